@@ -1,0 +1,55 @@
+# CoworkEnv: `make demo` and `make test` set themselves up (.venv from requirements.lock) on first use.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+# No hub access at run time, ever.
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export HF_DATASETS_OFFLINE := 1
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+AIRFLOW_ENV = eval "$$($(BIN)/coworkenv airflow-env)"
+
+.PHONY: setup demo test test-fast bench lint lock airflow-standalone clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.lock pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "CoworkEnv needs Python 3.11 or newer; set PYTHON=python3.11")'
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet -r requirements.lock
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
+	@touch $(STAMP)
+
+demo: setup
+	$(BIN)/coworkenv demo examples/tasks
+	@$(AIRFLOW_ENV) && $(BIN)/airflow db migrate >/dev/null && $(BIN)/airflow dags test coworkenv_core_check
+
+test: setup
+	$(BIN)/python -m pytest -n 2 --dist loadgroup
+
+test-fast: setup
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -m "not slow"
+
+bench: setup
+	$(BIN)/python bench/episode_throughput.py
+
+lint: setup
+	$(BIN)/ruff check coworkenv dags tests bench
+
+airflow-standalone: setup
+	@$(AIRFLOW_ENV) && $(BIN)/airflow standalone
+
+# Re-resolve the stack from pyproject's pins into a scratch venv and write the lock.
+lock:
+	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/pip install --quiet -e '.[test]'
+	{ echo "# Lock file for the whole runtime stack: every package with its exact version."; \
+	  echo "# Regenerate: make lock (fresh venv from pyproject pins, then pip freeze; torch written without +cpu)."; \
+	  .lock-venv/bin/pip freeze --all --exclude-editable | grep -v -E '^(pip|wheel)==' | sed 's/^torch==\(.*\)+cpu$$/torch==\1/'; } > requirements.lock
+	rm -rf .lock-venv
+
+clean:
+	rm -rf $(VENV) .airflow data out .pytest_cache .hypothesis

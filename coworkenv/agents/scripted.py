@@ -1,0 +1,71 @@
+"""Scripted policies: the oracle plays the task's solution steps (retrying injected faults); null does nothing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from coworkenv.agents.registry import POLICIES
+from coworkenv.spec.task import AnswerStep, SayStep, SolutionStep, TaskSpec, ToolStep
+
+RETRYABLE = (429, 500)
+
+
+@POLICIES.register("oracle")
+class ScriptedPolicy:
+    """Plays solution steps in order, one tool call per assistant message.
+
+    A call that fails with 429/500 is retried (up to `max_retries` times in a row): injected faults depend
+    on the call index, so a retry gets a fresh draw.
+    """
+
+    def __init__(self, spec: TaskSpec, *, steps: Sequence[SolutionStep] | None = None, max_retries: int = 8):
+        self.steps = list(spec.solution if steps is None else steps)
+        self.max_retries = max_retries
+        self._cursor = 0
+        self._calls = 0
+        self._retries = 0
+        self._last_call: dict[str, Any] | None = None
+
+    def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        if self._last_call is not None and self._should_retry(messages[-1]):
+            self._retries += 1
+            return self._call(self._last_call["name"], self._last_call["arguments"])
+        self._retries = 0
+        self._last_call = None
+        if self._cursor >= len(self.steps):  # the user answered the final answer: say it again
+            final = self.steps[-1] if self.steps else AnswerStep(answer="")
+            return {"role": "assistant", "content": getattr(final, "answer", "")}
+        step = self.steps[self._cursor]
+        self._cursor += 1
+        if isinstance(step, ToolStep):
+            self._last_call = {"name": step.tool, "arguments": json.dumps(step.args, ensure_ascii=False)}
+            return self._call(step.tool, self._last_call["arguments"])
+        text = step.say if isinstance(step, SayStep) else step.answer
+        return {"role": "assistant", "content": text}
+
+    def _should_retry(self, last: dict[str, Any]) -> bool:
+        if last.get("role") != "tool" or self._retries >= self.max_retries:
+            return False
+        try:
+            error = json.loads(last.get("content") or "{}").get("error")
+        except (ValueError, AttributeError):
+            return False
+        return isinstance(error, dict) and error.get("code") in RETRYABLE
+
+    def _call(self, name: str, arguments: str) -> dict[str, Any]:
+        self._calls += 1
+        call = {"id": f"call_{self._calls}", "type": "function", "function": {"name": name, "arguments": arguments}}
+        return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+
+@POLICIES.register("null")
+class NullPolicy:
+    """Does nothing: no tool call, an empty answer. Must always score 0."""
+
+    def __init__(self, spec: TaskSpec):
+        pass
+
+    def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"role": "assistant", "content": ""}

@@ -1,0 +1,177 @@
+"""The `coworkenv` command. Bad input → one line on stderr and exit code 2, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from coworkenv.errors import CoworkEnvError
+
+app = typer.Typer(
+    help="CoworkEnv: executable, verifiable training environments for tool-using coworker agents.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+schema_app = typer.Typer(help="Print the JSON Schema of a contract type.", no_args_is_help=True)
+app.add_typer(schema_app, name="schema")
+
+TaskOpt = Annotated[Path, typer.Option("--task", "-t", help="TaskSpec JSON file.")]
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+
+
+@schema_app.command("task")
+def schema_task() -> None:
+    """JSON Schema of a TaskSpec."""
+    from coworkenv.spec.task import TaskSpec
+
+    _print_json(TaskSpec.model_json_schema(by_alias=True))
+
+
+@schema_app.command("trajectory")
+def schema_trajectory() -> None:
+    """JSON Schema of a trajectory."""
+    from coworkenv.env.trajectory import Trajectory
+
+    _print_json(Trajectory.model_json_schema())
+
+
+@app.command()
+def tools(
+    service: Annotated[str | None, typer.Option(help="Only this service's tools.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="OpenAI function schemas instead of a table.")] = False,
+) -> None:
+    """List the tool catalog."""
+    from coworkenv.workspace import TOOLS, tool_schemas
+
+    names = [n for n in TOOLS.names() if service is None or TOOLS.get(n).service == service]
+    if service is not None and not names:
+        raise CoworkEnvError(f"unknown service {service!r}")
+    if as_json:
+        _print_json(tool_schemas(names))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("tool", "kind", "description")
+    for name in names:
+        t = TOOLS.get(name)
+        table.add_row(name, t.kind, t.description)
+    Console().print(table)
+
+
+@app.command()
+def grade(
+    task: TaskOpt,
+    trajectory: Annotated[Path, typer.Option("--trajectory", "-j", help="Trajectory JSON file.")],
+) -> None:
+    """Replay a trajectory on a fresh workspace and print its grade as JSON."""
+    from coworkenv.env.trajectory import Trajectory
+    from coworkenv.grading.score import grade_trajectory
+    from coworkenv.spec.io import load_model, load_task
+
+    spec = load_task(task)
+    traj = load_model(Trajectory, trajectory)
+    if traj.task_id != spec.id:
+        raise CoworkEnvError(f"{trajectory}: task_id {traj.task_id!r} does not match the task's id {spec.id!r}")
+    _print_json(grade_trajectory(spec, traj).model_dump(mode="json"))
+
+
+@app.command()
+def run(
+    task: TaskOpt,
+    agent: Annotated[str, typer.Option(help="Policy to run: oracle or null.")] = "oracle",
+    out: Annotated[Path | None, typer.Option(help="Write the trajectory JSON here (default: stdout).")] = None,
+) -> None:
+    """Run one episode with an agent and write its trajectory; the grade goes to stderr."""
+    from coworkenv.agents import make_policy
+    from coworkenv.env.runner import run_episode
+    from coworkenv.grading.score import grade as grade_evidence
+    from coworkenv.spec.io import load_task
+
+    spec = load_task(task)
+    trajectory, evidence = run_episode(spec, make_policy(agent, spec))
+    result = grade_evidence(spec, evidence)
+    text = json.dumps(trajectory.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise CoworkEnvError(f"{out}: cannot write: {exc}") from None
+    typer.echo(f"{spec.id}: agent={agent} score={result.score} passed={result.passed}", err=True)
+
+
+def _reports_table(reports: list) -> Any:
+    from rich.table import Table
+
+    table = Table("task", "family", "capabilities", "gate", "oracle", "null")
+    for r in reports:
+        gate = "[green]pass[/]" if r.gate_passed else "[red]FAIL[/]"
+        table.add_row(r.task_id, r.family, ", ".join(r.capabilities), gate, f"{r.oracle_score:.4f}", f"{r.null_score:.4f}")
+    return table
+
+
+def _check(path: Path) -> list:
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from coworkenv.pipeline.core_check import check_tasks
+    from coworkenv.spec.io import load_tasks
+
+    specs = load_tasks(path)
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        bar = progress.add_task("checking tasks", total=len(specs))
+        reports = check_tasks(specs, progress=lambda: progress.advance(bar))
+    return reports
+
+
+@app.command()
+def gate(tasks: Annotated[Path, typer.Argument(help="A task file (.json/.jsonl) or a directory of them.")]) -> None:
+    """Run the grading-consistency gate on tasks; exit 1 if any task fails it."""
+    from rich.console import Console
+
+    reports = _check(tasks)
+    console = Console()
+    console.print(_reports_table(reports))
+    failed = [r for r in reports if not r.gate_passed]
+    for r in failed:
+        for failure in r.failures:
+            console.print(f"[red]{r.task_id}[/]: {failure}")
+    console.print(f"{len(reports) - len(failed)}/{len(reports)} tasks pass the grading-consistency gate")
+    raise typer.Exit(1 if failed else 0)
+
+
+@app.command()
+def demo(tasks: Annotated[Path, typer.Argument(help="Tasks to run.")] = Path("examples/tasks")) -> None:
+    """Run the core end to end on example tasks: gate, oracle and null agents, grades."""
+    gate(tasks)
+
+
+@app.command("airflow-env")
+def airflow_env() -> None:
+    """Print `export` lines for the embedded Airflow (SQLite, LocalExecutor, this repo's dags/)."""
+    from coworkenv.airflow_env import embedded_env, shell_exports
+
+    typer.echo(shell_exports(embedded_env()))
+
+
+def main() -> None:
+    try:
+        app()
+    except CoworkEnvError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

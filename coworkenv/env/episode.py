@@ -1,0 +1,91 @@
+"""Episode: reset(spec) → step(tool call) / message(text) → finish(answer) → Evidence."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from coworkenv.env.evidence import Evidence
+from coworkenv.env.user import scripted_reply
+from coworkenv.spec.task import TaskSpec
+from coworkenv.workspace.snapshot import canonical_json, content_hash, diff_states
+from coworkenv.workspace.tools import TOOLS
+from coworkenv.workspace.workspace import DEFAULT_MAX_WRITE_BYTES, Workspace
+
+
+class EpisodeFinished(RuntimeError):
+    """A step after `finish`: a bug in the caller, not bad agent behaviour."""
+
+
+class Episode:
+    def __init__(self, spec: TaskSpec, *, max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES):
+        self.spec = spec
+        self.workspace = Workspace(
+            json.loads(spec.initial_state_json),
+            allowed=frozenset(spec.tools),
+            fault_rate=spec.faults.rate,
+            fault_seed=spec.faults.seed,
+            max_write_bytes=max_write_bytes,
+        )
+        self.says: list[str] = []
+        self.user_rounds = 0
+        self._written: set[str] = set()
+        self._evidence: Evidence | None = None
+
+    @property
+    def done(self) -> bool:
+        return self._evidence is not None
+
+    def step(self, name: str, arguments: str | dict[str, Any] | None) -> dict[str, Any]:
+        """Run one tool call; the result (or error) is what the agent sees."""
+        self._check_open()
+        result = self.workspace.call(name, arguments)
+        entry = self.workspace.audit[-1]
+        if entry.ok and TOOLS.get(name).kind != "read":
+            self._written.add(TOOLS.get(name).service)
+        return result
+
+    def message(self, text: str, *, may_end: bool = True) -> str | None:
+        """An assistant message without tool calls. Returns the user's reply; None means no reply.
+
+        With `may_end` (live episodes) an unanswered message ends the episode as the final answer; replay
+        passes False for every message but the last, which it then gives to `finish`.
+        """
+        self._check_open()
+        reply = scripted_reply(self.spec.user, text, self.user_rounds)
+        if reply is None and may_end:
+            self.finish(text)
+            return None
+        self.says.append(text)
+        if reply is not None:
+            self.user_rounds += 1
+        return reply
+
+    def finish(self, answer: str) -> Evidence:
+        if self._evidence is None:
+            final = self.workspace.state
+            final_json = canonical_json(final)
+            initial = self.spec.initial_state
+            self._evidence = Evidence(
+                task_id=self.spec.id,
+                calls=tuple(self.workspace.audit),
+                answer=answer or "",
+                says=tuple(self.says),
+                user_rounds=self.user_rounds,
+                initial_state=initial,
+                final_state=final,
+                final_hash=content_hash(final_json),
+                # Read tools never mutate state, so only services a write touched can differ.
+                diff=diff_states(initial, final, tuple(sorted(self._written))),
+            )
+        return self._evidence
+
+    @property
+    def evidence(self) -> Evidence:
+        if self._evidence is None:
+            raise RuntimeError("the episode has not finished")
+        return self._evidence
+
+    def _check_open(self) -> None:
+        if self._evidence is not None:
+            raise EpisodeFinished(f"episode for task {self.spec.id!r} has finished")

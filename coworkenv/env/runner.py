@@ -1,0 +1,55 @@
+"""Run a policy through a live episode, producing the trajectory and its evidence."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol
+
+from coworkenv.env.episode import Episode
+from coworkenv.env.evidence import Evidence
+from coworkenv.env.trajectory import Trajectory
+from coworkenv.spec.task import TaskSpec
+from coworkenv.workspace.tools import tool_schemas
+
+DEFAULT_MAX_TURNS = 64
+
+SYSTEM_PROMPT = (
+    "You are a coworker agent acting for {name} <{email}> inside their workspace. The current time is {now}. "
+    "Use the tools to do what the user asks. If you need information only the user has, ask them. "
+    "When you are done, reply with a short final answer and no tool calls."
+)
+
+
+class Policy(Protocol):
+    """Anything that, given the conversation so far and the tool schemas, produces the next assistant message."""
+
+    def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]: ...
+
+
+def initial_messages(spec: TaskSpec) -> list[dict[str, Any]]:
+    me = spec.workspace.me
+    system = SYSTEM_PROMPT.format(name=me.name, email=me.email, now=spec.workspace.now)
+    return [{"role": "system", "content": system}, {"role": "user", "content": spec.instruction}]
+
+
+def run_episode(spec: TaskSpec, policy: Policy, *, max_turns: int = DEFAULT_MAX_TURNS) -> tuple[Trajectory, Evidence]:
+    episode = Episode(spec)
+    messages = initial_messages(spec)
+    tools = tool_schemas(spec.tools)
+    for _ in range(max_turns):
+        message = policy.act(messages, tools)
+        messages.append(message)
+        calls = message.get("tool_calls") or []
+        for call in calls:
+            result = episode.step(call["function"]["name"], call["function"]["arguments"])
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": json.dumps(result, ensure_ascii=False)})
+        if calls:
+            continue
+        reply = episode.message(message.get("content") or "")
+        if reply is None:
+            break
+        messages.append({"role": "user", "content": reply})
+    if not episode.done:  # out of turns: the last assistant message stands as the answer, as in replay
+        episode.finish(messages[-1].get("content") or "" if messages[-1]["role"] == "assistant" else "")
+    trajectory = Trajectory.model_validate({"task_id": spec.id, "messages": messages})
+    return trajectory, episode.evidence

@@ -1,0 +1,79 @@
+"""Trajectories (DESIGN §5, contract): OpenAI chat messages; grading replays them on a fresh workspace."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from coworkenv.env.episode import Episode
+from coworkenv.env.evidence import Evidence
+from coworkenv.spec.task import TaskSpec
+
+
+class FunctionCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    arguments: str = "{}"
+    """A JSON string, as OpenAI sends it; an object is accepted and serialized."""
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _serialize(cls, value: Any) -> Any:
+        return json.dumps(value) if isinstance(value, dict) else value
+
+
+class ToolCall(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    type: Literal["function"] = "function"
+    function: FunctionCall
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: str | list[dict[str, Any]] | None = None
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+
+    def text(self) -> str:
+        if self.content is None:
+            return ""
+        if isinstance(self.content, str):
+            return self.content
+        return "".join(part.get("text", "") for part in self.content if isinstance(part, dict))
+
+
+class Trajectory(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str = Field(min_length=1)
+    messages: list[Message]
+    meta: dict[str, Any] = {}
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True, exclude_defaults=False)
+
+
+def replay(spec: TaskSpec, trajectory: Trajectory) -> Evidence:
+    """Re-run the assistant's calls against a fresh workspace; recorded tool outputs are ignored.
+
+    Each assistant message's tool calls run in order; a message without tool calls goes to the simulated
+    user, except the last assistant message, whose text is the final answer.
+    """
+    episode = Episode(spec)
+    assistant = [m for m in trajectory.messages if m.role == "assistant"]
+    for i, message in enumerate(assistant):
+        last = i == len(assistant) - 1
+        for call in message.tool_calls or ():
+            episode.step(call.function.name, call.function.arguments)
+        if last:
+            return episode.finish(message.text())
+        if not message.tool_calls:
+            episode.message(message.text(), may_end=False)
+    return episode.finish("")

@@ -1,0 +1,53 @@
+"""Argument matching shared by prohibited rules, `tool_called` and `record` checks (DESIGN §4)."""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+from typing import Any
+
+
+def value_matches(pattern: Any, actual: Any) -> bool:
+    """Strings: case-insensitive shell glob. Numbers: equal. Lists: any element matches. Dicts: subset."""
+    if isinstance(actual, list) and not isinstance(pattern, list):
+        return any(value_matches(pattern, item) for item in actual)
+    if isinstance(pattern, str):
+        return isinstance(actual, str) and fnmatchcase(actual.lower(), pattern.lower())
+    if isinstance(pattern, bool) or isinstance(actual, bool):
+        return type(pattern) is type(actual) and pattern == actual
+    if isinstance(pattern, int | float):
+        return isinstance(actual, int | float) and pattern == actual
+    if isinstance(pattern, dict):
+        return isinstance(actual, dict) and args_match(pattern, actual)
+    return pattern == actual
+
+
+def args_match(expected: dict[str, Any] | None, actual: dict[str, Any] | None) -> bool:
+    """A rule without args matches every call; otherwise every rule argument must be present and match."""
+    if not expected:
+        return True
+    if actual is None:
+        return False
+    return all(key in actual and value_matches(value, actual[key]) for key, value in expected.items())
+
+
+def example_value(pattern: Any) -> Any:
+    """A concrete value a glob pattern matches (`*@external.test` → `x@external.test`)."""
+    if not isinstance(pattern, str):
+        return pattern
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch in "*?":
+            out.append("x")
+        elif ch == "[" and "]" in pattern[i + 2 :]:
+            end = pattern.index("]", i + 2)
+            members = pattern[i + 1 : end]
+            if members[0] in "!^":
+                out.append(next(c for c in "xyz0_-" if c not in members[1:]))
+            else:
+                out.append(members[0])
+            i = end
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out)

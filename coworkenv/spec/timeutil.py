@@ -1,0 +1,32 @@
+"""ISO 8601 instants: compared as moments in time, stored in canonical UTC `...Z` form."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+
+
+@lru_cache(maxsize=4096)
+def parse_instant(value: str) -> datetime:
+    """Parse an ISO 8601 date-time; a time without offset is taken as UTC."""
+    if not isinstance(value, str) or len(value) > 64:
+        raise ValueError(f"not an ISO 8601 date-time: {value!r}")
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"not an ISO 8601 date-time: {value!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+def format_instant(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def canonical_instant(value: str) -> str:
+    return format_instant(parse_instant(value))
+
+
+def add_seconds(value: str, seconds: int) -> str:
+    return format_instant(parse_instant(value) + timedelta(seconds=seconds))

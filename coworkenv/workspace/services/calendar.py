@@ -1,0 +1,106 @@
+"""calendar: events with UTC instants; inputs may carry any offset and are stored canonically."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from coworkenv.spec.timeutil import canonical_instant, parse_instant
+from coworkenv.workspace.errors import ToolError
+from coworkenv.workspace.tools import Args, tool
+from coworkenv.workspace.workspace import Workspace, addresses
+
+MAX_EVENTS = 500
+
+
+class ListArgs(Args):
+    start: str | None = None
+    end: str | None = None
+
+
+class CreateArgs(Args):
+    title: str = Field(min_length=1, max_length=500)
+    start: str
+    end: str
+    attendees: list[str] = []
+    location: str = ""
+
+
+class UpdateArgs(Args):
+    id: str
+    title: str | None = Field(default=None, min_length=1, max_length=500)
+    start: str | None = None
+    end: str | None = None
+    attendees: list[str] | None = None
+    location: str | None = None
+
+
+class IdArgs(Args):
+    id: str
+
+
+def _instant(value: str, name: str) -> str:
+    try:
+        return canonical_instant(value)
+    except ValueError:
+        raise ToolError(400, f"{name}: not an ISO 8601 date-time: {value!r}") from None
+
+
+def _check_order(start: str, end: str) -> None:
+    if parse_instant(end) <= parse_instant(start):
+        raise ToolError(400, "end must be after start")
+
+
+@tool("read", ListArgs)
+def calendar_list(ws: Workspace, a: ListArgs) -> dict:
+    """List events that overlap the [start, end) window (both optional, ISO 8601 UTC), ordered by start."""
+    lo = parse_instant(_instant(a.start, "start")) if a.start else None
+    hi = parse_instant(_instant(a.end, "end")) if a.end else None
+    events = [
+        e for e in ws.state["calendar"]["events"]
+        if (hi is None or parse_instant(e["start"]) < hi) and (lo is None or parse_instant(e["end"]) > lo)
+    ]  # fmt: skip
+    events.sort(key=lambda e: (parse_instant(e["start"]), e["id"]))
+    return {"events": [dict(e) for e in events]}
+
+
+@tool("write", CreateArgs)
+def calendar_create(ws: Workspace, a: CreateArgs) -> dict:
+    """Create an event. Times are ISO 8601 (UTC, e.g. 2026-12-09T14:00:00Z); attendees are email addresses."""
+    start, end = _instant(a.start, "start"), _instant(a.end, "end")
+    _check_order(start, end)
+    events = ws.state["calendar"]["events"]
+    if len(events) >= MAX_EVENTS:
+        raise ToolError(400, "the calendar is full")
+    event = {
+        "id": ws.new_id(events, "e"), "title": a.title, "start": start, "end": end,
+        "attendees": addresses(a.attendees), "location": a.location,
+    }  # fmt: skip
+    events.append(event)
+    return dict(event)
+
+
+@tool("write", UpdateArgs)
+def calendar_update(ws: Workspace, a: UpdateArgs) -> dict:
+    """Change an event's title, start, end, attendees or location (give only what changes)."""
+    event = ws.find(ws.state["calendar"]["events"], a.id, "event")
+    changes = {
+        "title": a.title,
+        "start": _instant(a.start, "start") if a.start is not None else None,
+        "end": _instant(a.end, "end") if a.end is not None else None,
+        "attendees": addresses(a.attendees) if a.attendees is not None else None,
+        "location": a.location,
+    }
+    changes = {k: v for k, v in changes.items() if v is not None}
+    if not changes:
+        raise ToolError(400, "nothing to update")
+    _check_order(changes.get("start", event["start"]), changes.get("end", event["end"]))
+    event.update(changes)
+    return dict(event)
+
+
+@tool("destructive", IdArgs)
+def calendar_delete(ws: Workspace, a: IdArgs) -> dict:
+    """Delete (cancel) an event."""
+    events = ws.state["calendar"]["events"]
+    events.remove(ws.find(events, a.id, "event"))
+    return {"id": a.id, "deleted": True}

@@ -1,0 +1,88 @@
+"""files: a flat in-memory tree of UTF-8 text files keyed by normalized relative path."""
+
+from __future__ import annotations
+
+from coworkenv.workspace.errors import ToolError
+from coworkenv.workspace.paths import normalize_path
+from coworkenv.workspace.tools import Args, tool
+from coworkenv.workspace.workspace import Workspace
+
+MAX_TOTAL_BYTES_FACTOR = 16
+
+
+class ListArgs(Args):
+    dir: str = ""
+
+
+class PathArgs(Args):
+    path: str
+
+
+class WriteArgs(Args):
+    path: str
+    content: str
+
+
+class MoveArgs(Args):
+    src: str
+    dst: str
+
+
+@tool("read", ListArgs)
+def files_list(ws: Workspace, a: ListArgs) -> dict:
+    """List the files under a directory (recursively), with their sizes. `dir` is relative to the workspace root; empty for the root."""
+    root = normalize_path(a.dir, allow_root=True)
+    prefix = f"{root}/" if root else ""
+    files = ws.state["files"]
+    entries = [{"path": p, "size": len(files[p].encode("utf-8"))} for p in sorted(files) if p.startswith(prefix)]
+    if root and not entries:
+        raise ToolError(404, f"directory {root!r} not found")
+    return {"dir": root, "files": entries}
+
+
+@tool("read", PathArgs)
+def files_read(ws: Workspace, a: PathArgs) -> dict:
+    """Read a text file."""
+    path = normalize_path(a.path)
+    if path not in ws.state["files"]:
+        raise ToolError(404, f"file {path!r} not found")
+    return {"path": path, "content": ws.state["files"][path]}
+
+
+@tool("write", WriteArgs)
+def files_write(ws: Workspace, a: WriteArgs) -> dict:
+    """Create or overwrite a text file with the given content."""
+    path = normalize_path(a.path)
+    files = ws.state["files"]
+    if any(p.startswith(path + "/") for p in files):
+        raise ToolError(409, f"{path!r} is a directory")
+    ws.check_text_size(a.content, "content")
+    total = sum(len(c) for p, c in files.items() if p != path) + len(a.content)
+    if total > ws.max_write_bytes * MAX_TOTAL_BYTES_FACTOR:
+        raise ToolError(400, "the workspace is full")
+    created = path not in files
+    files[path] = a.content
+    return {"path": path, "created": created, "size": len(a.content.encode("utf-8"))}
+
+
+@tool("destructive", PathArgs)
+def files_delete(ws: Workspace, a: PathArgs) -> dict:
+    """Delete a file."""
+    path = normalize_path(a.path)
+    if path not in ws.state["files"]:
+        raise ToolError(404, f"file {path!r} not found")
+    del ws.state["files"][path]
+    return {"path": path, "deleted": True}
+
+
+@tool("write", MoveArgs)
+def files_move(ws: Workspace, a: MoveArgs) -> dict:
+    """Move or rename a file. Fails if the destination exists."""
+    src, dst = normalize_path(a.src), normalize_path(a.dst)
+    files = ws.state["files"]
+    if src not in files:
+        raise ToolError(404, f"file {src!r} not found")
+    if dst in files or any(p.startswith(dst + "/") for p in files):
+        raise ToolError(409, f"{dst!r} already exists")
+    files[dst] = files.pop(src)
+    return {"src": src, "dst": dst}

@@ -1,0 +1,104 @@
+"""mail: one mailbox with folders; sent mail lands in `sent`, stamped with the workspace clock."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from coworkenv.workspace.errors import ToolError
+from coworkenv.workspace.tools import Args, tool
+from coworkenv.workspace.workspace import MAX_SEARCH_RESULTS, Workspace, addresses, check_address, text_matches
+
+Addresses = str | list[str]
+
+
+class SearchArgs(Args):
+    query: str = ""
+    folder: str | None = None
+
+
+class IdArgs(Args):
+    id: str
+
+
+class SendArgs(Args):
+    to: Addresses
+    subject: str
+    body: str
+    cc: Addresses | None = None
+
+
+class ReplyArgs(Args):
+    id: str
+    body: str
+
+
+class MoveArgs(Args):
+    id: str
+    folder: str = Field(min_length=1, max_length=64)
+
+
+def _summary(m: dict) -> dict:
+    return {"id": m["id"], "folder": m["folder"], "from": m["from"], "to": m["to"], "subject": m["subject"], "date": m["date"]}
+
+
+def _send(ws: Workspace, to: list[str], cc: list[str], subject: str, body: str) -> dict:
+    if not to:
+        raise ToolError(400, "at least one recipient is required")
+    ws.check_text_size(body, "body")
+    messages = ws.state["mail"]["messages"]
+    message = {
+        "id": ws.new_id(messages, "m"), "folder": "sent", "from": ws.me["email"], "to": to, "cc": cc,
+        "subject": subject, "body": body, "date": ws.clock(),
+    }  # fmt: skip
+    messages.append(message)
+    return {"id": message["id"], "sent": True}
+
+
+@tool("read", SearchArgs)
+def mail_search(ws: Workspace, a: SearchArgs) -> dict:
+    """Search mail by words in sender, recipients, subject and body (all words must match), newest first. Optionally limit to one folder."""
+    hits = [
+        m for m in ws.state["mail"]["messages"]
+        if (a.folder is None or m["folder"] == a.folder)
+        and text_matches(a.query, m["from"], " ".join(m["to"]), " ".join(m["cc"]), m["subject"], m["body"])
+    ]  # fmt: skip
+    hits.sort(key=lambda m: (m["date"], m["id"]), reverse=True)
+    return {"messages": [_summary(m) for m in hits[:MAX_SEARCH_RESULTS]], "total": len(hits)}
+
+
+@tool("read", IdArgs)
+def mail_read(ws: Workspace, a: IdArgs) -> dict:
+    """Read one message in full."""
+    return dict(ws.find(ws.state["mail"]["messages"], a.id, "message"))
+
+
+@tool("write", SendArgs)
+def mail_send(ws: Workspace, a: SendArgs) -> dict:
+    """Send a new message. `to` and `cc` take one address or a list of addresses."""
+    return _send(ws, addresses(a.to), addresses(a.cc), a.subject, a.body)
+
+
+@tool("write", ReplyArgs)
+def mail_reply(ws: Workspace, a: ReplyArgs) -> dict:
+    """Reply to the sender of a message."""
+    original = ws.find(ws.state["mail"]["messages"], a.id, "message")
+    subject = original["subject"]
+    if not subject.lower().startswith("re:"):
+        subject = f"Re: {subject}"
+    return _send(ws, [check_address(original["from"])], [], subject, a.body)
+
+
+@tool("write", MoveArgs)
+def mail_move(ws: Workspace, a: MoveArgs) -> dict:
+    """Move a message to a folder (for example `archive`); the folder is created if needed."""
+    message = ws.find(ws.state["mail"]["messages"], a.id, "message")
+    message["folder"] = a.folder
+    return {"id": a.id, "folder": a.folder}
+
+
+@tool("destructive", IdArgs)
+def mail_delete(ws: Workspace, a: IdArgs) -> dict:
+    """Delete a message permanently."""
+    messages = ws.state["mail"]["messages"]
+    messages.remove(ws.find(messages, a.id, "message"))
+    return {"id": a.id, "deleted": True}

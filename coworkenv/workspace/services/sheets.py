@@ -1,0 +1,85 @@
+"""sheets: named tables of columns and rows; cells are addressed by 0-based row and column name."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from coworkenv.spec.workspace import Scalar
+from coworkenv.workspace.errors import ToolError
+from coworkenv.workspace.tools import Args, tool
+from coworkenv.workspace.workspace import Workspace
+
+MAX_ROWS = 10_000
+
+
+class NoArgs(Args):
+    pass
+
+
+class SheetArgs(Args):
+    sheet: str
+
+
+class UpdateArgs(Args):
+    sheet: str
+    row: int = Field(ge=0)
+    column: str
+    value: Scalar
+
+
+class AppendArgs(Args):
+    sheet: str
+    row: list[Scalar]
+
+
+def _sheet(ws: Workspace, name: str) -> dict:
+    sheet = ws.state["sheets"].get(name)
+    if sheet is None:
+        raise ToolError(404, f"sheet {name!r} not found")
+    return sheet
+
+
+def _check_value(ws: Workspace, value: Scalar) -> None:
+    if isinstance(value, str):
+        ws.check_text_size(value, "value")
+
+
+@tool("read", NoArgs)
+def sheets_list(ws: Workspace, a: NoArgs) -> dict:
+    """List the sheets with their columns and row counts."""
+    sheets = ws.state["sheets"]
+    return {"sheets": [{"name": n, "columns": list(s["columns"]), "rows": len(s["rows"])} for n, s in sorted(sheets.items())]}
+
+
+@tool("read", SheetArgs)
+def sheets_read(ws: Workspace, a: SheetArgs) -> dict:
+    """Read a whole sheet: its columns and rows (row 0 is the first data row)."""
+    sheet = _sheet(ws, a.sheet)
+    return {"sheet": a.sheet, "columns": list(sheet["columns"]), "rows": [list(r) for r in sheet["rows"]]}
+
+
+@tool("write", UpdateArgs)
+def sheets_update(ws: Workspace, a: UpdateArgs) -> dict:
+    """Set one cell: `row` is the 0-based data row index, `column` the column name."""
+    sheet = _sheet(ws, a.sheet)
+    if a.row >= len(sheet["rows"]):
+        raise ToolError(404, f"row {a.row} not found; sheet {a.sheet!r} has {len(sheet['rows'])} rows")
+    if a.column not in sheet["columns"]:
+        raise ToolError(404, f"column {a.column!r} not found; columns are {sheet['columns']}")
+    _check_value(ws, a.value)
+    sheet["rows"][a.row][sheet["columns"].index(a.column)] = a.value
+    return {"sheet": a.sheet, "row": a.row, "column": a.column, "value": a.value}
+
+
+@tool("write", AppendArgs)
+def sheets_append(ws: Workspace, a: AppendArgs) -> dict:
+    """Append a row: a list of values in column order."""
+    sheet = _sheet(ws, a.sheet)
+    if len(a.row) != len(sheet["columns"]):
+        raise ToolError(400, f"row has {len(a.row)} values; sheet {a.sheet!r} has {len(sheet['columns'])} columns")
+    if len(sheet["rows"]) >= MAX_ROWS:
+        raise ToolError(400, "the sheet is full")
+    for value in a.row:
+        _check_value(ws, value)
+    sheet["rows"].append(list(a.row))
+    return {"sheet": a.sheet, "row": len(sheet["rows"]) - 1}

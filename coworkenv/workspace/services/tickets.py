@@ -1,0 +1,87 @@
+"""tickets: a helpdesk queue with statuses, assignees, priorities and comments."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from coworkenv.workspace.errors import ToolError
+from coworkenv.workspace.tools import Args, tool
+from coworkenv.workspace.workspace import MAX_SEARCH_RESULTS, Workspace, text_matches
+
+Status = Literal["open", "pending", "in_progress", "resolved", "closed"]
+Priority = Literal["low", "normal", "high", "urgent"]
+
+
+class SearchArgs(Args):
+    query: str = ""
+    status: Status | None = None
+
+
+class IdArgs(Args):
+    id: str
+
+
+class UpdateArgs(Args):
+    id: str
+    status: Status | None = None
+    assignee: str | None = Field(default=None, max_length=254)
+    comment: str | None = None
+    priority: Priority | None = None
+
+
+class CreateArgs(Args):
+    title: str = Field(min_length=1, max_length=500)
+    body: str
+    assignee: str | None = Field(default=None, max_length=254)
+
+
+def _summary(t: dict) -> dict:
+    return {"id": t["id"], "title": t["title"], "status": t["status"], "assignee": t["assignee"], "priority": t["priority"]}
+
+
+@tool("read", SearchArgs)
+def tickets_search(ws: Workspace, a: SearchArgs) -> dict:
+    """Search tickets by words in title and body (all words must match), optionally by status."""
+    hits = [
+        t for t in ws.state["tickets"]["tickets"]
+        if (a.status is None or t["status"] == a.status) and text_matches(a.query, t["title"], t["body"])
+    ]  # fmt: skip
+    return {"tickets": [_summary(t) for t in hits[:MAX_SEARCH_RESULTS]], "total": len(hits)}
+
+
+@tool("read", IdArgs)
+def tickets_get(ws: Workspace, a: IdArgs) -> dict:
+    """Get one ticket with its comments."""
+    t = ws.find(ws.state["tickets"]["tickets"], a.id, "ticket")
+    return {**t, "comments": [dict(c) for c in t["comments"]]}
+
+
+@tool("write", UpdateArgs)
+def tickets_update(ws: Workspace, a: UpdateArgs) -> dict:
+    """Change a ticket's status, assignee or priority, and/or add a comment."""
+    ticket = ws.find(ws.state["tickets"]["tickets"], a.id, "ticket")
+    if a.status is None and a.assignee is None and a.comment is None and a.priority is None:
+        raise ToolError(400, "nothing to update")
+    if a.comment is not None:
+        ws.check_text_size(a.comment, "comment")
+        ticket["comments"].append({"author": ws.me["email"], "text": a.comment, "ts": ws.clock()})
+    for name in ("status", "assignee", "priority"):
+        value = getattr(a, name)
+        if value is not None:
+            ticket[name] = value
+    return _summary(ticket)
+
+
+@tool("write", CreateArgs)
+def tickets_create(ws: Workspace, a: CreateArgs) -> dict:
+    """Open a new ticket."""
+    ws.check_text_size(a.body, "body")
+    tickets = ws.state["tickets"]["tickets"]
+    ticket = {
+        "id": ws.new_id(tickets, "t"), "title": a.title, "body": a.body, "status": "open",
+        "assignee": a.assignee, "priority": "normal", "comments": [],
+    }  # fmt: skip
+    tickets.append(ticket)
+    return _summary(ticket)

@@ -1,0 +1,163 @@
+"""The runtime workspace: mutable service state, tool dispatch, fault injection and the audit log."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from coworkenv.errors import format_validation_error
+from coworkenv.spec.timeutil import add_seconds
+from coworkenv.workspace.errors import ToolError, error_result
+from coworkenv.workspace.faults import FAULT_MESSAGES, fault_for
+from coworkenv.workspace.tools import TOOLS
+
+DEFAULT_MAX_WRITE_BYTES = 1_000_000
+MAX_SEARCH_RESULTS = 50
+_EMAIL = re.compile(r"^[^@\s,;<>]+@[^@\s,;<>]+\.[^@\s,;<>]+$")
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One tool call as the agent asked for it, and how it ended."""
+
+    index: int
+    tool: str
+    args: dict[str, Any] | None
+    """The parsed arguments; None when they were not a JSON object."""
+    status: str
+    """`ok` or `error`."""
+    code: int | None = None
+    error: str | None = None
+    fault: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index, "tool": self.tool, "args": self.args, "status": self.status,
+            "code": self.code, "error": self.error, "fault": self.fault,
+        }  # fmt: skip
+
+
+class Workspace:
+    """State is the JSON shape of `WorkspaceSpec`, held as plain dicts so that an episode is cheap."""
+
+    def __init__(
+        self,
+        state: dict[str, Any],
+        *,
+        allowed: frozenset[str] | None = None,
+        fault_rate: float = 0.0,
+        fault_seed: int = 0,
+        max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES,
+    ):
+        self.state = state
+        self.allowed = allowed
+        self.fault_rate = fault_rate
+        self.fault_seed = fault_seed
+        self.max_write_bytes = max_write_bytes
+        self.audit: list[AuditEntry] = []
+
+    # --- dispatch ---------------------------------------------------------------------------------
+
+    def call(self, name: str, arguments: str | dict[str, Any] | None) -> dict[str, Any]:
+        """Run one tool call; every outcome, including rejection, is a JSON result and an audit entry."""
+        index = len(self.audit)
+        args = _parse_arguments(arguments)
+        result, fault = self._dispatch(name, args, index)
+        asked = args if isinstance(args, dict) else None
+        err = result.get("error") if type(result) is dict else None
+        if err is None:
+            self.audit.append(AuditEntry(index, name, asked, "ok"))
+        else:
+            self.audit.append(AuditEntry(index, name, asked, "error", err["code"], err["message"], fault))
+        return result
+
+    def _dispatch(self, name: str, args: dict[str, Any] | ToolError, index: int) -> tuple[dict[str, Any], bool]:
+        if not isinstance(name, str) or name not in TOOLS:
+            return error_result(400, TOOLS.unknown_message(str(name))), False
+        if self.allowed is not None and name not in self.allowed:
+            return error_result(400, f"tool {name!r} is not available in this task"), False
+        if isinstance(args, ToolError):
+            return args.result(), False
+        spec = TOOLS.get(name)
+        try:
+            parsed = spec.args.model_validate(args)
+        except ValidationError as exc:
+            return error_result(400, "invalid arguments: " + format_validation_error(exc)), False
+        code = fault_for(self.fault_seed, index, self.fault_rate)
+        if code is not None:
+            return error_result(code, FAULT_MESSAGES[code]), True
+        try:
+            return spec.fn(self, parsed), False
+        except ToolError as exc:
+            return exc.result(), False
+
+    # --- helpers for tool implementations -----------------------------------------------------------
+
+    def clock(self) -> str:
+        """The current time: the workspace's `now` plus one second per call so far."""
+        return add_seconds(self.state["now"], len(self.audit) + 1)
+
+    @property
+    def me(self) -> dict[str, str]:
+        return self.state["me"]
+
+    def find(self, records: list[dict], rid: str, what: str) -> dict:
+        for record in records:
+            if record["id"] == rid:
+                return record
+        raise ToolError(404, f"{what} {rid!r} not found")
+
+    @staticmethod
+    def new_id(records: list[dict], prefix: str) -> str:
+        taken = {r["id"] for r in records}
+        n = len(records) + 1
+        while f"{prefix}{n}" in taken:
+            n += 1
+        return f"{prefix}{n}"
+
+    def check_text_size(self, text: str, what: str) -> None:
+        if len(text) > self.max_write_bytes or len(text.encode("utf-8")) > self.max_write_bytes:
+            raise ToolError(400, f"{what} is larger than the {self.max_write_bytes}-byte limit")
+
+
+def _parse_arguments(arguments: str | dict[str, Any] | None) -> dict[str, Any] | ToolError:
+    if arguments is None or arguments == "":
+        return {}
+    if isinstance(arguments, dict):
+        return arguments
+    if not isinstance(arguments, str):
+        return ToolError(400, "arguments must be a JSON object")
+    try:
+        value = json.loads(arguments)
+    except (ValueError, RecursionError):
+        return ToolError(400, "arguments are not valid JSON")
+    if not isinstance(value, dict):
+        return ToolError(400, "arguments must be a JSON object")
+    return value
+
+
+def check_address(address: str) -> str:
+    if not _EMAIL.match(address) or len(address) > 254:
+        raise ToolError(400, f"not an email address: {address!r}")
+    return address
+
+
+def addresses(value: str | list[str] | None) -> list[str]:
+    if value is None:
+        return []
+    items = [value] if isinstance(value, str) else list(value)
+    return [check_address(a) for a in items]
+
+
+def text_matches(query: str, *texts: str) -> bool:
+    """Every whitespace-separated term of the query appears in one of the texts (case-insensitive)."""
+    haystack = "\n".join(texts).lower()
+    return all(term in haystack for term in query.lower().split())
