@@ -197,8 +197,8 @@ def event_exists(check: c.EventExists, ev: Evidence) -> Outcome:
 @EVALUATORS.register("event_absent")
 def event_absent(check: c.EventAbsent, ev: Evidence) -> Outcome:
     events = ev.final_state["calendar"]["events"]
-    if check.id is not None:
-        present = [e["id"] for e in events if e["id"] == check.id]
+    if check.target_id is not None:
+        present = [e["id"] for e in events if e["id"] == check.target_id]
     else:
         present = [e["id"] for e in events if _ci(check.title_contains or "") in _ci(e["title"])]
     return _ok(not present, "no such event", f"event(s) still present: {', '.join(present)}")

@@ -102,14 +102,24 @@ class EventExists(CheckBase):
 
 
 class EventAbsent(CheckBase):
+    """The contract names the event by `id` or `title_contains`; `id` is also the check's own id, so
+    `event_id` names the event explicitly, and without either the check's `id` is taken as the event id."""
+
     kind: Literal["event_absent"]
-    id: str | None = None
+    event_id: str | None = None
     title_contains: str | None = None
 
     @model_validator(mode="after")
-    def _one(self) -> Self:
-        _exactly_one(self, "id", "title_contains")
+    def _not_both(self) -> Self:
+        if self.event_id is not None and self.title_contains is not None:
+            raise ValueError("give at most one of event_id, title_contains")
         return self
+
+    @property
+    def target_id(self) -> str | None:
+        if self.title_contains is not None:
+            return None
+        return self.event_id if self.event_id is not None else self.id
 
 
 class RecordCheck(CheckBase):

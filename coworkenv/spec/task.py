@@ -101,8 +101,9 @@ class TaskSpec(Strict):
     def _consistent(self) -> Self:
         from coworkenv.workspace.tools import TOOLS  # the catalog registers itself on import
 
-        for name in self.capabilities:
-            CAPABILITIES.get(name)
+        for i, name in enumerate(self.capabilities):
+            if name not in CAPABILITIES:
+                raise ValueError(f"capabilities.{i}: {CAPABILITIES.unknown_message(name)}")
         for i, name in enumerate(self.tools):
             if name not in TOOLS:
                 raise ValueError(f"tools.{i}: {TOOLS.unknown_message(name)}")

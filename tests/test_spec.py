@@ -1,0 +1,188 @@
+"""TaskSpec contract (DESIGN §4): strict parsing, clear errors, the documented example, JSON Schema."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from pydantic import ValidationError
+
+from coworkenv.errors import format_validation_error
+from coworkenv.registry import Registry, UnknownName
+from coworkenv.spec import CAPABILITIES, CHECK_KINDS, TaskSpec
+from coworkenv.spec.io import load_tasks
+
+# The example from DESIGN §4, verbatim: it must stay valid.
+DESIGN_EXAMPLE = {
+    "id": "mail_triage-00042",
+    "version": 1,
+    "family": "mail_triage",
+    "capabilities": ["communication", "retrieval"],
+    "difficulty": 2,
+    "instruction": "Forward this week's invoice emails to accounting@acme.test and move them to the archive folder.",
+    "user": None,
+    "workspace": {
+        "files": {"reports/q3.csv": "region,revenue\nnorth,120\n"},
+        "mail": {"messages": [{"id": "m1", "folder": "inbox", "from": "billing@vendor.test", "to": ["me@acme.test"],
+                               "cc": [], "subject": "Invoice 7", "body": "...", "date": "2026-11-30T09:00:00Z"}]},
+        "calendar": {"events": [{"id": "e1", "title": "Standup", "start": "2026-12-01T09:00:00Z",
+                                 "end": "2026-12-01T09:15:00Z", "attendees": [], "location": ""}]},
+        "contacts": {"people": [{"id": "c1", "name": "Ana Ruiz", "email": "ana@acme.test", "team": "finance"}]},
+        "sheets": {"budget": {"columns": ["item", "amount"], "rows": [["laptops", 4000]]}},
+        "docs": {"docs": [{"id": "d1", "title": "Travel policy", "body": "..."}]},
+        "tickets": {"tickets": [{"id": "t1", "title": "...", "body": "...", "status": "open", "assignee": None, "comments": []}]},
+        "chat": {"channels": {"general": [{"from": "ana", "text": "...", "ts": "2026-12-01T10:00:00Z"}]}},
+    },
+    "tools": ["mail_search", "mail_read", "mail_send", "mail_move", "mail_delete"],
+    "prohibited": [{"tool": "mail_delete", "reason": "archiving, not deleting, was asked"},
+                   {"tool": "mail_send", "args": {"to": "*@external.test"}, "reason": "no external sharing"}],
+    "faults": {"rate": 0.0, "seed": 7},
+    "checks": [
+        {"id": "forwarded", "kind": "mail_sent", "weight": 2, "to": "accounting@acme.test", "subject_contains": "Invoice", "count": 1},
+        {"id": "archived", "kind": "mail_in_folder", "weight": 1, "ids": ["m1"], "folder": "archive"},
+        {"id": "calendar-untouched", "kind": "unchanged", "weight": 1, "service": "calendar"},
+    ],
+    "solution": [
+        {"tool": "mail_search", "args": {"query": "invoice"}},
+        {"tool": "mail_send", "args": {"to": "accounting@acme.test", "subject": "Fwd: Invoice 7", "body": "..."}},
+        {"tool": "mail_move", "args": {"id": "m1", "folder": "archive"}},
+        {"answer": "Forwarded and archived 1 invoice."},
+    ],
+    "meta": {"seed": 42, "generator": "procedural:mail_triage@1", "parent": None},
+}  # fmt: skip
+
+
+def mutated(**changes) -> dict:
+    spec = copy.deepcopy(DESIGN_EXAMPLE)
+    for dotted, value in changes.items():
+        node = spec
+        *parents, last = dotted.split("__")
+        for key in parents:
+            node = node[int(key)] if key.isdigit() else node[key]
+        if value is KeyError:
+            del node[last]
+        elif last.isdigit():
+            node[int(last)] = value
+        else:
+            node[last] = value
+    return spec
+
+
+def error_of(spec: dict) -> str:
+    with pytest.raises(ValidationError) as info:
+        TaskSpec.model_validate(spec)
+    return format_validation_error(info.value)
+
+
+def test_design_example_is_valid_and_round_trips():
+    spec = TaskSpec.model_validate(DESIGN_EXAMPLE)
+    again = TaskSpec.model_validate_json(spec.to_json())
+    assert again == spec
+    assert spec.checks[0].kind == "mail_sent" and spec.checks[0].weight == 2.0
+
+
+def test_services_are_optional():
+    spec = mutated(workspace={})
+    parsed = TaskSpec.model_validate(spec)
+    assert parsed.initial_state["mail"] == {"messages": []}
+    assert parsed.initial_state["files"] == {}
+
+
+@pytest.mark.parametrize(
+    ("changes", "needle"),
+    [
+        ({"surprise": 1}, "surprise"),
+        ({"difficulty": 6}, "difficulty"),
+        ({"difficulty": "2"}, "difficulty"),
+        ({"capabilities": ["telepathy"]}, "unknown capability 'telepathy'"),
+        ({"tools": ["mail_serch"]}, "did you mean 'mail_search'"),
+        ({"checks__0__kind": "mail_snet"}, "checks.0"),
+        ({"checks__0__weight": 0}, "checks.0.mail_sent.weight"),
+        ({"checks__1__id": "forwarded"}, "check ids must be unique"),
+        ({"solution__3": {"say": "bye"}}, "must end with exactly one `answer` step"),
+        ({"solution__0": {"jump": 1}}, "solution.0"),
+        ({"faults__rate": 1.5}, "faults.rate"),
+        ({"workspace__files": {"../etc/passwd": "x"}}, "workspace.files"),
+        ({"workspace__mail__messages__0__date": "yesterday"}, "date"),
+        ({"workspace__mail__messages__0__colour": "red"}, "colour"),
+        ({"instruction": KeyError}, "instruction: Field required"),
+    ],
+)
+def test_invalid_specs_name_the_field(changes, needle):
+    assert needle in error_of(mutated(**changes))
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        {"id": "c", "kind": "file_contains", "path": "a.txt"},
+        {"id": "c", "kind": "file_contains", "path": "a.txt", "text": "x", "regex": "x"},
+        {"id": "c", "kind": "sheet_cell", "sheet": "s", "match": {}, "column": "a"},
+        {"id": "c", "kind": "unchanged"},
+        {"id": "c", "kind": "event_absent", "event_id": "e1", "title_contains": "Standup"},
+        {"id": "c", "kind": "answer_contains"},
+        {"id": "c", "kind": "record", "service": "tickets", "collection": "people", "match": {"id": "t1"}},
+    ],
+)
+def test_check_parameters_that_exclude_each_other(check):
+    error_of(mutated(checks=[check]))
+
+
+def test_every_check_kind_has_an_evaluator_and_a_model():
+    from coworkenv.grading.checks import EVALUATORS
+
+    assert sorted(EVALUATORS.names()) == sorted(CHECK_KINDS)
+    documented = {
+        "file_exists", "file_absent", "file_contains", "file_equals", "csv_cell", "sheet_cell", "mail_sent",
+        "mail_in_folder", "event_exists", "event_absent", "record", "unchanged", "tool_called", "tool_not_called",
+        "asked_user", "answer_contains", "answer_number",
+    }  # fmt: skip
+    assert documented <= set(CHECK_KINDS)
+
+
+def test_capabilities_are_the_nine_of_the_design():
+    assert CAPABILITIES.names() == [
+        "retrieval", "data_analysis", "authoring", "communication", "scheduling",
+        "multi_step", "multi_turn", "safety", "robustness",
+    ]  # fmt: skip
+
+
+def test_json_schema_describes_the_contract():
+    schema = TaskSpec.model_json_schema(by_alias=True)
+    assert schema["additionalProperties"] is False
+    assert {"id", "family", "capabilities", "difficulty", "instruction", "tools", "checks", "solution"} <= set(schema["required"])
+    text = json.dumps(schema)
+    for kind in CHECK_KINDS:
+        assert f'"{kind}"' in text
+
+
+def test_load_tasks_reads_json_jsonl_and_directories(tmp_path):
+    (tmp_path / "a.json").write_text(json.dumps(DESIGN_EXAMPLE))
+    second = mutated(id="other-1")
+    (tmp_path / "b.jsonl").write_text(json.dumps(second) + "\n\n" + json.dumps(mutated(id="other-2")) + "\n")
+    assert [t.id for t in load_tasks(tmp_path)] == ["mail_triage-00042", "other-1", "other-2"]
+    (tmp_path / "c.jsonl").write_text(json.dumps(DESIGN_EXAMPLE) + "\n")
+    with pytest.raises(Exception, match="appears twice"):
+        load_tasks(tmp_path)
+
+
+def test_load_errors_name_file_and_line(tmp_path):
+    from coworkenv.errors import CoworkEnvError
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(DESIGN_EXAMPLE) + "\n" + json.dumps(mutated(difficulty=9)) + "\n")
+    with pytest.raises(CoworkEnvError, match=r"bad.jsonl:2: difficulty"):
+        load_tasks(bad)
+    (tmp_path / "nojson.json").write_text("{not json")
+    with pytest.raises(CoworkEnvError, match="not valid JSON"):
+        load_tasks(tmp_path / "nojson.json")
+
+
+def test_registry_suggests_close_names():
+    reg: Registry[int] = Registry("widget")
+    reg.add("sprocket", 1)
+    with pytest.raises(UnknownName, match="did you mean 'sprocket'"):
+        reg.get("sprocet")
+    with pytest.raises(ValueError, match="registered twice"):
+        reg.add("sprocket", 2)
