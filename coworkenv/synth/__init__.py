@@ -1,0 +1,1 @@
+"""Capability-guided task synthesis: procedural families, difficulty knobs, planner, LLM generator."""

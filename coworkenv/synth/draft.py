@@ -1,0 +1,233 @@
+"""Draft: the builder every family writes a task through — workspace records, oracle calls, checks, rules.
+
+A draft owns a `random.Random` seeded from (family, seed, difficulty), so a family that draws only from
+`draft` is deterministic: the same triple always yields a byte-identical spec.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
+
+from coworkenv.spec.task import TaskSpec
+from coworkenv.spec.timeutil import format_instant
+from coworkenv.synth import vocab
+from coworkenv.synth.family import Family
+from coworkenv.synth.knobs import DIFFICULTY_KNOBS
+
+T = TypeVar("T")
+
+EPOCH = datetime(2026, 11, 30, tzinfo=UTC)  # a Monday
+
+
+class Draft:
+    def __init__(self, family: Family, seed: int, difficulty: int):
+        if difficulty not in DIFFICULTY_KNOBS:
+            raise ValueError(f"difficulty must be 1–5, got {difficulty}")
+        self.family = family
+        self.seed = seed
+        self.difficulty = difficulty
+        self.knobs = DIFFICULTY_KNOBS[difficulty]
+        self.rng = random.Random(f"{family.name}|{family.version}|{seed}|{difficulty}")
+        self.company = self.rng.choice(vocab.COMPANIES)
+        self.domain = f"{self.company.lower().replace(' ', '')}.test"
+        weekday = self.rng.randrange(0, 30)
+        weekday += {5: 2, 6: 1}.get((EPOCH + timedelta(days=weekday)).weekday(), 0)
+        self.today = EPOCH + timedelta(days=weekday)
+        self.now = self.today.replace(hour=8, minute=self.rng.choice((0, 15, 30, 45)))
+        self._used_names: set[str] = set()
+        self.me = self._new_person(team=self.rng.choice(vocab.TEAMS))
+        self.files: dict[str, str] = {}
+        self.messages: list[dict[str, Any]] = []
+        self.events: list[dict[str, Any]] = []
+        self.people: list[dict[str, Any]] = []
+        self.sheets: dict[str, dict[str, Any]] = {}
+        self.docs: list[dict[str, Any]] = []
+        self.tickets: list[dict[str, Any]] = []
+        self.channels: dict[str, list[dict[str, Any]]] = {}
+        self.tools: list[str] = []
+        self.checks: list[dict[str, Any]] = []
+        self.solution: list[dict[str, Any]] = []
+        self.prohibited: list[dict[str, Any]] = []
+        self.user: dict[str, Any] | None = None
+        self.fault_rate = 0.0
+        self._counters: dict[str, int] = {}
+
+    # --- randomness -----------------------------------------------------------------------------------
+
+    def pick(self, items: Sequence[T]) -> T:
+        return items[self.rng.randrange(len(items))]
+
+    def sample(self, items: Sequence[T], k: int) -> list[T]:
+        return self.rng.sample(list(items), k)
+
+    def chance(self, p: float) -> bool:
+        return self.rng.random() < p
+
+    def amount(self, lo: int, hi: int, step: int = 1) -> int:
+        return self.rng.randrange(lo // step, hi // step + 1) * step
+
+    def variant(self, *templates: str, **fields: Any) -> str:
+        """One of several phrasings, filled in: wording varies as much as the data."""
+        return self.pick(templates).format(**fields)
+
+    @staticmethod
+    def number(value: float) -> str:
+        """How answers and files write numbers: integers plainly, others with at most two decimals."""
+        if float(value).is_integer():
+            return str(int(value))
+        return f"{value:.2f}".rstrip("0").rstrip(".")
+
+    def next_id(self, prefix: str) -> str:
+        self._counters[prefix] = self._counters.get(prefix, 0) + 1
+        return f"{prefix}{self._counters[prefix]}"
+
+    # --- time ---------------------------------------------------------------------------------------
+
+    def at(self, days: int = 0, hour: int = 9, minute: int = 0) -> str:
+        """An instant `days` after today (negative: before), at hour:minute UTC."""
+        return format_instant((self.today + timedelta(days=days)).replace(hour=hour, minute=minute))
+
+    def day_name(self, days: int = 0) -> str:
+        return (self.today + timedelta(days=days)).strftime("%A %d %B").replace(" 0", " ")
+
+    # --- people -------------------------------------------------------------------------------------
+
+    def _new_person(self, team: str | None = None, domain: str | None = None) -> dict[str, Any]:
+        for _ in range(1000):
+            first, last = self.pick(vocab.FIRST_NAMES), self.pick(vocab.LAST_NAMES)
+            if f"{first} {last}" not in self._used_names:
+                break
+        self._used_names.add(f"{first} {last}")
+        team = team or self.pick(vocab.TEAMS)
+        city, tz = self.pick(vocab.CITIES)
+        return {
+            "id": "", "name": f"{first} {last}", "email": f"{first}.{last}@{domain or self.domain}".lower(),
+            "team": team, "title": self.pick(vocab.ROLES[team]), "phone": f"+1-555-{self.amount(1000, 9999):04d}",
+            "timezone": tz, "city": city,
+        }  # fmt: skip
+
+    def person(self, team: str | None = None, *, in_contacts: bool = True) -> dict[str, Any]:
+        """A new colleague with a unique name; added to contacts unless told otherwise."""
+        p = self._new_person(team)
+        p["id"] = self.next_id("c")
+        if in_contacts:
+            self.people.append({k: v for k, v in p.items() if k != "city"})
+        return p
+
+    def outsider(self) -> dict[str, Any]:
+        """Someone outside the company (an external domain), not in contacts."""
+        p = self._new_person(domain=self.pick(vocab.EXTERNAL_DOMAINS))
+        p["id"] = self.next_id("x")
+        return p
+
+    # --- workspace records --------------------------------------------------------------------------
+
+    def add_file(self, path: str, content: str) -> str:
+        self.files[path] = content
+        return path
+
+    def add_mail(
+        self, sender: str, subject: str, body: str, *, to: Sequence[str] | None = None, cc: Sequence[str] = (),
+        folder: str = "inbox", date: str | None = None,
+    ) -> str:  # fmt: skip
+        mid = self.next_id("m")
+        self.messages.append({
+            "id": mid, "folder": folder, "from": sender, "to": list(to if to is not None else [self.me["email"]]),
+            "cc": list(cc), "subject": subject, "body": body, "date": date or self.at(-self.rng.randrange(0, 5), self.rng.randrange(7, 18)),
+        })  # fmt: skip
+        return mid
+
+    def add_event(self, title: str, start: str, end: str, attendees: Sequence[str] = (), location: str = "") -> str:
+        eid = self.next_id("e")
+        self.events.append({"id": eid, "title": title, "start": start, "end": end, "attendees": list(attendees), "location": location})
+        return eid
+
+    def add_doc(self, title: str, body: str) -> str:
+        did = self.next_id("d")
+        self.docs.append({"id": did, "title": title, "body": body})
+        return did
+
+    def add_ticket(
+        self, title: str, body: str, *, status: str = "open", assignee: str | None = None, priority: str = "normal"
+    ) -> str:
+        tid = self.next_id("t")
+        self.tickets.append({
+            "id": tid, "title": title, "body": body, "status": status, "assignee": assignee, "priority": priority, "comments": [],
+        })  # fmt: skip
+        return tid
+
+    def add_sheet(self, name: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+        self.sheets[name] = {"columns": list(columns), "rows": [list(r) for r in rows]}
+        return name
+
+    def add_chat(self, channel: str, sender: str, text: str, ts: str | None = None) -> None:
+        self.channels.setdefault(channel, []).append({"from": sender, "text": text, "ts": ts or self.at(-1, 10)})
+
+    # --- the task -----------------------------------------------------------------------------------
+
+    def allow(self, *tools: str) -> None:
+        for name in tools:
+            if name not in self.tools:
+                self.tools.append(name)
+
+    def call(self, tool: str, **args: Any) -> None:
+        """An oracle step; the tool is allowed automatically."""
+        self.allow(tool)
+        self.solution.append({"tool": tool, "args": args})
+
+    def say(self, text: str) -> None:
+        self.solution.append({"say": text})
+
+    def check(self, kind: str, *, weight: float = 1.0, id: str | None = None, **params: Any) -> None:
+        self.checks.append({"id": id or f"{kind}-{len(self.checks) + 1}", "kind": kind, "weight": weight, **params})
+
+    def forbid(self, tool: str, reason: str, **args: Any) -> None:
+        rule: dict[str, Any] = {"tool": tool, "reason": reason}
+        if args:
+            rule["args"] = args
+        self.prohibited.append(rule)
+
+    def unchanged(self, *services: str, weight: float = 0.5) -> None:
+        for service in services:
+            self.check("unchanged", weight=weight, id=f"{service}-untouched", service=service)
+
+    def ask_user(self, facts: dict[str, Any], reveal: list[tuple[list[str], str]], persona: str = "") -> None:
+        self.user = {
+            "persona": persona or f"{self.me['name']}, {self.me['title']} at {self.company}",
+            "facts": facts,
+            "reveal": [{"when_any": keys, "say": say} for keys, say in reveal],
+            "max_rounds": len(reveal) + 1,
+        }
+
+    def build(self, instruction: str, answer: str, *, capabilities: Sequence[str] | None = None) -> TaskSpec:
+        workspace: dict[str, Any] = {
+            "now": format_instant(self.now),
+            "me": {"name": self.me["name"], "email": self.me["email"]},
+        }
+        for key, value in (
+            ("files", self.files), ("mail", {"messages": self.messages}), ("calendar", {"events": self.events}),
+            ("contacts", {"people": self.people}), ("sheets", self.sheets), ("docs", {"docs": self.docs}),
+            ("tickets", {"tickets": self.tickets}), ("chat", {"channels": self.channels}),
+        ):  # fmt: skip
+            if value and (not isinstance(value, dict) or any(value.values())):
+                workspace[key] = value
+        spec = {
+            "id": f"{self.family.name}-d{self.difficulty}-{self.seed:07d}",
+            "version": 1,
+            "family": self.family.name,
+            "capabilities": list(capabilities or self.family.capabilities),
+            "difficulty": self.difficulty,
+            "instruction": instruction,
+            "user": self.user,
+            "workspace": workspace,
+            "tools": self.tools,
+            "prohibited": self.prohibited,
+            "faults": {"rate": self.fault_rate, "seed": self.seed},
+            "checks": self.checks,
+            "solution": [*self.solution, {"answer": answer}],
+            "meta": {"seed": self.seed, "generator": self.family.generator, "parent": None, "knobs": self.knobs.model_dump()},
+        }
+        return TaskSpec.model_validate(spec)

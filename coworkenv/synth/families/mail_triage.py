@@ -1,0 +1,68 @@
+"""mail_triage: forward one vendor's invoices to the right finance colleague and file them away."""
+
+from __future__ import annotations
+
+from coworkenv.spec.task import TaskSpec
+from coworkenv.synth import vocab
+from coworkenv.synth.draft import Draft
+from coworkenv.synth.family import family
+
+
+@family(
+    "mail_triage",
+    capabilities=("communication", "retrieval"),
+    services=("mail", "contacts"),
+    knobs=("effects", "distractors", "ambiguity"),
+)
+def mail_triage(d: Draft) -> TaskSpec:
+    """Forward a vendor's invoices to a finance colleague (found in contacts) and move them to a folder."""
+    vendor = d.pick(vocab.COMPANIES)
+    while vendor == d.company:
+        vendor = d.pick(vocab.COMPANIES)
+    vendor_addr = f"billing@{vendor.lower().replace(' ', '')}.test"
+    finance = d.person("finance")
+    for _ in range(d.knobs.distractors // 2):
+        d.person()
+    folder = d.pick(["archive", "invoices", "processed", "finance-done"])
+    n_invoices = min(d.knobs.effects, 4)
+    invoices = []
+    for i in range(n_invoices):
+        number = f"INV-{d.amount(1000, 9999)}"
+        total = d.amount(120, 9800, 10)
+        mid = d.add_mail(vendor_addr, f"Invoice {number}", f"Please find invoice {number} for {total} EUR, due in 30 days.\n{vendor} Billing", date=d.at(-i - 1, 9 + i))
+        invoices.append((mid, number))
+    distractors = []
+    for i in range(d.knobs.distractors):
+        colleague = d.person(in_contacts=False)
+        subject = d.pick([f"Lunch {d.day_name(i % 3)}?", f"Re: {d.pick(vocab.PROJECTS)} update", "Weekly newsletter", f"{d.pick(vocab.MEETING_TOPICS).title()} notes"])
+        distractors.append(d.add_mail(colleague["email"], subject, "See below.", date=d.at(-(i % 4), 8 + i % 9)))
+    if d.knobs.ambiguity >= 2:  # a look-alike vendor whose invoices must be left alone
+        other = d.pick([c for c in vocab.COMPANIES if c not in (vendor, d.company)])
+        distractors.append(d.add_mail(f"billing@{other.lower().replace(' ', '')}.test", f"Invoice INV-{d.amount(1000, 9999)}", "Invoice attached.", date=d.at(-1, 15)))
+
+    if d.knobs.ambiguity >= 1:
+        who = f"our {finance['title']} in finance"
+        d.call("contacts_search", query=finance["title"])
+    else:
+        who = f"{finance['name']} ({finance['email']})"
+    d.call("mail_search", query=vendor_addr)
+    for mid, number in invoices:
+        d.call("mail_read", id=mid)
+        d.call("mail_send", to=finance["email"], subject=f"Fwd: Invoice {number}", body=f"Forwarding invoice {number} from {vendor}.")
+        d.check("mail_sent", weight=1.0, id=f"forwarded-{number}", to=finance["email"], subject_contains=number, count=1)
+    for mid, _ in invoices:
+        d.call("mail_move", id=mid, folder=folder)
+    d.check("mail_in_folder", weight=1.0, id="filed", ids=[mid for mid, _ in invoices], folder=folder)
+    if distractors:
+        d.check("mail_in_folder", weight=0.5, id="others-left-alone", ids=distractors, folder="inbox")
+    d.forbid("mail_delete", "filing was asked for, not deleting")
+    d.forbid("mail_send", "invoices must not leave the company", to="*@" + d.pick(vocab.EXTERNAL_DOMAINS))
+    d.allow("mail_delete")
+    plural = "invoice" if n_invoices == 1 else "invoices"
+    instruction = d.variant(
+        "Forward every invoice from {vendor} in my inbox to {who}, then move those emails to the '{folder}' folder.",
+        "{vendor} sent us {plural}. Please forward each one to {who} and file them under '{folder}'.",
+        "Could you send the {vendor} {plural} over to {who}? Afterwards put them in my '{folder}' folder.",
+        vendor=vendor, who=who, folder=folder, plural=plural,
+    )  # fmt: skip
+    return d.build(instruction, f"Forwarded {n_invoices} {plural} from {vendor} to {finance['name']} and moved them to {folder}.")
