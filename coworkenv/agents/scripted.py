@@ -10,6 +10,7 @@ from coworkenv.agents.registry import POLICIES
 from coworkenv.spec.task import AnswerStep, SayStep, SolutionStep, TaskSpec, ToolStep
 
 RETRYABLE = (429, 500)
+ORACLE_MAX_RETRIES = 20
 
 
 @POLICIES.register("oracle")
@@ -20,7 +21,7 @@ class ScriptedPolicy:
     on the call index, so a retry gets a fresh draw.
     """
 
-    def __init__(self, spec: TaskSpec, *, steps: Sequence[SolutionStep] | None = None, max_retries: int = 8):
+    def __init__(self, spec: TaskSpec, *, steps: Sequence[SolutionStep] | None = None, max_retries: int = ORACLE_MAX_RETRIES):
         self.steps = list(spec.solution if steps is None else steps)
         self.max_retries = max_retries
         self._cursor = 0
