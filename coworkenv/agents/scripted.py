@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from coworkenv.agents.registry import POLICIES
+from coworkenv.env.runner import RETRIES_PER_STEP
 from coworkenv.spec.task import AnswerStep, SayStep, SolutionStep, TaskSpec, ToolStep
 
 RETRYABLE = (429, 500)
-ORACLE_MAX_RETRIES = 20
 
 
 @POLICIES.register("oracle")
@@ -21,7 +21,7 @@ class ScriptedPolicy:
     on the call index, so a retry gets a fresh draw.
     """
 
-    def __init__(self, spec: TaskSpec, *, steps: Sequence[SolutionStep] | None = None, max_retries: int = ORACLE_MAX_RETRIES):
+    def __init__(self, spec: TaskSpec, *, steps: Sequence[SolutionStep] | None = None, max_retries: int = RETRIES_PER_STEP):
         self.steps = list(spec.solution if steps is None else steps)
         self.max_retries = max_retries
         self._cursor = 0

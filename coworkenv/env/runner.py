@@ -12,6 +12,8 @@ from coworkenv.spec.task import TaskSpec
 from coworkenv.workspace.tools import tool_schemas
 
 DEFAULT_MAX_TURNS = 64
+RETRIES_PER_STEP = 20
+"""How often a policy may retry a call that failed with an injected fault; sizes the turn budget."""
 
 SYSTEM_PROMPT = (
     "You are a coworker agent acting for {name} <{email}> inside their workspace. The current time is {now}. "
@@ -32,7 +34,13 @@ def initial_messages(spec: TaskSpec) -> list[dict[str, Any]]:
     return [{"role": "system", "content": system}, {"role": "user", "content": spec.instruction}]
 
 
-def run_episode(spec: TaskSpec, policy: Policy, *, max_turns: int = DEFAULT_MAX_TURNS) -> tuple[Trajectory, Evidence]:
+def turn_budget(spec: TaskSpec) -> int:
+    """Enough assistant turns for the task's solution even if every step is retried on injected faults."""
+    return max(DEFAULT_MAX_TURNS, (len(spec.solution) + 2) * (RETRIES_PER_STEP + 1))
+
+
+def run_episode(spec: TaskSpec, policy: Policy, *, max_turns: int | None = None) -> tuple[Trajectory, Evidence]:
+    max_turns = turn_budget(spec) if max_turns is None else max_turns
     episode = Episode(spec)
     messages = initial_messages(spec)
     tools = tool_schemas(spec.tools)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from coworkenv.agents.registry import make_policy
-from coworkenv.agents.scripted import ORACLE_MAX_RETRIES
 from coworkenv.env.runner import run_episode
 from coworkenv.grading.matching import args_match, example_value
 from coworkenv.grading.score import Grade, grade
@@ -34,9 +33,7 @@ def violating_step(rule: ProhibitedRule) -> ToolStep:
 
 def run_steps(spec: TaskSpec, steps: list | None = None, agent: str = "oracle") -> Grade:
     policy = make_policy(agent, spec) if steps is None else make_policy("oracle", spec, steps=steps)
-    # Room for every step to be retried on injected faults, plus the user's replies.
-    turns = (len(spec.solution if steps is None else steps) + 2) * (ORACLE_MAX_RETRIES + 1)
-    _, evidence = run_episode(spec, policy, max_turns=turns)
+    _, evidence = run_episode(spec, policy)
     return grade(spec, evidence)
 
 
