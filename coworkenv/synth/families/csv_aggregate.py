@@ -33,7 +33,8 @@ def csv_aggregate(d: Draft) -> TaskSpec:
     path = f"exports/sales_{month}.csv"
     d.add_file(path, "region,product,units,revenue\n" + "".join(f"{r},{p},{u},{v}\n" for r, p, u, v in rows))
     for other in d.sample([m for m in ("june", "july", "august") if m != month], min(2, d.knobs.distractors // 3)):
-        d.add_file(f"exports/sales_{other}.csv", "region,product,units,revenue\n" + f"{region},{product},{d.amount(1, 40)},{d.amount(100, 20000, 5)}\n")
+        old_row = f"{region},{product},{d.amount(1, 40)},{d.amount(100, 20000, 5)}\n"
+        d.add_file(f"exports/sales_{other}.csv", "region,product,units,revenue\n" + old_row)
     d.add_file("README.md", f"# {d.company} shared drive\nExports land in exports/ as sales_<month>.csv.\n")
 
     where = f"in the {region} region" + (f" for {product}" if by_product else "")

@@ -29,16 +29,19 @@ def mail_triage(d: Draft) -> TaskSpec:
     for i in range(n_invoices):
         number = f"INV-{d.amount(1000, 9999)}"
         total = d.amount(120, 9800, 10)
-        mid = d.add_mail(vendor_addr, f"Invoice {number}", f"Please find invoice {number} for {total} EUR, due in 30 days.\n{vendor} Billing", date=d.at(-i - 1, 9 + i))
+        body = f"Please find invoice {number} for {total} EUR, due in 30 days.\n{vendor} Billing"
+        mid = d.add_mail(vendor_addr, f"Invoice {number}", body, date=d.at(-i - 1, 9 + i))
         invoices.append((mid, number))
     distractors = []
     for i in range(d.knobs.distractors):
         colleague = d.person(in_contacts=False)
-        subject = d.pick([f"Lunch {d.day_name(i % 3)}?", f"Re: {d.pick(vocab.PROJECTS)} update", "Weekly newsletter", f"{d.pick(vocab.MEETING_TOPICS).title()} notes"])
+        topic = d.pick(vocab.MEETING_TOPICS).title()
+        subject = d.pick([f"Lunch {d.day_name(i % 3)}?", f"Re: {d.pick(vocab.PROJECTS)} update", "Weekly newsletter", f"{topic} notes"])
         distractors.append(d.add_mail(colleague["email"], subject, "See below.", date=d.at(-(i % 4), 8 + i % 9)))
     if d.knobs.ambiguity >= 2:  # a look-alike vendor whose invoices must be left alone
         other = d.pick([c for c in vocab.COMPANIES if c not in (vendor, d.company)])
-        distractors.append(d.add_mail(f"billing@{other.lower().replace(' ', '')}.test", f"Invoice INV-{d.amount(1000, 9999)}", "Invoice attached.", date=d.at(-1, 15)))
+        sender = f"billing@{other.lower().replace(' ', '')}.test"
+        distractors.append(d.add_mail(sender, f"Invoice INV-{d.amount(1000, 9999)}", "Invoice attached.", date=d.at(-1, 15)))
 
     if d.knobs.ambiguity >= 1:
         who = f"our {finance['title']} in finance"
