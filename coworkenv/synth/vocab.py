@@ -73,3 +73,8 @@ TICKET_TOPICS = [
 ]  # fmt: skip
 
 EXTERNAL_DOMAINS = ["external.test", "mailbox.test", "freemail.test", "partner-files.test", "dropzone.test"]
+
+VENDOR_SUFFIXES = ["Logistics", "Supplies", "Catering", "Cloud", "Print", "Facilities", "Travel", "Security", "Telecom",
+                   "Furniture", "Energy", "Legal", "Staffing", "Media", "Software", "Hardware"]  # fmt: skip
+
+FOLDERS = ["archive", "invoices", "processed", "finance-done", "paid", "vendors", "accounting", "filed", "bookkeeping"]

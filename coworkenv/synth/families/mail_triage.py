@@ -16,18 +16,16 @@ from coworkenv.synth.family import family
 )
 def mail_triage(d: Draft) -> TaskSpec:
     """Forward a vendor's invoices to a finance colleague (found in contacts) and move them to a folder."""
-    vendor = d.pick(vocab.COMPANIES)
-    while vendor == d.company:
-        vendor = d.pick(vocab.COMPANIES)
-    vendor_addr = f"billing@{vendor.lower().replace(' ', '')}.test"
+    vendor = f"{d.pick([c for c in vocab.COMPANIES if c != d.company])} {d.pick(vocab.VENDOR_SUFFIXES)}"
+    vendor_addr = f"billing@{vendor.lower().replace(' ', '-')}.test"
     finance = d.person("finance")
     for _ in range(d.knobs.distractors // 2):
         d.person()
-    folder = d.pick(["archive", "invoices", "processed", "finance-done"])
+    folder = d.pick(vocab.FOLDERS)
     n_invoices = min(d.knobs.effects, 4)
     invoices = []
-    for i in range(n_invoices):
-        number = f"INV-{d.amount(1000, 9999)}"
+    for i, serial in enumerate(d.sample(range(1000, 10000), n_invoices)):
+        number = f"INV-{serial}"
         total = d.amount(120, 9800, 10)
         body = f"Please find invoice {number} for {total} EUR, due in 30 days.\n{vendor} Billing"
         mid = d.add_mail(vendor_addr, f"Invoice {number}", body, date=d.at(-i - 1, 9 + i))
@@ -66,6 +64,8 @@ def mail_triage(d: Draft) -> TaskSpec:
         "Forward every invoice from {vendor} in my inbox to {who}, then move those emails to the '{folder}' folder.",
         "{vendor} sent us {plural}. Please forward each one to {who} and file them under '{folder}'.",
         "Could you send the {vendor} {plural} over to {who}? Afterwards put them in my '{folder}' folder.",
+        "Please take care of the {vendor} billing mail: {who} needs each invoice forwarded, and the originals go to '{folder}'.",
+        "Invoices from {vendor} should reach {who}. Forward them one by one and archive them in '{folder}'.",
         vendor=vendor, who=who, folder=folder, plural=plural,
     )  # fmt: skip
     return d.build(instruction, f"Forwarded {n_invoices} {plural} from {vendor} to {finance['name']} and moved them to {folder}.")
