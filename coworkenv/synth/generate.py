@@ -13,7 +13,7 @@ from coworkenv.registry import UnknownName
 from coworkenv.spec.capabilities import CAPABILITIES
 from coworkenv.spec.task import TaskSpec
 from coworkenv.synth.draft import Draft
-from coworkenv.synth.family import FAMILIES, Family, load_families
+from coworkenv.synth.family import Family, load_families
 from coworkenv.synth.planner import CapabilityProfile, Plan, PlannerConfig, PlanRow, make_plan
 
 GeneratorKind = Literal["procedural", "llm", "mixed"]
@@ -89,7 +89,7 @@ def build_task(family: Family, seed: int, difficulty: int) -> TaskSpec:
 def procedural_tasks(rows: Sequence[PlanRow]) -> Iterator[TaskSpec | Rejection]:
     """Every task of the plan rows, in order; a family bug becomes a rejection, not a crash."""
     for row in rows:
-        fam = FAMILIES.get(row.family)
+        fam = load_families().get(row.family)
         for seed in row.seeds:
             try:
                 yield build_task(fam, seed, row.difficulty)
@@ -117,6 +117,15 @@ def summarize(items: Sequence[TaskSpec | Rejection]) -> Summary:
     )
 
 
+def check_plan(plan: Plan) -> Plan:
+    """Fail fast, before any work, on a plan naming unknown families or capabilities."""
+    for row in plan.rows:
+        load_families().get(row.family)
+        if row.capability not in CAPABILITIES:
+            raise UnknownName(CAPABILITIES.unknown_message(row.capability))
+    return plan
+
+
 def split_plan(plan: Plan, llm_share: float) -> tuple[list[PlanRow], list[PlanRow]]:
     """Mixed generation: the first `llm_share` of each row's seeds go to the LLM, the rest stay procedural."""
     procedural, llm = [], []
@@ -136,7 +145,7 @@ def generate(
     progress: Callable[[int], None] | None = None,
 ) -> tuple[list[TaskSpec], list[Rejection]]:
     """Run a plan. `llm` is an `LLMGenerator` for llm/mixed generation."""
-    plan = plan or plan_for(request)
+    plan = check_plan(plan or plan_for(request))
     if request.generator == "procedural":
         procedural_rows, llm_rows = list(plan.rows), []
     elif request.generator == "llm":

@@ -1,0 +1,130 @@
+"""The LLM generator against a real OpenAI-compatible HTTP server on localhost (recorded replies per seed)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from coworkenv.spec.task import TaskSpec
+from coworkenv.synth.family import load_families
+from coworkenv.synth.generate import GenerateRequest, build_task, generate
+from coworkenv.synth.llm import LLMConfig, LLMGenerator
+from coworkenv.synth.planner import Plan, PlanRow
+
+VALID = build_task(load_families().get("mail_triage"), seed=3, difficulty=2).model_dump(mode="json", by_alias=True)
+INVALID = {**VALID, "tools": ["mail_teleport"]}
+
+# seed → what the server answers; "flaky" fails once with a 500, then answers validly.
+BEHAVIOUR = {
+    0: ("content", json.dumps(VALID)),
+    1: ("content", "Here you go:\n```json\n" + json.dumps(VALID) + "\n```"),
+    2: ("content", '{"id": "broken", "instruction": '),
+    3: ("content", json.dumps(INVALID)),
+    4: ("content", "I'm sorry, but I can't help with writing that task."),
+    5: ("refusal", "policy"),
+    6: ("slow", json.dumps(VALID)),
+    7: ("flaky", json.dumps(VALID)),
+    8: ("status", 429),
+    9: ("content", "[1, 2, 3]"),
+}
+
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):  # keep test output clean
+        pass
+
+    def do_POST(self):  # noqa: N802 (http.server API)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        server = self.server
+        server.requests.append(body)
+        kind, value = BEHAVIOUR[body["seed"] % 10]
+        if kind == "status" or (kind == "flaky" and server.seen.setdefault(body["seed"], 0) == 0):
+            server.seen[body["seed"]] = 1
+            return self._send(value if kind == "status" else 500, {"error": {"message": "try later", "type": "server_error"}})
+        if kind == "slow":
+            time.sleep(1.5)
+        message = {"role": "assistant", "content": None if kind == "refusal" else value}
+        if kind == "refusal":
+            message["refusal"] = value
+        self._send(200, {
+            "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        })  # fmt: skip
+
+    def _send(self, status, payload):
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        try:
+            self.wfile.write(data)
+        except BrokenPipeError:  # the client gave up on a slow reply: that is the point of the slow case
+            pass
+
+
+@pytest.fixture(scope="module")
+def server():
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.requests, httpd.seen = [], {}
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield httpd
+    httpd.shutdown()
+
+
+def generator(server, **overrides) -> LLMGenerator:
+    config = LLMConfig(base_url=f"http://127.0.0.1:{server.server_port}/v1", model="tiny", timeout_s=0.5, max_retries=1,
+                       backoff_s=0.0, concurrency=4, **overrides)  # fmt: skip
+    return LLMGenerator(config)
+
+
+def row(count: int = 10, start: int = 0) -> PlanRow:
+    return PlanRow(family="llm", capability="communication", difficulty=2, count=count, seed_start=start)
+
+
+def test_every_reply_becomes_a_task_or_a_recorded_rejection(server):
+    results = list(generator(server).generate_rows([row()]))
+    assert len(results) == 10
+    by_seed = {r.meta.seed if isinstance(r, TaskSpec) else r.seed: r for r in results}
+    for seed in (0, 1, 7):
+        task = by_seed[seed]
+        assert isinstance(task, TaskSpec), task
+        assert task.id == f"llm-communication-d2-{seed:07d}" and task.family == "llm"
+        assert task.meta.generator == "llm:tiny" and "communication" in task.capabilities
+    codes = {seed: by_seed[seed].code for seed in (2, 3, 4, 5, 6, 8, 9)}
+    assert codes == {2: "unparseable", 3: "schema", 4: "refusal", 5: "refusal", 6: "timeout", 8: "http_error", 9: "unparseable"}
+    assert "mail_teleport" in by_seed[3].reason
+    assert "429" in by_seed[8].reason
+
+
+def test_prompt_carries_target_schema_catalog_and_examples(server):
+    server.requests.clear()
+    list(generator(server).generate_rows([row(count=1)]))
+    sent = server.requests[0]
+    system, user = sent["messages"][0]["content"], sent["messages"][1]["content"]
+    assert sent["model"] == "tiny" and sent["seed"] == 0
+    assert '"$defs"' in system and "mail_send(" in system and "answer_number" in system
+    assert "`communication`" in user and "difficulty 2" in user and '"solution"' in user
+
+
+def test_retry_recovers_from_a_server_error(server):
+    server.seen.clear()
+    result = generator(server).generate_one(row(), 17)  # 17 % 10 == 7: a 500 first, then a valid reply
+    assert isinstance(result, TaskSpec)
+    assert server.seen[17] == 1
+
+
+def test_mixed_generation_splits_the_plan(server):
+    plan = Plan(n=8, seed=0, rows=[PlanRow(family="mail_triage", capability="communication", difficulty=2, count=8, seed_start=10)])
+    request = GenerateRequest(n=8, generator="mixed", llm_share=0.25)
+    tasks, rejections = generate(request, plan, llm=generator(server))
+    procedural = [t for t in tasks if t.family == "mail_triage"]
+    llm_made = [t for t in tasks if t.family == "llm"] + [r for r in rejections if r.family == "llm"]
+    assert len(procedural) == 6 and len(llm_made) == 2
+    assert {t.meta.seed for t in procedural} == set(range(12, 18))
