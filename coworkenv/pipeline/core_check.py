@@ -59,3 +59,39 @@ def check_tasks(tasks: Iterable[TaskSpec], progress: Callable[[], None] | None =
 
 def check_task_files(path: str | Path) -> list[TaskReport]:
     return check_tasks(load_tasks(path))
+
+
+def shard_task_refs(path: str | Path, size: int) -> list[list[dict[str, str]]]:
+    """Validate every task under `path` and split `{path, task_id}` references into shards of `size`."""
+    root = Path(path)
+    files = sorted(p for p in root.iterdir() if p.suffix in (".json", ".jsonl")) if root.is_dir() else [root]
+    load_tasks(root)  # validates every spec and rejects duplicate ids across files
+    refs = [{"path": str(file), "task_id": spec.id} for file in files for spec in load_tasks(file)]
+    return [refs[i : i + size] for i in range(0, len(refs), size)]
+
+
+def load_task_refs(refs: list[dict[str, str]]) -> list[TaskSpec]:
+    by_file: dict[str, dict[str, TaskSpec]] = {}
+    for ref in refs:
+        if ref["path"] not in by_file:
+            by_file[ref["path"]] = {spec.id: spec for spec in load_tasks(ref["path"])}
+    return [by_file[ref["path"]][ref["task_id"]] for ref in refs]
+
+
+def summarize_reports(reports: list[dict]) -> dict:
+    """Counts over report dicts (as they travel through XCom): overall, per family, and the failures."""
+    failed = [r for r in reports if not r["gate_passed"]]
+    families: dict[str, dict[str, int]] = {}
+    for r in reports:
+        counts = families.setdefault(r["family"], {"tasks": 0, "gate_passed": 0})
+        counts["tasks"] += 1
+        counts["gate_passed"] += int(r["gate_passed"])
+    return {
+        "tasks": len(reports),
+        "gate_passed": len(reports) - len(failed),
+        "gate_failed": len(failed),
+        "oracle_perfect": sum(r["oracle_score"] == 1.0 for r in reports),
+        "null_zero": sum(r["null_score"] == 0.0 for r in reports),
+        "families": dict(sorted(families.items())),
+        "failed": [{"task_id": r["task_id"], "failures": r["failures"]} for r in failed],
+    }

@@ -1,0 +1,102 @@
+"""Airflow test setup: one fresh, migrated embedded Airflow (SQLite) per test session.
+
+Airflow reads AIRFLOW_HOME and its database URL when it is first imported, so tests marked `airflow` get the
+embedded environment (pointed at a temporary home) set before anything imports `airflow`, and only for the
+duration of each such test. Test modules must therefore import Airflow inside test functions or function-scoped
+fixtures, never at module level or in session fixtures. All Airflow tests are marked `xdist_group("airflow")` so that
+`pytest -n 2 --dist loadgroup` runs them in one worker, which migrates the database once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from coworkenv.airflow_env import embedded_env
+
+ROOT = Path(__file__).resolve().parents[2]
+DAGS_FOLDER = ROOT / "dags"
+FIXTURES = Path(__file__).parent / "fixtures"
+AIRFLOW_BIN = Path(sys.executable).parent / "airflow"
+
+
+@dataclass(frozen=True)
+class AirflowHome:
+    home: Path
+    env: dict[str, str]
+
+    def cli(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        """Run the venv's `airflow` against this home; stdout and stderr together in `.stdout`."""
+        return subprocess.run(
+            [str(AIRFLOW_BIN), *args],
+            env={**os.environ, **self.env},
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=timeout,
+        )
+
+
+@pytest.fixture(scope="session")
+def airflow_home(tmp_path_factory: pytest.TempPathFactory) -> AirflowHome:
+    """A fresh AIRFLOW_HOME with a migrated SQLite DB (migrated by a subprocess: nothing imported here)."""
+    if "airflow" in sys.modules:
+        pytest.fail(
+            "airflow was imported before the airflow_home fixture configured it; "
+            "import airflow inside test functions only"
+        )
+    home = tmp_path_factory.mktemp("airflow_home")
+    env = {**embedded_env(root=ROOT, home=home), "COWORKENV_DATA_ROOT": str(home / "data")}
+    handle = AirflowHome(home=home, env=env)
+    result = handle.cli("db", "migrate")
+    assert result.returncode == 0, result.stdout[-4000:]
+    return handle
+
+
+@pytest.fixture(autouse=True)
+def _airflow_environment(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point `airflow` tests at the session's home; the variables are gone again after each test.
+
+    Function-scoped and autouse, so it runs before any other function fixture of the test and airflow is first
+    imported (in the test or its fixtures) with this environment; tests outside tests/dags never see it.
+    """
+    if request.node.get_closest_marker("airflow") is None:
+        return
+    handle: AirflowHome = request.getfixturevalue("airflow_home")
+    for key, value in handle.env.items():
+        monkeypatch.setenv(key, value)
+
+
+@pytest.fixture
+def core_check_dag(airflow_home: AirflowHome):
+    """The coworkenv_core_check DAG object, parsed from dags/ by a DagBag (about 10 ms)."""
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(DAGS_FOLDER / "coworkenv_core_check.py"))
+    assert not bag.import_errors, bag.import_errors
+    return bag.dags["coworkenv_core_check"]
+
+
+@pytest.fixture(scope="session")
+def task_file() -> Path:
+    """One valid TaskSpec (a mail_triage task that passes the grading-consistency gate)."""
+    return FIXTURES / "mail_triage.json"
+
+
+@pytest.fixture
+def task_jsonl(tmp_path: Path, task_file: Path) -> Path:
+    """Three tasks in one .jsonl file: the fixture task, a renamed copy, and one whose oracle is incomplete."""
+    spec = json.loads(task_file.read_text())
+    copy = {**spec, "id": spec["id"] + "-copy"}
+    oracle_without_move = [step for step in spec["solution"] if step.get("tool") != "mail_move"]
+    broken = {**spec, "id": spec["id"] + "-broken", "solution": oracle_without_move}
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("".join(json.dumps(item) + "\n" for item in (spec, copy, broken)))
+    return path
