@@ -78,10 +78,11 @@ def grade(
     from coworkenv.spec.io import load_model, load_task
 
     spec = load_task(task)
-    traj = load_model(Trajectory, trajectory)
-    if traj.task_id != spec.id:
-        raise CoworkEnvError(f"{trajectory}: task_id {traj.task_id!r} does not match the task's id {spec.id!r}")
-    _print_json(grade_trajectory(spec, traj).model_dump(mode="json"))
+    try:
+        result = grade_trajectory(spec, load_model(Trajectory, trajectory))
+    except CoworkEnvError as exc:
+        raise CoworkEnvError(f"{trajectory}: {exc}") from None
+    _print_json(result.model_dump(mode="json"))
 
 
 @app.command()

@@ -16,7 +16,8 @@ def format_validation_error(exc: Exception, where: str = "") -> str:
     if not items:
         return f"{where}: invalid" if where else "invalid"
     first = items[0]
-    loc = ".".join(str(part) for part in first.get("loc", ())) or "<root>"
+    loc = ".".join(str(part) for part in first.get("loc", ()))
+    msg = str(first.get("msg", "invalid")).removeprefix("Value error, ")
     more = f" (and {len(items) - 1} more)" if len(items) > 1 else ""
     prefix = f"{where}: " if where else ""
-    return f"{prefix}{loc}: {first.get('msg', 'invalid')}{more}"
+    return f"{prefix}{loc + ': ' if loc else ''}{msg}{more}"

@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 from coworkenv.env.episode import Episode
 from coworkenv.env.evidence import Evidence
-from coworkenv.env.trajectory import Trajectory
+from coworkenv.env.trajectory import Trajectory, replay
 from coworkenv.spec.task import TaskSpec
 from coworkenv.workspace.tools import tool_schemas
 
@@ -57,7 +57,9 @@ def run_episode(spec: TaskSpec, policy: Policy, *, max_turns: int | None = None)
         if reply is None:
             break
         messages.append({"role": "user", "content": reply})
-    if not episode.done:  # out of turns: the last assistant message stands as the answer, as in replay
-        episode.finish(messages[-1].get("content") or "" if messages[-1]["role"] == "assistant" else "")
     trajectory = Trajectory.model_validate({"task_id": spec.id, "messages": messages})
+    if not episode.done:
+        # Out of turns: the trajectory has no final answer of its own. Grade it the only way a stored
+        # trajectory can be graded — by replay, where the last assistant message is the answer.
+        return trajectory, replay(spec, trajectory)
     return trajectory, episode.evidence

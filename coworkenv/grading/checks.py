@@ -20,7 +20,8 @@ CheckFn = Callable[[Any, Evidence], Outcome]
 
 EVALUATORS: Registry[CheckFn] = Registry("check kind")
 
-_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-+]?\.\d+")
+# A sign counts only where it cannot be a hyphen inside a word ("INV-2291", "COVID-19").
+_NUMBER = re.compile(r"(?:(?<![\w-])[-+])?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)")
 
 
 def _ok(passed: bool, yes: str, no: str) -> Outcome:

@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict
 
 from coworkenv.env.evidence import Evidence
 from coworkenv.env.trajectory import Trajectory, replay
+from coworkenv.errors import CoworkEnvError
 from coworkenv.grading.checks import evaluate
 from coworkenv.grading.matching import args_match
 from coworkenv.spec.task import TaskSpec
@@ -99,4 +100,6 @@ def grade(spec: TaskSpec, evidence: Evidence) -> Grade:
 
 def grade_trajectory(spec: TaskSpec, trajectory: Trajectory) -> Grade:
     """Replay the trajectory on a fresh workspace, then grade what actually happened."""
+    if trajectory.task_id != spec.id:
+        raise CoworkEnvError(f"trajectory task_id {trajectory.task_id!r} does not match the task's id {spec.id!r}")
     return grade(spec, replay(spec, trajectory))

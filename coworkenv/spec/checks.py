@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -44,6 +45,11 @@ class FileContains(CheckBase):
     @model_validator(mode="after")
     def _one(self) -> Self:
         _exactly_one(self, "text", "regex")
+        if self.regex is not None:
+            try:
+                re.compile(self.regex)
+            except re.error as exc:
+                raise ValueError(f"regex {self.regex!r} does not compile: {exc}") from None
         return self
 
 

@@ -13,11 +13,11 @@ def parse_instant(value: str) -> datetime:
         raise ValueError(f"not an ISO 8601 date-time: {value!r}")
     try:
         moment = datetime.fromisoformat(value)
-    except ValueError:
-        raise ValueError(f"not an ISO 8601 date-time: {value!r}") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return moment.astimezone(UTC)
+    except (ValueError, OverflowError):  # OverflowError: an offset pushes year 1 or 9999 out of range
+        raise ValueError(f"not an ISO 8601 date-time in range: {value!r}") from None
 
 
 def format_instant(moment: datetime) -> str:
@@ -29,4 +29,7 @@ def canonical_instant(value: str) -> str:
 
 
 def add_seconds(value: str, seconds: int) -> str:
-    return format_instant(parse_instant(value) + timedelta(seconds=seconds))
+    try:
+        return format_instant(parse_instant(value) + timedelta(seconds=seconds))
+    except OverflowError:
+        return format_instant(parse_instant(value))

@@ -19,7 +19,8 @@ def _iso_instant(value: str) -> str:
 
 
 Instant = Annotated[str, AfterValidator(_iso_instant)]
-Scalar = str | int | float | bool | None
+FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+Scalar = str | int | FiniteFloat | bool | None
 
 
 class Record(BaseModel):

@@ -5,9 +5,10 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from functools import cache
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from coworkenv.registry import Registry
 
@@ -15,6 +16,9 @@ if TYPE_CHECKING:
     from coworkenv.workspace.workspace import Workspace
 
 ToolKind = Literal["read", "write", "destructive"]
+
+Short = Annotated[str, Field(max_length=1000)]
+"""Ids, names, queries, subjects: anything but a body of text. Bodies are capped by the workspace's write limit."""
 
 
 class Args(BaseModel):
@@ -33,10 +37,16 @@ class Tool:
     fn: Callable[[Workspace, Any], dict] = field(repr=False)
 
     def openai_schema(self) -> dict[str, Any]:
-        return {
-            "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": _parameters(self.args)},
-        }
+        return _openai_schema(self)
+
+
+@cache
+def _openai_schema(tool: Tool) -> dict[str, Any]:
+    """Built once per tool: episodes hand the same (read-only) schemas to every policy."""
+    return {
+        "type": "function",
+        "function": {"name": tool.name, "description": tool.description, "parameters": _parameters(tool.args)},
+    }
 
 
 TOOLS: Registry[Tool] = Registry("tool")
@@ -55,8 +65,13 @@ def tool(kind: ToolKind, args: type[Args]) -> Callable[[Callable], Callable]:
 
 
 def _strip_titles(node: Any) -> Any:
+    """Drop pydantic's `title` annotations, but not properties that happen to be named `title`."""
     if isinstance(node, dict):
-        return {k: _strip_titles(v) for k, v in node.items() if k != "title"}
+        return {
+            k: ({name: _strip_titles(sub) for name, sub in v.items()} if k == "properties" else _strip_titles(v))
+            for k, v in node.items()
+            if k != "title" or isinstance(v, dict)
+        }
     if isinstance(node, list):
         return [_strip_titles(v) for v in node]
     return node

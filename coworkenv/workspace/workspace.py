@@ -63,13 +63,14 @@ class Workspace:
         self.fault_seed = fault_seed
         self.max_write_bytes = max_write_bytes
         self.audit: list[AuditEntry] = []
+        self._retired: set[str] = set()
 
     # --- dispatch ---------------------------------------------------------------------------------
 
     def call(self, name: str, arguments: str | dict[str, Any] | None) -> dict[str, Any]:
         """Run one tool call; every outcome, including rejection, is a JSON result and an audit entry."""
         index = len(self.audit)
-        args = _parse_arguments(arguments)
+        args = _parse_arguments(arguments, 2 * self.max_write_bytes + 4096)
         result, fault = self._dispatch(name, args, index)
         asked = args if isinstance(args, dict) else None
         err = result.get("error") if type(result) is dict else None
@@ -115,33 +116,71 @@ class Workspace:
                 return record
         raise ToolError(404, f"{what} {rid!r} not found")
 
-    @staticmethod
-    def new_id(records: list[dict], prefix: str) -> str:
-        taken = {r["id"] for r in records}
+    def new_id(self, records: list[dict], prefix: str) -> str:
+        """A fresh id, never one a deleted record had: id-based checks and diffs must not confuse the two."""
+        taken = {r["id"] for r in records} | self._retired
         n = len(records) + 1
         while f"{prefix}{n}" in taken:
             n += 1
         return f"{prefix}{n}"
+
+    def remove(self, records: list[dict], rid: str, what: str) -> None:
+        records.remove(self.find(records, rid, what))
+        self._retired.add(rid)
 
     def check_text_size(self, text: str, what: str) -> None:
         if len(text) > self.max_write_bytes or len(text.encode("utf-8")) > self.max_write_bytes:
             raise ToolError(400, f"{what} is larger than the {self.max_write_bytes}-byte limit")
 
 
-def _parse_arguments(arguments: str | dict[str, Any] | None) -> dict[str, Any] | ToolError:
+MAX_ARGUMENT_DEPTH = 16
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth, iteratively: hostile input must not exhaust the interpreter's stack."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        if level > MAX_ARGUMENT_DEPTH:
+            break
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def _parse_arguments(arguments: str | dict[str, Any] | None, max_chars: int) -> dict[str, Any] | ToolError:
+    """Arguments as the agent sent them, as plain JSON data: a string is parsed, a dict round-tripped, so that
+    non-JSON values (NaN, sets, non-string keys) and absurd nesting or size never reach a tool or the audit log."""
     if arguments is None or arguments == "":
         return {}
     if isinstance(arguments, dict):
-        return arguments
+        try:
+            arguments = json.dumps(arguments, allow_nan=False)
+        except (TypeError, ValueError, RecursionError):
+            return ToolError(400, "arguments must be plain JSON data")
     if not isinstance(arguments, str):
         return ToolError(400, "arguments must be a JSON object")
+    if len(arguments) > max_chars:
+        return ToolError(400, f"arguments are larger than {max_chars} characters")
     try:
-        value = json.loads(arguments)
+        value = json.loads(arguments, parse_constant=_reject_constant)
     except (ValueError, RecursionError):
         return ToolError(400, "arguments are not valid JSON")
     if not isinstance(value, dict):
         return ToolError(400, "arguments must be a JSON object")
+    if _depth(value) > MAX_ARGUMENT_DEPTH:
+        return ToolError(400, f"arguments are nested deeper than {MAX_ARGUMENT_DEPTH} levels")
     return value
+
+
+def detached(record: dict[str, Any]) -> dict[str, Any]:
+    """A copy safe to hand out: results must not alias the workspace's own lists."""
+    return {k: [dict(x) if isinstance(x, dict) else x for x in v] if isinstance(v, list) else v for k, v in record.items()}
 
 
 def check_address(address: str) -> str:

@@ -6,36 +6,36 @@ from pydantic import Field
 
 from coworkenv.spec.timeutil import canonical_instant, parse_instant
 from coworkenv.workspace.errors import ToolError
-from coworkenv.workspace.tools import Args, tool
-from coworkenv.workspace.workspace import Workspace, addresses
+from coworkenv.workspace.tools import Args, Short, tool
+from coworkenv.workspace.workspace import Workspace, addresses, detached
 
 MAX_EVENTS = 500
 
 
 class ListArgs(Args):
-    start: str | None = None
-    end: str | None = None
+    start: Short | None = None
+    end: Short | None = None
 
 
 class CreateArgs(Args):
     title: str = Field(min_length=1, max_length=500)
-    start: str
-    end: str
+    start: Short
+    end: Short
     attendees: list[str] = []
-    location: str = ""
+    location: Short = ""
 
 
 class UpdateArgs(Args):
-    id: str
+    id: Short
     title: str | None = Field(default=None, min_length=1, max_length=500)
-    start: str | None = None
-    end: str | None = None
+    start: Short | None = None
+    end: Short | None = None
     attendees: list[str] | None = None
-    location: str | None = None
+    location: Short | None = None
 
 
 class IdArgs(Args):
-    id: str
+    id: Short
 
 
 def _instant(value: str, name: str) -> str:
@@ -60,7 +60,7 @@ def calendar_list(ws: Workspace, a: ListArgs) -> dict:
         if (hi is None or parse_instant(e["start"]) < hi) and (lo is None or parse_instant(e["end"]) > lo)
     ]  # fmt: skip
     events.sort(key=lambda e: (parse_instant(e["start"]), e["id"]))
-    return {"events": [dict(e) for e in events]}
+    return {"events": [detached(e) for e in events]}
 
 
 @tool("write", CreateArgs)
@@ -68,6 +68,7 @@ def calendar_create(ws: Workspace, a: CreateArgs) -> dict:
     """Create an event. Times are ISO 8601 (UTC, e.g. 2026-12-09T14:00:00Z); attendees are email addresses."""
     start, end = _instant(a.start, "start"), _instant(a.end, "end")
     _check_order(start, end)
+    ws.check_text_size(a.location, "location")
     events = ws.state["calendar"]["events"]
     if len(events) >= MAX_EVENTS:
         raise ToolError(400, "the calendar is full")
@@ -76,7 +77,7 @@ def calendar_create(ws: Workspace, a: CreateArgs) -> dict:
         "attendees": addresses(a.attendees), "location": a.location,
     }  # fmt: skip
     events.append(event)
-    return dict(event)
+    return detached(event)
 
 
 @tool("write", UpdateArgs)
@@ -91,16 +92,16 @@ def calendar_update(ws: Workspace, a: UpdateArgs) -> dict:
         "location": a.location,
     }
     changes = {k: v for k, v in changes.items() if v is not None}
+    ws.check_text_size(changes.get("location", ""), "location")
     if not changes:
         raise ToolError(400, "nothing to update")
     _check_order(changes.get("start", event["start"]), changes.get("end", event["end"]))
     event.update(changes)
-    return dict(event)
+    return detached(event)
 
 
 @tool("destructive", IdArgs)
 def calendar_delete(ws: Workspace, a: IdArgs) -> dict:
     """Delete (cancel) an event."""
-    events = ws.state["calendar"]["events"]
-    events.remove(ws.find(events, a.id, "event"))
+    ws.remove(ws.state["calendar"]["events"], a.id, "event")
     return {"id": a.id, "deleted": True}

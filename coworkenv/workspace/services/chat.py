@@ -5,16 +5,16 @@ from __future__ import annotations
 from pydantic import Field
 
 from coworkenv.workspace.errors import ToolError
-from coworkenv.workspace.tools import Args, tool
+from coworkenv.workspace.tools import Args, Short, tool
 from coworkenv.workspace.workspace import Workspace
 
 
 class ReadArgs(Args):
-    channel: str
+    channel: Short
 
 
 class PostArgs(Args):
-    channel: str
+    channel: Short
     text: str = Field(min_length=1)
 
 

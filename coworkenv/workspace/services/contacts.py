@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-from coworkenv.workspace.tools import Args, tool
-from coworkenv.workspace.workspace import MAX_SEARCH_RESULTS, Workspace, text_matches
+from coworkenv.workspace.tools import Args, Short, tool
+from coworkenv.workspace.workspace import MAX_SEARCH_RESULTS, Workspace, detached, text_matches
 
 
 class SearchArgs(Args):
-    query: str = ""
+    query: Short = ""
 
 
 class IdArgs(Args):
-    id: str
+    id: Short
 
 
 @tool("read", SearchArgs)
 def contacts_search(ws: Workspace, a: SearchArgs) -> dict:
     """Search people by name, email, team or title (all words must match)."""
     hits = [
-        dict(p) for p in ws.state["contacts"]["people"]
+        detached(p) for p in ws.state["contacts"]["people"]
         if text_matches(a.query, p["name"], p["email"], p["team"], p["title"])
     ]  # fmt: skip
     return {"people": hits[:MAX_SEARCH_RESULTS], "total": len(hits)}
@@ -27,4 +27,4 @@ def contacts_search(ws: Workspace, a: SearchArgs) -> dict:
 @tool("read", IdArgs)
 def contacts_get(ws: Workspace, a: IdArgs) -> dict:
     """Get one person by id."""
-    return dict(ws.find(ws.state["contacts"]["people"], a.id, "contact"))
+    return detached(ws.find(ws.state["contacts"]["people"], a.id, "contact"))

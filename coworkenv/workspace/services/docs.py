@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from coworkenv.workspace.tools import Args, tool
-from coworkenv.workspace.workspace import MAX_SEARCH_RESULTS, Workspace, text_matches
+from coworkenv.workspace.tools import Args, Short, tool
+from coworkenv.workspace.workspace import MAX_SEARCH_RESULTS, Workspace, detached, text_matches
 
 SNIPPET_CHARS = 160
 
 
 class SearchArgs(Args):
-    query: str = ""
+    query: Short = ""
 
 
 class IdArgs(Args):
-    id: str
+    id: Short
 
 
 class CreateArgs(Args):
@@ -24,7 +24,7 @@ class CreateArgs(Args):
 
 
 class UpdateArgs(Args):
-    id: str
+    id: Short
     body: str
 
 
@@ -41,7 +41,7 @@ def docs_search(ws: Workspace, a: SearchArgs) -> dict:
 @tool("read", IdArgs)
 def docs_read(ws: Workspace, a: IdArgs) -> dict:
     """Read one document in full."""
-    return dict(ws.find(ws.state["docs"]["docs"], a.id, "document"))
+    return detached(ws.find(ws.state["docs"]["docs"], a.id, "document"))
 
 
 @tool("write", CreateArgs)

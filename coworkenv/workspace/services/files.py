@@ -49,13 +49,22 @@ def files_read(ws: Workspace, a: PathArgs) -> dict:
     return {"path": path, "content": ws.state["files"][path]}
 
 
+def _check_free(files: dict[str, str], path: str) -> None:
+    """A path cannot be both a file and a directory, in either direction."""
+    if any(p.startswith(path + "/") for p in files):
+        raise ToolError(409, f"{path!r} is a directory")
+    parts = path.split("/")
+    for i in range(1, len(parts)):
+        if "/".join(parts[:i]) in files:
+            raise ToolError(409, f"{'/'.join(parts[:i])!r} is a file, not a directory")
+
+
 @tool("write", WriteArgs)
 def files_write(ws: Workspace, a: WriteArgs) -> dict:
     """Create or overwrite a text file with the given content."""
     path = normalize_path(a.path)
     files = ws.state["files"]
-    if any(p.startswith(path + "/") for p in files):
-        raise ToolError(409, f"{path!r} is a directory")
+    _check_free(files, path)
     ws.check_text_size(a.content, "content")
     total = sum(len(c) for p, c in files.items() if p != path) + len(a.content)
     if total > ws.max_write_bytes * MAX_TOTAL_BYTES_FACTOR:
@@ -82,7 +91,8 @@ def files_move(ws: Workspace, a: MoveArgs) -> dict:
     files = ws.state["files"]
     if src not in files:
         raise ToolError(404, f"file {src!r} not found")
-    if dst in files or any(p.startswith(dst + "/") for p in files):
+    if dst in files:
         raise ToolError(409, f"{dst!r} already exists")
+    _check_free(files, dst)
     files[dst] = files.pop(src)
     return {"src": src, "dst": dst}

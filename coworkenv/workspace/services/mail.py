@@ -5,45 +5,46 @@ from __future__ import annotations
 from pydantic import Field
 
 from coworkenv.workspace.errors import ToolError
-from coworkenv.workspace.tools import Args, tool
-from coworkenv.workspace.workspace import MAX_SEARCH_RESULTS, Workspace, addresses, check_address, text_matches
+from coworkenv.workspace.tools import Args, Short, tool
+from coworkenv.workspace.workspace import MAX_SEARCH_RESULTS, Workspace, addresses, check_address, detached, text_matches
 
 Addresses = str | list[str]
 
 
 class SearchArgs(Args):
-    query: str = ""
-    folder: str | None = None
+    query: Short = ""
+    folder: Short | None = None
 
 
 class IdArgs(Args):
-    id: str
+    id: Short
 
 
 class SendArgs(Args):
     to: Addresses
-    subject: str
+    subject: Short
     body: str
     cc: Addresses | None = None
 
 
 class ReplyArgs(Args):
-    id: str
+    id: Short
     body: str
 
 
 class MoveArgs(Args):
-    id: str
+    id: Short
     folder: str = Field(min_length=1, max_length=64)
 
 
 def _summary(m: dict) -> dict:
-    return {"id": m["id"], "folder": m["folder"], "from": m["from"], "to": m["to"], "subject": m["subject"], "date": m["date"]}
+    return {"id": m["id"], "folder": m["folder"], "from": m["from"], "to": list(m["to"]), "subject": m["subject"], "date": m["date"]}
 
 
 def _send(ws: Workspace, to: list[str], cc: list[str], subject: str, body: str) -> dict:
     if not to:
         raise ToolError(400, "at least one recipient is required")
+    ws.check_text_size(subject, "subject")
     ws.check_text_size(body, "body")
     messages = ws.state["mail"]["messages"]
     message = {
@@ -69,7 +70,7 @@ def mail_search(ws: Workspace, a: SearchArgs) -> dict:
 @tool("read", IdArgs)
 def mail_read(ws: Workspace, a: IdArgs) -> dict:
     """Read one message in full."""
-    return dict(ws.find(ws.state["mail"]["messages"], a.id, "message"))
+    return detached(ws.find(ws.state["mail"]["messages"], a.id, "message"))
 
 
 @tool("write", SendArgs)
@@ -99,6 +100,5 @@ def mail_move(ws: Workspace, a: MoveArgs) -> dict:
 @tool("destructive", IdArgs)
 def mail_delete(ws: Workspace, a: IdArgs) -> dict:
     """Delete a message permanently."""
-    messages = ws.state["mail"]["messages"]
-    messages.remove(ws.find(messages, a.id, "message"))
+    ws.remove(ws.state["mail"]["messages"], a.id, "message")
     return {"id": a.id, "deleted": True}

@@ -6,7 +6,7 @@ from pydantic import Field
 
 from coworkenv.spec.workspace import Scalar
 from coworkenv.workspace.errors import ToolError
-from coworkenv.workspace.tools import Args, tool
+from coworkenv.workspace.tools import Args, Short, tool
 from coworkenv.workspace.workspace import Workspace
 
 MAX_ROWS = 10_000
@@ -17,18 +17,18 @@ class NoArgs(Args):
 
 
 class SheetArgs(Args):
-    sheet: str
+    sheet: Short
 
 
 class UpdateArgs(Args):
-    sheet: str
+    sheet: Short
     row: int = Field(ge=0)
-    column: str
+    column: Short
     value: Scalar
 
 
 class AppendArgs(Args):
-    sheet: str
+    sheet: Short
     row: list[Scalar]
 
 

@@ -7,24 +7,24 @@ from typing import Literal
 from pydantic import Field
 
 from coworkenv.workspace.errors import ToolError
-from coworkenv.workspace.tools import Args, tool
-from coworkenv.workspace.workspace import MAX_SEARCH_RESULTS, Workspace, text_matches
+from coworkenv.workspace.tools import Args, Short, tool
+from coworkenv.workspace.workspace import MAX_SEARCH_RESULTS, Workspace, detached, text_matches
 
 Status = Literal["open", "pending", "in_progress", "resolved", "closed"]
 Priority = Literal["low", "normal", "high", "urgent"]
 
 
 class SearchArgs(Args):
-    query: str = ""
+    query: Short = ""
     status: Status | None = None
 
 
 class IdArgs(Args):
-    id: str
+    id: Short
 
 
 class UpdateArgs(Args):
-    id: str
+    id: Short
     status: Status | None = None
     assignee: str | None = Field(default=None, max_length=254)
     comment: str | None = None
@@ -54,8 +54,7 @@ def tickets_search(ws: Workspace, a: SearchArgs) -> dict:
 @tool("read", IdArgs)
 def tickets_get(ws: Workspace, a: IdArgs) -> dict:
     """Get one ticket with its comments."""
-    t = ws.find(ws.state["tickets"]["tickets"], a.id, "ticket")
-    return {**t, "comments": [dict(c) for c in t["comments"]]}
+    return detached(ws.find(ws.state["tickets"]["tickets"], a.id, "ticket"))
 
 
 @tool("write", UpdateArgs)

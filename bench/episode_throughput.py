@@ -1,0 +1,222 @@
+"""Throughput of grading by replay: oracle trajectories replayed on a fresh workspace and graded, on one core.
+
+Method: run the oracle once per task to record its trajectory (not timed); then, in this single process
+(pinned to one CPU where the OS allows), time `rounds` passes over all tasks of `grade_trajectory(spec,
+trajectory)` — replay every tool call against a fresh workspace built from the spec, then evaluate the checks
+and the score — after `warmup` untimed passes, `repeats` times, and report the median (and min/max) rate.
+A second mode also validates the trajectory from its JSON-ready dict each time, as a pipeline reading
+trajectories from Parquet would. Every replayed oracle must score 1.0, or the run fails.
+
+    python bench/episode_throughput.py                      # examples/tasks, markdown table
+    python bench/episode_throughput.py --json               # machine-readable
+    python bench/episode_throughput.py path/to/tasks --rounds 100 --repeats 7
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # runnable from a checkout without `pip install -e .`
+    sys.path.insert(0, str(REPO))
+
+from coworkenv.agents import make_policy  # noqa: E402
+from coworkenv.env.runner import run_episode  # noqa: E402
+from coworkenv.env.trajectory import Trajectory  # noqa: E402
+from coworkenv.grading.score import grade_trajectory  # noqa: E402
+from coworkenv.spec.io import load_tasks  # noqa: E402
+from coworkenv.spec.task import TaskSpec  # noqa: E402
+
+DEFAULT_TASKS = REPO / "examples" / "tasks"
+TARGET_EPISODES_PER_S = 2000
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def pin_to_one_core() -> int | None:
+    """Pin this process to the first CPU it may use; None where the OS has no affinity API."""
+    if not hasattr(os, "sched_setaffinity"):
+        return None
+    cpu = min(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {cpu})
+    return cpu
+
+
+def machine_info(pinned: int | None) -> dict[str, Any]:
+    import pydantic
+
+    return {
+        "cpu": cpu_model(),
+        "logical_cpus": os.cpu_count(),
+        "pinned_cpu": pinned,
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "pydantic": pydantic.VERSION,
+    }
+
+
+def oracle_trajectories(tasks: list[TaskSpec]) -> list[tuple[TaskSpec, Trajectory, int]]:
+    """(spec, oracle trajectory, number of tool calls it replays) per task; fails if an oracle is not 1.0."""
+    out = []
+    for spec in tasks:
+        trajectory, evidence = run_episode(spec, make_policy("oracle", spec))
+        score = grade_trajectory(spec, trajectory).score
+        if score != 1.0:
+            raise SystemExit(f"{spec.id}: the replayed oracle scores {score}, not 1.0; fix the task before benchmarking")
+        out.append((spec, trajectory, len(evidence.calls)))
+    return out
+
+
+def time_modes(
+    modes: dict[str, Callable[[], None]], rounds: int, warmup: int, repeats: int
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Wall-clock and CPU seconds per round (one pass over every task), one value per repeat and mode.
+
+    The modes are interleaved repeat by repeat, so that a slow spell of the machine hits them alike. CPU time
+    (this process only) leaves out time the process spent waiting for the core on a busy machine.
+    """
+    for work in modes.values():
+        for _ in range(warmup):
+            work()
+    per_round: dict[str, list[float]] = {name: [] for name in modes}
+    cpu_per_round: dict[str, list[float]] = {name: [] for name in modes}
+    for _ in range(repeats):
+        for name, work in modes.items():
+            gc.collect()
+            start, cpu_start = time.perf_counter(), time.process_time()
+            for _ in range(rounds):
+                work()
+            per_round[name].append((time.perf_counter() - start) / rounds)
+            cpu_per_round[name].append((time.process_time() - cpu_start) / rounds)
+    return per_round, cpu_per_round
+
+
+def run(tasks_path: Path, rounds: int, warmup: int, repeats: int, per_task: bool) -> dict[str, Any]:
+    pinned = pin_to_one_core()
+    tasks = load_tasks(tasks_path)
+    pairs = oracle_trajectories(tasks)
+    n_tasks = len(pairs)
+    n_calls = sum(calls for _, _, calls in pairs)
+    dicts = [(spec, traj.to_dict()) for spec, traj, _ in pairs]
+
+    def replay_grade() -> None:
+        for spec, traj, _ in pairs:
+            grade_trajectory(spec, traj)
+
+    def parse_replay_grade() -> None:
+        for spec, data in dicts:
+            grade_trajectory(spec, Trajectory.model_validate(data))
+
+    timings, cpu_timings = time_modes({"replay+grade": replay_grade, "parse+replay+grade": parse_replay_grade}, rounds, warmup, repeats)
+    modes = {}
+    for name, per_round in timings.items():
+        rates = sorted(n_tasks / s for s in per_round)
+        median_round = statistics.median(per_round)
+        median_cpu = statistics.median(cpu_timings[name])
+        modes[name] = {
+            "episodes_per_s": n_tasks / median_round,
+            "episodes_per_s_min": rates[0],
+            "episodes_per_s_max": rates[-1],
+            "tool_calls_per_s": n_calls / median_round,
+            "us_per_episode": median_round / n_tasks * 1e6,
+            "episodes_per_cpu_s": n_tasks / median_cpu if median_cpu > 0 else None,
+            "repeats_s_per_round": per_round,
+            "repeats_cpu_s_per_round": cpu_timings[name],
+        }
+
+    tasks_out = []
+    if per_task:
+        for spec, traj, calls in pairs:
+            per_round, _ = time_modes({spec.id: lambda s=spec, t=traj: grade_trajectory(s, t)}, max(rounds, 50), warmup, repeats)
+            median = statistics.median(per_round[spec.id])
+            tasks_out.append({"task_id": spec.id, "tool_calls": calls, "us_per_episode": median * 1e6, "episodes_per_s": 1 / median})
+
+    headline = modes["replay+grade"]["episodes_per_s"]
+    return {
+        "benchmark": "episode_throughput",
+        "tasks_path": str(tasks_path),
+        "tasks": n_tasks,
+        "tool_calls_per_pass": n_calls,
+        "rounds": rounds,
+        "warmup": warmup,
+        "repeats": repeats,
+        "machine": machine_info(pinned),
+        "modes": modes,
+        "per_task": tasks_out,
+        "target_episodes_per_s": TARGET_EPISODES_PER_S,
+        "meets_target": headline >= TARGET_EPISODES_PER_S,
+    }
+
+
+def markdown(result: dict[str, Any]) -> str:
+    m = result["machine"]
+    lines = [
+        f"Machine: {m['cpu']} ({m['logical_cpus']} logical CPUs, pinned to CPU {m['pinned_cpu']}), "
+        f"{m['implementation']} {m['python']}, pydantic {m['pydantic']}, {m['platform']}",
+        f"Workload: {result['tasks']} tasks from `{result['tasks_path']}`, {result['tool_calls_per_pass']} tool calls per pass; "
+        f"{result['rounds']} passes x {result['repeats']} repeats after {result['warmup']} warm-up passes, one process, one core.",
+        "",
+        "| mode | episodes/s (median) | min – max | tool calls/s | µs/episode | episodes per CPU-second |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for name, r in result["modes"].items():
+        per_cpu = f"{r['episodes_per_cpu_s']:,.0f}" if r["episodes_per_cpu_s"] else "n/a"
+        lines.append(
+            f"| {name} | {r['episodes_per_s']:,.0f} | {r['episodes_per_s_min']:,.0f} – {r['episodes_per_s_max']:,.0f} "
+            f"| {r['tool_calls_per_s']:,.0f} | {r['us_per_episode']:,.0f} | {per_cpu} |"
+        )
+    if result["per_task"]:
+        lines += ["", "| task | tool calls | µs/episode | episodes/s |", "|---|---:|---:|---:|"]
+        for t in result["per_task"]:
+            lines.append(f"| {t['task_id']} | {t['tool_calls']} | {t['us_per_episode']:,.0f} | {t['episodes_per_s']:,.0f} |")
+    verdict = "meets" if result["meets_target"] else "is BELOW"
+    lines += ["", f"replay+grade {verdict} the target of {result['target_episodes_per_s']:,} graded oracle episodes/s per core."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("tasks", nargs="?", type=Path, default=DEFAULT_TASKS, help="TaskSpec file or directory (default: examples/tasks)")
+    parser.add_argument("--rounds", type=int, default=200, help="timed passes over all tasks per repeat (default 200)")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed passes before timing (default 20)")
+    parser.add_argument("--repeats", type=int, default=7, help="timed repeats; the median is reported (default 7)")
+    parser.add_argument("--per-task", action="store_true", help="also time each task on its own")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON instead of a markdown table")
+    args = parser.parse_args(argv)
+    if args.rounds < 1 or args.repeats < 1 or args.warmup < 0:
+        parser.error("--rounds and --repeats must be >= 1, --warmup >= 0")
+    if not args.tasks.exists():
+        parser.error(f"{args.tasks}: no such file or directory")
+    result = run(args.tasks, args.rounds, args.warmup, args.repeats, args.per_task)
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print(markdown(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
