@@ -25,7 +25,6 @@ $(STAMP): requirements.lock pyproject.toml
 
 demo: setup
 	$(BIN)/coworkenv demo examples/tasks
-	@$(AIRFLOW_ENV) && $(BIN)/airflow db migrate >/dev/null && $(BIN)/airflow dags test coworkenv_core_check
 
 test: setup
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
