@@ -34,6 +34,7 @@ test-fast: setup
 
 bench: setup
 	$(BIN)/python bench/episode_throughput.py
+	$(BIN)/python bench/synth_throughput.py
 
 lint: setup
 	$(BIN)/ruff check coworkenv dags tests bench

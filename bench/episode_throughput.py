@@ -15,14 +15,10 @@ trajectories from Parquet would. Every replayed oracle must score 1.0, or the ru
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
-import platform
 import statistics
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +29,8 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # runnable from a checkout without `pip install -e .`
     sys.path.insert(0, str(REPO))
+
+from _common import display_path, machine_info, pin_to_one_core, time_modes  # noqa: E402  (bench/ is on sys.path when run)
 
 from coworkenv.agents import make_policy  # noqa: E402
 from coworkenv.env.runner import run_episode  # noqa: E402
@@ -45,39 +43,6 @@ DEFAULT_TASKS = REPO / "examples" / "tasks"
 TARGET_EPISODES_PER_S = 2000
 
 
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.lower().startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def pin_to_one_core() -> int | None:
-    """Pin this process to the first CPU it may use; None where the OS has no affinity API."""
-    if not hasattr(os, "sched_setaffinity"):
-        return None
-    cpu = min(os.sched_getaffinity(0))
-    os.sched_setaffinity(0, {cpu})
-    return cpu
-
-
-def machine_info(pinned: int | None) -> dict[str, Any]:
-    import pydantic
-
-    return {
-        "cpu": cpu_model(),
-        "logical_cpus": os.cpu_count(),
-        "pinned_cpu": pinned,
-        "python": platform.python_version(),
-        "implementation": platform.python_implementation(),
-        "platform": platform.platform(),
-        "pydantic": pydantic.VERSION,
-    }
-
-
 def oracle_trajectories(tasks: list[TaskSpec]) -> list[tuple[TaskSpec, Trajectory, int]]:
     """(spec, oracle trajectory, number of tool calls it replays) per task; fails if an oracle is not 1.0."""
     out = []
@@ -88,30 +53,6 @@ def oracle_trajectories(tasks: list[TaskSpec]) -> list[tuple[TaskSpec, Trajector
             raise SystemExit(f"{spec.id}: the replayed oracle scores {score}, not 1.0; fix the task before benchmarking")
         out.append((spec, trajectory, len(evidence.calls)))
     return out
-
-
-def time_modes(
-    modes: dict[str, Callable[[], None]], rounds: int, warmup: int, repeats: int
-) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
-    """Wall-clock and CPU seconds per round (one pass over every task), one value per repeat and mode.
-
-    The modes are interleaved repeat by repeat, so that a slow spell of the machine hits them alike. CPU time
-    (this process only) leaves out time the process spent waiting for the core on a busy machine.
-    """
-    for work in modes.values():
-        for _ in range(warmup):
-            work()
-    per_round: dict[str, list[float]] = {name: [] for name in modes}
-    cpu_per_round: dict[str, list[float]] = {name: [] for name in modes}
-    for _ in range(repeats):
-        for name, work in modes.items():
-            gc.collect()
-            start, cpu_start = time.perf_counter(), time.process_time()
-            for _ in range(rounds):
-                work()
-            per_round[name].append((time.perf_counter() - start) / rounds)
-            cpu_per_round[name].append((time.process_time() - cpu_start) / rounds)
-    return per_round, cpu_per_round
 
 
 def run(tasks_path: Path, rounds: int, warmup: int, repeats: int, per_task: bool) -> dict[str, Any]:
@@ -157,7 +98,7 @@ def run(tasks_path: Path, rounds: int, warmup: int, repeats: int, per_task: bool
     headline = modes["replay+grade"]["episodes_per_s"]
     return {
         "benchmark": "episode_throughput",
-        "tasks_path": str(tasks_path),
+        "tasks_path": display_path(tasks_path),
         "tasks": n_tasks,
         "tool_calls_per_pass": n_calls,
         "rounds": rounds,

@@ -136,7 +136,7 @@ class Draft:
         mid = self.next_id("m")
         self.messages.append({
             "id": mid, "folder": folder, "from": sender, "to": list(to if to is not None else [self.me["email"]]),
-            "cc": list(cc), "subject": subject, "body": body, "date": date or self.at(-self.rng.randrange(0, 5), self.rng.randrange(7, 18)),
+            "cc": list(cc), "subject": subject, "body": body, "date": date or self.at(-self.rng.randrange(1, 6), self.rng.randrange(7, 18)),
         })  # fmt: skip
         return mid
 

@@ -19,11 +19,16 @@ Diaz Eriksen Farouk Garcia Hansen Ito Jovanovic Keller Lopez Meyer Nilsson Olsen
 Weber Young Zhang Amato Bauer Carvalho Demir Esposito Ferreira Gallo Hoffmann Ivanova Janssen Koch Lehmann Marino
 Nowak Oliveira Pereira Richter Suzuki Tamura Vasquez Wagner Ziegler""".split()
 
-COMPANIES = """Acme Globex Initech Umbrella Hooli Vandelay Stark Wayne Wonka Tyrell Cyberdyne Soylent Aperture Massive
-Oscorp Gringotts Monarch Nakatomi Pied Piper Dunder Sterling Prestige Virtucon Zorg Blue Sun Rekall Weyland Gekko
-Bluth Krusty Duff Lacuna Momcorp Planet Express Sirius Tessier Yoyodyne Abstergo Black Mesa Clampett Frobozz Kwik
-Lunar Nordic Orbit Pacific Quantum Redwood Summit Titan Unity Vertex Willow Zenith Alder Beacon Cobalt Delta Ember
-Fjord Granite Harbor Iris Juniper Kestrel Lumen Meridian Nimbus Onyx Pinnacle Quarry Riverstone Solstice""".split()
+COMPANIES = [
+    "Acme", "Globex", "Initech", "Umbrella", "Hooli", "Vandelay", "Stark", "Wayne", "Wonka", "Tyrell",
+    "Cyberdyne", "Soylent", "Aperture", "Massive", "Oscorp", "Gringotts", "Monarch", "Nakatomi", "Pied Piper",
+    "Dunder", "Sterling", "Prestige", "Virtucon", "Zorg", "Blue Sun", "Rekall", "Weyland", "Gekko", "Bluth",
+    "Krusty", "Duff", "Lacuna", "Momcorp", "Planet Express", "Sirius", "Tessier", "Yoyodyne", "Abstergo",
+    "Black Mesa", "Clampett", "Frobozz", "Kwik", "Lunar", "Nordic", "Orbit", "Pacific", "Quantum", "Redwood",
+    "Summit", "Titan", "Unity", "Vertex", "Willow", "Zenith", "Alder", "Beacon", "Cobalt", "Delta", "Ember",
+    "Fjord", "Granite", "Harbor", "Iris", "Juniper", "Kestrel", "Lumen", "Meridian", "Nimbus", "Onyx",
+    "Pinnacle", "Quarry", "Riverstone", "Solstice"
+]  # fmt: skip
 
 TEAMS = ["finance", "sales", "marketing", "engineering", "support", "legal", "operations", "people", "design", "security"]
 

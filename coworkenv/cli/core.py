@@ -1,4 +1,4 @@
-"""The `coworkenv` command. Bad input → one line on stderr and exit code 2, never a traceback."""
+"""Core commands: schema, tools, grade, run, gate, demo."""
 
 from __future__ import annotations
 
@@ -9,22 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
+from coworkenv.cli.app import TaskOpt, app, print_json, schema_app
 from coworkenv.errors import CoworkEnvError
-
-app = typer.Typer(
-    help="CoworkEnv: executable, verifiable training environments for tool-using coworker agents.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
-schema_app = typer.Typer(help="Print the JSON Schema of a contract type.", no_args_is_help=True)
-app.add_typer(schema_app, name="schema")
-
-TaskOpt = Annotated[Path, typer.Option("--task", "-t", help="TaskSpec JSON file.")]
-
-
-def _print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
 
 
 @schema_app.command("task")
@@ -32,7 +18,7 @@ def schema_task() -> None:
     """JSON Schema of a TaskSpec."""
     from coworkenv.spec.task import TaskSpec
 
-    _print_json(TaskSpec.model_json_schema(by_alias=True))
+    print_json(TaskSpec.model_json_schema(by_alias=True))
 
 
 @schema_app.command("trajectory")
@@ -40,7 +26,7 @@ def schema_trajectory() -> None:
     """JSON Schema of a trajectory."""
     from coworkenv.env.trajectory import Trajectory
 
-    _print_json(Trajectory.model_json_schema())
+    print_json(Trajectory.model_json_schema())
 
 
 @app.command()
@@ -55,7 +41,7 @@ def tools(
     if service is not None and not names:
         raise CoworkEnvError(f"unknown service {service!r}")
     if as_json:
-        _print_json(tool_schemas(names))
+        print_json(tool_schemas(names))
         return
     from rich.console import Console
     from rich.table import Table
@@ -82,7 +68,7 @@ def grade(
         result = grade_trajectory(spec, load_model(Trajectory, trajectory))
     except CoworkEnvError as exc:
         raise CoworkEnvError(f"{trajectory}: {exc}") from None
-    _print_json(result.model_dump(mode="json"))
+    print_json(result.model_dump(mode="json"))
 
 
 @app.command()
@@ -198,21 +184,3 @@ def demo(
     raise typer.Exit(1 if failed else 0)
 
 
-@app.command("airflow-env")
-def airflow_env() -> None:
-    """Print `export` lines for the embedded Airflow (SQLite, LocalExecutor, this repo's dags/)."""
-    from coworkenv.airflow_env import embedded_env, shell_exports
-
-    typer.echo(shell_exports(embedded_env()))
-
-
-def main() -> None:
-    try:
-        app()
-    except CoworkEnvError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        sys.exit(2)
-
-
-if __name__ == "__main__":
-    main()
