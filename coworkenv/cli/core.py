@@ -98,13 +98,24 @@ def run(
     typer.echo(f"{spec.id}: agent={agent} score={result.score} passed={result.passed}", err=True)
 
 
+MAX_TASK_ROWS = 40
+
+
 def _reports_table(reports: list) -> Any:
+    """One row per task for a handful of tasks; one row per family beyond that."""
     from rich.table import Table
 
-    table = Table("task", "family", "capabilities", "gate", "oracle", "null")
-    for r in reports:
-        gate = "[green]pass[/]" if r.gate_passed else "[red]FAIL[/]"
-        table.add_row(r.task_id, r.family, ", ".join(r.capabilities), gate, f"{r.oracle_score:.4f}", f"{r.null_score:.4f}")
+    if len(reports) <= MAX_TASK_ROWS:
+        table = Table("task", "family", "capabilities", "gate", "oracle", "null")
+        for r in reports:
+            gate = "[green]pass[/]" if r.gate_passed else "[red]FAIL[/]"
+            table.add_row(r.task_id, r.family, ", ".join(r.capabilities), gate, f"{r.oracle_score:.4f}", f"{r.null_score:.4f}")
+        return table
+    from coworkenv.pipeline.core_check import summarize_reports
+
+    table = Table("family", "tasks", "gate passed")
+    for family, counts in summarize_reports([r.model_dump() for r in reports])["families"].items():
+        table.add_row(family, str(counts["tasks"]), str(counts["gate_passed"]))
     return table
 
 
