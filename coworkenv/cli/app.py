@@ -36,7 +36,13 @@ def airflow_env() -> None:
 
 
 def main() -> None:
-    from coworkenv.cli import core, synth  # noqa: F401  (register the commands)
+    import importlib
+    import pkgutil
+
+    import coworkenv.cli as package
+
+    for module in pkgutil.iter_modules(package.__path__):  # every command module registers on import
+        importlib.import_module(f"coworkenv.cli.{module.name}")
 
     try:
         app()

@@ -1,0 +1,1 @@
+"""Validation: the sandboxed battery that proves every task by running it."""
