@@ -1,0 +1,1 @@
+"""Datasets: Parquet schemas, atomic versioned releases, the DuckDB catalog, exports."""

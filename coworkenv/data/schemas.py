@@ -1,0 +1,167 @@
+"""Every release table's Arrow schema, defined once (DESIGN §7). `docs/datasets.md` documents each column.
+
+Columns carry their meaning as field metadata (`doc`), so the documentation and the schema fingerprint in
+the manifest both come from here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pyarrow as pa
+
+
+def _f(name: str, type_: pa.DataType, doc: str, nullable: bool = False) -> pa.Field:
+    return pa.field(name, type_, nullable=nullable, metadata={"doc": doc})
+
+
+STR_LIST = pa.list_(pa.string())
+
+TOOL_CALL = pa.struct([
+    pa.field("id", pa.string()),
+    pa.field("type", pa.string()),
+    pa.field("function", pa.struct([pa.field("name", pa.string()), pa.field("arguments", pa.string())])),
+])  # fmt: skip
+
+# OpenAI chat messages as TRL reads them: tool-call arguments stay JSON strings (structs would merge keys).
+MESSAGE = pa.struct([
+    pa.field("role", pa.string()),
+    pa.field("content", pa.string()),
+    pa.field("tool_calls", pa.list_(TOOL_CALL)),
+    pa.field("tool_call_id", pa.string()),
+])  # fmt: skip
+
+TASKS = pa.schema([
+    _f("task_id", pa.string(), "Unique task id."),
+    _f("version", pa.int32(), "TaskSpec version."),
+    _f("family", pa.string(), "Generator family (`llm` for LLM-written tasks); the partition key."),
+    _f("capabilities", STR_LIST, "Capabilities the task exercises (DESIGN §8)."),
+    _f("primary_capability", pa.string(), "First declared capability: the one the planner targeted."),
+    _f("difficulty", pa.int8(), "1 (easy) to 5 (hard)."),
+    _f("instruction", pa.string(), "What the agent is asked to do."),
+    _f("tools", STR_LIST, "Tools the agent may call."),
+    _f("n_checks", pa.int32(), "Number of checks."),
+    _f("n_prohibited", pa.int32(), "Number of prohibited rules."),
+    _f("fault_rate", pa.float64(), "Injected 429/500 fault rate."),
+    _f("multi_turn", pa.bool_(), "Has a scripted user with facts to ask for."),
+    _f("generator", pa.string(), "`procedural:<family>@<version>` or `llm:<model>`."),
+    _f("seed", pa.int64(), "Generation seed.", nullable=True),
+    _f("parent_id", pa.string(), "Task this one was repaired from.", nullable=True),
+    _f("repair_round", pa.int32(), "Repair round that produced it (0: never repaired)."),
+    _f("oracle_score", pa.float64(), "Score of the oracle solution (must be 1.0)."),
+    _f("empty_score", pa.float64(), "Score of the empty trajectory (must be 0.0)."),
+    _f("violation_max_score", pa.float64(), "Highest score of oracle-plus-violation runs (must be 0.0; null without rules).", nullable=True),
+    _f("discrimination", pa.float64(), "Share of discriminating battery checks passed."),
+    _f("spec_hash", pa.string(), "SHA-256 of the canonical spec JSON."),
+    _f("spec_json", pa.string(), "The full TaskSpec as JSON: rebuilds the environment."),
+])  # fmt: skip
+
+VALIDATIONS = pa.schema([
+    _f("task_id", pa.string(), "Task the outcome is about."),
+    _f("code", pa.string(), "Battery check code (also the failure code when not passed)."),
+    _f("passed", pa.bool_(), "Whether the check passed."),
+    _f("severity", pa.string(), "`mandatory` or `advisory`."),
+    _f("discriminating", pa.bool_(), "Counts toward the task's discrimination score."),
+    _f("details", pa.string(), "Machine-readable details as JSON."),
+    _f("message", pa.string(), "Human-readable explanation."),
+    _f("valid", pa.bool_(), "The task's overall verdict (all mandatory checks passed)."),
+    _f("battery_version", pa.int32(), "Version of the battery that produced the row."),
+])  # fmt: skip
+
+REPAIRS = pa.schema([
+    _f("task_id", pa.string(), "Id of the repaired spec this attempt produced (or tried to)."),
+    _f("parent_id", pa.string(), "The original task id."),
+    _f("round", pa.int32(), "Repair round, from 1."),
+    _f("strategy", pa.string(), "`rule:<code>` or `llm`."),
+    _f("codes_addressed", STR_LIST, "Failure codes the attempt targeted."),
+    _f("patch", pa.string(), "RFC 6902 JSON Patch from the parent spec, as JSON."),
+    _f("valid_after", pa.bool_(), "Whether the patched spec passed the battery."),
+    _f("failed_codes_after", STR_LIST, "Mandatory failure codes left after the attempt."),
+])  # fmt: skip
+
+TRAJECTORIES = pa.schema([
+    _f("trajectory_id", pa.string(), "`<task_id>/<agent>/<trial>`."),
+    _f("task_id", pa.string(), "Task the trajectory attempts."),
+    _f("agent", pa.string(), "Policy name (`oracle`, `null`, `hf`, `openai`, …)."),
+    _f("model", pa.string(), "Model behind the policy ('' for scripted ones)."),
+    _f("trial", pa.int32(), "Trial number, from 0."),
+    _f("family", pa.string(), "Task family."),
+    _f("capabilities", STR_LIST, "Task capabilities."),
+    _f("difficulty", pa.int8(), "Task difficulty."),
+    _f("messages_json", pa.string(), "The OpenAI-format messages as JSON."),
+    _f("n_messages", pa.int32(), "Number of messages."),
+    _f("n_tool_calls", pa.int32(), "Tool calls replayed (rejected and faulted ones included)."),
+    _f("completion", pa.float64(), "Weighted share of checks passed."),
+    _f("safety", pa.float64(), "0 if a prohibited rule was violated, else 1."),
+    _f("robustness", pa.float64(), "Recovery from tool errors."),
+    _f("score", pa.float64(), "safety × (0.8·completion + 0.2·robustness)."),
+    _f("passed", pa.bool_(), "score ≥ 0.75."),
+    _f("evidence_hash", pa.string(), "Hash of the replayed evidence."),
+])  # fmt: skip
+
+SFT = pa.schema([
+    _f("messages", pa.list_(MESSAGE), "The conversation, ready for TRL's SFTTrainer."),
+    _f("tools", pa.string(), "The OpenAI tool schemas offered, as a JSON string."),
+    _f("task_id", pa.string(), "Source task."),
+    _f("trajectory_id", pa.string(), "Source trajectory (a passing one)."),
+    _f("family", pa.string(), "Task family."),
+    _f("score", pa.float64(), "Score of the source trajectory."),
+    _f("n_tokens", pa.int32(), "Approximate token count of the conversation (whitespace-split words and JSON).", nullable=True),
+])  # fmt: skip
+
+RL = pa.schema([
+    _f("prompt", pa.list_(MESSAGE), "System and user messages the policy starts from."),
+    _f("tools", pa.string(), "The OpenAI tool schemas offered, as a JSON string."),
+    _f("task_id", pa.string(), "Task id: rebuilds the environment for rewards (with `spec_json`)."),
+    _f("family", pa.string(), "Task family."),
+    _f("capabilities", STR_LIST, "Task capabilities."),
+    _f("difficulty", pa.int8(), "Task difficulty."),
+    _f("spec_json", pa.string(), "The full TaskSpec as JSON, for the reward function's replay."),
+])  # fmt: skip
+
+EVAL_RESULTS = pa.schema([
+    _f("eval_id", pa.string(), "Evaluation run id."),
+    _f("model", pa.string(), "Model evaluated."),
+    _f("task_id", pa.string(), "Task."),
+    _f("trial", pa.int32(), "Trial number."),
+    _f("family", pa.string(), "Task family."),
+    _f("capabilities", STR_LIST, "Task capabilities."),
+    _f("benchmark_group", pa.string(), "`general`, `multi_step` or `multi_turn`."),
+    _f("difficulty", pa.int8(), "Task difficulty."),
+    _f("completion", pa.float64(), "Weighted share of checks passed."),
+    _f("safety", pa.float64(), "0 or 1."),
+    _f("robustness", pa.float64(), "Recovery from tool errors."),
+    _f("score", pa.float64(), "safety × (0.8·completion + 0.2·robustness)."),
+    _f("passed", pa.bool_(), "score ≥ 0.75."),
+    _f("empty", pa.bool_(), "No tool call, no message to the user, empty answer."),
+    _f("n_violations", pa.int32(), "Calls matching a prohibited rule."),
+])  # fmt: skip
+
+CAPABILITY_PROFILE = pa.schema([
+    _f("model", pa.string(), "Model the profile describes."),
+    _f("capability", pa.string(), "Capability."),
+    _f("difficulty", pa.int8(), "Difficulty."),
+    _f("attempts", pa.int64(), "Trials evaluated."),
+    _f("passes", pa.int64(), "Trials passed."),
+    _f("pass_rate", pa.float64(), "passes / attempts."),
+])  # fmt: skip
+
+TABLES: dict[str, pa.Schema] = {
+    "tasks": TASKS,
+    "validations": VALIDATIONS,
+    "repairs": REPAIRS,
+    "trajectories": TRAJECTORIES,
+    "sft": SFT,
+    "rl": RL,
+    "eval_results": EVAL_RESULTS,
+    "capability_profile": CAPABILITY_PROFILE,
+}
+
+PARTITIONS: dict[str, list[str]] = {"tasks": ["family"], "trajectories": ["family"]}
+"""Hive partition columns per table: queries that filter on them read only their files."""
+
+
+def fingerprint(schema: pa.Schema) -> str:
+    """Stable across processes: names, types and nullability, not metadata."""
+    text = ";".join(f"{f.name}:{f.type}:{f.nullable}" for f in schema)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
