@@ -1,0 +1,230 @@
+"""Helper columns the suites check, derived from the release tables before they reach Great Expectations.
+
+GX column expectations look at one row (or a pair of columns) at a time; rules that need a JSON parse, a list
+element or another table become plain columns here, and the suites then expect things of those columns:
+
+- cross-table rules are joins: `validations.task_published` (the row's task is in `tasks`), `tasks.has_validations`,
+  `sft.source_known` / `sft.source_passed` (the SFT row's trajectory exists / passed); and a group-by:
+  `validations.valid_recomputed` (every mandatory row of the task passed). This keeps every gate on
+  GX's pandas path (fast, ephemeral, no SQL engine); `UnexpectedRowsExpectation` would need a SQL data source.
+- recomputations are columns compared with a pair expectation: `score_recomputed` (DESIGN §5 formula),
+  `passed_recomputed` (score ≥ 0.75), `first_capability`, `spec_id`.
+- values GX cannot see inside: `unknown_capabilities` (null when all are known), `n_capabilities`,
+  `min_check_weight` (from `spec_json`), `last_role`, `n_tools`.
+
+A derived column is left out when a column it needs is missing; the suite's column-set expectation then names
+the missing column and the rules on the derived column report the missing column too.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from coworkenv.errors import CoworkEnvError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+PASS_THRESHOLD = 0.75
+"""DESIGN §5: passed = score ≥ 0.75 (the same constant as `coworkenv.grading.score.PASS_THRESHOLD`)."""
+
+
+def to_frame(table: Any, name: str) -> pd.DataFrame:
+    """A pandas DataFrame copy of a DataFrame, a pyarrow Table/RecordBatch or anything with `to_pandas()`."""
+    import pandas as pd
+
+    if isinstance(table, pd.DataFrame):
+        return table.copy()
+    to_pandas = getattr(table, "to_pandas", None)
+    if callable(to_pandas):
+        frame = to_pandas()
+        if isinstance(frame, pd.DataFrame):
+            return frame
+    raise CoworkEnvError(f"table {name!r} must be a pandas DataFrame or a pyarrow Table, got {type(table).__name__}")
+
+
+# --- scalar helpers -------------------------------------------------------------------------------------------
+
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float):  # numpy floats included
+        return math.isnan(value)
+    import pandas as pd
+
+    return value is pd.NA or value is pd.NaT
+
+
+def as_list(value: Any) -> list[Any] | None:
+    """A list column's cell as a list (pyarrow gives numpy arrays, pandas callers give lists); None if not one."""
+    if value is None or isinstance(value, (str, bytes, dict)):
+        return None
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist):
+        out = tolist()
+        return out if isinstance(out, list) else None
+    return None
+
+
+def parse_json(value: Any) -> Any:
+    """The parsed JSON, or a sentinel `_BAD` when the cell is not a JSON string."""
+    if not isinstance(value, str):
+        return _BAD
+    try:
+        return json.loads(value)
+    except ValueError:
+        return _BAD
+
+
+_BAD = object()
+
+
+def recompute_score(safety: Any, completion: Any, robustness: Any) -> float | None:
+    """DESIGN §5 score from its parts, computed exactly as grading does; None when a part is missing."""
+    parts = (safety, completion, robustness)
+    if any(_missing(p) for p in parts):
+        return None
+    try:
+        safety, completion, robustness = (float(p) for p in parts)
+    except (TypeError, ValueError):
+        return None
+    return round(safety * (0.8 * completion + 0.2 * robustness), 4)
+
+
+def min_check_weight(spec_json: Any) -> float | None:
+    """Smallest check weight in the spec (a check without `weight` weighs 1.0); 0.0 when there are no checks.
+
+    None when the spec does not parse (the `spec_json` rule reports that).
+    """
+    spec = parse_json(spec_json)
+    if spec is _BAD:
+        return None
+    checks = spec.get("checks") if isinstance(spec, dict) else None
+    if not isinstance(checks, list) or not checks:
+        return 0.0
+    weights = []
+    for check in checks:
+        weight = check.get("weight", 1.0) if isinstance(check, dict) else None
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or math.isnan(weight):
+            return 0.0  # a weight that is no number cannot be > 0
+        weights.append(float(weight))
+    return min(weights)
+
+
+def spec_id(spec_json: Any) -> str | None:
+    spec = parse_json(spec_json)
+    if spec is _BAD or not isinstance(spec, dict):
+        return None
+    value = spec.get("id")
+    return value if isinstance(value, str) else ""
+
+
+def unknown_names(value: Any, known: frozenset[str]) -> str | None:
+    """Comma-joined unknown entries of a list cell; None when every entry is known (or the cell is no list)."""
+    items = as_list(value)
+    if items is None:
+        return None
+    unknown = [str(item) for item in items if item not in known]
+    return ", ".join(unknown) if unknown else None
+
+
+def last_role(value: Any) -> str | None:
+    """Role of the conversation's last message; '' for an empty conversation, None when it is no list."""
+    messages = as_list(value)
+    if messages is None:
+        return None
+    if not messages:
+        return ""
+    last = messages[-1]
+    role = last.get("role") if isinstance(last, Mapping) else None
+    return role if isinstance(role, str) else ""
+
+
+def n_tools(value: Any) -> int | None:
+    tools = parse_json(value)
+    if tools is _BAD:
+        return None
+    return len(tools) if isinstance(tools, list) else 0
+
+
+# --- per-column derivations -------------------------------------------------------------------------------------
+
+
+def _derive(df: pd.DataFrame, name: str, sources: Iterable[str], fn: Callable[..., Any]) -> None:
+    import pandas as pd
+
+    sources = list(sources)
+    if not all(col in df.columns for col in sources):
+        return
+    values = [fn(*row) for row in zip(*(df[col].tolist() for col in sources), strict=True)] if len(df) else []
+    df[name] = pd.Series(values, index=df.index, dtype=object)
+
+
+def _derive_number(df: pd.DataFrame, name: str, sources: Iterable[str], fn: Callable[..., Any]) -> None:
+    import pandas as pd
+
+    _derive(df, name, sources, fn)
+    if name in df.columns:
+        df[name] = pd.to_numeric(df[name], errors="coerce").astype("float64")
+
+
+def _ids(df: pd.DataFrame | None, column: str) -> frozenset[Any] | None:
+    if df is None or column not in df.columns:
+        return None
+    return frozenset(v for v in df[column].tolist() if not _missing(v))
+
+
+def derive_capabilities(df: pd.DataFrame, capabilities: frozenset[str]) -> None:
+    _derive_number(df, "n_capabilities", ["capabilities"], lambda v: None if as_list(v) is None else len(as_list(v)))
+    _derive(df, "unknown_capabilities", ["capabilities"], lambda v: unknown_names(v, capabilities))
+
+
+def derive_scores(df: pd.DataFrame) -> None:
+    _derive_number(df, "score_recomputed", ["safety", "completion", "robustness"], recompute_score)
+    _derive(df, "passed_recomputed", ["score"], lambda s: None if _missing(s) else bool(float(s) >= PASS_THRESHOLD))
+
+
+def derive_validated(tables: dict[str, pd.DataFrame], capabilities: frozenset[str]) -> dict[str, pd.DataFrame]:
+    tasks, validations = tables["tasks"], tables["validations"]
+    derive_capabilities(tasks, capabilities)
+    _derive(tasks, "first_capability", ["capabilities"], lambda v: (as_list(v) or [None])[0])
+    _derive_number(tasks, "min_check_weight", ["spec_json"], min_check_weight)
+    _derive(tasks, "spec_id", ["spec_json"], spec_id)
+    validated_ids = _ids(validations, "task_id")
+    if validated_ids is not None:
+        _derive(tasks, "has_validations", ["task_id"], lambda t: t in validated_ids)
+    task_ids = _ids(tasks, "task_id")
+    if task_ids is not None:
+        _derive(validations, "task_published", ["task_id"], lambda t: t in task_ids)
+    if {"task_id", "severity", "passed"} <= set(validations.columns):
+        failed = {t for t, sev, ok in zip(validations["task_id"], validations["severity"], validations["passed"], strict=True)
+                  if sev == "mandatory" and (_missing(ok) or not bool(ok))}  # fmt: skip
+        _derive(validations, "valid_recomputed", ["task_id"], lambda t: t not in failed)
+    return tables
+
+
+def derive_rollouts(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    trajectories, sft = tables["trajectories"], tables["sft"]
+    derive_scores(trajectories)
+    passed: dict[Any, Any] | None = None
+    if {"trajectory_id", "passed"} <= set(trajectories.columns):
+        passed = dict(zip(trajectories["trajectory_id"].tolist(), trajectories["passed"].tolist(), strict=True))
+    if passed is not None:
+        _derive(sft, "source_known", ["trajectory_id"], lambda t: t in passed)
+        _derive(sft, "source_passed", ["trajectory_id"], lambda t: None if _missing(passed.get(t)) else bool(passed[t]))
+    _derive(sft, "last_role", ["messages"], last_role)
+    _derive_number(sft, "n_tools", ["tools"], n_tools)
+    return tables
+
+
+def derive_evaluated(tables: dict[str, pd.DataFrame], capabilities: frozenset[str]) -> dict[str, pd.DataFrame]:
+    results = tables["eval_results"]
+    derive_scores(results)
+    derive_capabilities(results, capabilities)
+    return tables

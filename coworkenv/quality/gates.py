@@ -1,0 +1,331 @@
+"""`run_gate(stage, tables)`: check a stage's tables against its Great Expectations suites.
+
+Each call builds a fresh ephemeral GX context (in-memory stores, analytics and progress bars off; ~20 ms), adds a
+pandas data source with one dataframe asset per table, runs one validation definition per table and, when a
+`report_dir` is given, renders GX Data Docs into `report_dir/data_docs/<stage>/` (a local filesystem site; the
+index is `report_dir/data_docs/<stage>/index.html`). One site per stage: GX's site builder drops pages whose
+results are not in the context's stores, so stages sharing a site would erase each other's pages, and a rerun
+replaces its stage's report. A fresh context per call keeps runs independent: nothing from an earlier run leaks
+into the report.
+
+A failing gate raises `GateFailed` after the report is written: its message lists every failed expectation with
+its counts and up to five examples, and `GateFailed.result` holds the whole `GateResult`. The gate never
+publishes anything; callers publish only after `run_gate` returns.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from coworkenv.errors import CoworkEnvError
+from coworkenv.quality.derive import to_frame
+from coworkenv.quality.suites import GATES, StageGate
+
+log = logging.getLogger(__name__)
+
+DOCS_FOLDER = "data_docs"
+SITE_NAME = "coworkenv_gates"
+MAX_EXAMPLES = 5
+DOCS_EXAMPLES = 20
+"""Unexpected values GX keeps per expectation (shown in Data Docs); failures quote the first MAX_EXAMPLES."""
+
+
+class FailedExpectation(BaseModel):
+    """One expectation that did not hold."""
+
+    model_config = ConfigDict(frozen=True)
+
+    table: str
+    rule: str
+    """The suite's short name for the rule (`meta.rule`), e.g. `oracle_scores_1`."""
+    expectation: str
+    """GX expectation type, e.g. `expect_column_values_to_be_in_set`."""
+    column: str | None = None
+    """The column checked (for single-column expectations)."""
+    columns: list[str] = []
+    """Every column the expectation reads (pair and compound expectations name several)."""
+    description: str = ""
+    row_condition: str | None = None
+    unexpected_count: int | None = None
+    """Rows that broke the rule (None for table-level expectations and errors)."""
+    element_count: int | None = None
+    """Rows checked (after the row condition)."""
+    examples: list[Any] = []
+    """Up to five offending values or rows (rows carry the table's id columns)."""
+    message: str
+
+
+class GateResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    stage: str
+    success: bool
+    statistics: dict[str, Any]
+    """evaluated/successful/unsuccessful expectation counts, success_percent, per-table rows, seconds."""
+    failures: list[FailedExpectation] = []
+    report_path: str | None = None
+    """Data Docs index (`<report_dir>/data_docs/<stage>/index.html`) when a report_dir was given."""
+
+    def summary(self) -> str:
+        stats = self.statistics
+        head = (
+            f"gate {self.stage!r} {'passed' if self.success else 'failed'}: "
+            f"{stats.get('unsuccessful_expectations', 0)} of {stats.get('evaluated_expectations', 0)} expectations failed"
+        )
+        lines = [head]
+        for failure in self.failures:
+            lines.append(f"  - {failure.message}")
+        if not self.success:
+            lines.append("  nothing from this stage may be published")
+        if self.report_path:
+            lines.append(f"  Data Docs: {self.report_path}")
+        elif stats.get("report_error"):
+            lines.append(f"  Data Docs could not be written: {stats['report_error']}")
+        return "\n".join(lines)
+
+
+class GateFailed(CoworkEnvError):
+    """A stage's data broke its suite; `result` has the failed expectations and the report path."""
+
+    def __init__(self, result: GateResult):
+        self.result = result
+        super().__init__(result.summary())
+
+    def __str__(self) -> str:
+        return self.result.summary()
+
+    def __reduce__(self) -> tuple[Any, ...]:  # picklable (process pools, Airflow/Celery workers)
+        return (type(self), (self.result,))
+
+
+def stages() -> list[str]:
+    return GATES.names()
+
+
+def run_gate(stage: str, tables: dict[str, Any], *, report_dir: str | Path | None = None) -> GateResult:
+    """Validate `tables` (pandas DataFrames or pyarrow Tables by table name) against the stage's suites.
+
+    Raises `UnknownName` for an unknown stage, `CoworkEnvError` when a table the stage needs is missing, and
+    `GateFailed` (after writing Data Docs into `report_dir`, when given) when an expectation fails.
+    """
+    gate = GATES.get(stage)
+    missing = [name for name in gate.tables if name not in tables]
+    if missing:
+        raise CoworkEnvError(f"gate {stage!r} needs tables {', '.join(gate.tables)}; missing: {', '.join(missing)}")
+    started = time.perf_counter()
+    frames = {name: to_frame(tables[name], name) for name in gate.tables}
+    gate.derive(frames)
+
+    docs_dir = Path(report_dir) / DOCS_FOLDER / stage if report_dir is not None else None
+    context, suites, results = _validate(gate, frames, docs_dir)
+    report_path, report_error = None, None
+    if docs_dir is not None:
+        report_path, report_error = _build_docs(context, docs_dir)
+
+    failures: list[FailedExpectation] = []
+    evaluated = successful = 0
+    per_table: dict[str, dict[str, int]] = {}
+    for table, suite_result in results.items():
+        table_failed = 0
+        order = {e.meta["rule"]: i for i, e in enumerate(suites[table].expectations)}
+        table_failures = []
+        for item in suite_result.results:
+            evaluated += 1
+            if item.success:
+                successful += 1
+            else:
+                table_failed += 1
+                table_failures.append(_failure(table, item, gate.id_columns.get(table, ())))
+        # GX reports table-level expectations last; keep the suite's order (columns first, then as written)
+        failures.extend(sorted(table_failures, key=lambda f: order.get(f.rule, len(order))))
+        per_table[table] = {"rows": len(frames[table]), "expectations": len(suite_result.results), "failed": table_failed}
+    statistics: dict[str, Any] = {
+        "evaluated_expectations": evaluated,
+        "successful_expectations": successful,
+        "unsuccessful_expectations": evaluated - successful,
+        "success_percent": round(100.0 * successful / evaluated, 2) if evaluated else 100.0,
+        "tables": per_table,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    if report_error:
+        statistics["report_error"] = report_error
+    result = GateResult(stage=stage, success=not failures, statistics=statistics, failures=failures, report_path=report_path)
+    if not result.success:
+        raise GateFailed(result)
+    return result
+
+
+# --- GX plumbing ------------------------------------------------------------------------------------------------
+
+
+def _context(docs_dir: Path | None) -> Any:
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import (
+        DataContextConfig,
+        InMemoryStoreBackendDefaults,
+        ProgressBarsConfig,
+    )
+
+    sites = {}
+    if docs_dir is not None:
+        sites[SITE_NAME] = {
+            "class_name": "SiteBuilder",
+            "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(docs_dir)},
+            "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
+        }
+    config = DataContextConfig(
+        store_backend_defaults=InMemoryStoreBackendDefaults(init_temp_docs_sites=False),
+        analytics_enabled=False,
+        progress_bars=ProgressBarsConfig(globally=False, metric_calculations=False),
+        data_docs_sites=sites,
+    )
+    return gx.get_context(mode="ephemeral", project_config=config)
+
+
+def _validate(gate: StageGate, frames: dict[str, Any], docs_dir: Path | None) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """The context the run used (its stores feed Data Docs), the suites, and each table's validation result."""
+    import great_expectations as gx
+    from great_expectations.core.run_identifier import RunIdentifier
+
+    context = _context(docs_dir)
+    source = context.data_sources.add_pandas("coworkenv")
+    suites = gate.build()
+    run_id = RunIdentifier(run_name=gate.stage, run_time=datetime.now(UTC))
+    results: dict[str, Any] = {}
+    for table in gate.tables:
+        frame = frames[table]
+        batch = source.add_dataframe_asset(table).add_batch_definition_whole_dataframe(table)
+        suite = context.suites.add(suites[table])
+        definition = context.validation_definitions.add(gx.ValidationDefinition(name=suite.name, data=batch, suite=suite))
+        ids = [col for col in gate.id_columns.get(table, ()) if col in frame.columns]
+        result_format: dict[str, Any] = {"result_format": "SUMMARY", "partial_unexpected_count": DOCS_EXAMPLES}
+        if ids:
+            result_format["unexpected_index_column_names"] = ids
+            result_format["return_unexpected_index_query"] = False
+        results[table] = definition.run(batch_parameters={"dataframe": frame}, result_format=result_format, run_id=run_id)
+    return context, suites, results
+
+
+def _build_docs(context: Any, docs_dir: Path) -> tuple[str | None, str | None]:
+    try:
+        docs_dir.mkdir(parents=True, exist_ok=True)
+        context.build_data_docs(site_names=[SITE_NAME])
+    except Exception as exc:  # noqa: BLE001 — a renderer problem must not hide the gate's verdict
+        log.warning("Data Docs could not be written to %s: %s", docs_dir, exc)
+        return None, f"{type(exc).__name__}: {exc}"
+    index = docs_dir / "index.html"
+    if not index.is_file():
+        return None, f"GX wrote no {index}"
+    return str(index), None
+
+
+# --- turning GX results into failures ------------------------------------------------------------------------------
+
+
+def _plain(value: Any) -> Any:
+    """JSON-friendly: numpy scalars → Python, tuples/arrays → lists, NaN → None."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist) and not isinstance(value, (str, bytes)):
+        return _plain(tolist())
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def _exception_message(info: Any) -> str | None:
+    if not isinstance(info, dict) or not info:
+        return None
+    if "raised_exception" in info:
+        if info.get("raised_exception"):
+            return str(info.get("exception_message") or "exception").strip().splitlines()[0]
+        return None
+    for nested in info.values():  # keyed by metric id
+        message = _exception_message(nested)
+        if message:
+            return message
+    return None
+
+
+def _columns(kwargs: dict[str, Any]) -> list[str]:
+    cols = [kwargs[k] for k in ("column", "column_A", "column_B") if kwargs.get(k)]
+    cols += list(kwargs.get("column_list") or [])
+    return [str(c) for c in cols]
+
+
+def _condition_text(condition: Any) -> str | None:
+    """`n_violations > 0` for a GX Condition (results carry it serialized as a dict)."""
+    if condition is None or isinstance(condition, str):
+        return condition
+    if isinstance(condition, dict):
+        from great_expectations.expectations.row_conditions import deserialize_row_condition
+
+        try:
+            condition = deserialize_row_condition(condition)
+        except (TypeError, ValueError):
+            return str(condition)
+    return repr(condition)
+
+
+def _ids_first(example: Any, ids: tuple[str, ...]) -> Any:
+    if not isinstance(example, dict):
+        return example
+    return {**{k: example[k] for k in ids if k in example}, **{k: v for k, v in example.items() if k not in ids}}
+
+
+def _failure(table: str, item: Any, ids: tuple[str, ...] = ()) -> FailedExpectation:
+    config = item.expectation_config
+    kwargs = dict(config.kwargs)
+    rule = str((config.meta or {}).get("rule") or config.type)
+    description = str(getattr(config, "description", None) or "")
+    column = kwargs.get("column")
+    columns = _columns(kwargs)
+    row_condition = _condition_text(kwargs.get("row_condition"))
+    result = item.result or {}
+    unexpected = result.get("unexpected_count")
+    element_count = result.get("element_count")
+    examples: list[Any] = []
+    error = _exception_message(item.exception_info)
+    if result.get("partial_unexpected_index_list"):
+        examples = result["partial_unexpected_index_list"]
+    elif result.get("partial_unexpected_list"):
+        examples = result["partial_unexpected_list"]
+    elif isinstance(result.get("details"), dict) and "mismatched" in result["details"]:
+        mismatched = result["details"]["mismatched"] or {}
+        examples = list(mismatched.get("missing") or [])
+    elif "observed_value" in result:
+        examples = [result["observed_value"]]
+    examples = [_ids_first(example, ids) for example in _plain(list(examples)[:MAX_EXAMPLES])]
+
+    target = ", ".join(columns) if columns else "table"
+    where = f" where {row_condition}" if row_condition else ""
+    head = f"{table}.{rule} ({config.type} on {target}{where})"
+    if error:
+        detail = f"could not be evaluated: {error}"
+    elif unexpected is not None:
+        of = f" of {element_count}" if element_count is not None else ""
+        detail = f"{unexpected}{of} rows unexpected"
+    elif "mismatched" in (result.get("details") or {}):
+        detail = f"missing columns: {', '.join(map(str, examples))}"
+    else:
+        detail = f"observed {_plain(result.get('observed_value'))!r}"
+    message = f"{head}: {detail}"
+    if description:
+        message += f" — expected: {description}"
+    if examples and not error and "mismatched" not in (result.get("details") or {}):
+        message += f"; examples: {examples!r}"
+    return FailedExpectation(
+        table=table, rule=rule, expectation=config.type, column=column, columns=columns, description=description,
+        row_condition=row_condition, unexpected_count=unexpected, element_count=element_count, examples=examples,
+        message=message,
+    )  # fmt: skip
