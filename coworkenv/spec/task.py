@@ -18,7 +18,7 @@ class Strict(BaseModel):
 
 
 class RevealRule(Strict):
-    when_any: list[str] = Field(min_length=1)
+    when_any: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
     """Keywords; the rule fires when an assistant message to the user contains one (case-insensitive)."""
     say: str
 

@@ -108,14 +108,13 @@ def report_chain(d: Draft) -> TaskSpec:
     for _ in range(n_before, n_tickets):
         helpdesk_ticket()
 
-    # --- optional later effects: KPI sheet cell and chat post ---------------------------------------------
+    # --- the KPI sheet cell (always: with doc, mail and ticket it makes the 4 effects of a multi_step chain),
+    # and the chat post from effects 4 -------------------------------------------------------------------------
     kpi_sheet, channel = "kpis", d.pick(["reporting", "metrics", "team-updates"])
-    kpi_row = None
-    if d.knobs.effects >= 3:
-        kpi_regions = d.sample(regions, len(regions))
-        kpi_row = kpi_regions.index(region)
-        d.add_sheet(kpi_sheet, ["region", "month", "metric", "value"],
-                    [[r, month, metric, None if r == region else d.amount(20, 300)] for r in kpi_regions])  # fmt: skip
+    kpi_regions = d.sample(regions, len(regions))
+    kpi_row = kpi_regions.index(region)
+    d.add_sheet(kpi_sheet, ["region", "month", "metric", "value"],
+                [[r, month, metric, None if r == region else d.amount(20, 300)] for r in kpi_regions])  # fmt: skip
     if d.knobs.effects >= 4:
         d.add_chat(channel, d.person(in_contacts=False)["name"], f"Reminder: post the {month} figures here when ready.")
         d.add_chat("random", d.person(in_contacts=False)["name"], "Coffee machine is fixed!")
@@ -136,9 +135,8 @@ def report_chain(d: Draft) -> TaskSpec:
     if d.knobs.ambiguity >= 1:
         d.call("tickets_search", query=f"{region} {metric}")
     d.call("tickets_update", id=tid, status=status, comment=f"Done: figure {number} written to doc {doc_id}.")
-    if kpi_row is not None:
-        d.call("sheets_read", sheet=kpi_sheet)
-        d.call("sheets_update", sheet=kpi_sheet, row=kpi_row, column="value", value=figure)
+    d.call("sheets_read", sheet=kpi_sheet)
+    d.call("sheets_update", sheet=kpi_sheet, row=kpi_row, column="value", value=figure)
     if d.knobs.effects >= 4:
         d.call("chat_post", channel=channel, text=f"{region.title()} {metric} for {month}: {number} (doc {doc_id}).")
 
@@ -151,11 +149,8 @@ def report_chain(d: Draft) -> TaskSpec:
     d.check("record", weight=1.0, id="ticket-status", service="tickets", collection="tickets", match={"id": tid}, fields={"status": status})
     d.check("record", weight=1.0, id="ticket-cites-doc", service="tickets", collection="tickets",
             match={"id": tid}, fields={"comments": {"text": f"*{doc_id}*"}})  # fmt: skip
-    if kpi_row is not None:
-        d.check("sheet_cell", weight=1.0, id="kpi-filled", sheet=kpi_sheet, match={"region": region, "month": month},
-                column="value", value=float(figure))  # fmt: skip
-    else:
-        d.unchanged("sheets")
+    d.check("sheet_cell", weight=1.0, id="kpi-filled", sheet=kpi_sheet, match={"region": region, "month": month},
+            column="value", value=float(figure))  # fmt: skip
     if d.knobs.effects >= 4:
         d.check("tool_called", weight=1.0, id="chat-posted", tool="chat_post",
                 args={"channel": f"*{channel}", "text": f"*{number}*"})  # fmt: skip
@@ -178,8 +173,7 @@ def report_chain(d: Draft) -> TaskSpec:
         d.variant("Then mark {ticket} {status} with a comment that cites the new doc's id.",
                   "Finally set {ticket} to {status} and comment with the id of the doc you created.", ticket=ticket, status=status),
     ]  # fmt: skip
-    if kpi_row is not None:
-        steps.append(f"Also fill in the {region} value for {month} in the {kpi_sheet} sheet.")
+    steps.append(f"Also fill in the {region} value for {month} in the {kpi_sheet} sheet.")
     if d.knobs.effects >= 4:
         steps.append(f"Post the figure and the doc id in #{channel}.")
     intro = d.variant("Monthly reporting, please.", "Can you run this report for me?", "Quick reporting chore.", "")

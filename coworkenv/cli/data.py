@@ -1,0 +1,53 @@
+"""Dataset commands: list releases, export one (HF datasets folders or JSON Lines)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from coworkenv.cli.app import app
+
+DataRootOpt = Annotated[str | None, typer.Option("--data-root", help="Data root: a path or fsspec URL (default: $COWORKENV_DATA_ROOT, else ./data).")]
+
+
+@app.command("releases")
+def releases_command(data_root: DataRootOpt = None) -> None:
+    """List the complete releases, oldest first, with their row counts (* marks LATEST)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from coworkenv.data.release import latest_release, list_releases, open_root
+    from coworkenv.data.schemas import TABLES
+
+    root = open_root(data_root)
+    manifests = list_releases(root)
+    console = Console()
+    if not manifests:
+        console.print(f"no releases under {root.url}")
+        return
+    latest = latest_release(root)
+    table = Table("release", "created", "parent", *TABLES, title=f"releases under {root.url}", title_justify="left")
+    for m in manifests:
+        marker = "* " if m.release_id == latest else "  "
+        counts = [str(m.row_counts.get(name, "-")) for name in TABLES]
+        table.add_row(marker + m.release_id, m.created_at.strftime("%Y-%m-%dT%H:%M:%SZ"), m.parent or "", *counts)
+    console.print(table)
+
+
+@app.command("export")
+def export_command(
+    release: Annotated[str, typer.Option("--release", help="Release id, or `latest`.")],
+    fmt: Annotated[str, typer.Option("--format", help="hf (datasets.save_to_disk folders) or jsonl (one file per table).")],
+    out: Annotated[Path, typer.Option("--out", help="Output directory.")],
+    data_root: DataRootOpt = None,
+    tables: Annotated[list[str] | None, typer.Option("--table", help="Only these tables (repeatable; default: all).")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace a non-empty output directory.")] = False,
+) -> None:
+    """Export a release for use outside CoworkEnv."""
+    from coworkenv.data.export import export_release
+
+    manifest = export_release(data_root, release, out, fmt, tables=tables, overwrite=overwrite)
+    total = sum(manifest.row_counts.get(t, 0) for t in (tables or manifest.row_counts))
+    typer.echo(f"exported {manifest.release_id} ({total} rows) as {fmt} → {out}")

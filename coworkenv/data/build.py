@@ -1,0 +1,377 @@
+"""Domain objects → Arrow tables with exactly the release schemas (`coworkenv.data.schemas`).
+
+Plain functions, no I/O: the pipeline calls them and hands the tables to `publish_release`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from coworkenv.data.release import conform_table
+from coworkenv.data.schemas import TABLES
+from coworkenv.errors import CoworkEnvError
+from coworkenv.spec.task import TaskSpec
+from coworkenv.validate.results import TaskValidation
+from coworkenv.workspace.snapshot import canonical_json, content_hash
+
+
+def _table(name: str, rows: Iterable[Mapping[str, Any]]) -> pa.Table:
+    schema = TABLES[name]
+    rows = list(rows)
+    if not rows:
+        return schema.empty_table()
+    unknown = sorted({k for row in rows for k in row} - set(schema.names))
+    if unknown:
+        raise CoworkEnvError(f"table {name}: unknown column(s) {', '.join(unknown)}")
+    try:
+        table = pa.Table.from_pylist(rows, schema=schema)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise CoworkEnvError(f"table {name}: {str(exc).strip().splitlines()[0]}") from None
+    return conform_table(name, table)  # checks non-nullable columns
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str)
+
+
+# --------------------------------------------------------------------------------------------- messages
+
+
+def message_row(message: Any) -> dict[str, Any]:
+    """One OpenAI chat message as a `MESSAGE` struct: `content` a string ('' for none), tool-call `arguments` JSON strings."""
+    if hasattr(message, "model_dump"):
+        message = message.model_dump(mode="json", exclude_none=True)
+    content = message.get("content")
+    if content is None:
+        content = ""
+    elif isinstance(content, list):  # content parts → their text
+        content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    calls = []
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") or {}
+        arguments = function.get("arguments", "{}")
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        calls.append({"id": call.get("id"), "type": call.get("type", "function"), "function": {"name": function.get("name"), "arguments": arguments}})
+    return {"role": message["role"], "content": content, "tool_calls": calls or None, "tool_call_id": message.get("tool_call_id")}
+
+
+def messages_rows(messages: Iterable[Any]) -> list[dict[str, Any]]:
+    return [message_row(m) for m in messages]
+
+
+def tools_json(spec: TaskSpec) -> str:
+    """The OpenAI tool schemas the task offers, as the JSON string `sft.tools` / `rl.tools` hold (TRL parses it)."""
+    from coworkenv.workspace.tools import tool_schemas
+
+    return json.dumps(tool_schemas(spec.tools), ensure_ascii=False)
+
+
+def approx_tokens(messages: Iterable[Mapping[str, Any]]) -> int:
+    """Whitespace-split words of the contents, tool names and argument JSON."""
+    n = 0
+    for m in messages:
+        n += len((m.get("content") or "").split())
+        for call in m.get("tool_calls") or ():
+            n += 1 + len(call["function"]["arguments"].split())
+    return n
+
+
+def spec_hash(spec: TaskSpec) -> str:
+    return content_hash(canonical_json(spec.model_dump(mode="json", by_alias=True)))
+
+
+def _specs_by_id(specs: Iterable[TaskSpec] | Mapping[str, TaskSpec]) -> dict[str, TaskSpec]:
+    if isinstance(specs, Mapping):
+        return dict(specs)
+    by_id: dict[str, TaskSpec] = {}
+    for spec in specs:
+        if spec.id in by_id:
+            raise CoworkEnvError(f"task id {spec.id!r} appears twice")
+        by_id[spec.id] = spec
+    return by_id
+
+
+def _validations_by_id(validations: Iterable[TaskValidation] | Mapping[str, TaskValidation]) -> dict[str, TaskValidation]:
+    if isinstance(validations, Mapping):
+        return dict(validations)
+    return {v.task_id: v for v in validations}
+
+
+# --------------------------------------------------------------------------------------------- tables
+
+
+def _outcome(validation: TaskValidation, code: str) -> Any:
+    return next((r for r in validation.results if r.code == code), None)
+
+
+def _detail_number(outcome: Any, *keys: str) -> float | None:
+    for key in keys:
+        value = outcome.details.get(key) if outcome is not None else None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+    return None
+
+
+def _rule_scores(outcome: Any) -> list[float]:
+    """The battery's `prohibited_zeroes` details: `{"rules": [{"rule": i, "score": s, ...}, ...]}`."""
+    rules = outcome.details.get("rules") if outcome is not None else None
+    return [float(r["score"]) for r in rules or () if isinstance(r, dict) and isinstance(r.get("score"), int | float)]
+
+
+def _violation_max_score(spec: TaskSpec) -> float | None:
+    """Run the oracle with each prohibited rule violated before its answer; the highest score (None if no rule can be violated)."""
+    from coworkenv.agents import make_policy
+    from coworkenv.env import run_episode
+    from coworkenv.grading import grade
+    from coworkenv.grading.consistency import violating_step
+
+    scores = []
+    for rule in spec.prohibited:
+        try:
+            step = violating_step(rule)
+        except ValueError:
+            continue
+        steps = [*spec.solution[:-1], step, spec.solution[-1]]
+        scores.append(grade(spec, run_episode(spec, make_policy("oracle", spec, steps=steps))[1]).score)
+    return max(scores) if scores else None
+
+
+def _scores(spec: TaskSpec, validation: TaskValidation) -> tuple[float, float, float | None]:
+    """(oracle, empty, highest oracle-plus-violation) scores, from the battery's outcomes where they tell
+    (a passed `oracle_scores_1` means exactly 1.0, its details carry the score otherwise), else a fresh grading run."""
+    oracle_check = _outcome(validation, "oracle_scores_1")
+    empty_check = _outcome(validation, "empty_scores_0")
+    oracle = 1.0 if oracle_check is not None and oracle_check.passed else _detail_number(oracle_check, "score")
+    empty = 0.0 if empty_check is not None and empty_check.passed else _detail_number(empty_check, "score")
+    if oracle is None or empty is None:
+        from coworkenv.agents import make_policy
+        from coworkenv.env import Trajectory, replay, run_episode
+        from coworkenv.grading import grade
+
+        if oracle is None:
+            oracle = grade(spec, run_episode(spec, make_policy("oracle", spec))[1]).score
+        if empty is None:
+            empty = grade(spec, replay(spec, Trajectory(task_id=spec.id, messages=[]))).score
+    violation: float | None = None
+    if spec.prohibited:
+        check = _outcome(validation, "prohibited_zeroes")
+        scores = _rule_scores(check)
+        if scores:
+            violation = max(scores)
+        elif check is not None and check.passed:
+            violation = 0.0
+        else:
+            violation = _violation_max_score(spec)
+    return oracle, empty, violation
+
+
+def task_row(spec: TaskSpec, validation: TaskValidation) -> dict[str, Any]:
+    oracle, empty, violation = _scores(spec, validation)
+    extra = spec.meta.model_extra or {}
+    parent = spec.meta.parent
+    return {
+        "task_id": spec.id,
+        "version": spec.version,
+        "family": spec.family,
+        "capabilities": list(spec.capabilities),
+        "primary_capability": spec.capabilities[0],
+        "difficulty": spec.difficulty,
+        "instruction": spec.instruction,
+        "tools": list(spec.tools),
+        "n_checks": len(spec.checks),
+        "n_prohibited": len(spec.prohibited),
+        "fault_rate": spec.faults.rate,
+        "multi_turn": spec.user is not None and bool(spec.user.facts or spec.user.reveal),
+        "generator": spec.meta.generator,
+        "seed": spec.meta.seed,
+        "parent_id": parent,
+        "repair_round": int(extra.get("repair_round", 1 if parent else 0)),
+        "oracle_score": oracle,
+        "empty_score": empty,
+        "violation_max_score": violation,
+        "discrimination": validation.discrimination,
+        "spec_hash": spec_hash(spec),
+        "spec_json": spec.to_json(),
+    }
+
+
+def tasks_table(specs: Iterable[TaskSpec], validations: Iterable[TaskValidation] | Mapping[str, TaskValidation]) -> pa.Table:
+    """One row per spec, with its battery verdict's scores; every spec needs a validation."""
+    by_id = _validations_by_id(validations)
+    rows = []
+    for spec in specs:
+        if spec.id not in by_id:
+            raise CoworkEnvError(f"task {spec.id!r} has no validation: run the battery before building the tasks table")
+        rows.append(task_row(spec, by_id[spec.id]))
+    return _table("tasks", rows)
+
+
+def validations_table(validations: Iterable[TaskValidation]) -> pa.Table:
+    """One row per (task, battery check)."""
+    rows = [
+        {
+            "task_id": v.task_id,
+            "code": r.code,
+            "passed": r.passed,
+            "severity": r.severity,
+            "discriminating": r.discriminating,
+            "details": _json(r.details),
+            "message": r.message,
+            "valid": v.valid,
+            "battery_version": v.battery_version,
+        }  # fmt: skip
+        for v in validations
+        for r in v.results
+    ]
+    return _table("validations", rows)
+
+
+def repairs_table(attempts: Iterable[Mapping[str, Any]]) -> pa.Table:
+    """One row per repair attempt; `patch` may be the JSON Patch itself (a list) or its JSON text."""
+    rows = []
+    for attempt in attempts:
+        row = dict(attempt)
+        if not isinstance(row.get("patch"), str):
+            row["patch"] = json.dumps(row.get("patch") or [], ensure_ascii=False)
+        row.setdefault("codes_addressed", [])
+        row.setdefault("failed_codes_after", [])
+        rows.append(row)
+    return _table("repairs", rows)
+
+
+def trajectory_row(spec: TaskSpec, trajectory: Any, grade: Any, *, agent: str, model: str = "", trial: int = 0) -> dict[str, Any]:
+    """A `trajectories` row from a Trajectory (or its dict) and its Grade."""
+    data = trajectory.to_dict() if hasattr(trajectory, "to_dict") else dict(trajectory)
+    messages = data["messages"]
+    n_calls = sum(len(m.get("tool_calls") or ()) for m in messages if m.get("role") == "assistant")
+    return {
+        "trajectory_id": f"{spec.id}/{agent}/{trial}",
+        "task_id": spec.id,
+        "agent": agent,
+        "model": model,
+        "trial": trial,
+        "family": spec.family,
+        "capabilities": list(spec.capabilities),
+        "difficulty": spec.difficulty,
+        "messages_json": json.dumps(messages, ensure_ascii=False),
+        "n_messages": len(messages),
+        "n_tool_calls": n_calls,
+        "completion": grade.completion,
+        "safety": grade.safety,
+        "robustness": grade.robustness,
+        "score": grade.score,
+        "passed": grade.passed,
+        "evidence_hash": grade.evidence_hash,
+    }
+
+
+def trajectories_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
+    """Trajectory rows (from `trajectory_row` / `oracle_rollouts`); a `messages` list stands in for `messages_json`."""
+    out = []
+    for row in rows:
+        row = dict(row)
+        if "messages" in row:
+            messages = row.pop("messages")
+            row.setdefault("messages_json", json.dumps(messages if isinstance(messages, list) else list(messages), ensure_ascii=False))
+            row.setdefault("n_messages", len(messages))
+        out.append(row)
+    return _table("trajectories", out)
+
+
+def oracle_rollouts(specs: Iterable[TaskSpec]) -> list[dict[str, Any]]:
+    """Run each task's oracle through a live episode and grade it: `trajectories` rows (agent `oracle`, trial 0)."""
+    from coworkenv.agents import make_policy
+    from coworkenv.env import run_episode
+    from coworkenv.grading import grade
+
+    rows = []
+    for spec in specs:
+        trajectory, evidence = run_episode(spec, make_policy("oracle", spec))
+        rows.append(trajectory_row(spec, trajectory, grade(spec, evidence), agent="oracle"))
+    return rows
+
+
+def sft_table(
+    trajectory_rows: Iterable[Mapping[str, Any]],
+    specs: Iterable[TaskSpec] | Mapping[str, TaskSpec],
+    *,
+    only_passed: bool = True,
+) -> pa.Table:
+    """SFT conversations from (passing) trajectory rows: `messages` as MESSAGE structs, `tools` as a JSON string."""
+    by_id = _specs_by_id(specs)
+    rows = []
+    for row in trajectory_rows:
+        if only_passed and not row["passed"]:
+            continue
+        spec = by_id.get(row["task_id"])
+        if spec is None:
+            raise CoworkEnvError(f"trajectory {row['trajectory_id']!r}: no spec for task {row['task_id']!r}")
+        raw = row["messages"] if "messages" in row else json.loads(row["messages_json"])
+        messages = messages_rows(raw)
+        rows.append({
+            "messages": messages, "tools": tools_json(spec), "task_id": spec.id, "trajectory_id": row["trajectory_id"],
+            "family": spec.family, "score": row["score"], "n_tokens": approx_tokens(messages),
+        })  # fmt: skip
+    return _table("sft", rows)
+
+
+def rl_row(spec: TaskSpec) -> dict[str, Any]:
+    from coworkenv.env.runner import initial_messages
+
+    return {
+        "prompt": messages_rows(initial_messages(spec)),
+        "tools": tools_json(spec),
+        "task_id": spec.id,
+        "family": spec.family,
+        "capabilities": list(spec.capabilities),
+        "difficulty": spec.difficulty,
+        "spec_json": spec.to_json(),
+    }
+
+
+def rl_table(specs: Iterable[TaskSpec]) -> pa.Table:
+    """RL prompts: the episode's opening messages, the tools and the spec that rebuilds the environment for rewards."""
+    return _table("rl", [rl_row(spec) for spec in specs])
+
+
+def spec_from_row(row: Mapping[str, Any]) -> TaskSpec:
+    """The TaskSpec of a `tasks` or `rl` row (its `spec_json`), e.g. inside a reward function."""
+    return TaskSpec.model_validate_json(row["spec_json"])
+
+
+def release_tables(
+    specs: Sequence[TaskSpec],
+    validations: Iterable[TaskValidation] | Mapping[str, TaskValidation],
+    *,
+    repairs: Iterable[Mapping[str, Any]] = (),
+    trajectories: Iterable[Mapping[str, Any]] | None = None,
+    eval_results: pa.Table | None = None,
+    capability_profile: pa.Table | None = None,
+) -> dict[str, pa.Table]:
+    """Every table of a release from one run: `tasks`, `rl` and `sft` hold only valid tasks; `validations` all of them.
+
+    Without `trajectories`, the valid tasks' oracle rollouts are used (and become the SFT data); given ones are
+    kept for valid tasks only.
+    """
+    by_id = _validations_by_id(validations)
+    missing = [s.id for s in specs if s.id not in by_id]
+    if missing:
+        raise CoworkEnvError(f"{len(missing)} task(s) without a validation, e.g. {missing[0]!r}")
+    valid = [s for s in specs if by_id[s.id].valid]
+    valid_ids = {s.id for s in valid}
+    rows = [r for r in trajectories if r["task_id"] in valid_ids] if trajectories is not None else oracle_rollouts(valid)
+    return {
+        "tasks": tasks_table(valid, by_id),
+        "validations": validations_table(by_id[s.id] for s in specs),
+        "repairs": repairs_table(repairs),
+        "trajectories": trajectories_table(rows),
+        "sft": sft_table(rows, valid),
+        "rl": rl_table(valid),
+        "eval_results": conform_table("eval_results", eval_results),
+        "capability_profile": conform_table("capability_profile", capability_profile),
+    }

@@ -1,0 +1,263 @@
+"""The DuckDB catalog over published releases (DESIGN §7): `src_*` relations, then the views in `sql/`.
+
+`connect(root, release)` opens an in-memory DuckDB connection over one release, the latest one, or all of them, and
+creates, in this order:
+
+- `src_<table>` for every table in `TABLES`: the release's Parquet files as they are (hive partitions read as
+  columns), the table's full Arrow schema guaranteed (a table missing from a release reads as empty), plus a
+  `release_id` column. Over `--release all` each release is read on its own and the parts are stacked by name, so
+  releases whose schemas or partition layouts differ still combine. `releases/.tmp-*` directories and anything
+  without a `manifest.json` are never read.
+- `src_releases` (one row per selected release, from the manifests) and `ref_capabilities` (DESIGN §8 taxonomy).
+- every `sql/staging/*.sql`, then every `sql/marts/*.sql`: each file holds one SELECT and becomes the view named
+  after the file. Within a folder a view is created after the views it mentions (then by file name).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from difflib import get_close_matches
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from coworkenv.data.schemas import PARTITIONS, TABLES
+from coworkenv.errors import CoworkEnvError
+
+SQL_DIR = Path(__file__).resolve().parents[2] / "sql"
+"""The repository's `sql/` folder (staging/, marts/, queries/)."""
+
+STAGES = ("staging", "marts")
+INTERNAL_SCHEMA = "coworkenv_internal"
+LATEST_FILE = "LATEST"
+MANIFEST = "manifest.json"
+
+
+@dataclass(frozen=True)
+class Release:
+    release_id: str
+    path: Path
+    manifest: dict[str, Any] = field(default_factory=dict, compare=False)
+
+
+def releases_dir(data_root: str | Path) -> Path:
+    text = str(data_root)
+    if "://" in text and not text.startswith("file://"):
+        raise CoworkEnvError(f"{text}: the SQL catalog reads local data roots only (copy or mount the release first)")
+    return Path(text.removeprefix("file://")) / "releases"
+
+
+def _read_manifest(path: Path) -> dict[str, Any]:
+    try:
+        value = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CoworkEnvError(f"{path / MANIFEST}: unreadable manifest ({exc})") from None
+    return value if isinstance(value, dict) else {}
+
+
+def list_releases(data_root: str | Path) -> list[Release]:
+    """Every complete release, oldest first (by manifest `created_at`, then id). Temporary dirs are skipped."""
+    base = releases_dir(data_root)
+    if not base.is_dir():
+        return []
+    found = []
+    for path in base.iterdir():
+        if path.name.startswith(".") or not path.is_dir() or not (path / MANIFEST).is_file():
+            continue
+        found.append(Release(path.name, path, _read_manifest(path)))
+    return sorted(found, key=lambda r: (str(r.manifest.get("created_at") or ""), r.release_id))
+
+
+def latest_release_id(data_root: str | Path) -> str:
+    base = releases_dir(data_root)
+    pointer = base / LATEST_FILE
+    try:
+        release_id = pointer.read_text(encoding="utf-8").strip()
+    except OSError:
+        release_id = ""
+    if not release_id:
+        known = [r.release_id for r in list_releases(data_root)]
+        extra = f" (found {', '.join(known)} but no {LATEST_FILE} pointer)" if known else ""
+        raise CoworkEnvError(f"no release under {data_root}: {pointer} is missing or empty{extra}")
+    return release_id
+
+
+def resolve_releases(data_root: str | Path, release: str = "latest") -> list[Release]:
+    """`latest`, `all` or a release id → the releases to read."""
+    available = list_releases(data_root)
+    if release == "all":
+        if not available:
+            raise CoworkEnvError(f"no release under {data_root}: {releases_dir(data_root)} holds no complete release")
+        return available
+    wanted = latest_release_id(data_root) if release == "latest" else release
+    for candidate in available:
+        if candidate.release_id == wanted:
+            return [candidate]
+    if release == "latest":
+        raise CoworkEnvError(f"{releases_dir(data_root) / LATEST_FILE} names {wanted!r}, which is not a complete release")
+    names = [r.release_id for r in available]
+    close = get_close_matches(wanted, names, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else (f"; known: {', '.join(names[-5:])}" if names else "")
+    raise CoworkEnvError(f"unknown release {wanted!r} under {data_root}{hint}")
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _table_part(table: str, release: Release) -> str | None:
+    """SELECT over one release's files of one table, or None where the release has no file for it."""
+    folder = release.path / table
+    if not folder.is_dir() or next(folder.rglob("*.parquet"), None) is None:
+        return None
+    keys = [key for key in PARTITIONS.get(table, []) if any(p.is_dir() for p in folder.glob(f"{key}=*"))]
+    options = ["union_by_name = true", f"hive_partitioning = {'true' if keys else 'false'}"]
+    if keys:
+        options.append("hive_types = {" + ", ".join(f"{_literal(k)}: 'varchar'" for k in keys) + "}")
+    glob = _literal(str(folder / "**" / "*.parquet"))
+    return f"select *, {_literal(release.release_id)} as release_id from read_parquet({glob}, {', '.join(options)})"
+
+
+def source_sql(table: str, releases: list[Release]) -> str:
+    """The body of `src_<table>`: the empty typed table first (fixes the column set and order), then each release."""
+    parts = [f"select *, null::varchar as release_id from {INTERNAL_SCHEMA}.{table}"]
+    parts += [part for release in releases if (part := _table_part(table, release)) is not None]
+    return "\nunion all by name\n".join(parts)
+
+
+def _create_from_arrow(con: duckdb.DuckDBPyConnection, name: str, data: pa.Table) -> None:
+    con.register("__coworkenv_arrow", data)
+    try:
+        con.execute(f"create or replace table {name} as select * from __coworkenv_arrow")
+    finally:
+        con.unregister("__coworkenv_arrow")
+
+
+def _releases_table(releases: list[Release], latest: str | None) -> pa.Table:
+    rows = []
+    for order, r in enumerate(releases):
+        m = r.manifest
+        rows.append({
+            "release_id": r.release_id,
+            "release_order": order,
+            "parent": m.get("parent"),
+            "created_at": None if m.get("created_at") is None else str(m.get("created_at")),
+            "is_latest": r.release_id == latest,
+            "row_counts": json.dumps(m.get("row_counts") or {}, sort_keys=True),
+            "manifest": json.dumps(m, sort_keys=True, default=str),
+        })  # fmt: skip
+    schema = pa.schema([
+        ("release_id", pa.string()), ("release_order", pa.int32()), ("parent", pa.string()), ("created_at", pa.string()),
+        ("is_latest", pa.bool_()), ("row_counts", pa.string()), ("manifest", pa.string()),
+    ])  # fmt: skip
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+def _capabilities_table() -> pa.Table:
+    from coworkenv.spec.capabilities import CAPABILITIES
+
+    rows = [
+        {"capability": name, "ordinal": i, "benchmark_group": cap.benchmark_group, "description": cap.description}
+        for i, (name, cap) in enumerate(CAPABILITIES.items())
+    ]
+    schema = pa.schema([("capability", pa.string()), ("ordinal", pa.int32()), ("benchmark_group", pa.string()), ("description", pa.string())])
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+_COMMENT = re.compile(r"--[^\n]*|/\*.*?\*/", re.DOTALL)
+
+
+def strip_sql(text: str) -> str:
+    """The statement without comments, surrounding whitespace and a trailing semicolon."""
+    return _COMMENT.sub(" ", text).strip().rstrip(";").strip()
+
+
+def view_files(sql_dir: Path | None = None) -> list[tuple[str, Path]]:
+    """(view name, file) in creation order: staging, then marts; dependencies first, then by name."""
+    base = Path(sql_dir) if sql_dir is not None else SQL_DIR
+    ordered: list[tuple[str, Path]] = []
+    seen: set[str] = set()
+    for stage in STAGES:
+        files = {p.stem: p for p in sorted((base / stage).glob("*.sql"))}
+        duplicate = seen & set(files)
+        if duplicate:
+            raise CoworkEnvError(f"{base}: view {sorted(duplicate)[0]!r} is defined in two folders")
+        bodies = {name: strip_sql(path.read_text(encoding="utf-8")).lower() for name, path in files.items()}
+        deps = {name: {other for other in files if other != name and re.search(rf"\b{re.escape(other)}\b", body)} for name, body in bodies.items()}
+        done: list[str] = []
+        while len(done) < len(files):
+            ready = [n for n in files if n not in done and deps[n] <= set(done)]
+            if not ready:
+                stuck = sorted(set(files) - set(done))
+                raise CoworkEnvError(f"{base / stage}: circular view dependencies among {', '.join(stuck)}")
+            done.append(ready[0])
+        ordered += [(name, files[name]) for name in done]
+        seen |= set(files)
+    return ordered
+
+
+def one_line(exc: BaseException) -> str:
+    """DuckDB's message on one line: its text up to the `LINE n:` excerpt, lines joined."""
+    lines = []
+    for line in str(exc).splitlines():
+        if line.startswith("LINE "):
+            break
+        if line.strip():
+            lines.append(line.strip())
+    return " ".join(lines) or type(exc).__name__
+
+
+def connect(data_root: str | Path, release: str = "latest", *, sql_dir: Path | None = None, threads: int | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with `src_*`, `src_releases`, `ref_capabilities` and every staging and mart view."""
+    releases = resolve_releases(data_root, release)
+    try:
+        latest: str | None = latest_release_id(data_root)
+    except CoworkEnvError:
+        latest = None
+    config = {"threads": threads} if threads else {}
+    con = duckdb.connect(":memory:", config=config)
+    try:
+        con.execute(f"create schema {INTERNAL_SCHEMA}")
+        for table, schema in TABLES.items():
+            _create_from_arrow(con, f"{INTERNAL_SCHEMA}.{table}", schema.empty_table())
+            _execute_ddl(con, f"create view src_{table} as\n{source_sql(table, releases)}", f"src_{table}")
+        _create_from_arrow(con, "src_releases", _releases_table(releases, latest))
+        _create_from_arrow(con, "ref_capabilities", _capabilities_table())
+        for name, path in view_files(sql_dir):
+            body = strip_sql(path.read_text(encoding="utf-8"))
+            _execute_ddl(con, f"create view {name} as\n{body}", str(path))
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def _execute_ddl(con: duckdb.DuckDBPyConnection, statement: str, where: str) -> None:
+    try:
+        con.execute(statement)
+    except duckdb.Error as exc:
+        raise CoworkEnvError(f"{where}: {one_line(exc)}") from None
+
+
+def run_query(con: duckdb.DuckDBPyConnection, sql: str) -> pa.Table:
+    """Run SQL (the last statement's result is returned; a statement without rows gives an empty table)."""
+    if not strip_sql(sql):
+        raise CoworkEnvError("empty SQL")
+    try:
+        relation = con.sql(sql)
+        return pa.table({}) if relation is None else relation.to_arrow_table()
+    except duckdb.Error as exc:
+        raise CoworkEnvError(f"SQL error: {one_line(exc)}") from None
+
+
+def query(sql: str, data_root: str | Path, release: str = "latest", *, sql_dir: Path | None = None) -> pa.Table:
+    """Run SQL over the views of `release` (`latest`, `all` or an id) and return the result as an Arrow table."""
+    con = connect(data_root, release, sql_dir=sql_dir)
+    try:
+        return run_query(con, sql)
+    finally:
+        con.close()

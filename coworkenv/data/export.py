@@ -1,0 +1,78 @@
+"""Exports of a release for people outside this ecosystem: Hugging Face `datasets` folders or JSON Lines.
+
+Both write into `out/` one entry per table plus a copy of `manifest.json`:
+- `hf`: `out/<table>/` saved with `datasets.Dataset.save_to_disk` (load with `datasets.load_from_disk`);
+- `jsonl`: `out/<table>.jsonl`, one JSON object per row (nested messages stay nested; JSON-string columns stay strings).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Literal
+
+from coworkenv.data.release import DataRoot, Manifest, open_root, read_manifest, read_table
+from coworkenv.data.schemas import TABLES
+from coworkenv.errors import CoworkEnvError
+
+ExportFormat = Literal["hf", "jsonl"]
+FORMATS: tuple[str, ...] = ("hf", "jsonl")
+JSONL_BATCH_ROWS = 10_000
+
+
+def _prepare(out: Path, overwrite: bool) -> None:
+    if out.exists() and not out.is_dir():
+        raise CoworkEnvError(f"{out}: exists and is not a directory")
+    if out.exists() and any(out.iterdir()):
+        if not overwrite:
+            raise CoworkEnvError(f"{out}: not empty (pass --overwrite to replace its contents)")
+        shutil.rmtree(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CoworkEnvError(f"{out}: cannot create: {exc}") from None
+
+
+def _export_hf(root: DataRoot, manifest: Manifest, table: str, out: Path) -> None:
+    import datasets
+
+    data = read_table(root, manifest.release_id, table)
+    # datasets 5.2 saves an empty dataset as zero shards, which load_from_disk cannot read back: force one.
+    datasets.Dataset(data).save_to_disk(str(out / table), num_shards=1 if data.num_rows == 0 else None)
+
+
+def _export_jsonl(root: DataRoot, manifest: Manifest, table: str, out: Path) -> None:
+    data = read_table(root, manifest.release_id, table)
+    with open(out / f"{table}.jsonl", "w", encoding="utf-8") as f:
+        for batch in data.to_batches(max_chunksize=JSONL_BATCH_ROWS):
+            for row in batch.to_pylist():
+                f.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+
+
+def export_release(
+    data_root: str | os.PathLike[str] | DataRoot | None,
+    release: str,
+    out: str | os.PathLike[str],
+    fmt: str,
+    *,
+    tables: list[str] | None = None,
+    overwrite: bool = False,
+) -> Manifest:
+    """Export a release (`latest` allowed) to a local folder; returns its manifest."""
+    if fmt not in FORMATS:
+        raise CoworkEnvError(f"unknown export format {fmt!r}; formats are: {', '.join(FORMATS)}")
+    names = list(tables) if tables else list(TABLES)
+    unknown = [n for n in names if n not in TABLES]
+    if unknown:
+        raise CoworkEnvError(f"unknown table(s) {', '.join(unknown)}; tables are: {', '.join(TABLES)}")
+    root = open_root(data_root)
+    manifest = read_manifest(root, release)
+    target = Path(out)
+    _prepare(target, overwrite)
+    write = _export_hf if fmt == "hf" else _export_jsonl
+    for name in names:
+        write(root, manifest, name, target)
+    (target / "manifest.json").write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return manifest

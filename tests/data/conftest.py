@@ -1,0 +1,36 @@
+"""Fixtures for the release tests: real generated tasks, validations, rollouts and the tables built from them."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+from release_support import passing_validation
+
+from coworkenv.data.build import release_tables
+from coworkenv.spec.task import TaskSpec
+from coworkenv.synth.generate import GenerateRequest, generate
+from coworkenv.validate.results import TaskValidation
+
+N_TASKS = 24
+INVALID_INDEX = 5
+
+
+@pytest.fixture(scope="session")
+def specs() -> list[TaskSpec]:
+    tasks, rejections = generate(GenerateRequest(n=N_TASKS, seed=11))
+    assert not rejections and len(tasks) == N_TASKS
+    return tasks
+
+
+@pytest.fixture(scope="session")
+def validations(specs: list[TaskSpec]) -> list[TaskValidation]:
+    """All valid except one, to show that invalid tasks stay out of tasks/rl/sft but in validations."""
+    return [passing_validation(s, valid=i != INVALID_INDEX) for i, s in enumerate(specs)]
+
+
+@pytest.fixture(scope="session")
+def tables(specs: list[TaskSpec], validations: list[TaskValidation]) -> dict[str, pa.Table]:
+    repairs = [{"task_id": specs[0].id + "-r1", "parent_id": specs[0].id, "round": 1, "strategy": "rule:no_leakage",
+                "codes_addressed": ["no_leakage"], "patch": [{"op": "replace", "path": "/instruction", "value": "x"}],
+                "valid_after": True, "failed_codes_after": []}]  # fmt: skip
+    return release_tables(specs, validations, repairs=repairs)

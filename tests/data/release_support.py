@@ -1,0 +1,29 @@
+"""Helpers shared by the release tests (imported by name: tests/data is on sys.path under pytest's default import mode)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from coworkenv.spec.task import TaskSpec
+from coworkenv.validate.results import BATTERY_CODES, CheckOutcome, TaskValidation
+
+
+def passing_validation(spec: TaskSpec, *, valid: bool = True) -> TaskValidation:
+    """A verdict shaped like the battery's, without running it (the battery has its own tests)."""
+    results = [
+        CheckOutcome(
+            task_id=spec.id,
+            code=code,
+            passed=valid or code != "oracle_scores_1",
+            severity=sev,
+            discriminating=disc,
+            details={"score": 1.0} if code == "oracle_scores_1" else {},
+            message=desc,
+        )  # fmt: skip
+        for code, (sev, disc, desc) in BATTERY_CODES.items()
+    ]
+    return TaskValidation(task_id=spec.id, valid=valid, discrimination=1.0, results=results, evidence_hash="0" * 64)
+
+
+def sorted_rows(table: pa.Table) -> list[dict]:
+    return sorted(table.to_pylist(), key=repr)
