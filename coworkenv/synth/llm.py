@@ -91,7 +91,10 @@ TaskSpec JSON Schema:
 {schema}"""
 
 
-class LLMGenerator:
+class ChatClient:
+    """One OpenAI-compatible chat endpoint: the client, and a completion with retry and backoff (shared by the
+    generator and the repairer)."""
+
     def __init__(self, config: LLMConfig, *, sleep: Callable[[float], None] = time.sleep):
         self.config = config
         self.sleep = sleep
@@ -102,6 +105,35 @@ class LLMGenerator:
 
         key = os.environ.get(self.config.api_key_env) or "not-needed"
         return openai.OpenAI(base_url=self.config.base_url, api_key=key, timeout=self.config.timeout_s, max_retries=0)
+
+    def complete(self, messages: list[dict[str, str]], seed: int) -> str:
+        """One chat completion with retry and exponential backoff on transport errors, timeouts and 429/5xx."""
+        import openai
+
+        kwargs: dict[str, Any] = {
+            "model": self.config.model, "messages": messages, "temperature": self.config.temperature,
+            "max_tokens": self.config.max_tokens, "seed": seed,
+        }  # fmt: skip
+        if self.config.json_mode:
+            kwargs["response_format"] = {"type": "json_object"}
+        delay = self.config.backoff_s
+        for attempt in range(self.config.max_retries + 1):
+            try:
+                reply = self.client.chat.completions.create(**kwargs)
+                message = reply.choices[0].message
+                if getattr(message, "refusal", None):
+                    raise Refused(message.refusal)
+                return message.content or ""
+            except (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError):
+                if attempt == self.config.max_retries:
+                    raise
+                self.sleep(delay)
+                delay *= 2
+        raise AssertionError("unreachable")
+
+
+class LLMGenerator(ChatClient):
+    """Tasks from the model: prompts carry the schema, the tool catalog and valid procedural examples."""
 
     @cached_property
     def system_prompt(self) -> str:
@@ -122,31 +154,6 @@ class LLMGenerator:
         )
         return [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": ask}]
 
-    def _complete(self, messages: list[dict[str, str]], seed: int) -> str:
-        """One chat completion with retry and exponential backoff on transport errors, timeouts and 429/5xx."""
-        import openai
-
-        kwargs: dict[str, Any] = {
-            "model": self.config.model, "messages": messages, "temperature": self.config.temperature,
-            "max_tokens": self.config.max_tokens, "seed": seed,
-        }  # fmt: skip
-        if self.config.json_mode:
-            kwargs["response_format"] = {"type": "json_object"}
-        delay = self.config.backoff_s
-        for attempt in range(self.config.max_retries + 1):
-            try:
-                reply = self.client.chat.completions.create(**kwargs)
-                message = reply.choices[0].message
-                if getattr(message, "refusal", None):
-                    raise _Refused(message.refusal)
-                return message.content or ""
-            except (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError):
-                if attempt == self.config.max_retries:
-                    raise
-                self.sleep(delay)
-                delay *= 2
-        raise AssertionError("unreachable")
-
     def generate_one(self, row: PlanRow, seed: int) -> TaskSpec | Rejection:
         import openai
 
@@ -155,8 +162,8 @@ class LLMGenerator:
                              difficulty=row.difficulty, seed=seed, code=code, reason=reason[:500])  # fmt: skip
 
         try:
-            text = self._complete(self.messages(row.capability, row.difficulty, seed), seed)
-        except _Refused as exc:
+            text = self.complete(self.messages(row.capability, row.difficulty, seed), seed)
+        except Refused as exc:
             return reject("refusal", f"the model refused: {exc}")
         except openai.APITimeoutError:
             return reject("timeout", f"no reply within {self.config.timeout_s} s after {self.config.max_retries + 1} attempts")
@@ -175,8 +182,8 @@ class LLMGenerator:
                 yield item
 
 
-class _Refused(Exception):
-    pass
+class Refused(Exception):
+    """The model declined to answer."""
 
 
 def extract_json(text: str) -> Any:

@@ -143,3 +143,21 @@ def test_core_check_triggered_over_rest_with_conf(standalone: Standalone, task_f
     xcom = standalone.request("GET", f"/api/v2/dags/coworkenv_core_check/dagRuns/{run_id}/taskInstances/summarize/xcomEntries/return_value")
     value = xcom["value"] if isinstance(xcom["value"], dict) else json.loads(xcom["value"])
     assert value["tasks"] == value["gate_passed"] >= 1
+
+
+def test_synthesis_triggered_over_rest_publishes_a_gated_release(standalone: Standalone, airflow_home: AirflowHome) -> None:
+    """The UI/REST path: a non-default conf, the sandboxed battery (default runtime), gates, atomic publication."""
+    from coworkenv.data.release import latest_release, read_manifest, verify_release
+
+    conf = {"n": 16, "seed": 11, "shards": 2, "workers": 1, "difficulty_min": 2, "difficulty_max": 4,
+            "families": ["csv_aggregate", "meeting_schedule"]}  # fmt: skip
+    run_id = standalone.trigger("coworkenv_synthesize", conf)
+    assert standalone.wait_for_run("coworkenv_synthesize", run_id) == "success", standalone.log.read_text()[-3000:]
+    root = airflow_home.env["COWORKENV_DATA_ROOT"]
+    manifest = read_manifest(root, latest_release(root))
+    assert manifest.run_id == run_id and manifest.row_counts["tasks"] == 16
+    assert manifest.config["families"] == ["csv_aggregate", "meeting_schedule"] and manifest.config["difficulty_min"] == 2
+    assert verify_release(root, manifest.release_id) == []
+    xcom = standalone.request("GET", f"/api/v2/dags/coworkenv_synthesize/dagRuns/{run_id}/taskInstances/publish/xcomEntries/return_value")
+    value = xcom["value"] if isinstance(xcom["value"], dict) else json.loads(xcom["value"])
+    assert value["release_id"] == manifest.release_id

@@ -1,0 +1,132 @@
+"""The `sql` command: DuckDB SQL over published releases, with the staging and mart views of `sql/` loaded."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import decimal
+import json
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from coworkenv.cli.app import app
+from coworkenv.errors import CoworkEnvError
+
+FORMATS = ("table", "csv", "json")
+
+
+def default_data_root() -> Path:
+    return Path(os.environ.get("COWORKENV_DATA_ROOT") or "data")
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready value: NaN/inf → null, decimals → float, dates → ISO 8601, bytes → hex."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        return value.total_seconds()
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _cell(value: Any) -> str:
+    """Text for csv and table cells: nested values as JSON, booleans lowercase, floats without noise."""
+    value = _plain(value)
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:.6f}".rstrip("0").rstrip(".") if abs(value) < 1e12 else repr(value)
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return str(value)
+
+
+def _rows(table: Any) -> list[dict[str, Any]]:
+    return table.to_pylist()
+
+
+def write_csv(table: Any) -> None:
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(table.column_names)
+    for row in _rows(table):
+        writer.writerow([_cell(v) for v in row.values()])
+
+
+def write_json(table: Any) -> None:
+    rows = [json.dumps(_plain(row), ensure_ascii=False) for row in _rows(table)]
+    sys.stdout.write("[\n" + ",\n".join(rows) + "\n]\n" if rows else "[]\n")
+
+
+def write_table(table: Any, max_rows: int) -> None:
+    import pyarrow as pa
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    view = Table()
+    for f in table.schema:
+        numeric = pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_decimal(f.type)
+        view.add_column(Text(f.name), justify="right" if numeric else "left")
+    for row in _rows(table.slice(0, max_rows)):
+        view.add_row(*(Text("null", style="dim") if v is None else Text(_cell(v)) for v in row.values()))
+    # On a terminal the table fits the window; piped, it keeps every column whole (COLUMNS still wins).
+    wide = not sys.stdout.isatty() and not os.environ.get("COLUMNS")
+    console = Console(width=4096 if wide else None)
+    console.print(view)
+    shown = min(max_rows, table.num_rows)
+    note = f"{table.num_rows} row{'s' if table.num_rows != 1 else ''}"
+    if shown < table.num_rows:
+        note += f", first {shown} shown (--max-rows, or --format csv/json for all)"
+    typer.echo(note, err=True)
+
+
+@app.command("sql")
+def sql(
+    statement: Annotated[str | None, typer.Argument(help="SQL to run (or use --file).", show_default=False)] = None,
+    file: Annotated[Path | None, typer.Option("--file", "-f", help="Read the SQL from this file, e.g. sql/queries/x.sql.")] = None,
+    release: Annotated[
+        str, typer.Option(help="Release to query: latest, all (adds every release, told apart by release_id), or a release id.")
+    ] = "latest",
+    fmt: Annotated[str, typer.Option("--format", help="Output format: table, csv or json.")] = "table",
+    data_root: Annotated[str | None, typer.Option(help="Data root holding releases/ (default: $COWORKENV_DATA_ROOT, else ./data).")] = None,
+    max_rows: Annotated[int, typer.Option(min=1, help="Rows shown by --format table.")] = 200,
+) -> None:
+    """Query releases with DuckDB: src_* tables, staging (stg_*) and mart views from sql/ (`SHOW TABLES` lists them)."""
+    from coworkenv.data.catalog import connect, run_query
+
+    if fmt not in FORMATS:
+        raise CoworkEnvError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if (statement is None) == (file is None):
+        raise CoworkEnvError("give either a SQL statement or --file FILE (not both)")
+    if file is not None:
+        try:
+            statement = file.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise CoworkEnvError(f"{file}: cannot read ({exc.strerror or exc})") from None
+    con = connect(data_root if data_root is not None else default_data_root(), release)
+    try:
+        result = run_query(con, statement or "")
+    finally:
+        con.close()
+    if fmt == "csv":
+        write_csv(result)
+    elif fmt == "json":
+        write_json(result)
+    else:
+        write_table(result, max_rows)
