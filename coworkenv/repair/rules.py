@@ -1019,6 +1019,11 @@ def repair_schema(spec_dict: Spec, outcome: CheckOutcome, ctx: RepairContext) ->
         ctx.note("the spec is not a JSON object")
         return None
     new = copy.deepcopy(spec_dict)
+    if non_finite(new):  # the schema refuses NaN/Infinity: remove them where their intent is clear
+        fixed = repair_determinism(new, outcome, ctx)
+        if fixed is None:
+            return None
+        new = fixed
     extra = sorted(k for k in new if k not in SCHEMA_FIELDS)
     for key in extra:
         del new[key]

@@ -15,9 +15,13 @@ from coworkenv.spec.task import TaskSpec
 M = TypeVar("M", bound=BaseModel)
 
 
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not valid JSON")
+
+
 def _parse(model: type[M], text: str, where: str) -> M:
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_reject_constant)
     except ValueError as exc:
         raise CoworkEnvError(f"{where}: not valid JSON: {exc}") from None
     if not isinstance(data, dict):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from functools import cached_property
 from typing import Annotated, Any, Self
 
@@ -96,6 +97,21 @@ class TaskSpec(Strict):
     checks: list[Check] = Field(min_length=1)
     solution: list[SolutionStep] = Field(min_length=1)
     meta: Meta = Meta()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _finite_numbers(cls, data: Any) -> Any:
+        """NaN and Infinity are not JSON: a spec holding one would differ from its own serialization."""
+        stack = [("", data)]
+        while stack:
+            where, value = stack.pop()
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"{where.lstrip('.') or 'value'}: {value} is not a finite number")
+            if isinstance(value, dict):
+                stack.extend((f"{where}.{k}", v) for k, v in value.items())
+            elif isinstance(value, list | tuple):
+                stack.extend((f"{where}.{i}", v) for i, v in enumerate(value))
+        return data
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:

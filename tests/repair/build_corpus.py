@@ -420,11 +420,11 @@ def _(spec):
 @defect(
     "non_finite_in_oracle",
     "03_sheets_book_invoices",
-    "deterministic",
+    "schema",
     False,
     "intended value is unknown",
-    "an oracle step writes Infinity: the spec's own JSON reads it back as null, so a run of the spec and "
-    "a run of its JSON differ; the intended value cannot be known",
+    "an oracle step writes Infinity, which is not JSON (it would read back as null, so a run of the spec and a "
+    "run of its JSON would differ): the schema refuses it, and the intended value cannot be known",
 )
 def _(spec):
     spec["solution"][3]["args"]["value"] = float("inf")
@@ -433,11 +433,11 @@ def _(spec):
 @defect(
     "non_finite_in_check",
     "06_tickets_triage_queue",
-    "deterministic",
+    "schema",
     True,
     "rule:",
-    "a record check expects NaN as the closed duplicate's assignee: NaN matches nothing, but its JSON reads "
-    "back as null, which matches, so a run of the spec and a run of its JSON score differently",
+    "a record check expects NaN as the closed duplicate's assignee (NaN matches nothing, but its JSON would read "
+    "back as null, which matches): the schema refuses it, and the repair drops the expectation",
 )
 def _(spec):
     check(spec, "duplicate-closed")["fields"]["assignee"] = float("nan")

@@ -40,7 +40,7 @@ def test_the_corpus_covers_many_defects_and_both_outcomes():
     assert len({d["kind"] for d in defects}) == len(CORPUS)
     codes = Counter(d["code"] for d in defects)
     assert set(codes) >= {
-        "schema", "references", "oracle_scores_1", "answer_only_fails", "prohibited_zeroes", "deterministic",
+        "schema", "references", "oracle_scores_1", "answer_only_fails", "prohibited_zeroes",
         "solvable_under_faults", "no_leakage", "capabilities_consistent",
     }  # fmt: skip
     assert {d["repairable"] for d in defects} == {True, False}
