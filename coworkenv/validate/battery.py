@@ -88,6 +88,8 @@ class Context:
         if key not in self._memo:
             try:
                 self._memo[key] = build()
+            except MemoryError:  # the sandbox reports it as `sandbox_memory`; never a verdict about the task
+                raise
             except Exception as exc:  # noqa: BLE001 — re-raised in every check that needs it
                 self._memo[key] = _Failed(exc)
         value = self._memo[key]
@@ -690,6 +692,8 @@ def run_battery(spec: TaskSpec) -> TaskValidation:
         check = BATTERY.get(code)
         try:
             passed, details, message = check.fn(ctx)
+        except MemoryError:
+            raise
         except (Exception, RecursionError) as exc:  # noqa: BLE001 — a crash is a failed check, not a crashed battery
             if code == "schema":
                 passed, details, message = _schema_failure(exc)
@@ -769,6 +773,8 @@ def validate_spec_json(text: str) -> dict[str, Any]:
             result = rejected("", "schema", {"errors": [{"loc": [], "msg": msg, "type": "json_invalid"}]}, f"not a valid TaskSpec: {msg}")
             return result.model_dump(mode="json")
         return validate_spec(data).model_dump(mode="json")
+    except MemoryError:
+        raise
     except (Exception, RecursionError) as exc:  # noqa: BLE001 — the last line of defence: still an answer
         message = f"validation crashed: {type(exc).__name__}: {str(exc)[:300]}"
         return rejected("", "schema", {**_exception_details(exc), "internal_error": True}, message).model_dump(mode="json")
