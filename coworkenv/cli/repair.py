@@ -144,6 +144,8 @@ def repair_command(
     llm_timeout: Annotated[float, typer.Option(help="LLM request timeout (s).")] = 120.0,
     advisory: Annotated[bool, typer.Option("--advisory", help="Also repair advisory failures (checks_discriminate, prefix_partial).")] = False,
     keep_valid: Annotated[bool, typer.Option("--keep-valid", help="Also copy tasks that were already valid into repaired.jsonl.")] = False,
+    workers: Annotated[int, typer.Option(min=1, max=64, help="Sandboxed workers for the rule pass.")] = 2,
+    runtime: Annotated[str, typer.Option(help="Sandbox for the repairers' episodes: auto, bwrap, rlimit or none (in-process).")] = "auto",
 ) -> None:
     """Repair failing tasks: rule-based repairers by failure code, then (optionally) an LLM; every patch re-validated."""
     from pydantic import ValidationError
@@ -171,13 +173,22 @@ def repair_command(
     unknown = set(validations) - {s["id"] for s in specs}
     if unknown:
         console.print(f"note: feedback for {len(unknown)} task(s) not in {tasks} is ignored")
+    if runtime not in ("auto", "bwrap", "rlimit", "none"):
+        raise CoworkEnvError(f"--runtime must be auto, bwrap, rlimit or none, got {runtime!r}")
     outcomes = []
     with Progress(console=console, transient=True) as progress:
         bar = progress.add_task("repairing", total=len(specs))
-        for spec in specs:
-            outcomes.append(repair_task(spec, validations.get(spec["id"]), rounds=rounds, llm=llm, validate=validate_spec,
-                                        include_advisory=advisory))  # fmt: skip
-            progress.advance(bar)
+        if runtime == "none":
+            for spec in specs:
+                outcomes.append(repair_task(spec, validations.get(spec["id"]), rounds=rounds, llm=llm, validate=validate_spec,
+                                            include_advisory=advisory))  # fmt: skip
+                progress.advance(bar)
+        else:
+            from coworkenv.repair.sandboxed import repair_in_sandbox
+
+            items = [(spec, validations.get(spec["id"])) for spec in specs]
+            outcomes = repair_in_sandbox(items, rounds=rounds, advisory=advisory, workers=workers, runtime=runtime, llm=llm,
+                                         progress=lambda k: progress.advance(bar, k))  # fmt: skip
     repaired = [o.spec for o in outcomes if o.repaired or (keep_valid and o.valid)]
     rejected = [
         {"task_id": o.task_id, "initially_failed": o.initially_failed,

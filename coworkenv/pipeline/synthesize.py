@@ -133,6 +133,7 @@ def validate_shard(config: SynthesisConfig, run_id: str, generated: dict[str, An
 def repair_invalid(config: SynthesisConfig, run_id: str, llm: Any = None) -> dict[str, Any]:
     """Repair every invalid task of the run (rule-based first, then the LLM if configured)."""
     from coworkenv.repair.loop import metrics, repair_many
+    from coworkenv.repair.sandboxed import repair_in_sandbox
     from coworkenv.validate.results import TaskValidation
 
     base = run_dir(config, run_id)
@@ -146,7 +147,13 @@ def repair_invalid(config: SynthesisConfig, run_id: str, llm: Any = None) -> dic
             spec = json.loads(line)
             specs.append(spec)
             validations.append(by_id[spec["id"]])
-    outcomes = repair_many(zip(specs, validations, strict=True), rounds=config.repair_rounds, llm=llm) if config.repair_rounds else []
+    items = list(zip(specs, validations, strict=True))
+    if not config.repair_rounds or not items:
+        outcomes = []
+    elif config.runtime == "none":
+        outcomes = repair_many(items, rounds=config.repair_rounds, llm=llm)
+    else:
+        outcomes = repair_in_sandbox(items, rounds=config.repair_rounds, workers=config.workers, runtime=config.runtime, llm=llm)
     repaired = [json.dumps(o.spec, ensure_ascii=False) for o in outcomes if o.repaired and o.spec]
     attempts = [
         json.dumps({"task_id": f"{o.task_id}-r{a.round}", "parent_id": o.task_id, **a.model_dump(mode="json")}, ensure_ascii=False)

@@ -163,8 +163,12 @@ def repair_task(
     llm: LLMRepairer | None = None,
     validate: Validate | None = None,
     include_advisory: bool = False,
+    rules: bool = True,
 ) -> RepairOutcome:
     """Repair one spec (plain JSON data) given its battery results (validated here when None).
+
+    `rules=False` skips the rule-based repairers (they run episodes on the spec): the LLM-only pass that follows a
+    sandboxed rule pass, with `validate` going through the sandbox too.
 
     The mandatory failures are repaired; with `include_advisory`, so are the advisory failures that have a rule
     (a task whose advisory failure cannot be fixed is still accepted once every mandatory check passes)."""
@@ -220,7 +224,7 @@ def repair_task(
     for round_ in range(1, rounds + 1):
         rounds_used = round_
         progressed = False
-        for code in codes_of(current_val):
+        for code in codes_of(current_val) if rules else ():
             if code not in codes_of(current_val) or code not in REPAIRERS:
                 continue
             ctx = RepairContext(validation=current_val)

@@ -107,3 +107,25 @@ def validate(payload: str) -> Any:
     from coworkenv.validate.battery import validate_spec_json
 
     return validate_spec_json(payload)
+
+
+def _warm_repair() -> None:
+    _warm_validate()
+    import coworkenv.repair.loop  # noqa: F401
+
+
+@job("repair", warmup=_warm_repair)
+def repair(payload: str) -> dict[str, Any]:
+    """Rule-based repair of one task: `{"spec", "validation", "rounds"}` → the `RepairOutcome` as JSON.
+
+    The repairers re-run the oracle and other episodes on the (untrusted) spec, so they run in the sandbox too.
+    """
+    import json
+
+    from coworkenv.repair.loop import repair_task
+    from coworkenv.validate.results import TaskValidation
+
+    request = json.loads(payload)
+    validation = TaskValidation.model_validate(request["validation"]) if request.get("validation") else None
+    outcome = repair_task(request["spec"], validation, rounds=int(request.get("rounds", 3)), include_advisory=bool(request.get("advisory")))
+    return outcome.model_dump(mode="json")
