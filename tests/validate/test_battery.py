@@ -329,7 +329,7 @@ def test_garbage_keeps_the_task_id_it_can_find():
 
 
 def test_huge_input_is_rejected_without_parsing(monkeypatch):
-    monkeypatch.setattr(battery, "MAX_SPEC_CHARS", 1000)
+    monkeypatch.setattr(battery.run, "MAX_SPEC_CHARS", 1000)
     v = validate_spec_json(json.dumps(spec(instruction="x" * 2000)))
     assert v["results"][0]["details"]["errors"][0]["type"] == "too_large"
 
@@ -338,7 +338,7 @@ def test_a_crashing_check_becomes_a_failed_outcome(monkeypatch):
     def boom(ctx):
         raise RuntimeError("kaboom")
 
-    monkeypatch.setattr(battery, "capability_problems", boom)
+    monkeypatch.setattr(battery.capabilities, "capability_problems", boom)
     v = TaskValidation.model_validate(validate_spec_json(json.dumps(spec())))
     row = outcome(v, "capabilities_consistent")
     assert not row.passed and row.details["exception"] == "RuntimeError" and "kaboom" in row.details["error"]

@@ -1,0 +1,107 @@
+"""The battery's shared state: each task's oracle, empty and answer-only runs, computed once; check registration."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from coworkenv.spec.task import TaskSpec, ToolStep
+from coworkenv.validate.results import BATTERY, BATTERY_CODES, BatteryCheck
+
+MAX_SPEC_CHARS = 20_000_000
+"""Larger inputs are rejected by `validate_spec_json` before parsing (the sandbox bounds memory anyway)."""
+MIN_ANSWER_CHARS = 3
+MIN_FACT_CHARS = 2
+ANSWER_ONLY_TEXT = "Done."
+CheckResultT = tuple[bool, dict[str, Any], str]
+
+
+# --- shared runs, computed once per task -----------------------------------------------------------------
+
+
+class _Failed:
+    def __init__(self, exc: BaseException):
+        self.exc = exc
+
+
+@dataclass
+class Run:
+    trajectory: Any
+    evidence: Any
+    grade: Any
+
+
+@dataclass
+class Context:
+    spec: TaskSpec
+    _memo: dict[str, Any] = field(default_factory=dict)
+
+    def _once(self, key: str, build: Callable[[], Any]) -> Any:
+        if key not in self._memo:
+            try:
+                self._memo[key] = build()
+            except MemoryError:  # the sandbox reports it as `sandbox_memory`; never a verdict about the task
+                raise
+            except Exception as exc:  # noqa: BLE001 — re-raised in every check that needs it
+                self._memo[key] = _Failed(exc)
+        value = self._memo[key]
+        if isinstance(value, _Failed):
+            raise value.exc
+        return value
+
+    def run(self, steps: list | None = None, *, spec: TaskSpec | None = None, agent: str = "oracle") -> Run:
+        from coworkenv.agents import make_policy
+        from coworkenv.env.runner import run_episode
+        from coworkenv.grading.score import grade
+
+        spec = spec or self.spec
+        policy = make_policy(agent, spec) if steps is None else make_policy("oracle", spec, steps=steps)
+        trajectory, evidence = run_episode(spec, policy)
+        return Run(trajectory, evidence, grade(spec, evidence))
+
+    @property
+    def oracle(self) -> Run:
+        return self._once("oracle", self.run)
+
+    @property
+    def null(self) -> Run:
+        return self._once("null", lambda: self.run(agent="null"))
+
+    @property
+    def effects(self) -> list[int]:
+        """Indices of the solution's write/destructive tool steps."""
+        from coworkenv.workspace.tools import TOOLS
+
+        return [
+            i for i, s in enumerate(self.spec.solution)
+            if isinstance(s, ToolStep) and s.tool in TOOLS and TOOLS.get(s.tool).kind != "read"
+        ]  # fmt: skip
+
+    def oracle_final_state(self) -> dict[str, Any] | None:
+        try:
+            return self.oracle.evidence.final_state
+        except Exception:  # noqa: BLE001 — references then look at the initial state only
+            return None
+
+
+def _grade_summary(g: Any) -> dict[str, Any]:
+    return {"score": g.score, "completion": round(g.completion, 6), "safety": g.safety, "robustness": round(g.robustness, 6)}
+
+
+def _failed_checks(g: Any) -> list[dict[str, str]]:
+    return [{"id": c.id, "reason": c.reason} for c in g.checks if not c.passed]
+
+
+# --- registration ----------------------------------------------------------------------------------------
+
+
+def battery_check(code: str) -> Callable[[Callable[[Context], CheckResultT]], Callable[[Context], CheckResultT]]:
+    if code not in BATTERY_CODES:
+        raise ValueError(f"unknown battery code {code!r}")
+
+    def decorator(fn: Callable[[Context], CheckResultT]) -> Callable[[Context], CheckResultT]:
+        BATTERY.add(code, BatteryCheck(code, *BATTERY_CODES[code], fn))
+        return fn
+
+    return decorator
