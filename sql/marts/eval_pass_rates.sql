@@ -4,19 +4,7 @@
 -- averaged over tasks; k = the fewest trials any task in the group has. A task counts in every capability it has.
 with per_task as (
 
-    select
-        release_id,
-        eval_id,
-        model,
-        task_id,
-        any_value(capabilities) as capabilities,
-        count(*) as n,
-        count(*) filter (where passed) as c,
-        avg(score) as mean_score,
-        avg(has_violation::integer) as violation_rate,
-        avg(is_empty::integer) as empty_rate
-    from stg_eval_results
-    group by release_id, eval_id, model, task_id
+    select * from eval_task_trials
 
 ),
 

@@ -3,18 +3,7 @@
 -- Same per-task definitions as eval_pass_rates; here each task counts once, in its own benchmark group.
 with per_task as (
 
-    select
-        release_id,
-        eval_id,
-        model,
-        task_id,
-        any_value(benchmark_group) as benchmark_group,
-        count(*) as n,
-        count(*) filter (where passed) as c,
-        avg(score) as mean_score,
-        avg(has_violation::integer) as violation_rate
-    from stg_eval_results
-    group by release_id, eval_id, model, task_id
+    select * from eval_task_trials
 
 ),
 
