@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 import re
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+
+from tests.support.openai_wire import OpenAIWireHandler
 
 HERE = Path(__file__).resolve().parent
 CORPUS_DIR = HERE / "corpus"
@@ -45,27 +46,11 @@ def model_reply(task: dict) -> str:
     return "The task looks fine to me, nothing to change."  # garbage
 
 
-class Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args):  # keep test output clean
-        pass
-
+class Handler(OpenAIWireHandler):
     def do_POST(self):  # noqa: N802 (http.server API)
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        body = self.read_body()
         self.server.requests.append(body)
-        content = model_reply(_task_in(body["messages"][-1]["content"]))
-        self._send(200, {
-            "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        })  # fmt: skip
-
-    def _send(self, status, payload):
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self.send_completion(body, {"content": model_reply(_task_in(body["messages"][-1]["content"]))})
 
 
 def task_ids_in(requests: list[dict]) -> list[str]:

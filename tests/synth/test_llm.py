@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 
@@ -14,6 +14,7 @@ from coworkenv.synth.family import load_families
 from coworkenv.synth.generate import GenerateRequest, build_task, generate
 from coworkenv.synth.llm import LLMConfig, LLMGenerator
 from coworkenv.synth.planner import Plan, PlanRow
+from tests.support.openai_wire import OpenAIWireHandler
 
 VALID = build_task(load_families().get("mail_triage"), seed=3, difficulty=2).model_dump(mode="json", by_alias=True)
 INVALID = {**VALID, "tools": ["mail_teleport"]}
@@ -33,39 +34,18 @@ BEHAVIOUR = {
 }
 
 
-class Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args):  # keep test output clean
-        pass
-
+class Handler(OpenAIWireHandler):
     def do_POST(self):  # noqa: N802 (http.server API)
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        body = self.read_body()
         server = self.server
         server.requests.append(body)
         kind, value = BEHAVIOUR[body["seed"] % 10]
         if kind == "status" or (kind == "flaky" and server.seen.setdefault(body["seed"], 0) == 0):
             server.seen[body["seed"]] = 1
-            return self._send(value if kind == "status" else 500, {"error": {"message": "try later", "type": "server_error"}})
+            return self.send_json(value if kind == "status" else 500, {"error": {"message": "try later", "type": "server_error"}})
         if kind == "slow":
             time.sleep(1.5)
-        message = {"role": "assistant", "content": None if kind == "refusal" else value}
-        if kind == "refusal":
-            message["refusal"] = value
-        self._send(200, {
-            "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        })  # fmt: skip
-
-    def _send(self, status, payload):
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        try:
-            self.wfile.write(data)
-        except BrokenPipeError:  # the client gave up on a slow reply: that is the point of the slow case
-            pass
+        self.send_completion(body, {"content": None, "refusal": value} if kind == "refusal" else {"content": value})
 
 
 @pytest.fixture(scope="module")
