@@ -101,7 +101,7 @@ def run(
 MAX_TASK_ROWS = 40
 
 
-def _reports_table(reports: list) -> Any:
+def reports_table(reports: list) -> Any:
     """One row per task for a handful of tasks; one row per family beyond that."""
     from rich.table import Table
 
@@ -119,7 +119,7 @@ def _reports_table(reports: list) -> Any:
     return table
 
 
-def _check(path: Path) -> list:
+def check_with_progress(path: Path) -> list:
     from rich.console import Console
     from rich.progress import Progress
 
@@ -138,9 +138,9 @@ def gate(tasks: Annotated[Path, typer.Argument(help="A task file (.json/.jsonl) 
     """Run the grading-consistency gate on tasks; exit 1 if any task fails it."""
     from rich.console import Console
 
-    reports = _check(tasks)
+    reports = check_with_progress(tasks)
     console = Console()
-    console.print(_reports_table(reports))
+    console.print(reports_table(reports))
     failed = [r for r in reports if not r.gate_passed]
     for r in failed:
         for failure in r.failures:

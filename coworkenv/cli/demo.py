@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from coworkenv.cli.app import app
-from coworkenv.cli.core import _check, _reports_table
+from coworkenv.cli.core import check_with_progress, reports_table
 
 DEMO_CONF = {"n": 60, "seed": 1, "shards": 2, "workers": 2, "repair_rounds": 3}
 DEMO_MART = "select family, n_tasks, first_pass_valid_share, valid_share from valid_share_by_family order by family"
@@ -36,8 +36,8 @@ def demo(
 
     console = Console()
     console.rule("[bold]1. Grading-consistency gate on the example tasks (oracle and null agents, graded by replay)")
-    reports = _check(tasks)
-    console.print(_reports_table(reports))
+    reports = check_with_progress(tasks)
+    console.print(reports_table(reports))
     failed = [r for r in reports if not r.gate_passed]
     console.print(f"{len(reports) - len(failed)}/{len(reports)} tasks pass the grading-consistency gate")
     if failed:
