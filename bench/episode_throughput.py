@@ -33,8 +33,8 @@ if str(REPO) not in sys.path:  # runnable from a checkout without `pip install -
 from _common import display_path, machine_info, pin_to_one_core, time_modes  # noqa: E402  (bench/ is on sys.path when run)
 
 from coworkenv.agents import make_policy  # noqa: E402
-from coworkenv.env.runner import run_episode  # noqa: E402
-from coworkenv.env.trajectory import Trajectory  # noqa: E402
+from coworkenv.episode.runner import run_episode  # noqa: E402
+from coworkenv.episode.trajectory import Trajectory  # noqa: E402
 from coworkenv.grading.score import grade_trajectory  # noqa: E402
 from coworkenv.spec.io import load_tasks  # noqa: E402
 from coworkenv.spec.task import TaskSpec  # noqa: E402

@@ -44,7 +44,7 @@ from _common import cpu_model, display_path  # noqa: E402
 
 from coworkenv.data import catalog  # noqa: E402
 from coworkenv.data.schemas import TABLES, fingerprint  # noqa: E402
-from coworkenv.validate.results import BATTERY_CODES, BATTERY_VERSION  # noqa: E402
+from coworkenv.validate.codes import BATTERY_CODES, BATTERY_VERSION  # noqa: E402
 
 TARGET_S = 1.0
 BUILD_VERSION = 1
@@ -74,7 +74,7 @@ def _struct_messages(raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def build_pool(n: int, seed: int) -> dict[str, Any]:
     """Real tasks and, per task, the messages and grade of four behaviours (index: task * 4 + kind)."""
     from coworkenv.agents.registry import make_policy
-    from coworkenv.env.runner import initial_messages, run_episode
+    from coworkenv.episode.runner import initial_messages, run_episode
     from coworkenv.grading.consistency import violating_step
     from coworkenv.grading.score import grade
     from coworkenv.spec.task import AnswerStep, ToolStep

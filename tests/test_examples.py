@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from coworkenv.agents import make_policy
-from coworkenv.env.episode import Episode
-from coworkenv.env.runner import run_episode
-from coworkenv.env.trajectory import Trajectory, replay
-from coworkenv.env.user import scripted_reply
+from coworkenv.episode.episode import Episode
+from coworkenv.episode.runner import run_episode
+from coworkenv.episode.trajectory import Trajectory, replay
+from coworkenv.episode.user import scripted_reply
 from coworkenv.grading.consistency import consistency_gate, run_steps
 from coworkenv.grading.matching import args_match
 from coworkenv.grading.score import grade, grade_trajectory

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from coworkenv.env.runner import Policy
+from coworkenv.episode.runner import Policy
 from coworkenv.registry import Registry
 from coworkenv.spec.task import TaskSpec
 

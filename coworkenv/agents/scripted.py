@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from coworkenv.agents.registry import POLICIES
-from coworkenv.env.runner import RETRIES_PER_STEP
+from coworkenv.episode.runner import RETRIES_PER_STEP
 from coworkenv.spec.task import AnswerStep, SayStep, SolutionStep, TaskSpec, ToolStep
 
 RETRYABLE = (429, 500)

@@ -24,7 +24,7 @@ def schema_task() -> None:
 @schema_app.command("trajectory")
 def schema_trajectory() -> None:
     """JSON Schema of a trajectory."""
-    from coworkenv.env.trajectory import Trajectory
+    from coworkenv.episode.trajectory import Trajectory
 
     print_json(Trajectory.model_json_schema())
 
@@ -59,7 +59,7 @@ def grade(
     trajectory: Annotated[Path, typer.Option("--trajectory", "-j", help="Trajectory JSON file.")],
 ) -> None:
     """Replay a trajectory on a fresh workspace and print its grade as JSON."""
-    from coworkenv.env.trajectory import Trajectory
+    from coworkenv.episode.trajectory import Trajectory
     from coworkenv.grading.score import grade_trajectory
     from coworkenv.spec.io import load_model, load_task
 
@@ -79,7 +79,7 @@ def run(
 ) -> None:
     """Run one episode with an agent and write its trajectory; the grade goes to stderr."""
     from coworkenv.agents import make_policy
-    from coworkenv.env.runner import run_episode
+    from coworkenv.episode.runner import run_episode
     from coworkenv.grading.score import grade as grade_evidence
     from coworkenv.spec.io import load_task
 

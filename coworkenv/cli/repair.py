@@ -78,7 +78,8 @@ def read_feedback(path: Path) -> dict[str, Any]:
     from pydantic import ValidationError
 
     from coworkenv.errors import format_validation_error
-    from coworkenv.validate.results import BATTERY_CODES, CheckOutcome, TaskValidation
+    from coworkenv.validate.codes import BATTERY_CODES
+    from coworkenv.validate.verdict import CheckOutcome, TaskValidation
 
     validations: dict[str, TaskValidation] = {}
     outcomes: dict[str, list[CheckOutcome]] = defaultdict(list)

@@ -66,7 +66,7 @@ def result_rows(validations: list[Any]) -> list[dict[str, Any]]:
 
 
 def summarize(validations: list[Any], runtime: str) -> dict[str, Any]:
-    from coworkenv.validate.results import BATTERY_VERSION
+    from coworkenv.validate.codes import BATTERY_VERSION
 
     n = len(validations)
     valid = sum(v.valid for v in validations)
@@ -139,8 +139,8 @@ def validate(
     from rich.progress import Progress
     from rich.table import Table
 
-    from coworkenv.validate.pipeline import RUNTIMES, validate_tasks
-    from coworkenv.validate.results import BATTERY_CODES
+    from coworkenv.validate.batch import RUNTIMES, validate_tasks
+    from coworkenv.validate.codes import BATTERY_CODES
 
     if runtime not in RUNTIMES:
         raise CoworkEnvError(f"--runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")

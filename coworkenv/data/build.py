@@ -11,12 +11,12 @@ from typing import Any
 
 import pyarrow as pa
 
+from coworkenv.canonical import canonical_json, content_hash
 from coworkenv.data.release import conform_table
 from coworkenv.data.schemas import TABLES
 from coworkenv.errors import CoworkEnvError
 from coworkenv.spec.task import TaskSpec
-from coworkenv.validate.results import TaskValidation
-from coworkenv.workspace.snapshot import canonical_json, content_hash
+from coworkenv.validate.verdict import TaskValidation
 
 
 def _table(name: str, rows: Iterable[Mapping[str, Any]]) -> pa.Table:
@@ -126,7 +126,7 @@ def _rule_scores(outcome: Any) -> list[float]:
 def _violation_max_score(spec: TaskSpec) -> float | None:
     """Run the oracle with each prohibited rule violated before its answer; the highest score (None if no rule can be violated)."""
     from coworkenv.agents import make_policy
-    from coworkenv.env import run_episode
+    from coworkenv.episode import run_episode
     from coworkenv.grading import grade
     from coworkenv.grading.consistency import violating_step
 
@@ -150,7 +150,7 @@ def _scores(spec: TaskSpec, validation: TaskValidation) -> tuple[float, float, f
     empty = 0.0 if empty_check is not None and empty_check.passed else _detail_number(empty_check, "score")
     if oracle is None or empty is None:
         from coworkenv.agents import make_policy
-        from coworkenv.env import Trajectory, replay, run_episode
+        from coworkenv.episode import Trajectory, replay, run_episode
         from coworkenv.grading import grade
 
         if oracle is None:
@@ -286,7 +286,7 @@ def trajectories_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
 def oracle_rollouts(specs: Iterable[TaskSpec]) -> list[dict[str, Any]]:
     """Run each task's oracle through a live episode and grade it: `trajectories` rows (agent `oracle`, trial 0)."""
     from coworkenv.agents import make_policy
-    from coworkenv.env import run_episode
+    from coworkenv.episode import run_episode
     from coworkenv.grading import grade
 
     rows = []
@@ -321,7 +321,7 @@ def sft_table(
 
 
 def rl_row(spec: TaskSpec) -> dict[str, Any]:
-    from coworkenv.env.runner import initial_messages
+    from coworkenv.episode.runner import initial_messages
 
     return {
         "prompt": messages_rows(initial_messages(spec)),

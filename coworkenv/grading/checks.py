@@ -9,11 +9,11 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from coworkenv.env.evidence import Evidence
+from coworkenv.episode.evidence import Evidence
 from coworkenv.grading.matching import args_match, value_matches
 from coworkenv.registry import Registry
 from coworkenv.spec import checks as c
-from coworkenv.spec.timeutil import parse_instant
+from coworkenv.timeutil import parse_instant
 
 Outcome = tuple[bool, str]
 CheckFn = Callable[[Any, Evidence], Outcome]

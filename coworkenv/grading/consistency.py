@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from coworkenv.agents.registry import make_policy
-from coworkenv.env.runner import run_episode
+from coworkenv.episode.runner import run_episode
 from coworkenv.grading.matching import args_match, example_value
 from coworkenv.grading.score import Grade, grade
 from coworkenv.spec.task import ProhibitedRule, TaskSpec, ToolStep

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from coworkenv.env.evidence import Evidence
-from coworkenv.env.trajectory import Trajectory, replay
+from coworkenv.episode.evidence import Evidence
+from coworkenv.episode.trajectory import Trajectory, replay
 from coworkenv.errors import CoworkEnvError
 from coworkenv.grading.checks import evaluate
 from coworkenv.grading.matching import args_match

@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from coworkenv.agents import make_policy
-from coworkenv.env.runner import run_episode
+from coworkenv.episode.runner import run_episode
 from coworkenv.grading.consistency import consistency_gate
 from coworkenv.grading.score import grade_trajectory
 from coworkenv.spec.io import load_tasks

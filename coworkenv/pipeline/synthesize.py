@@ -112,7 +112,7 @@ def generate_shard(config: SynthesisConfig, run_id: str, shard: dict[str, Any], 
 
 def validate_shard(config: SynthesisConfig, run_id: str, generated: dict[str, Any]) -> dict[str, Any]:
     """Run the battery on a shard's raw task lines, inside the sandbox runtime."""
-    from coworkenv.validate.pipeline import validate_tasks
+    from coworkenv.validate.batch import validate_tasks
 
     base = run_dir(config, run_id)
     name = f"shard-{generated['shard']:04d}"
@@ -134,7 +134,7 @@ def repair_invalid(config: SynthesisConfig, run_id: str, llm: Any = None) -> dic
     """Repair every invalid task of the run (rule-based first, then the LLM if configured)."""
     from coworkenv.repair.loop import metrics, repair_many
     from coworkenv.repair.sandboxed import repair_in_sandbox
-    from coworkenv.validate.results import TaskValidation
+    from coworkenv.validate.verdict import TaskValidation
 
     base = run_dir(config, run_id)
     specs, validations = [], []
@@ -182,7 +182,7 @@ def build_tables(config: SynthesisConfig, run_id: str) -> dict[str, int]:
     from coworkenv.data.schemas import REPAIRS
     from coworkenv.spec.task import TaskSpec
     from coworkenv.validate.battery import validate_spec
-    from coworkenv.validate.results import TaskValidation
+    from coworkenv.validate.verdict import TaskValidation
 
     base = run_dir(config, run_id)
     valid_specs, validations = [], []

@@ -68,7 +68,7 @@ def known_capabilities() -> list[str]:
 
 
 def known_battery_codes() -> list[str]:
-    from coworkenv.validate.results import BATTERY, BATTERY_CODES
+    from coworkenv.validate.codes import BATTERY, BATTERY_CODES
 
     return sorted({*BATTERY_CODES, *BATTERY.names()})
 

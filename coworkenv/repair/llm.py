@@ -21,7 +21,8 @@ from pydantic import BaseModel, ConfigDict
 from coworkenv.spec.checks import CHECK_KINDS
 from coworkenv.spec.task import TaskSpec
 from coworkenv.synth.llm import _REFUSAL, ChatClient, Refused, _tool_catalog, extract_json
-from coworkenv.validate.results import BATTERY_CODES, CheckOutcome
+from coworkenv.validate.codes import BATTERY_CODES
+from coworkenv.validate.verdict import CheckOutcome
 
 KEPT_FIELDS = ("id", "family", "meta")
 

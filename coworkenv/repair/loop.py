@@ -24,7 +24,8 @@ import jsonpatch
 from pydantic import BaseModel, ConfigDict, Field
 
 from coworkenv.repair.rules import REPAIRERS, RepairContext
-from coworkenv.validate.results import BATTERY_CODES, CheckOutcome, TaskValidation
+from coworkenv.validate.codes import BATTERY_CODES
+from coworkenv.validate.verdict import CheckOutcome, TaskValidation
 
 if TYPE_CHECKING:
     from coworkenv.repair.llm import LLMRepairer

@@ -8,11 +8,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from coworkenv.repair.loop import RepairOutcome, failed_codes, repair_task
-from coworkenv.validate.results import TaskValidation
+from coworkenv.validate.verdict import TaskValidation
 
 
 def sandboxed_validate(runtime: str) -> Callable[[dict[str, Any]], TaskValidation]:
-    from coworkenv.validate.pipeline import validate_tasks
+    from coworkenv.validate.batch import validate_tasks
 
     def validate(spec: dict[str, Any]) -> TaskValidation:
         return validate_tasks([json.dumps(spec, ensure_ascii=False)], workers=1, runtime=runtime)[0]

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
+from coworkenv.canonical import canonical_json, content_hash
 from coworkenv.spec.capabilities import CAPABILITIES
 from coworkenv.spec.checks import Check
 from coworkenv.spec.workspace import WorkspaceSpec
@@ -136,8 +137,6 @@ class TaskSpec(Strict):
     @cached_property
     def initial_state_json(self) -> str:
         """Canonical JSON of the initial workspace; every episode starts from a fresh parse of it."""
-        from coworkenv.workspace.snapshot import canonical_json
-
         return canonical_json(self.workspace.model_dump(mode="json", by_alias=True))
 
     @cached_property
@@ -147,8 +146,6 @@ class TaskSpec(Strict):
 
     @cached_property
     def initial_state_hash(self) -> str:
-        from coworkenv.workspace.snapshot import content_hash
-
         return content_hash(self.initial_state_json)
 
     def to_json(self) -> str:

@@ -10,7 +10,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
-from coworkenv.spec.timeutil import parse_instant
+from coworkenv.timeutil import parse_instant
 
 
 def _iso_instant(value: str) -> str:

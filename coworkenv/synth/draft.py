@@ -12,10 +12,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from coworkenv.spec.task import TaskSpec
-from coworkenv.spec.timeutil import format_instant
 from coworkenv.synth import vocab
 from coworkenv.synth.family import Family
 from coworkenv.synth.knobs import DIFFICULTY_KNOBS
+from coworkenv.timeutil import format_instant
 
 T = TypeVar("T")
 

@@ -84,7 +84,7 @@ def exec_python(payload: str) -> dict[str, Any]:
 
 
 _BATTERY_IMPORTS = (
-    "coworkenv.validate.battery", "coworkenv.agents", "coworkenv.env.runner", "coworkenv.env.trajectory", "coworkenv.grading.score",
+    "coworkenv.validate.battery", "coworkenv.agents", "coworkenv.episode.runner", "coworkenv.episode.trajectory", "coworkenv.grading.score",
     "coworkenv.grading.consistency", "coworkenv.grading.checks", "coworkenv.grading.matching", "coworkenv.workspace.tools",
     "coworkenv.workspace.paths", "coworkenv.spec.workspace",
 )  # fmt: skip
@@ -123,7 +123,7 @@ def repair(payload: str) -> dict[str, Any]:
     import json
 
     from coworkenv.repair.loop import repair_task
-    from coworkenv.validate.results import TaskValidation
+    from coworkenv.validate.verdict import TaskValidation
 
     request = json.loads(payload)
     validation = TaskValidation.model_validate(request["validation"]) if request.get("validation") else None

@@ -2,20 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any
 
 from coworkenv.spec.workspace import COLLECTIONS, SERVICES
-
-
-def canonical_json(value: Any) -> str:
-    """The one serialization used for hashing: sorted keys, no whitespace, UTF-8 text."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def content_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _diff_records(before: list[dict], after: list[dict]) -> dict[str, Any]:

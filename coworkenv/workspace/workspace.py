@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from coworkenv.errors import format_validation_error
-from coworkenv.spec.timeutil import add_seconds
+from coworkenv.timeutil import add_seconds
 from coworkenv.workspace.errors import ToolError, error_result
 from coworkenv.workspace.faults import FAULT_MESSAGES, fault_for
 from coworkenv.workspace.tools import TOOLS

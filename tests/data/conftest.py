@@ -9,7 +9,7 @@ from release_support import passing_validation
 from coworkenv.data.build import release_tables
 from coworkenv.spec.task import TaskSpec
 from coworkenv.synth.generate import GenerateRequest, generate
-from coworkenv.validate.results import TaskValidation
+from coworkenv.validate.verdict import TaskValidation
 
 N_TASKS = 24
 INVALID_INDEX = 5

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pyarrow as pa
 
 from coworkenv.spec.task import TaskSpec
-from coworkenv.validate.results import BATTERY_CODES, CheckOutcome, TaskValidation
+from coworkenv.validate.codes import BATTERY_CODES
+from coworkenv.validate.verdict import CheckOutcome, TaskValidation
 
 
 def passing_validation(spec: TaskSpec, *, valid: bool = True) -> TaskValidation:

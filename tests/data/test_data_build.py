@@ -22,9 +22,9 @@ from coworkenv.data.build import (
 )
 from coworkenv.data.release import conform_table
 from coworkenv.data.schemas import TABLES
-from coworkenv.env.runner import initial_messages
+from coworkenv.episode.runner import initial_messages
 from coworkenv.errors import CoworkEnvError
-from coworkenv.validate.results import BATTERY_CODES
+from coworkenv.validate.codes import BATTERY_CODES
 from coworkenv.workspace.tools import tool_schemas
 
 

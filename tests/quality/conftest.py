@@ -15,15 +15,15 @@ import pyarrow as pa
 import pytest
 
 from coworkenv.agents import make_policy
+from coworkenv.canonical import canonical_json, content_hash
 from coworkenv.data import schemas
-from coworkenv.env.runner import run_episode
+from coworkenv.episode.runner import run_episode
 from coworkenv.grading.consistency import consistency_gate, violating_step
 from coworkenv.grading.score import Grade, grade, grade_trajectory
 from coworkenv.spec.capabilities import CAPABILITIES
 from coworkenv.spec.task import TaskSpec
 from coworkenv.synth.generate import GenerateRequest, generate
-from coworkenv.validate.results import BATTERY_CODES
-from coworkenv.workspace.snapshot import canonical_json, content_hash
+from coworkenv.validate.codes import BATTERY_CODES
 from coworkenv.workspace.tools import tool_schemas
 
 

@@ -13,7 +13,8 @@ import pytest
 from coworkenv.repair.loop import metrics, repair_many, repair_task
 from coworkenv.repair.rules import REPAIRERS, RepairContext, non_finite, repair_determinism
 from coworkenv.validate.battery import validate_spec
-from coworkenv.validate.results import BATTERY_CODES, CheckOutcome, TaskValidation
+from coworkenv.validate.codes import BATTERY_CODES
+from coworkenv.validate.verdict import CheckOutcome, TaskValidation
 
 from ._support import EXAMPLES, corpus_files, corpus_spec, load
 

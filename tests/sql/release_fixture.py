@@ -19,12 +19,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from coworkenv.data.schemas import PARTITIONS, TABLES, fingerprint
-from coworkenv.env.runner import initial_messages, run_episode
+from coworkenv.episode.runner import initial_messages, run_episode
 from coworkenv.grading.consistency import consistency_gate, violating_step
 from coworkenv.grading.score import grade
 from coworkenv.spec.task import AnswerStep, TaskSpec, ToolStep
 from coworkenv.synth.generate import GenerateRequest, generate
-from coworkenv.validate.results import BATTERY_CODES, BATTERY_VERSION
+from coworkenv.validate.codes import BATTERY_CODES, BATTERY_VERSION
 from coworkenv.workspace.tools import tool_schemas
 
 MANDATORY_TO_BREAK = ["no_leakage", "solvable_under_faults", "references", "deterministic", "capabilities_consistent"]

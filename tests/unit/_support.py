@@ -9,11 +9,12 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from coworkenv.env.episode import Episode
-from coworkenv.env.evidence import Evidence
+from coworkenv.canonical import canonical_json, content_hash
+from coworkenv.episode.episode import Episode
+from coworkenv.episode.evidence import Evidence
 from coworkenv.spec import Check, TaskSpec
 from coworkenv.workspace import TOOLS
-from coworkenv.workspace.snapshot import canonical_json, content_hash, diff_states
+from coworkenv.workspace.snapshot import diff_states
 from coworkenv.workspace.workspace import AuditEntry
 
 FIXTURES = Path(__file__).parent / "fixtures"

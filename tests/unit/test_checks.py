@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from coworkenv.env.evidence import Evidence
+from coworkenv.episode.evidence import Evidence
 from coworkenv.grading.checks import EVALUATORS, evaluate, first_number
 from coworkenv.grading.matching import args_match, example_value, value_matches
 from coworkenv.spec import CHECK_KINDS

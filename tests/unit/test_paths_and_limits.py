@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from coworkenv.env.episode import Episode
-from coworkenv.env.trajectory import Trajectory
+from coworkenv.episode.episode import Episode
+from coworkenv.episode.trajectory import Trajectory
 from coworkenv.grading import grade_trajectory
 from coworkenv.spec import TaskSpec
 from coworkenv.workspace.errors import ToolError

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from coworkenv.agents import make_policy
-from coworkenv.env import Trajectory, replay, run_episode
+from coworkenv.episode import Trajectory, replay, run_episode
 from coworkenv.grading import grade, grade_trajectory
 from coworkenv.grading.matching import args_match
 from coworkenv.spec import TaskSpec

@@ -10,8 +10,8 @@ from fractions import Fraction
 import pytest
 
 from coworkenv.agents import make_policy
-from coworkenv.env import Episode, Trajectory, replay, run_episode
-from coworkenv.env.user import scripted_reply
+from coworkenv.episode import Episode, Trajectory, replay, run_episode
+from coworkenv.episode.user import scripted_reply
 from coworkenv.errors import CoworkEnvError
 from coworkenv.grading import consistency_gate, grade, grade_trajectory, pass_at_k, pass_hat_k
 from coworkenv.grading.score import PASS_THRESHOLD, robustness

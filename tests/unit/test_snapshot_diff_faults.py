@@ -9,11 +9,12 @@ from collections import Counter
 import pytest
 
 from coworkenv.agents import make_policy
-from coworkenv.env import replay, run_episode
-from coworkenv.env.episode import Episode
+from coworkenv.canonical import canonical_json, content_hash
+from coworkenv.episode import replay, run_episode
+from coworkenv.episode.episode import Episode
 from coworkenv.spec import SERVICES
 from coworkenv.workspace.faults import FAULT_MESSAGES, fault_for
-from coworkenv.workspace.snapshot import canonical_json, content_hash, diff_states
+from coworkenv.workspace.snapshot import diff_states
 
 from ._support import make_spec, rich_spec, spec_dict
 

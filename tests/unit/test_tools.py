@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from coworkenv.env.episode import Episode
+from coworkenv.episode.episode import Episode
 from coworkenv.workspace import TOOLS, tool_schemas
 from coworkenv.workspace.workspace import Workspace
 

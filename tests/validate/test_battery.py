@@ -17,7 +17,8 @@ from coworkenv.synth.family import load_families
 from coworkenv.synth.generate import build_task
 from coworkenv.validate import battery
 from coworkenv.validate.battery import leaks, numbers_in, validate_spec, validate_spec_json
-from coworkenv.validate.results import BATTERY, BATTERY_CODES, TaskValidation
+from coworkenv.validate.codes import BATTERY, BATTERY_CODES
+from coworkenv.validate.verdict import TaskValidation
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "tasks"
@@ -201,7 +202,7 @@ def test_prohibited_zeroes():
 
 def test_deterministic_catches_a_replay_that_differs(monkeypatch):
     assert outcome(validate_spec(spec()), "deterministic").details["same_hash"] is True
-    import coworkenv.env.trajectory as trajectory
+    import coworkenv.episode.trajectory as trajectory
 
     real = trajectory.replay
     monkeypatch.setattr(trajectory, "replay", lambda s, t: dataclasses.replace(real(s, t), answer="tampered"))

@@ -21,8 +21,8 @@ import pytest
 from coworkenv.spec.task import TaskSpec
 from coworkenv.synth.family import load_families
 from coworkenv.synth.generate import build_task
-from coworkenv.validate.pipeline import guess_task_id, validate_tasks
-from coworkenv.validate.results import BATTERY_CODES
+from coworkenv.validate.batch import guess_task_id, validate_tasks
+from coworkenv.validate.codes import BATTERY_CODES
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = Path(sys.executable).parent / "coworkenv"

@@ -11,14 +11,14 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from coworkenv.agents.registry import make_policy
-from coworkenv.env.evidence import Evidence
-from coworkenv.env.runner import run_episode
+from coworkenv.episode.evidence import Evidence
+from coworkenv.episode.runner import run_episode
 from coworkenv.grading.checks import evaluate
 from coworkenv.grading.score import Grade, grade
 from coworkenv.registry import Registry
 from coworkenv.spec.checks import Check
 from coworkenv.spec.task import AnswerStep, TaskSpec
-from coworkenv.validate.results import CheckOutcome, TaskValidation
+from coworkenv.validate.verdict import CheckOutcome, TaskValidation
 from coworkenv.workspace.workspace import AuditEntry
 
 Spec = dict[str, Any]

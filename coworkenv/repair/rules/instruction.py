@@ -10,7 +10,7 @@ from typing import Any
 from coworkenv.repair.rules.common import REPAIRERS, RepairContext, Spec, _changed
 from coworkenv.repair.rules.oracle import _spec_or_note
 from coworkenv.spec.task import SayStep, TaskSpec, ToolStep
-from coworkenv.validate.results import CheckOutcome
+from coworkenv.validate.verdict import CheckOutcome
 from coworkenv.workspace.tools import TOOLS
 
 # --- leakage ------------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import csv
 import io
 from typing import Any
 
-from coworkenv.env.evidence import Evidence
+from coworkenv.episode.evidence import Evidence
 from coworkenv.grading.checks import _as_number, _cell_equals, first_number
 from coworkenv.grading.consistency import violating_step
 from coworkenv.grading.matching import args_match, value_matches
@@ -27,7 +27,7 @@ from coworkenv.repair.rules.common import (
 )
 from coworkenv.spec.task import TaskSpec, ToolStep
 from coworkenv.validate.battery import numbers_in
-from coworkenv.validate.results import CheckOutcome
+from coworkenv.validate.verdict import CheckOutcome
 from coworkenv.workspace.tools import TOOLS
 
 # --- recomputing an expectation from the oracle's final state -------------------------------------------------

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from coworkenv.repair.rules.common import REPAIRERS, RepairContext, Spec, _changed, _close, _drop_checks, oracle_run, untouched_run
 from coworkenv.repair.rules.oracle import _spec_or_note
-from coworkenv.validate.results import CheckOutcome
+from coworkenv.validate.verdict import CheckOutcome
 from coworkenv.workspace.tools import TOOLS
 
 

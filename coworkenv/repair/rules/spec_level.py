@@ -12,7 +12,7 @@ from coworkenv.repair.rules.common import REPAIRERS, SCHEMA_FIELDS, RepairContex
 from coworkenv.repair.rules.oracle import _spec_or_note
 from coworkenv.repair.rules.references import _tools_for
 from coworkenv.spec.capabilities import CAPABILITIES
-from coworkenv.validate.results import CheckOutcome
+from coworkenv.validate.verdict import CheckOutcome
 from coworkenv.workspace.tools import TOOLS
 
 # --- faults ---------------------------------------------------------------------------------------------------

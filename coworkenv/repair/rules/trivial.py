@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from coworkenv.env.evidence import Evidence
+from coworkenv.episode.evidence import Evidence
 from coworkenv.grading.matching import args_match
 from coworkenv.repair.rules.common import (
     GUARD_KINDS,
@@ -22,7 +22,7 @@ from coworkenv.repair.rules.common import (
 )
 from coworkenv.repair.rules.oracle import _added_lines, _recompute_event, _spec_or_note
 from coworkenv.spec.task import AnswerStep
-from coworkenv.validate.results import CheckOutcome
+from coworkenv.validate.verdict import CheckOutcome
 
 
 def _strengthen(check: dict[str, Any], oracle: Evidence, untouched: Evidence) -> dict[str, Any] | None:

@@ -6,10 +6,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from coworkenv.spec.task import TaskSpec
-from coworkenv.spec.timeutil import format_instant
 from coworkenv.synth import vocab
 from coworkenv.synth.draft import Draft
 from coworkenv.synth.family import family
+from coworkenv.timeutil import format_instant
 
 REASONS = ["the client pulled out", "the budget was frozen", "we already covered it by email", "half the team is out sick",
            "the launch slipped", "it clashes with the all-hands"]  # fmt: skip

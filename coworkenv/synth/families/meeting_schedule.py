@@ -7,10 +7,10 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from coworkenv.spec.task import TaskSpec
-from coworkenv.spec.timeutil import format_instant
 from coworkenv.synth import vocab
 from coworkenv.synth.draft import Draft
 from coworkenv.synth.family import family
+from coworkenv.timeutil import format_instant
 
 STEP = timedelta(minutes=30)  # slots start on the hour or half hour
 HOURS = [(9, 17), (8, 16), (10, 18), (9, 18), (8, 17)]

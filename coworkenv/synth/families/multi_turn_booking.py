@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 from coworkenv.spec.task import TaskSpec
-from coworkenv.spec.timeutil import format_instant, parse_instant
 from coworkenv.synth import vocab
 from coworkenv.synth.draft import Draft
 from coworkenv.synth.family import family
+from coworkenv.timeutil import format_instant, parse_instant
 
 ROOMS = ["Kestrel", "Atlas", "Juniper", "Orchid", "Summit", "Fjord", "Lagoon", "Meridian", "Cobalt", "Aspen", "Harbor", "Ivy"]
 DURATION_WORDS = {30: "half an hour", 45: "forty-five minutes", 60: "an hour", 90: "an hour and a half"}

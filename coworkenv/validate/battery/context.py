@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from coworkenv.spec.task import TaskSpec, ToolStep
-from coworkenv.validate.results import BATTERY, BATTERY_CODES, BatteryCheck
+from coworkenv.validate.codes import BATTERY, BATTERY_CODES, BatteryCheck
 
 MAX_SPEC_CHARS = 20_000_000
 """Larger inputs are rejected by `validate_spec_json` before parsing (the sandbox bounds memory anyway)."""
@@ -52,7 +52,7 @@ class Context:
 
     def run(self, steps: list | None = None, *, spec: TaskSpec | None = None, agent: str = "oracle") -> Run:
         from coworkenv.agents import make_policy
-        from coworkenv.env.runner import run_episode
+        from coworkenv.episode.runner import run_episode
         from coworkenv.grading.score import grade
 
         spec = spec or self.spec

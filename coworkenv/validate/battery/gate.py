@@ -130,7 +130,7 @@ def check_prohibited(ctx: Context) -> CheckResultT:
 
 @battery_check("deterministic")
 def check_deterministic(ctx: Context) -> CheckResultT:
-    from coworkenv.env.trajectory import replay
+    from coworkenv.episode.trajectory import replay
     from coworkenv.grading.score import grade
 
     first = ctx.oracle

@@ -10,7 +10,8 @@ from typing import Any
 from coworkenv.spec.task import TaskSpec
 from coworkenv.validate.battery.context import MAX_SPEC_CHARS, Context
 from coworkenv.validate.battery.references import _schema_failure
-from coworkenv.validate.results import BATTERY, BATTERY_CODES, CheckOutcome, TaskValidation
+from coworkenv.validate.codes import BATTERY, BATTERY_CODES
+from coworkenv.validate.verdict import CheckOutcome, TaskValidation
 
 # --- running the battery ---------------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from coworkenv.spec.timeutil import canonical_instant, parse_instant
+from coworkenv.timeutil import canonical_instant, parse_instant
 from coworkenv.workspace.errors import ToolError
 from coworkenv.workspace.tools import Args, Short, tool
 from coworkenv.workspace.workspace import Workspace, addresses, detached

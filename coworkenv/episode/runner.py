@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from coworkenv.env.episode import Episode
-from coworkenv.env.evidence import Evidence
-from coworkenv.env.trajectory import Trajectory, replay
+from coworkenv.episode.episode import Episode
+from coworkenv.episode.evidence import Evidence
+from coworkenv.episode.trajectory import Trajectory, replay
 from coworkenv.spec.task import TaskSpec
 from coworkenv.workspace.tools import tool_schemas
 

@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from coworkenv.env.episode import Episode
-from coworkenv.env.evidence import Evidence
+from coworkenv.episode.episode import Episode
+from coworkenv.episode.evidence import Evidence
 from coworkenv.spec.task import TaskSpec
 
 

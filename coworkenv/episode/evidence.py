@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from coworkenv.workspace.snapshot import canonical_json, content_hash
+from coworkenv.canonical import canonical_json, content_hash
 from coworkenv.workspace.workspace import AuditEntry
 
 

@@ -1,7 +1,5 @@
-"""What the validation battery records: one row per (task, battery check), and a verdict per task.
-
-The battery checks are a registry (`BATTERY`): each has a stable machine-readable code, a severity and whether it
-measures discrimination. Repairers are keyed by the same codes.
+"""The catalogue of battery checks: each has a stable machine-readable code, a severity and whether it measures
+discrimination. Implementations register under these codes (`validate/battery/`); repairers are keyed by them too.
 """
 
 from __future__ import annotations
@@ -10,53 +8,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from coworkenv.registry import Registry
 
 Severity = Literal["mandatory", "advisory"]
 
 BATTERY_VERSION = 1
-
-
-class CheckOutcome(BaseModel):
-    """One battery check on one task."""
-
-    model_config = ConfigDict(frozen=True)
-
-    task_id: str
-    code: str
-    """The battery check's code, e.g. `oracle_scores_1`; on failure it is also the failure code."""
-    passed: bool
-    severity: Severity
-    discriminating: bool
-    details: dict[str, Any] = {}
-    """Machine-readable specifics (scores, offending check ids, leaked strings, …)."""
-    message: str = ""
-    """For people: what was found and, on failure, what to fix."""
-
-
-class TaskValidation(BaseModel):
-    """The verdict on one task: valid iff every mandatory check passed."""
-
-    model_config = ConfigDict(frozen=True)
-
-    task_id: str
-    valid: bool
-    discrimination: float
-    """Share of the discriminating checks that passed (1.0 where none applies)."""
-    results: list[CheckOutcome]
-    battery_version: int = BATTERY_VERSION
-    evidence_hash: str = ""
-    """Hash of the oracle run, for lineage and determinism audits."""
-
-    @property
-    def failures(self) -> list[CheckOutcome]:
-        return [r for r in self.results if not r.passed]
-
-    @property
-    def failed_codes(self) -> list[str]:
-        return [r.code for r in self.results if not r.passed and r.severity == "mandatory"]
 
 
 @dataclass(frozen=True)
@@ -70,7 +26,7 @@ class BatteryCheck:
 
 BATTERY: Registry[BatteryCheck] = Registry("battery check")
 
-# The codes, in the order they run. Implementations register under these names (see battery.py).
+# The codes, in the order they run.
 BATTERY_CODES: dict[str, tuple[Severity, bool, str]] = {
     "schema": ("mandatory", False, "The spec parses as a TaskSpec (strict, unknown fields rejected)."),
     "references": ("mandatory", False, "Solution tools are allowed; check and rule targets exist (tools, ids, sheets, files, services)."),

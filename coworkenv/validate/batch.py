@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from coworkenv.spec.task import TaskSpec
 from coworkenv.validate.battery import rejected, validate_spec, validate_spec_json
-from coworkenv.validate.results import TaskValidation
+from coworkenv.validate.verdict import TaskValidation
 
 RUNTIMES = ("auto", "bwrap", "rlimit", "none")
 JOB_NAME = "validate"

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from coworkenv.env.evidence import Evidence
-from coworkenv.env.user import scripted_reply
+from coworkenv.canonical import canonical_json, content_hash
+from coworkenv.episode.evidence import Evidence
+from coworkenv.episode.user import scripted_reply
 from coworkenv.spec.task import TaskSpec
-from coworkenv.workspace.snapshot import canonical_json, content_hash, diff_states
+from coworkenv.workspace.snapshot import diff_states
 from coworkenv.workspace.tools import TOOLS
 from coworkenv.workspace.workspace import DEFAULT_MAX_WRITE_BYTES, Workspace
 
