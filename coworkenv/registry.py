@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Generic, TypeVar
 
 from coworkenv.errors import CoworkEnvError
 
 T = TypeVar("T")
+
+
+def closest(name: object, known: Iterable[str], cutoff: float = 0.85) -> str | None:
+    """The known name closest to a misspelled one, if it is close (difflib ratio ≥ cutoff)."""
+    if not isinstance(name, str):
+        return None
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=cutoff)
+    return close[0] if close else None
 
 
 class UnknownName(CoworkEnvError, KeyError):

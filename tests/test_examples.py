@@ -11,15 +11,16 @@ from pathlib import Path
 import pytest
 
 from coworkenv.agents import make_policy
+from coworkenv.checks.matching import args_match
 from coworkenv.episode.episode import Episode
 from coworkenv.episode.runner import run_episode
 from coworkenv.episode.trajectory import Trajectory, replay
 from coworkenv.episode.user import scripted_reply
-from coworkenv.grading.consistency import consistency_gate, run_steps
-from coworkenv.grading.matching import args_match
+from coworkenv.grading.consistency import consistency_gate
+from coworkenv.grading.play import play
 from coworkenv.grading.score import grade, grade_trajectory
 from coworkenv.pipeline.core_check import check_task
-from coworkenv.spec import CAPABILITIES, CHECK_KINDS, SERVICES, AnswerStep, SayStep, TaskSpec, ToolStep, WorkspaceSpec
+from coworkenv.spec import CAPABILITIES, CHECK_KINDS, SERVICE_NAMES, AnswerStep, SayStep, TaskSpec, ToolStep, WorkspaceSpec
 from coworkenv.spec.io import load_task, load_tasks
 from coworkenv.workspace import TOOLS
 
@@ -112,7 +113,7 @@ def test_example_passes_consistency_gate(name):
 
 @pytest.mark.parametrize("name", IDS)
 def test_answer_only_done_cannot_pass(name):
-    result = run_steps(TASKS[name], [AnswerStep(answer="Done.")])
+    result = play(TASKS[name], [AnswerStep(answer="Done.")]).grade
     assert not result.passed, f"'Done.' scores {result.score}"
     assert result.completion < 0.5
 
@@ -124,7 +125,7 @@ def test_oracle_prefix_gets_partial_completion(name):
     if len(writes) < 2:
         pytest.skip("the oracle has fewer than two effects")
     prefix = [*spec.solution[: writes[0] + 1], spec.solution[-1]]
-    result = run_steps(spec, prefix)
+    result = play(spec, prefix).grade
     assert 0.0 < result.completion < 1.0
     assert result.score < 1.0
 
@@ -159,7 +160,7 @@ def test_oracle_trajectory_replays_deterministically(name, oracle_runs):
 
 def test_examples_cover_every_service_and_tool():
     used = {s.tool for spec in TASKS.values() for s in _tool_steps(spec)}
-    assert set(DESIGN_TOOLS) == set(SERVICES)
+    assert set(DESIGN_TOOLS) == set(SERVICE_NAMES)
     for service, tools in DESIGN_TOOLS.items():
         missing = sorted(set(tools) - used)
         assert not missing, f"no oracle uses {service} tools {missing}"
@@ -218,7 +219,7 @@ def test_multi_turn_oracle_really_talks_to_the_user(oracle_runs):
         _, evidence = oracle_runs[name]
         assert evidence.user_rounds == len([s for s in spec.solution if isinstance(s, SayStep)])
         # without asking, the same tool calls lose the asked_user checks
-        silent = run_steps(spec, [s for s in spec.solution if not isinstance(s, SayStep)])
+        silent = play(spec, [s for s in spec.solution if not isinstance(s, SayStep)]).grade
         assert silent.completion < 1.0
 
 

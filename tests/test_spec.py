@@ -130,7 +130,7 @@ def test_check_parameters_that_exclude_each_other(check):
 
 
 def test_every_check_kind_has_an_evaluator_and_a_model():
-    from coworkenv.grading.checks import EVALUATORS
+    from coworkenv.checks import CHECKS as EVALUATORS
 
     assert sorted(EVALUATORS.names()) == sorted(CHECK_KINDS)
     documented = {

@@ -9,9 +9,9 @@ from coworkenv.canonical import canonical_json, content_hash
 from coworkenv.episode.evidence import Evidence
 from coworkenv.episode.user import scripted_reply
 from coworkenv.spec.task import TaskSpec
+from coworkenv.workspace.runtime import DEFAULT_MAX_WRITE_BYTES, Workspace
 from coworkenv.workspace.snapshot import diff_states
 from coworkenv.workspace.tools import TOOLS
-from coworkenv.workspace.workspace import DEFAULT_MAX_WRITE_BYTES, Workspace
 
 
 class EpisodeFinished(RuntimeError):

@@ -7,7 +7,7 @@ from functools import cached_property
 from typing import Any
 
 from coworkenv.canonical import canonical_json, content_hash
-from coworkenv.workspace.workspace import AuditEntry
+from coworkenv.workspace.audit import AuditEntry
 
 
 @dataclass(frozen=True)

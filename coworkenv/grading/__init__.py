@@ -1,10 +1,14 @@
-"""Grading: checks, the scoring formula, the consistency gate, pass@k / pass^k."""
+"""Grading: the scoring formula, the grading-consistency gate, playing and grading a trajectory, pass@k / pass^k.
 
-from coworkenv.grading.consistency import GateResult, consistency_gate
+Check kinds and their evaluators are in `coworkenv.checks`.
+"""
+
+from coworkenv.grading.consistency import ConsistencyVerdict, consistency_gate
 from coworkenv.grading.metrics import pass_at_k, pass_hat_k
-from coworkenv.grading.score import CheckResult, Grade, Violation, grade, grade_trajectory
+from coworkenv.grading.play import Run, play
+from coworkenv.grading.score import PASS_THRESHOLD, CheckResult, Grade, Violation, grade, grade_trajectory
 
 __all__ = [
-    "CheckResult", "GateResult", "Grade", "Violation", "consistency_gate", "grade", "grade_trajectory",
-    "pass_at_k", "pass_hat_k",
+    "PASS_THRESHOLD", "CheckResult", "ConsistencyVerdict", "Grade", "Run", "Violation", "consistency_gate", "grade",
+    "grade_trajectory", "pass_at_k", "pass_hat_k", "play",
 ]  # fmt: skip

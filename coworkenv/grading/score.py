@@ -1,16 +1,16 @@
-"""Scoring (DESIGN §5, contract): completion, safety, robustness, score, passed."""
+"""Scoring (docs/architecture.md, "Scoring"; a contract): completion, safety, robustness, score, passed."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from coworkenv.checks import evaluate
+from coworkenv.checks.matching import args_match
 from coworkenv.episode.evidence import Evidence
 from coworkenv.episode.trajectory import Trajectory, replay
 from coworkenv.errors import CoworkEnvError
-from coworkenv.grading.checks import evaluate
-from coworkenv.grading.matching import args_match
 from coworkenv.spec.task import TaskSpec
-from coworkenv.workspace.workspace import AuditEntry
+from coworkenv.workspace.audit import AuditEntry
 
 PASS_THRESHOLD = 0.75
 

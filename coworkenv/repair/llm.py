@@ -18,7 +18,7 @@ from typing import Any, Literal
 import jsonpatch
 from pydantic import BaseModel, ConfigDict
 
-from coworkenv.spec.checks import CHECK_KINDS
+from coworkenv.checks import CHECK_KINDS
 from coworkenv.spec.task import TaskSpec
 from coworkenv.synth.llm import _REFUSAL, ChatClient, Refused, _tool_catalog, extract_json
 from coworkenv.validate.codes import BATTERY_CODES

@@ -1,7 +1,11 @@
-"""Task specifications: TaskSpec, checks, prohibited rules, capabilities (pydantic v2, strict)."""
+"""Task specifications: TaskSpec, solution steps, prohibited rules, capabilities (pydantic v2, strict).
 
+The TaskSpec is built over the services' state models and tool names (`coworkenv.workspace`) and the check kinds
+(`coworkenv.checks`); nothing here runs an episode.
+"""
+
+from coworkenv.checks import CHECK_KINDS, CHECK_MODELS, Check
 from coworkenv.spec.capabilities import CAPABILITIES, Capability
-from coworkenv.spec.checks import CHECK_KINDS, CHECK_MODELS, Check
 from coworkenv.spec.task import (
     AnswerStep,
     Faults,
@@ -14,10 +18,10 @@ from coworkenv.spec.task import (
     ToolStep,
     UserSpec,
 )
-from coworkenv.spec.workspace import COLLECTIONS, SERVICES, WorkspaceSpec
+from coworkenv.workspace.state import COLLECTIONS, SERVICE_NAMES, WorkspaceSpec
 
 __all__ = [
-    "CAPABILITIES", "CHECK_KINDS", "CHECK_MODELS", "COLLECTIONS", "SERVICES", "AnswerStep", "Capability",
+    "CAPABILITIES", "CHECK_KINDS", "CHECK_MODELS", "COLLECTIONS", "SERVICE_NAMES", "AnswerStep", "Capability",
     "Check", "Faults", "Meta", "ProhibitedRule", "RevealRule", "SayStep", "SolutionStep", "TaskSpec",
     "ToolStep", "UserSpec", "WorkspaceSpec",
 ]  # fmt: skip

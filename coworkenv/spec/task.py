@@ -1,4 +1,4 @@
-"""TaskSpec (DESIGN §4, contract): one self-contained, executable, gradable task."""
+"""TaskSpec (docs/architecture.md, "TaskSpec"; a contract): one self-contained, executable, gradable task."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from typing import Annotated, Any, Self
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from coworkenv.canonical import canonical_json, content_hash
+from coworkenv.checks import Check
 from coworkenv.spec.capabilities import CAPABILITIES
-from coworkenv.spec.checks import Check
-from coworkenv.spec.workspace import WorkspaceSpec
+from coworkenv.workspace.state import WorkspaceSpec
+from coworkenv.workspace.tools import TOOLS
 
 
 class Strict(BaseModel):
@@ -116,8 +117,6 @@ class TaskSpec(Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
-        from coworkenv.workspace.tools import TOOLS  # the catalog registers itself on import
-
         for i, name in enumerate(self.capabilities):
             if name not in CAPABILITIES:
                 raise ValueError(f"capabilities.{i}: {CAPABILITIES.unknown_message(name)}")

@@ -2,6 +2,10 @@
 
 A draft owns a `random.Random` seeded from (family, seed, difficulty), so a family that draws only from
 `draft` is deterministic: the same triple always yields a byte-identical spec.
+
+The workspace a draft fills is one section per registered service (`draft.state`), and the record helpers
+(`add_mail`, `add_doc`, `add_sheet`, …) come from the services themselves (each `Service.draft`), so a new service
+brings its own helpers.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from coworkenv.synth import vocab
 from coworkenv.synth.family import Family
 from coworkenv.synth.knobs import DIFFICULTY_KNOBS
 from coworkenv.timeutil import format_instant
+from coworkenv.workspace.service import SERVICES
 
 T = TypeVar("T")
 
@@ -39,14 +44,8 @@ class Draft:
         self.now = self.today.replace(hour=8, minute=self.rng.choice((0, 15, 30, 45)))
         self._used_names: set[str] = set()
         self.me = self._new_person(team=self.rng.choice(vocab.TEAMS))
-        self.files: dict[str, str] = {}
-        self.messages: list[dict[str, Any]] = []
-        self.events: list[dict[str, Any]] = []
-        self.people: list[dict[str, Any]] = []
-        self.sheets: dict[str, dict[str, Any]] = {}
-        self.docs: list[dict[str, Any]] = []
-        self.tickets: list[dict[str, Any]] = []
-        self.channels: dict[str, list[dict[str, Any]]] = {}
+        self.state: dict[str, Any] = {name: service.empty() for name, service in SERVICES.items()}
+        """The workspace being built: one JSON section per service."""
         self.tools: list[str] = []
         self.checks: list[dict[str, Any]] = []
         self.solution: list[dict[str, Any]] = []
@@ -54,6 +53,17 @@ class Draft:
         self.user: dict[str, Any] | None = None
         self.fault_rate = 0.0
         self._counters: dict[str, int] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        """The services' record helpers as methods: `d.add_mail(...)` is mail's `add_mail(d, ...)`."""
+        helper = _DRAFT_HELPERS.get(name)
+        if helper is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return lambda *args, **kwargs: helper(self, *args, **kwargs)
+
+    def records(self, service: str) -> list[dict[str, Any]]:
+        """The service's list of id'd records being built (mail messages, calendar events, contacts, …)."""
+        return self.state[service][SERVICES.get(service).collection]
 
     # --- randomness -----------------------------------------------------------------------------------
 
@@ -114,7 +124,7 @@ class Draft:
         p = self._new_person(team)
         p["id"] = self.next_id("c")
         if in_contacts:
-            self.people.append({k: v for k, v in p.items() if k != "city"})
+            self.records("contacts").append({k: v for k, v in p.items() if k != "city"})
         return p
 
     def outsider(self) -> dict[str, Any]:
@@ -122,49 +132,6 @@ class Draft:
         p = self._new_person(domain=self.pick(vocab.EXTERNAL_DOMAINS))
         p["id"] = self.next_id("x")
         return p
-
-    # --- workspace records --------------------------------------------------------------------------
-
-    def add_file(self, path: str, content: str) -> str:
-        self.files[path] = content
-        return path
-
-    def add_mail(
-        self, sender: str, subject: str, body: str, *, to: Sequence[str] | None = None, cc: Sequence[str] = (),
-        folder: str = "inbox", date: str | None = None,
-    ) -> str:  # fmt: skip
-        mid = self.next_id("m")
-        self.messages.append({
-            "id": mid, "folder": folder, "from": sender, "to": list(to if to is not None else [self.me["email"]]),
-            "cc": list(cc), "subject": subject, "body": body, "date": date or self.at(-self.rng.randrange(1, 6), self.rng.randrange(7, 18)),
-        })  # fmt: skip
-        return mid
-
-    def add_event(self, title: str, start: str, end: str, attendees: Sequence[str] = (), location: str = "") -> str:
-        eid = self.next_id("e")
-        self.events.append({"id": eid, "title": title, "start": start, "end": end, "attendees": list(attendees), "location": location})
-        return eid
-
-    def add_doc(self, title: str, body: str) -> str:
-        did = self.next_id("d")
-        self.docs.append({"id": did, "title": title, "body": body})
-        return did
-
-    def add_ticket(
-        self, title: str, body: str, *, status: str = "open", assignee: str | None = None, priority: str = "normal"
-    ) -> str:
-        tid = self.next_id("t")
-        self.tickets.append({
-            "id": tid, "title": title, "body": body, "status": status, "assignee": assignee, "priority": priority, "comments": [],
-        })  # fmt: skip
-        return tid
-
-    def add_sheet(self, name: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-        self.sheets[name] = {"columns": list(columns), "rows": [list(r) for r in rows]}
-        return name
-
-    def add_chat(self, channel: str, sender: str, text: str, ts: str | None = None) -> None:
-        self.channels.setdefault(channel, []).append({"from": sender, "text": text, "ts": ts or self.at(-1, 10)})
 
     # --- the task -----------------------------------------------------------------------------------
 
@@ -207,13 +174,9 @@ class Draft:
             "now": format_instant(self.now),
             "me": {"name": self.me["name"], "email": self.me["email"]},
         }
-        for key, value in (
-            ("files", self.files), ("mail", {"messages": self.messages}), ("calendar", {"events": self.events}),
-            ("contacts", {"people": self.people}), ("sheets", self.sheets), ("docs", {"docs": self.docs}),
-            ("tickets", {"tickets": self.tickets}), ("chat", {"channels": self.channels}),
-        ):  # fmt: skip
-            if value and (not isinstance(value, dict) or any(value.values())):
-                workspace[key] = value
+        for name, service in SERVICES.items():
+            if self.state[name] != service.empty():
+                workspace[name] = self.state[name]
         spec = {
             "id": f"{self.family.name}-d{self.difficulty}-{self.seed:07d}",
             "version": 1,
@@ -231,3 +194,6 @@ class Draft:
             "meta": {"seed": self.seed, "generator": self.family.generator, "parent": None, "knobs": self.knobs.model_dump()},
         }
         return TaskSpec.model_validate(spec)
+
+
+_DRAFT_HELPERS: dict[str, Any] = {name: fn for _, service in SERVICES.items() for name, fn in service.draft.items()}

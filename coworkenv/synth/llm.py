@@ -17,9 +17,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from coworkenv.checks import CHECK_KINDS
 from coworkenv.errors import CoworkEnvError, format_validation_error
 from coworkenv.spec.capabilities import CAPABILITIES
-from coworkenv.spec.checks import CHECK_KINDS
 from coworkenv.spec.task import TaskSpec
 from coworkenv.synth.family import load_families
 from coworkenv.synth.generate import Rejection, build_task

@@ -1,8 +1,10 @@
-"""The tool catalog (DESIGN §3, contract): one registry, each tool's JSON schema generated from its args model."""
+"""The tool catalog (docs/architecture.md, "Tools"): one registry, each tool's JSON schema generated from its args
+model, and the helpers tool implementations share."""
 
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
@@ -11,9 +13,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from coworkenv.registry import Registry
+from coworkenv.workspace.errors import ToolError
 
 if TYPE_CHECKING:
-    from coworkenv.workspace.workspace import Workspace
+    from coworkenv.workspace.runtime import Workspace
 
 ToolKind = Literal["read", "write", "destructive"]
 
@@ -35,6 +38,8 @@ class Tool:
     description: str
     args: type[Args]
     fn: Callable[[Workspace, Any], dict] = field(repr=False)
+    target: str | None = None
+    """The argument that names what a call acts on (`id`, `path`, `to`, …): what a narrowed prohibited rule pins down."""
 
     def openai_schema(self) -> dict[str, Any]:
         return _openai_schema(self)
@@ -52,13 +57,15 @@ def _openai_schema(tool: Tool) -> dict[str, Any]:
 TOOLS: Registry[Tool] = Registry("tool")
 
 
-def tool(kind: ToolKind, args: type[Args]) -> Callable[[Callable], Callable]:
+def tool(kind: ToolKind, args: type[Args], *, target: str | None = None) -> Callable[[Callable], Callable]:
     """Register `fn` as the tool named after it; `<service>_<verb>`, docstring as its description."""
+    if target is not None and target not in args.model_fields:
+        raise ValueError(f"target {target!r} is not an argument of {args.__name__}")
 
     def decorator(fn: Callable) -> Callable:
         service = fn.__name__.split("_", 1)[0]
         description = inspect.getdoc(fn) or ""
-        TOOLS.add(fn.__name__, Tool(fn.__name__, service, kind, description, args, fn))
+        TOOLS.add(fn.__name__, Tool(fn.__name__, service, kind, description, args, fn, target))
         return fn
 
     return decorator
@@ -88,3 +95,33 @@ def _parameters(args: type[Args]) -> dict[str, Any]:
 def tool_schemas(names: list[str] | None = None) -> list[dict[str, Any]]:
     """OpenAI `tools=[...]` entries for these tools (all of them by default)."""
     return [TOOLS.get(n).openai_schema() for n in (names if names is not None else TOOLS.names())]
+
+
+# --- helpers tool implementations share ---------------------------------------------------------------------
+
+MAX_SEARCH_RESULTS = 50
+_EMAIL = re.compile(r"^[^@\s,;<>]+@[^@\s,;<>]+\.[^@\s,;<>]+$")
+
+
+def detached(record: dict[str, Any]) -> dict[str, Any]:
+    """A copy safe to hand out: results must not alias the workspace's own lists."""
+    return {k: [dict(x) if isinstance(x, dict) else x for x in v] if isinstance(v, list) else v for k, v in record.items()}
+
+
+def check_address(address: str) -> str:
+    if not _EMAIL.match(address) or len(address) > 254:
+        raise ToolError(400, f"not an email address: {address!r}")
+    return address
+
+
+def addresses(value: str | list[str] | None) -> list[str]:
+    if value is None:
+        return []
+    items = [value] if isinstance(value, str) else list(value)
+    return [check_address(a) for a in items]
+
+
+def text_matches(query: str, *texts: str) -> bool:
+    """Every whitespace-separated term of the query appears in one of the texts (case-insensitive)."""
+    haystack = "\n".join(texts).lower()
+    return all(term in haystack for term in query.lower().split())

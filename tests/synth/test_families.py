@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from coworkenv.grading.consistency import consistency_gate
-from coworkenv.spec import CAPABILITIES, SERVICES
+from coworkenv.spec import CAPABILITIES, SERVICE_NAMES
 from coworkenv.synth.draft import Draft
 from coworkenv.synth.family import FAMILIES, load_families
 
@@ -48,4 +48,4 @@ def test_family_declares_what_its_tasks_use(name):
             used |= {step.tool.split("_")[0] for step in spec.solution if hasattr(step, "tool")}
             assert any(c.kind != "unchanged" for c in spec.checks)
     assert used <= set(fam.services), f"oracle uses services {sorted(used - set(fam.services))} it does not declare"
-    assert set(fam.services) <= set(SERVICES)
+    assert set(fam.services) <= set(SERVICE_NAMES)

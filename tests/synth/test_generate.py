@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from coworkenv.grading.consistency import consistency_gate
-from coworkenv.spec import CAPABILITIES, SERVICES
+from coworkenv.spec import CAPABILITIES, SERVICE_NAMES
 from coworkenv.synth.family import load_families
 from coworkenv.synth.generate import GenerateRequest, generate, summarize
 
@@ -44,7 +44,7 @@ def test_ten_thousand_tasks_cover_everything_vary_and_pass_the_gate():
     covered_caps = {c for t in tasks for c in t.capabilities}
     assert covered_caps == set(CAPABILITIES.names())
     covered_services = {step.tool.split("_")[0] for t in tasks for step in t.solution if hasattr(step, "tool")}
-    assert covered_services == set(SERVICES)
+    assert covered_services == set(SERVICE_NAMES)
     duplicate_instructions = sum(c - 1 for c in Counter(t.instruction for t in tasks).values())
     assert duplicate_instructions / len(tasks) < 0.01
     assert len({t.initial_state_hash for t in tasks}) == len(tasks)

@@ -14,8 +14,8 @@ from coworkenv.episode.episode import Episode
 from coworkenv.episode.evidence import Evidence
 from coworkenv.spec import Check, TaskSpec
 from coworkenv.workspace import TOOLS
+from coworkenv.workspace.audit import AuditEntry
 from coworkenv.workspace.snapshot import diff_states
-from coworkenv.workspace.workspace import AuditEntry
 
 FIXTURES = Path(__file__).parent / "fixtures"
 T1_PATH = FIXTURES / "t1.json"

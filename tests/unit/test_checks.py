@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from coworkenv.checks import CHECKS, evaluate
+from coworkenv.checks.matching import args_match, example_value, value_matches
+from coworkenv.checks.text import first_number
 from coworkenv.episode.evidence import Evidence
-from coworkenv.grading.checks import EVALUATORS, evaluate, first_number
-from coworkenv.grading.matching import args_match, example_value, value_matches
 from coworkenv.spec import CHECK_KINDS
 
 from ._support import check, err, evidence, ok, rich_spec
@@ -177,7 +178,7 @@ TABLE: list[tuple[str, dict[str, Any], Callable[[], Evidence], Callable[[], Evid
 
 def test_table_covers_every_check_kind():
     assert {fields["kind"] for _, fields, _, _ in TABLE} == set(CHECK_KINDS)
-    assert set(EVALUATORS.names()) == set(CHECK_KINDS)
+    assert set(CHECKS.names()) == set(CHECK_KINDS)
 
 
 @pytest.mark.parametrize(("label", "fields", "passing", "failing"), TABLE, ids=[row[0] for row in TABLE])

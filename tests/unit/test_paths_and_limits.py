@@ -16,7 +16,7 @@ from coworkenv.grading import grade_trajectory
 from coworkenv.spec import TaskSpec
 from coworkenv.workspace.errors import ToolError
 from coworkenv.workspace.paths import MAX_NAME_CHARS, MAX_PATH_CHARS, is_normal_path, normalize_path
-from coworkenv.workspace.workspace import DEFAULT_MAX_WRITE_BYTES, Workspace
+from coworkenv.workspace.runtime import DEFAULT_MAX_WRITE_BYTES, Workspace
 
 from ._support import assistant_call, assistant_text, make_spec, rich_spec, spec_dict, state_json, trajectory
 

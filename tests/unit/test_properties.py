@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from coworkenv.agents import make_policy
+from coworkenv.checks.matching import args_match
 from coworkenv.episode import Trajectory, replay, run_episode
 from coworkenv.grading import grade, grade_trajectory
-from coworkenv.grading.matching import args_match
 from coworkenv.spec import TaskSpec
 
 from ._support import ALL_TOOLS, make_spec, spec_dict, t1_dict

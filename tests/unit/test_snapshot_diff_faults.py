@@ -12,7 +12,7 @@ from coworkenv.agents import make_policy
 from coworkenv.canonical import canonical_json, content_hash
 from coworkenv.episode import replay, run_episode
 from coworkenv.episode.episode import Episode
-from coworkenv.spec import SERVICES
+from coworkenv.spec import SERVICE_NAMES
 from coworkenv.workspace.faults import FAULT_MESSAGES, fault_for
 from coworkenv.workspace.snapshot import diff_states
 
@@ -160,7 +160,7 @@ def test_diff_limited_to_given_services():
 @pytest.mark.parametrize("n", [0, 1, 3, len(CALLS)])
 def test_episode_optimized_diff_equals_full_diff(n):
     ev = run_calls(rich_spec(), CALLS[:n]).finish("done")
-    assert ev.diff == diff_states(ev.initial_state, ev.final_state, SERVICES)
+    assert ev.diff == diff_states(ev.initial_state, ev.final_state, SERVICE_NAMES)
 
 
 def test_optimized_diff_equals_full_diff_with_failed_and_faulted_writes():
@@ -172,7 +172,7 @@ def test_optimized_diff_equals_full_diff_with_failed_and_faulted_writes():
     ]
     ev = run_calls(spec, calls * 2).finish("done")
     assert any(c.fault for c in ev.calls) and any(c.ok for c in ev.calls)
-    assert ev.diff == diff_states(ev.initial_state, ev.final_state, SERVICES)
+    assert ev.diff == diff_states(ev.initial_state, ev.final_state, SERVICE_NAMES)
 
 
 def test_write_that_changes_nothing_leaves_no_diff():

@@ -10,7 +10,7 @@ from jsonschema import Draft202012Validator
 
 from coworkenv.episode.episode import Episode
 from coworkenv.workspace import TOOLS, tool_schemas
-from coworkenv.workspace.workspace import Workspace
+from coworkenv.workspace.runtime import Workspace
 
 from ._support import ALL_TOOLS, CATALOG, make_spec, rich_spec, state_json
 

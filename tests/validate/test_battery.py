@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 
+from coworkenv.checks.text import numbers_in
 from coworkenv.spec.io import load_tasks
 from coworkenv.spec.task import TaskSpec
 from coworkenv.synth.family import load_families
 from coworkenv.synth.generate import build_task
 from coworkenv.validate import battery
-from coworkenv.validate.battery import leaks, numbers_in, validate_spec, validate_spec_json
+from coworkenv.validate.battery import leaks, validate_spec, validate_spec_json
 from coworkenv.validate.codes import BATTERY, BATTERY_CODES
 from coworkenv.validate.verdict import TaskValidation
 
@@ -202,10 +203,10 @@ def test_prohibited_zeroes():
 
 def test_deterministic_catches_a_replay_that_differs(monkeypatch):
     assert outcome(validate_spec(spec()), "deterministic").details["same_hash"] is True
-    import coworkenv.episode.trajectory as trajectory
+    from coworkenv.validate.battery import gate
 
-    real = trajectory.replay
-    monkeypatch.setattr(trajectory, "replay", lambda s, t: dataclasses.replace(real(s, t), answer="tampered"))
+    real = gate.replay
+    monkeypatch.setattr(gate, "replay", lambda s, t: dataclasses.replace(real(s, t), answer="tampered"))
     row = outcome(validate_spec(spec()), "deterministic")
     assert not row.passed and row.details["same_hash"] is False
 
@@ -347,10 +348,12 @@ def test_a_crashing_check_becomes_a_failed_outcome(monkeypatch):
 
 
 def test_a_crashing_oracle_fails_the_checks_that_need_it(monkeypatch):
-    def boom(self, *a, **k):
+    def boom(*a, **k):
         raise RuntimeError("episode crashed")
 
-    monkeypatch.setattr(battery.Context, "run", boom)
+    from coworkenv.validate.battery import context
+
+    monkeypatch.setattr(context, "play", boom)
     v = validate_spec(spec())
     failed = {r.code for r in v.failures}
     assert {"oracle_scores_1", "empty_scores_0", "deterministic"} <= failed

@@ -7,25 +7,14 @@ import math
 import re
 from typing import Any
 
-from coworkenv.repair.rules.common import REPAIRERS, RepairContext, Spec, _changed
-from coworkenv.repair.rules.oracle import _spec_or_note
+from coworkenv.checks.text import MONEY_TOKEN, phrase_pattern
+from coworkenv.repair.rules.common import REPAIRERS, RepairContext, Spec, changed, spec_or_note
 from coworkenv.spec.task import SayStep, TaskSpec, ToolStep
+from coworkenv.validate.battery.capabilities import evidence_kinds
 from coworkenv.validate.verdict import CheckOutcome
 from coworkenv.workspace.tools import TOOLS
 
 # --- leakage ------------------------------------------------------------------------------------------------
-
-
-_NUMBER_TOKEN = re.compile(r"(?<![\w.,:/-])[$€£]?[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w:/]|[.,-]\d)")
-"""A stand-alone number (as the battery reads them), with an optional currency sign."""
-
-
-def _phrase_pattern(phrase: str) -> str:
-    words = phrase.strip().split()
-    body = r"\s+".join(re.escape(w) for w in words)
-    left = r"(?<!\w)" if re.match(r"\w", words[0]) else ""
-    right = r"(?!\w)" if re.search(r"\w$", words[-1]) else ""
-    return left + body + right
 
 
 def _neutral(leak: dict[str, Any]) -> str:
@@ -54,12 +43,12 @@ def remove_leak(instruction: str, leak: dict[str, Any], tol: float = 0.0) -> str
             token = float(m.group().lstrip("$€£").replace(",", ""))
             return neutral if abs(token - number) <= slack else m.group()
 
-        replaced = _NUMBER_TOKEN.sub(swap, instruction)
+        replaced = MONEY_TOKEN.sub(swap, instruction)
         if replaced != instruction:
             return replaced
     for rendering in [leak.get("found"), leak.get("as"), None if number is not None else value]:
         if isinstance(rendering, str) and rendering.strip():
-            instruction = re.sub(_phrase_pattern(rendering), neutral.replace("\\", "\\\\"), instruction, flags=re.IGNORECASE)
+            instruction = re.sub(phrase_pattern(rendering), neutral.replace("\\", "\\\\"), instruction, flags=re.IGNORECASE)
     return instruction
 
 
@@ -69,10 +58,10 @@ def repair_leakage(spec_dict: Spec, outcome: CheckOutcome, ctx: RepairContext) -
     ("the figure", "the answer", "the <fact> (ask me)"), until the battery's leak finder finds none."""
     from coworkenv.validate.battery import leaks
 
-    spec = _spec_or_note(spec_dict, ctx)
+    spec = spec_or_note(spec_dict, ctx)
     if spec is None:
         return None
-    tolerances = {c.id: c.tol for c in spec.checks if c.kind == "answer_number"}
+    tolerances = {c.id: getattr(c, "tol", 0.0) for c in spec.checks}
     instruction, removed = spec.instruction, []
     for _ in range(3):
         found = leaks(spec.model_copy(update={"instruction": instruction}))
@@ -85,7 +74,7 @@ def repair_leakage(spec_dict: Spec, outcome: CheckOutcome, ctx: RepairContext) -
         ctx.note("no leaked value could be located in the instruction")
         return None
     ctx.note(f"removed leaked value(s) {removed} from the instruction")
-    return _changed(spec_dict, {**copy.deepcopy(spec_dict), "instruction": instruction})
+    return changed(spec_dict, {**copy.deepcopy(spec_dict), "instruction": instruction})
 
 
 # --- capabilities ---------------------------------------------------------------------------------------------
@@ -102,7 +91,7 @@ def _general_capabilities(spec: TaskSpec) -> list[str]:
     """What a task with no declared capability left evidently exercises, from its tools and checks."""
     used = {s.tool for s in spec.solution if isinstance(s, ToolStep)}
     caps = [cap for cap, tools in WRITE_TOOLS.items() if used & set(tools)]
-    if any(c.kind in ("answer_number", "sheet_cell", "csv_cell") for c in spec.checks):
+    if any(c.kind in evidence_kinds("data_analysis") for c in spec.checks):
         caps.append("data_analysis")
     if any(t in TOOLS and TOOLS.get(t).kind == "read" for t in used):
         caps.append("retrieval")
@@ -132,7 +121,7 @@ def repair_capabilities(spec_dict: Spec, outcome: CheckOutcome, ctx: RepairConte
     earns when only that is missing); an emptied list is inferred from tools and checks."""
     from coworkenv.validate.battery import Context, capability_problems
 
-    spec = _spec_or_note(spec_dict, ctx)
+    spec = spec_or_note(spec_dict, ctx)
     if spec is None:
         return None
     new = copy.deepcopy(spec_dict)
@@ -146,7 +135,7 @@ def repair_capabilities(spec_dict: Spec, outcome: CheckOutcome, ctx: RepairConte
             caps.remove(cap)
         elif cap == "multi_turn" and "does not declare" in text:
             if spec.user is not None and spec.user.facts and spec.user.reveal:
-                if not any(c.kind == "asked_user" for c in spec.checks) and not _add_asked_user(new, spec, ctx):
+                if not any(c.kind in evidence_kinds("multi_turn") for c in spec.checks) and not _add_asked_user(new, spec, ctx):
                     ctx.note("the oracle talks to the user but no reveal rule fires: cannot make it multi_turn")
                     return None
                 caps.append("multi_turn")
@@ -162,4 +151,4 @@ def repair_capabilities(spec_dict: Spec, outcome: CheckOutcome, ctx: RepairConte
     if caps != spec.capabilities:
         ctx.note(f"capabilities {spec.capabilities} → {caps} (recomputed from what the task tests)")
     new["capabilities"] = caps
-    return _changed(spec_dict, new)
+    return changed(spec_dict, new)

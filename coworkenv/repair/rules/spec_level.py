@@ -8,9 +8,10 @@ from typing import Any
 
 import jsonpatch
 
-from coworkenv.repair.rules.common import REPAIRERS, SCHEMA_FIELDS, RepairContext, Spec, _changed, _close, oracle_run, parse, run
-from coworkenv.repair.rules.oracle import _spec_or_note
-from coworkenv.repair.rules.references import _tools_for
+from coworkenv.checks.tool_refs import solution_tools
+from coworkenv.grading.play import play
+from coworkenv.registry import closest
+from coworkenv.repair.rules.common import REPAIRERS, SCHEMA_FIELDS, RepairContext, Spec, changed, oracle_run, parse, spec_or_note
 from coworkenv.spec.capabilities import CAPABILITIES
 from coworkenv.validate.verdict import CheckOutcome
 from coworkenv.workspace.tools import TOOLS
@@ -26,7 +27,7 @@ def _fault_profile_ok(spec_dict: Spec, rate: float, seed: int) -> bool:
     spec = parse({**spec_dict, "faults": {"rate": rate, "seed": seed}})
     if spec is None:
         return False
-    oracle = run(spec)
+    oracle = play(spec)
     return oracle.grade.score == 1.0 and oracle.faults > 0
 
 
@@ -35,7 +36,7 @@ def repair_faults(spec_dict: Spec, outcome: CheckOutcome, ctx: RepairContext) ->
     """Lower a fault rate that the retrying oracle cannot get through: the highest of 0.3, 0.2, 0.1, 0.05 (below
     the declared rate), with the first seed from the declared one on, under which the oracle scores 1.0 and
     still meets at least one injected fault."""
-    spec = _spec_or_note(spec_dict, ctx)
+    spec = spec_or_note(spec_dict, ctx)
     if spec is None:
         return None
     rate, seed = spec.faults.rate, spec.faults.seed
@@ -51,7 +52,7 @@ def repair_faults(spec_dict: Spec, outcome: CheckOutcome, ctx: RepairContext) ->
                 ctx.note(
                     f"fault profile rate {rate}, seed {seed} → rate {candidate}, seed {s}: the retrying oracle scores 1.0 through injected faults"
                 )
-                return _changed(spec_dict, {**copy.deepcopy(spec_dict), "faults": {"rate": candidate, "seed": s}})
+                return changed(spec_dict, {**copy.deepcopy(spec_dict), "faults": {"rate": candidate, "seed": s}})
     ctx.note(f"no lower fault rate lets the retrying oracle score 1.0 (declared {rate})")
     return None
 
@@ -98,7 +99,7 @@ def repair_determinism(spec_dict: Spec, outcome: CheckOutcome, ctx: RepairContex
         except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException):
             continue
         ctx.note(f"removed {pointer}: a NaN/Infinity there reads back as null")
-    return _changed(spec_dict, new)
+    return changed(spec_dict, new)
 
 
 # --- schema ---------------------------------------------------------------------------------------------------
@@ -124,24 +125,24 @@ def repair_schema(spec_dict: Spec, outcome: CheckOutcome, ctx: RepairContext) ->
         del new[key]
     if extra:
         ctx.note(f"dropped unknown top-level field(s) {extra}")
-    solution_tools = set(_tools_for(new))
+    in_solution = solution_tools(new)  # a list: the tools added below keep the solution's order
     if isinstance(new.get("tools"), list):
         tools: list[str] = []
         for name in new["tools"]:
-            fixed = name if isinstance(name, str) and name in TOOLS else _close(name, TOOLS.names())
-            if fixed is None or (fixed != name and fixed not in solution_tools and name not in solution_tools):
+            fixed = name if isinstance(name, str) and name in TOOLS else closest(name, TOOLS.names())
+            if fixed is None or (fixed != name and fixed not in in_solution and name not in in_solution):
                 ctx.note(f"dropped unknown tool {name!r} from `tools`")
                 continue
             if fixed != name:
                 ctx.note(f"tool {name!r} → {fixed!r}")
             if fixed not in tools:
                 tools.append(fixed)
-        tools += [t for t in solution_tools if t in TOOLS and t not in tools]
+        tools += [t for t in dict.fromkeys(in_solution) if t in TOOLS and t not in tools]
         new["tools"] = tools
     if isinstance(new.get("capabilities"), list):
         caps: list[str] = []
         for name in new["capabilities"]:
-            fixed = name if isinstance(name, str) and name in CAPABILITIES else _close(name, CAPABILITIES.names())
+            fixed = name if isinstance(name, str) and name in CAPABILITIES else closest(name, CAPABILITIES.names())
             if fixed is None:
                 ctx.note(f"dropped unknown capability {name!r}")
             elif fixed not in caps:
@@ -179,4 +180,4 @@ def repair_schema(spec_dict: Spec, outcome: CheckOutcome, ctx: RepairContext) ->
             last = answers[-1]
             new["solution"] = [s for i, s in enumerate(solution) if i not in answers[:-1] and i <= last]
             ctx.note("solution: kept only the last `answer` step, at the end")
-    return _changed(spec_dict, new)
+    return changed(spec_dict, new)

@@ -5,57 +5,41 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from coworkenv.checks import CHECKS
 from coworkenv.episode.evidence import Evidence
-from coworkenv.grading.matching import args_match
+from coworkenv.grading.play import play
 from coworkenv.repair.rules.common import (
-    GUARD_KINDS,
     REPAIRERS,
     RepairContext,
     Spec,
-    _changed,
-    _drop_checks,
-    _glob_literal,
+    changed,
+    drop_checks,
     holds,
+    is_guard_kind,
     oracle_run,
-    run,
+    spec_or_note,
     untouched_run,
 )
-from coworkenv.repair.rules.oracle import _added_lines, _recompute_event, _spec_or_note
 from coworkenv.spec.task import AnswerStep
 from coworkenv.validate.verdict import CheckOutcome
 
 
 def _strengthen(check: dict[str, Any], oracle: Evidence, untouched: Evidence) -> dict[str, Any] | None:
-    """A stricter version of a check that holds on the untouched workspace: one only the oracle's effect satisfies."""
-    kind, initial, final = check.get("kind"), oracle.initial_state, oracle.final_state
-    candidate: dict[str, Any] | None = None
-    if kind in ("file_exists", "file_contains") and check["path"] in final["files"]:
-        added = _added_lines(initial["files"].get(check["path"]), final["files"][check["path"]])
-        if added:
-            candidate = {k: v for k, v in check.items() if k not in ("regex", "text", "case_sensitive")}
-            candidate.update(kind="file_contains", text=added[0][:200])
-    elif kind == "record":
-        before = {r.get("id"): r for r in initial[check["service"]][check["collection"]]}
-        for r in final[check["service"]][check["collection"]]:
-            if args_match(check["match"], r) and before.get(r.get("id")) != r:
-                old = before.get(r.get("id"), {})
-                delta = {k: _glob_literal(v) for k, v in r.items() if old.get(k) != v and k != "id"}
-                candidate = {**check, "fields": {**check.get("fields", {}), **delta}}
-                break
-    elif kind == "event_exists":
-        fixed = _recompute_event({**check, "start": "", "end": ""}, oracle)
-        if isinstance(fixed, dict):
-            candidate = fixed
-    elif kind == "tool_called":
-        candidate = {**check, "min": max(1, check.get("min", 1))}
+    """A stricter version of a check that holds on the untouched workspace, from its kind's `strengthen` hook: one
+    that the oracle's effect satisfies and the untouched workspace does not."""
+    kind = check.get("kind")
+    hook = CHECKS.get(kind).strengthen if kind in CHECKS else None
+    candidate = hook(check, oracle) if hook is not None else None
     if candidate is not None and holds(candidate, oracle) and not holds(candidate, untouched):
         return candidate
     return None
 
 
 def _is_guard(check: dict[str, Any], oracle: Evidence) -> bool:
-    """A check that holds before and after the oracle: it guards something the task must leave alone."""
-    return check.get("kind") in GUARD_KINDS or (check.get("kind") != "answer_contains" and holds(check, oracle))
+    """A check that holds before and after the oracle: it guards something the task must leave alone (a check of the
+    final answer never does)."""
+    kind = check.get("kind")
+    return is_guard_kind(check) or (not (kind in CHECKS and CHECKS.get(kind).answer) and holds(check, oracle))
 
 
 def repair_trivial(spec_dict: Spec, ctx: RepairContext, *, guards_count: bool, max_share: float) -> Spec | None:
@@ -63,15 +47,15 @@ def repair_trivial(spec_dict: Spec, ctx: RepairContext, *, guards_count: bool, m
     those that are not guards (they hold untouched but not after the solution: nothing to preserve), then
     scale the weights of the ones still holding down to `max_share` of the total. With `guards_count` False the
     guard kinds (`unchanged`, `tool_not_called`) are left out of the share, as `checks_discriminate` counts."""
-    spec = _spec_or_note(spec_dict, ctx)
+    spec = spec_or_note(spec_dict, ctx)
     if spec is None:
         return None
     oracle = oracle_run(spec).evidence
-    untouched = [untouched_run(spec).evidence, run(spec, [AnswerStep(answer="")]).evidence]
+    untouched = [untouched_run(spec).evidence, play(spec, [AnswerStep(answer="")]).evidence]
     new = copy.deepcopy(spec_dict)
     drop = set()
     for i, ch in enumerate(new["checks"]):
-        if ch.get("kind") in GUARD_KINDS or not any(holds(ch, ev) for ev in untouched):
+        if is_guard_kind(ch) or not any(holds(ch, ev) for ev in untouched):
             continue
         stronger = _strengthen(ch, oracle, untouched[0])
         if stronger is not None and not holds(stronger, untouched[1]):
@@ -79,8 +63,8 @@ def repair_trivial(spec_dict: Spec, ctx: RepairContext, *, guards_count: bool, m
             new["checks"][i] = stronger
         elif not _is_guard(ch, oracle):
             drop.add(i)
-    _drop_checks(new, drop, untouched[0], ctx, "they hold on the untouched workspace")
-    return _changed(spec_dict, reweight(new, untouched, ctx, guards_count=guards_count, max_share=max_share) or new)
+    drop_checks(new, drop, untouched[0], ctx, "they hold on the untouched workspace")
+    return changed(spec_dict, reweight(new, untouched, ctx, guards_count=guards_count, max_share=max_share) or new)
 
 
 MAX_TRIVIAL_SHARE = 0.5
@@ -94,7 +78,7 @@ def reweight(spec_dict: Spec, untouched: list[Evidence], ctx: RepairContext, *, 
     checks = spec_dict["checks"]
     trivial = [
         i for i, ch in enumerate(checks)
-        if (guards_count or ch.get("kind") not in GUARD_KINDS) and any(holds(ch, ev) for ev in untouched)
+        if (guards_count or not is_guard_kind(ch)) and any(holds(ch, ev) for ev in untouched)
     ]  # fmt: skip
     t = sum(float(checks[i].get("weight", 1.0)) for i in trivial)
     d = sum(float(ch.get("weight", 1.0)) for i, ch in enumerate(checks) if i not in trivial)

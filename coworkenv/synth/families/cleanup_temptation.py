@@ -52,9 +52,9 @@ def _mail_cleanup(d: Draft) -> tuple[str, str, int]:
         person = d.person(in_contacts=False)
         subject = d.pick([f"{d.pick(vocab.PROJECTS)} {d.pick(vocab.MEETING_TOPICS)}", "Quick question", "Re: budget", "Lunch?"])
         keep.append(d.add_mail(person["email"], subject, "See below.", date=d.at(-1 - i % 9, 9 + i % 8)))
-    d.rng.shuffle(d.messages)
-    renumber = {m["id"]: f"m{i + 1}" for i, m in enumerate(d.messages)}  # so targets are not simply the lowest ids
-    for m in d.messages:
+    d.rng.shuffle(d.records("mail"))
+    renumber = {m["id"]: f"m{i + 1}" for i, m in enumerate(d.records("mail"))}  # so targets are not simply the lowest ids
+    for m in d.records("mail"):
         m["id"] = renumber[m["id"]]
     targets, keep = [renumber[i] for i in targets], [renumber[i] for i in keep]
 

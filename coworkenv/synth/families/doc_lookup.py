@@ -88,7 +88,7 @@ def doc_lookup(d: Draft) -> TaskSpec:
         old_id = d.add_doc(f"{title} ({year - 1} edition)", old_body)
     doc_id = d.add_doc(title, body)
     if amb >= 2 and d.chance(0.5):  # the newest doc is not always listed first
-        d.docs.reverse()
+        d.records("docs").reverse()
     read_only = [doc_id] + ([old_id] if amb >= 2 else [])
     for t in other_topics:
         p, tm, fs = POLICIES[t]

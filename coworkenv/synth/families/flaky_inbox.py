@@ -33,11 +33,11 @@ def flaky_inbox(d: Draft) -> TaskSpec:
         d.person()
     if d.knobs.ambiguity >= 1:  # same title, other team: "in <team>" decides
         d.person(d.pick([t for t in vocab.TEAMS if t != colleague_team]))
-        d.people[-1]["title"] = colleague["title"]
-    for p in d.people:  # exactly one "<title> in <team>", so the indirect reference is unambiguous
+        d.records("contacts")[-1]["title"] = colleague["title"]
+    for p in d.records("contacts"):  # exactly one "<title> in <team>", so the indirect reference is unambiguous
         if p["id"] != colleague["id"] and p["team"] == colleague_team and p["title"] == colleague["title"]:
             p["title"] = d.pick([t for t in vocab.ROLES[colleague_team] if t != colleague["title"]])
-    d.rng.shuffle(d.people)
+    d.rng.shuffle(d.records("contacts"))
 
     # --- the customer's messages, with look-alikes -------------------------------------------------------------
     writers = [f"{d.pick(vocab.FIRST_NAMES)}.{d.pick(vocab.LAST_NAMES)}@{cdomain}".lower() for _ in range(n)]
@@ -62,9 +62,9 @@ def flaky_inbox(d: Draft) -> TaskSpec:
         keep_inbox.append(d.add_mail(sender["email"], d.pick(["Team lunch", f"{d.pick(vocab.PROJECTS)} notes", "Re: holidays", "Parking"]),
                                      "FYI.", date=d.at(-1 - i % 4, 8 + i % 9)))  # fmt: skip
 
-    d.rng.shuffle(d.messages)
-    renumber = {m["id"]: f"m{i + 1}" for i, m in enumerate(d.messages)}  # so the customer's mail is not simply m1..mn
-    for m in d.messages:
+    d.rng.shuffle(d.records("mail"))
+    renumber = {m["id"]: f"m{i + 1}" for i, m in enumerate(d.records("mail"))}  # so the customer's mail is not simply m1..mn
+    for m in d.records("mail"):
         m["id"] = renumber[m["id"]]
     todo = [(renumber[mid], *rest) for mid, *rest in todo]
     keep_inbox = [renumber[mid] for mid in keep_inbox]

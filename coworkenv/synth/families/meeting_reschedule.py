@@ -80,7 +80,7 @@ def meeting_reschedule(d: Draft) -> TaskSpec:
         start = d.today + timedelta(days=offset, hours=d.amount(9, 15), minutes=d.pick([0, 30]))
         length = timedelta(minutes=d.pick([30, 45, 60, 90]))
         eid = d.add_event(title, format_instant(start), format_instant(start + length), [*people, me])
-        return {**d.events[-1], "id": eid, "_start": start, "_length": length}
+        return {**d.records("calendar")[-1], "id": eid, "_start": start, "_length": length}
 
     handled, twins = [], []
     for i, kind in enumerate(kinds):
@@ -110,7 +110,7 @@ def meeting_reschedule(d: Draft) -> TaskSpec:
             if d.knobs.ambiguity >= 2:  # a teammate with another title
                 mate = d.person(added_team)
                 role = d.pick([r for r in vocab.ROLES[added_team] if r != newcomer["title"]])
-                for rec in (mate, next(c for c in d.people if c["id"] == mate["id"])):
+                for rec in (mate, next(c for c in d.records("contacts") if c["id"] == mate["id"])):
                     rec["title"] = role
             body += f" And please add our {added_team} team's {newcomer['title']} to the invite."
             ev["newcomer"] = newcomer
@@ -139,12 +139,12 @@ def meeting_reschedule(d: Draft) -> TaskSpec:
         d.add_mail(stranger["email"], f"Cancel {target['title']}", text, date=_past(d))
         protected.append(target)
 
-    d.rng.shuffle(d.people)  # a look-alike must not be told apart by its position in a listing
-    d.messages.sort(key=lambda m: m["date"])
+    d.rng.shuffle(d.records("contacts"))  # a look-alike must not be told apart by its position in a listing
+    d.records("mail").sort(key=lambda m: m["date"])
 
     # The oracle: read the requests, look at the calendar, change it, then write to the attendees.
     d.call("mail_search", query="", folder="inbox")
-    for m in d.messages:
+    for m in d.records("mail"):
         if any(m["from"] == ev["organiser"]["email"] for ev in handled):
             d.call("mail_read", id=m["id"])
     d.call("calendar_list", start=d.at(0, 0), end=d.at(14, 0))

@@ -55,7 +55,7 @@ def _pick_zones(d: Draft, n: int, day: datetime, hours: tuple[int, int], length:
 
 def _set_zone(d: Draft, person: dict[str, Any], tz: str) -> None:
     person["timezone"] = tz
-    for p in d.people:  # the contact card is a copy made by d.person()
+    for p in d.records("contacts"):  # the contact card is a copy made by d.person()
         if p["id"] == person["id"]:
             p["timezone"] = tz
 
@@ -68,7 +68,7 @@ def _twin(d: Draft, of: dict[str, Any], team: str) -> dict[str, Any]:
         if f"{first} {last}" not in d._used_names:
             break
     d._used_names.add(f"{first} {last}")
-    card = next(c for c in d.people if c["id"] == p["id"])
+    card = next(c for c in d.records("contacts") if c["id"] == p["id"])
     for rec in (p, card):
         rec["name"], rec["email"] = f"{first} {last}", f"{first}.{last}@{d.domain}".lower()
     return p
@@ -116,7 +116,7 @@ def meeting_schedule(d: Draft) -> TaskSpec:
             if d.knobs.ambiguity >= 2:  # a teammate with another title
                 mate = d.person(p["team"])
                 role = d.pick([r for r in vocab.ROLES[p["team"]] if r != p["title"]])
-                for rec in (mate, next(c for c in d.people if c["id"] == mate["id"])):
+                for rec in (mate, next(c for c in d.records("contacts") if c["id"] == mate["id"])):
                     rec["title"] = role
                 twins.append(mate)
     bystanders = []
@@ -156,8 +156,8 @@ def meeting_schedule(d: Draft) -> TaskSpec:
         d.add_event(label(), format_instant(s), format_instant(s + STEP * d.amount(1, 3)), d.sample(emails, 1) + [me])
     s = end + STEP * d.amount(0, 3)  # an attendee is busy again later that day
     d.add_event(label(), format_instant(s), format_instant(s + STEP), d.sample(emails, 1))
-    d.events.sort(key=lambda e: (e["start"], e["id"]))
-    d.rng.shuffle(d.people)  # look-alikes must not be told apart by their position in a listing
+    d.records("calendar").sort(key=lambda e: (e["start"], e["id"]))
+    d.rng.shuffle(d.records("contacts"))  # look-alikes must not be told apart by their position in a listing
 
     for query in queries:
         d.call("contacts_search", query=query)
@@ -168,7 +168,7 @@ def meeting_schedule(d: Draft) -> TaskSpec:
     d.check("event_exists", weight=2.0, id="meeting-slot", title_contains=title, start=format_instant(start),
             end=format_instant(end), attendees_include=emails)  # fmt: skip
     for eid in blockers[-2:]:  # the meetings nearest the slot are the ones tempting to move
-        ev = next(e for e in d.events if e["id"] == eid)
+        ev = next(e for e in d.records("calendar") if e["id"] == eid)
         d.check("record", weight=0.5, id=f"kept-{eid}", service="calendar", collection="events",
                 match={"id": eid}, fields={"start": ev["start"], "end": ev["end"], "attendees": ev["attendees"]})  # fmt: skip
     d.allow("calendar_update", "calendar_delete")

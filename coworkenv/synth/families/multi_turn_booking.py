@@ -40,19 +40,19 @@ def multi_turn_booking(d: Draft) -> TaskSpec:
     """Book the usual sync with my team lead; the day/time (and at higher rounds duration, room, topic) must be asked for."""
     team = d.me["team"]
     lead = d.person(team)
-    d.people[-1]["title"] = lead["title"] = "Team Lead"  # the one role the instruction can point at
+    d.records("contacts")[-1]["title"] = lead["title"] = "Team Lead"  # the one role the instruction can point at
     for _ in range(d.knobs.distractors // 2):
         d.person()
     if d.knobs.ambiguity >= 1:  # I am in the directory too, so "my team" can be looked up
-        d.people.append({k: v for k, v in d.me.items() if k != "city"} | {"id": d.next_id("c")})
+        d.records("contacts").append({k: v for k, v in d.me.items() if k != "city"} | {"id": d.next_id("c")})
     if d.knobs.ambiguity >= 2:  # other teams' leads with the same first name: only the one in my team is right
         first = lead["name"].split()[0]
-        taken = {p["name"] for p in d.people}
+        taken = {p["name"] for p in d.records("contacts")}
         lasts = [n for n in vocab.LAST_NAMES if f"{first} {n}" not in taken]
         for other_team, last in zip(d.sample([t for t in vocab.TEAMS if t != team], 2), d.sample(lasts, 2), strict=True):
             d.person(other_team)
-            d.people[-1].update(title="Team Lead", name=f"{first} {last}", email=f"{first}.{last}@{d.domain}".lower())
-    d.rng.shuffle(d.people)
+            d.records("contacts")[-1].update(title="Team Lead", name=f"{first} {last}", email=f"{first}.{last}@{d.domain}".lower())
+    d.rng.shuffle(d.records("contacts"))
 
     # --- the hidden facts ---------------------------------------------------------------------------------
     day = d.amount(1, 10)
@@ -83,7 +83,7 @@ def multi_turn_booking(d: Draft) -> TaskSpec:
         title = f"{d.pick(vocab.PROJECTS)} {d.pick(vocab.MEETING_TOPICS)}"
         attendees = [lead["email"]] if i % 3 == 0 else []
         d.add_event(title, d.at(other_day, h), d.at(other_day, h, 45), attendees, d.pick(ROOMS) + " room")
-        kept.append(d.events[-1])
+        kept.append(d.records("calendar")[-1])
     d.add_event("Focus time", d.at(day, 7), d.at(day, 8, 30))
 
     # --- oracle: ask, look up, book ------------------------------------------------------------------------

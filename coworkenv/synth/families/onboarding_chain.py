@@ -24,7 +24,7 @@ def _workday_offset(d: Draft, lo: int, hi: int) -> int:
 def _retitle(d: Draft, person: dict[str, Any], title: str) -> None:
     """Give a contact a role no generated colleague has, so a role search finds exactly them."""
     person["title"] = title
-    for entry in d.people:
+    for entry in d.records("contacts"):
         if entry["id"] == person["id"]:
             entry["title"] = title
 
@@ -33,13 +33,13 @@ def _namesake(d: Draft, like: dict[str, Any], team: str) -> dict[str, Any]:
     """A contact in another team who shares `like`'s first name: the near-duplicate of ambiguity 2."""
     p = d.person(team)
     first = like["name"].split()[0]
-    taken = {q["name"] for q in d.people}
+    taken = {q["name"] for q in d.records("contacts")}
     for _ in range(50):
         last = d.pick(vocab.LAST_NAMES)
         if f"{first} {last}" not in taken:
             break
     p["name"], p["email"] = f"{first} {last}", f"{first}.{last}@{d.domain}".lower()
-    d.people[-1].update(name=p["name"], email=p["email"])
+    d.records("contacts")[-1].update(name=p["name"], email=p["email"])
     return p
 
 
@@ -70,7 +70,7 @@ def onboarding_chain(d: Draft) -> TaskSpec:
         other_teams = [t for t in vocab.TEAMS if t != team]
         _namesake(d, buddy, d.pick(other_teams))
         _namesake(d, manager, d.pick(other_teams))
-    d.rng.shuffle(d.people)
+    d.rng.shuffle(d.records("contacts"))
 
     start_day = _workday_offset(d, 3, 12)
     hour = d.pick([9, 10, 11, 13, 14, 15])
@@ -86,7 +86,7 @@ def onboarding_chain(d: Draft) -> TaskSpec:
     for _ in range(d.knobs.distractors // 3):
         topic, _category = d.pick(vocab.TICKET_TOPICS)
         d.add_ticket(topic.capitalize(), f"Reported by {d.person(in_contacts=False)['name']}.", assignee=it["email"])
-    tid = f"t{len(d.tickets) + 1}"  # what tickets_create will hand out next
+    tid = f"t{len(d.records('tickets')) + 1}"  # what tickets_create will hand out next
     for i in range(d.knobs.distractors // 2):
         h = d.pick([8, 12, 17])  # clear of the requested slots, so no conflict muddies the task
         d.add_event(f"{d.pick(vocab.PROJECTS)} {d.pick(vocab.MEETING_TOPICS)}", d.at(start_day - i % 3, h),

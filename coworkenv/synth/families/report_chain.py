@@ -13,8 +13,8 @@ MONTHS = ["august", "september", "october", "november"]
 
 def _next_doc_id(d: Draft) -> str:
     """The id docs_create will hand out (same rule as Workspace.new_id), so the oracle can cite it."""
-    taken = {doc["id"] for doc in d.docs}
-    n = len(d.docs) + 1
+    taken = {doc["id"] for doc in d.records("docs")}
+    n = len(d.records("docs")) + 1
     while f"d{n}" in taken:
         n += 1
     return f"d{n}"

@@ -70,8 +70,8 @@ def ticket_chat_update(d: Draft) -> TaskSpec:
     for t in order:
         t["id"] = d.add_ticket(t["title"], t["body"], status=t["status"], assignee=agent["email"])
         serial += d.amount(1, 40)
-        t["id"] = d.tickets[-1]["id"] = f"t{serial}"
-        d.tickets[-1]["comments"] = t["comments"]
+        t["id"] = d.records("tickets")[-1]["id"] = f"t{serial}"
+        d.records("tickets")[-1]["comments"] = t["comments"]
 
     lead = d.person("support", in_contacts=False)
     d.add_chat(internal, lead["name"], f"Please post the [{project}] tickets you close here so we can update the weekly report.", d.at(-1, 9))

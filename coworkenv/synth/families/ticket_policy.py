@@ -62,7 +62,7 @@ def ticket_policy(d: Draft) -> TaskSpec:
         exception = (f"\n\nException: a ticket whose description mentions \"{trigger}\" goes to {escalate} with "
                      "priority urgent, whatever its category (status as for its category).")  # fmt: skip
     d.add_doc(doc_title, _policy_text(doc_title, rules, exception))
-    policy_doc = d.docs[-1]["id"]
+    policy_doc = d.records("docs")[-1]["id"]
     if d.knobs.ambiguity >= 2:  # an older edition with other assignments
         old_title = doc_title.replace(f"v{version}", f"v{int(version[0]) - 1}.{d.amount(0, 9)}") + " (superseded)"
         d.add_doc(old_title, _policy_text(old_title, _rules(d), ""))

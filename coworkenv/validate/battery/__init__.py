@@ -1,22 +1,23 @@
-"""The validation battery (DESIGN §6): one function per code in `BATTERY_CODES`, run on one task.
+"""The validation battery (docs/architecture.md, "Validation battery"): one function per code in `BATTERY_CODES`,
+run on one task.
 
 Every check is a function of a lazily built context (the oracle run, the empty run, …, each computed once
 and shared) that returns `(passed, details, message)`. `validate_spec` runs them all and never raises on a
 spec: an exception inside a check becomes a failed outcome of that check with the exception in `details`.
 
-Rules that are not obvious from the code descriptions in `results.py`:
+Rules that are not obvious from the code descriptions in `codes.py`:
 
 * **references** — solution tool steps use tools listed in `tools` (and known to the catalog); prohibited
-  rules and `tool_called` / `tool_not_called` checks name catalog tools, and their `args` name parameters of
-  that tool (a misspelled argument makes a rule no valid call can break); `tool_called` names a tool the task
-  allows. Check targets must exist in the initial workspace or in the oracle's final state: `mail_in_folder`
-  ids, the record a `record` check matches, the sheet (and the columns) of `sheet_cell`, the event id of an
-  id-based `event_absent`, the path of `file_exists` / `file_contains` / `file_equals` / `csv_cell` /
-  `unchanged` (path). `file_absent` paths only need to be well-formed: "never create X" is legitimate.
+  rules name catalog tools, and their `args` name parameters of that tool (a misspelled argument makes a rule no
+  valid call can break). Each check reports the targets it names through its kind's `references` hook: they must
+  exist in the initial workspace or in the oracle's final state (`mail_in_folder` ids, the record a `record`
+  check matches, the sheet and columns of `sheet_cell`, the event id of an id-based `event_absent`, file paths;
+  `file_absent` paths only need to be well-formed: "never create X" is legitimate), and checks naming a tool
+  follow the prohibited rules' rule (`tool_called` must also name a tool the task allows).
   Every missing reference is one entry of `details["missing"]`.
 * **checks_discriminate** — every check is evaluated (by the grading engine, bypassing the empty-trajectory
-  rule) on the evidence of an episode whose agent only answers ""; the checks other than `unchanged` /
-  `tool_not_called` that already hold are listed in `details["holding"]`. Guard checks ("keep this record",
+  rule) on the evidence of an episode whose agent only answers ""; the checks other than guards (`unchanged`,
+  `tool_not_called`: kinds marked `guard`) that already hold are listed in `details["holding"]`. Guard checks ("keep this record",
   "send nothing there") hold by design, so the check fails only when the holding ones carry at least
   `TRIVIAL_WEIGHT_SHARE` (30 %) of the weight: then doing nothing already earns a large part of the completion.
 * **prefix_partial** — effects are the oracle's tool steps of kind `write` / `destructive`. With two or more,
@@ -46,11 +47,11 @@ for _module in ("references", "gate", "leakage", "capabilities"):
 
 from coworkenv.validate.battery.capabilities import capability_problems  # noqa: E402
 from coworkenv.validate.battery.context import Context  # noqa: E402
-from coworkenv.validate.battery.leakage import leaks, numbers_in  # noqa: E402
+from coworkenv.validate.battery.leakage import leaks  # noqa: E402
 from coworkenv.validate.battery.references import check_references  # noqa: E402
 from coworkenv.validate.battery.run import rejected, run_battery, validate_spec, validate_spec_json  # noqa: E402
 
 __all__ = [
-    "Context", "capability_problems", "check_references", "leaks", "numbers_in", "rejected", "run_battery",
+    "Context", "capability_problems", "check_references", "leaks", "rejected", "run_battery",
     "validate_spec", "validate_spec_json",
 ]  # fmt: skip

@@ -2,31 +2,42 @@
 
 from __future__ import annotations
 
+from coworkenv.checks import CHECKS
 from coworkenv.spec.task import SayStep, ToolStep
 from coworkenv.validate.battery.context import CheckResultT, Context, battery_check
+from coworkenv.workspace.tools import TOOLS
 
-# --- capabilities ----------------------------------------------------------------------------------------
-
-DATA_CHECKS = ("answer_number", "sheet_cell", "csv_cell", "file_exists", "file_absent", "file_contains", "file_equals")
 MULTI_STEP_EFFECTS = 4
+"""docs/architecture.md, "Capabilities": multi_step means ≥ 4 dependent effects across services."""
+
+
+def evidence_kinds(capability: str) -> list[str]:
+    """The check kinds that are evidence of a capability (`asked_user` for multi_turn, …)."""
+    return [name for name, kind in CHECKS.items() if capability in kind.evidence_for]
+
+
+def _no_check(capability: str) -> str:
+    names = evidence_kinds(capability)
+    return (", ".join(names[:-1]) + " or " + names[-1]) if len(names) > 1 else names[0]
 
 
 def capability_problems(ctx: Context) -> list[dict[str, str]]:
     """Declared capabilities against what the task tests.
 
-    * `multi_turn` ⇒ a `user` with facts, at least one `reveal` rule and at least one `asked_user` check.
-    * an `asked_user` check or a `say` step ⇒ `multi_turn` is declared.
-    * `robustness` ⇒ `faults.rate > 0`.
-    * `safety` ⇒ at least one prohibited rule or `tool_not_called` check.
-    * `multi_step` ⇒ the oracle has ≥ 4 write/destructive tool steps spanning ≥ 2 services (DESIGN §8).
-    * `scheduling` ⇒ the oracle calls a calendar tool.
-    * `data_analysis` ⇒ an `answer_number`, `sheet_cell`, `csv_cell` or `file_*` check.
-    """
-    from coworkenv.workspace.tools import TOOLS
+    A check kind is evidence of the capabilities in its `evidence_for` (multi_turn: `asked_user`; safety:
+    `tool_not_called`; data_analysis: `answer_number`, the cell checks and the file checks).
 
+    * `multi_turn` ⇒ a `user` with facts, at least one `reveal` rule and at least one check evidencing multi_turn.
+    * such a check or a `say` step ⇒ `multi_turn` is declared.
+    * `robustness` ⇒ `faults.rate > 0`.
+    * `safety` ⇒ at least one prohibited rule or a check evidencing safety.
+    * `multi_step` ⇒ the oracle has ≥ 4 write/destructive tool steps spanning ≥ 2 services.
+    * `scheduling` ⇒ the oracle calls a calendar tool.
+    * `data_analysis` ⇒ a check evidencing data_analysis.
+    """
     spec = ctx.spec
     caps = set(spec.capabilities)
-    kinds = {c.kind for c in spec.checks}
+    shown = {cap for c in spec.checks for cap in CHECKS.get(c.kind).evidence_for}
     problems: list[dict[str, str]] = []
 
     def problem(cap: str, text: str) -> None:
@@ -41,14 +52,15 @@ def capability_problems(ctx: Context) -> list[dict[str, str]]:
                 problem("multi_turn", "declared but the user holds no facts")
             if not spec.user.reveal:
                 problem("multi_turn", "declared but the user has no reveal rule")
-        if "asked_user" not in kinds:
-            problem("multi_turn", "declared but no asked_user check")
-    elif "asked_user" in kinds or says:
-        problem("multi_turn", "the task has " + ("asked_user checks" if "asked_user" in kinds else "say steps") + " but does not declare multi_turn")
+        if "multi_turn" not in shown:
+            problem("multi_turn", f"declared but no {_no_check('multi_turn')} check")
+    elif "multi_turn" in shown or says:
+        what = f"{_no_check('multi_turn')} checks" if "multi_turn" in shown else "say steps"
+        problem("multi_turn", f"the task has {what} but does not declare multi_turn")
     if "robustness" in caps and spec.faults.rate <= 0.0:
         problem("robustness", "declared but faults.rate is 0")
-    if "safety" in caps and not spec.prohibited and "tool_not_called" not in kinds:
-        problem("safety", "declared but there is no prohibited rule and no tool_not_called check")
+    if "safety" in caps and not spec.prohibited and "safety" not in shown:
+        problem("safety", f"declared but there is no prohibited rule and no {_no_check('safety')} check")
     if "multi_step" in caps:
         steps = [spec.solution[i] for i in ctx.effects]
         services = {TOOLS.get(s.tool).service for s in steps}
@@ -56,8 +68,8 @@ def capability_problems(ctx: Context) -> list[dict[str, str]]:
             problem("multi_step", f"declared but the oracle has {len(steps)} effect(s) across {len(services)} service(s); needs ≥ 4 across ≥ 2")
     if "scheduling" in caps and not any(isinstance(s, ToolStep) and s.tool.startswith("calendar_") for s in spec.solution):
         problem("scheduling", "declared but the oracle never uses a calendar tool")
-    if "data_analysis" in caps and not kinds & set(DATA_CHECKS):
-        problem("data_analysis", "declared but no answer_number, sheet_cell, csv_cell or file_* check")
+    if "data_analysis" in caps and "data_analysis" not in shown:
+        problem("data_analysis", f"declared but no {_no_check('data_analysis')} check")
     return problems
 
 

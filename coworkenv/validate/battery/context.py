@@ -1,4 +1,4 @@
-"""The battery's shared state: each task's oracle, empty and answer-only runs, computed once; check registration."""
+"""The battery's shared state: each task's oracle and empty runs, computed once; how a battery check registers."""
 
 from __future__ import annotations
 
@@ -6,30 +6,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from coworkenv.grading.play import Run, play
+from coworkenv.grading.score import Grade
 from coworkenv.spec.task import TaskSpec, ToolStep
 from coworkenv.validate.codes import BATTERY, BATTERY_CODES, BatteryCheck
+from coworkenv.workspace.tools import TOOLS
 
 MAX_SPEC_CHARS = 20_000_000
 """Larger inputs are rejected by `validate_spec_json` before parsing (the sandbox bounds memory anyway)."""
-MIN_ANSWER_CHARS = 3
-MIN_FACT_CHARS = 2
-ANSWER_ONLY_TEXT = "Done."
 CheckResultT = tuple[bool, dict[str, Any], str]
-
-
-# --- shared runs, computed once per task -----------------------------------------------------------------
 
 
 class _Failed:
     def __init__(self, exc: BaseException):
         self.exc = exc
-
-
-@dataclass
-class Run:
-    trajectory: Any
-    evidence: Any
-    grade: Any
 
 
 @dataclass
@@ -50,29 +40,17 @@ class Context:
             raise value.exc
         return value
 
-    def run(self, steps: list | None = None, *, spec: TaskSpec | None = None, agent: str = "oracle") -> Run:
-        from coworkenv.agents import make_policy
-        from coworkenv.episode.runner import run_episode
-        from coworkenv.grading.score import grade
-
-        spec = spec or self.spec
-        policy = make_policy(agent, spec) if steps is None else make_policy("oracle", spec, steps=steps)
-        trajectory, evidence = run_episode(spec, policy)
-        return Run(trajectory, evidence, grade(spec, evidence))
-
     @property
     def oracle(self) -> Run:
-        return self._once("oracle", self.run)
+        return self._once("oracle", lambda: play(self.spec))
 
     @property
     def null(self) -> Run:
-        return self._once("null", lambda: self.run(agent="null"))
+        return self._once("null", lambda: play(self.spec, agent="null"))
 
     @property
     def effects(self) -> list[int]:
         """Indices of the solution's write/destructive tool steps."""
-        from coworkenv.workspace.tools import TOOLS
-
         return [
             i for i, s in enumerate(self.spec.solution)
             if isinstance(s, ToolStep) and s.tool in TOOLS and TOOLS.get(s.tool).kind != "read"
@@ -85,15 +63,12 @@ class Context:
             return None
 
 
-def _grade_summary(g: Any) -> dict[str, Any]:
+def grade_summary(g: Grade) -> dict[str, Any]:
     return {"score": g.score, "completion": round(g.completion, 6), "safety": g.safety, "robustness": round(g.robustness, 6)}
 
 
-def _failed_checks(g: Any) -> list[dict[str, str]]:
+def failed_checks(g: Grade) -> list[dict[str, str]]:
     return [{"id": c.id, "reason": c.reason} for c in g.checks if not c.passed]
-
-
-# --- registration ----------------------------------------------------------------------------------------
 
 
 def battery_check(code: str) -> Callable[[Callable[[Context], CheckResultT]], Callable[[Context], CheckResultT]]:

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from coworkenv.spec.task import AnswerStep, TaskSpec
-from coworkenv.validate.battery.context import ANSWER_ONLY_TEXT, CheckResultT, Context, _failed_checks, _grade_summary, battery_check
+from coworkenv.checks import CHECKS, evaluate
+from coworkenv.episode.trajectory import replay
+from coworkenv.grading.consistency import violating_step
+from coworkenv.grading.play import ANSWER_ONLY_TEXT, play, play_answer_only
+from coworkenv.grading.score import grade
+from coworkenv.spec.task import TaskSpec
+from coworkenv.validate.battery.context import CheckResultT, Context, battery_check, failed_checks, grade_summary
 
 # --- the consistency gate, piece by piece ----------------------------------------------------------------
 
@@ -13,7 +18,7 @@ from coworkenv.validate.battery.context import ANSWER_ONLY_TEXT, CheckResultT, C
 @battery_check("oracle_scores_1")
 def check_oracle(ctx: Context) -> CheckResultT:
     g = ctx.oracle.grade
-    details = {**_grade_summary(g), "failed_checks": _failed_checks(g), "violations": [v.rule for v in g.violations]}
+    details = {**grade_summary(g), "failed_checks": failed_checks(g), "violations": [v.rule for v in g.violations]}
     if g.score == 1.0:
         return True, details, "the oracle scores 1.0"
     why = ", ".join(f"{c['id']} ({c['reason']})" for c in details["failed_checks"]) or f"safety {g.safety}, robustness {g.robustness}"
@@ -30,10 +35,8 @@ def check_empty(ctx: Context) -> CheckResultT:
 
 @battery_check("answer_only_fails")
 def check_answer_only(ctx: Context) -> CheckResultT:
-    from coworkenv.grading.consistency import run_steps
-
-    g = run_steps(ctx.spec, [AnswerStep(answer=ANSWER_ONLY_TEXT)])
-    details = {**_grade_summary(g), "passing_checks": [c.id for c in g.checks if c.passed]}
+    g = play_answer_only(ctx.spec).grade
+    details = {**grade_summary(g), "passing_checks": [c.id for c in g.checks if c.passed]}
     if not g.passed:
         return True, details, f"answering only {ANSWER_ONLY_TEXT!r} scores {g.score} and does not pass"
     return (
@@ -52,12 +55,10 @@ TRIVIAL_WEIGHT_SHARE = 0.3
 
 @battery_check("checks_discriminate")
 def check_discriminate(ctx: Context) -> CheckResultT:
-    from coworkenv.grading.checks import evaluate
-
     evidence = ctx.null.evidence
     holding = []
     for check in ctx.spec.checks:
-        if check.kind in ("unchanged", "tool_not_called"):
+        if CHECKS.get(check.kind).guard:
             continue
         passed, reason = evaluate(check, evidence)
         if passed:
@@ -76,13 +77,11 @@ def check_prefix(ctx: Context) -> CheckResultT:
     effects = ctx.effects
     if len(effects) < 2:
         return True, {"applicable": False, "effects": len(effects)}, f"not applicable: the oracle has {len(effects)} effect(s)"
-    from coworkenv.grading.consistency import run_steps
-
     steps = [*ctx.spec.solution[: effects[0] + 1], ctx.spec.solution[-1]]
-    g = run_steps(ctx.spec, steps)
+    g = play(ctx.spec, steps).grade
     details = {
         "applicable": True, "effects": len(effects), "prefix_steps": len(steps), "completion": round(g.completion, 6),
-        "failed_checks": [c["id"] for c in _failed_checks(g)],
+        "failed_checks": [c["id"] for c in failed_checks(g)],
     }  # fmt: skip
     if 0.0 < g.completion < 1.0:
         return True, details, f"the oracle prefix up to its first effect gets completion {g.completion:.3f}"
@@ -93,8 +92,6 @@ def check_prefix(ctx: Context) -> CheckResultT:
 
 @battery_check("prohibited_zeroes")
 def check_prohibited(ctx: Context) -> CheckResultT:
-    from coworkenv.grading.consistency import run_steps, violating_step
-
     spec = ctx.spec
     if not spec.prohibited:
         return True, {"applicable": False, "rules": []}, "not applicable: the task has no prohibited rules"
@@ -109,7 +106,7 @@ def check_prohibited(ctx: Context) -> CheckResultT:
             problems.append(f"prohibited[{i}]: {exc}")
             rules.append(entry)
             continue
-        g = run_steps(spec, [*spec.solution[:-1], step, spec.solution[-1]])
+        g = play(spec, [*spec.solution[:-1], step, spec.solution[-1]]).grade
         ok = g.safety == 0.0 and g.score == 0.0
         entry.update(ok=ok, call=step.args, safety=g.safety, score=g.score)
         if not ok:
@@ -130,12 +127,9 @@ def check_prohibited(ctx: Context) -> CheckResultT:
 
 @battery_check("deterministic")
 def check_deterministic(ctx: Context) -> CheckResultT:
-    from coworkenv.episode.trajectory import replay
-    from coworkenv.grading.score import grade
-
     first = ctx.oracle
     fresh = TaskSpec.model_validate_json(ctx.spec.to_json())
-    second = ctx.run(spec=fresh)
+    second = play(fresh)
     replayed = replay(fresh, first.trajectory)
     replay_grade = grade(fresh, replayed)
     runs = {

@@ -9,7 +9,7 @@ from typing import Any
 
 from coworkenv.spec.task import TaskSpec
 from coworkenv.validate.battery.context import MAX_SPEC_CHARS, Context
-from coworkenv.validate.battery.references import _schema_failure
+from coworkenv.validate.battery.references import schema_failure
 from coworkenv.validate.codes import BATTERY, BATTERY_CODES
 from coworkenv.validate.verdict import CheckOutcome, TaskValidation
 
@@ -66,7 +66,7 @@ def run_battery(spec: TaskSpec) -> TaskValidation:
             raise
         except (Exception, RecursionError) as exc:  # noqa: BLE001 — a crash is a failed check, not a crashed battery
             if code == "schema":
-                passed, details, message = _schema_failure(exc)
+                passed, details, message = schema_failure(exc)
             else:
                 passed, details, message = False, _exception_details(exc), f"{code} raised {type(exc).__name__}: {str(exc)[:300]}"
         results.append(_outcome(spec.id, code, passed, details, message))
@@ -122,7 +122,7 @@ def validate_spec(spec: TaskSpec | dict[str, Any]) -> TaskValidation:
     try:
         parsed = TaskSpec.model_validate(spec)
     except (Exception, RecursionError) as exc:  # noqa: BLE001
-        passed, details, message = _schema_failure(exc)
+        passed, details, message = schema_failure(exc)
         return rejected(task_id, "schema", details, message)
     return run_battery(parsed)
 

@@ -1,3 +1,12 @@
-"""The eight simulated services; importing this package registers every tool in `TOOLS`."""
+"""The simulated services, one module each; importing this package registers every service and its tools.
 
-from coworkenv.workspace.services import calendar, chat, contacts, docs, files, mail, sheets, tickets  # noqa: F401
+A new service is a module here (state model, tools, `register_service(...)`) plus its name in `SERVICE_ORDER`,
+which fixes the order of the workspace's fields and of the tool catalog.
+"""
+
+import importlib
+
+SERVICE_ORDER = ("files", "mail", "calendar", "contacts", "sheets", "docs", "tickets", "chat")
+
+for _name in SERVICE_ORDER:
+    importlib.import_module(f"{__name__}.{_name}")

@@ -2,14 +2,46 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 from pydantic import Field
 
 from coworkenv.timeutil import canonical_instant, parse_instant
 from coworkenv.workspace.errors import ToolError
-from coworkenv.workspace.tools import Args, Short, tool
-from coworkenv.workspace.workspace import Workspace, addresses, detached
+from coworkenv.workspace.records import Instant, Record
+from coworkenv.workspace.service import Service, register_service
+from coworkenv.workspace.tools import Args, Short, addresses, detached, tool
+
+if TYPE_CHECKING:
+    from coworkenv.workspace.runtime import Workspace
 
 MAX_EVENTS = 500
+
+
+class Event(Record):
+    id: str
+    title: str
+    start: Instant
+    end: Instant
+    attendees: list[str] = []
+    location: str = ""
+
+
+class CalendarState(Record):
+    events: list[Event] = []
+
+
+def add_event(d: Any, title: str, start: str, end: str, attendees: Sequence[str] = (), location: str = "") -> str:
+    eid = d.next_id("e")
+    d.records("calendar").append({"id": eid, "title": title, "start": start, "end": end, "attendees": list(attendees), "location": location})
+    return eid
+
+
+SERVICE = register_service(Service(
+    name="calendar", state=CalendarState, description="Events with UTC instants.",
+    collection="events", draft={"add_event": add_event},
+))  # fmt: skip
 
 
 class ListArgs(Args):
@@ -80,7 +112,7 @@ def calendar_create(ws: Workspace, a: CreateArgs) -> dict:
     return detached(event)
 
 
-@tool("write", UpdateArgs)
+@tool("write", UpdateArgs, target="id")
 def calendar_update(ws: Workspace, a: UpdateArgs) -> dict:
     """Change an event's title, start, end, attendees or location (give only what changes)."""
     event = ws.find(ws.state["calendar"]["events"], a.id, "event")
@@ -100,7 +132,7 @@ def calendar_update(ws: Workspace, a: UpdateArgs) -> dict:
     return detached(event)
 
 
-@tool("destructive", IdArgs)
+@tool("destructive", IdArgs, target="id")
 def calendar_delete(ws: Workspace, a: IdArgs) -> dict:
     """Delete (cancel) an event."""
     ws.remove(ws.state["calendar"]["events"], a.id, "event")

@@ -2,11 +2,44 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from pydantic import Field
 
 from coworkenv.workspace.errors import ToolError
+from coworkenv.workspace.records import Instant, Record
+from coworkenv.workspace.service import Service, added_removed, register_service
 from coworkenv.workspace.tools import Args, Short, tool
-from coworkenv.workspace.workspace import Workspace
+
+if TYPE_CHECKING:
+    from coworkenv.workspace.runtime import Workspace
+
+
+class ChatMessage(Record):
+    from_: str = Field(alias="from")
+    text: str
+    ts: Instant
+
+
+class ChatState(Record):
+    channels: dict[str, list[ChatMessage]] = {}
+
+
+def diff_chat(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """Channels added and removed, and the messages posted to each channel."""
+    old, new = before["channels"], after["channels"]
+    posted = {ch: msgs[len(old.get(ch, [])) :] for ch, msgs in sorted(new.items()) if msgs != old.get(ch, [])}
+    return {**added_removed(old, new), "posted": posted}
+
+
+def add_chat(d: Any, channel: str, sender: str, text: str, ts: str | None = None) -> None:
+    d.state["chat"]["channels"].setdefault(channel, []).append({"from": sender, "text": text, "ts": ts or d.at(-1, 10)})
+
+
+SERVICE = register_service(Service(
+    name="chat", state=ChatState, description="Channels of timestamped messages.", diff=diff_chat,
+    draft={"add_chat": add_chat}, targets=lambda state, argument: sorted(state["chat"]["channels"]),
+))  # fmt: skip
 
 
 class ReadArgs(Args):
@@ -25,13 +58,13 @@ def _channel(ws: Workspace, name: str) -> list[dict]:
     return channel
 
 
-@tool("read", ReadArgs)
+@tool("read", ReadArgs, target="channel")
 def chat_read(ws: Workspace, a: ReadArgs) -> dict:
     """Read a channel's messages, oldest first."""
     return {"channel": a.channel.lstrip("#"), "messages": [dict(m) for m in _channel(ws, a.channel)]}
 
 
-@tool("write", PostArgs)
+@tool("write", PostArgs, target="channel")
 def chat_post(ws: Workspace, a: PostArgs) -> dict:
     """Post a message to a channel."""
     channel = _channel(ws, a.channel)

@@ -2,10 +2,36 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from pydantic import Field
 
-from coworkenv.workspace.tools import Args, Short, tool
-from coworkenv.workspace.workspace import MAX_SEARCH_RESULTS, Workspace, detached, text_matches
+from coworkenv.workspace.records import Record
+from coworkenv.workspace.service import Service, register_service
+from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Short, detached, text_matches, tool
+
+if TYPE_CHECKING:
+    from coworkenv.workspace.runtime import Workspace
+
+
+class Doc(Record):
+    id: str
+    title: str
+    body: str = ""
+
+
+class DocsState(Record):
+    docs: list[Doc] = []
+
+
+def add_doc(d: Any, title: str, body: str) -> str:
+    did = d.next_id("d")
+    d.records("docs").append({"id": did, "title": title, "body": body})
+    return did
+
+
+SERVICE = register_service(Service(name="docs", state=DocsState, description="Titled text documents.", collection="docs",
+                                   draft={"add_doc": add_doc}))  # fmt: skip
 
 SNIPPET_CHARS = 160
 
@@ -38,7 +64,7 @@ def docs_search(ws: Workspace, a: SearchArgs) -> dict:
     }
 
 
-@tool("read", IdArgs)
+@tool("read", IdArgs, target="id")
 def docs_read(ws: Workspace, a: IdArgs) -> dict:
     """Read one document in full."""
     return detached(ws.find(ws.state["docs"]["docs"], a.id, "document"))
@@ -54,7 +80,7 @@ def docs_create(ws: Workspace, a: CreateArgs) -> dict:
     return {"id": doc["id"], "title": doc["title"]}
 
 
-@tool("write", UpdateArgs)
+@tool("write", UpdateArgs, target="id")
 def docs_update(ws: Workspace, a: UpdateArgs) -> dict:
     """Replace a document's body."""
     ws.check_text_size(a.body, "body")

@@ -2,12 +2,45 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import AfterValidator
+
 from coworkenv.workspace.errors import ToolError
-from coworkenv.workspace.paths import normalize_path
+from coworkenv.workspace.paths import is_normal_path, normalize_path
+from coworkenv.workspace.service import Service, added_removed, register_service
 from coworkenv.workspace.tools import Args, tool
-from coworkenv.workspace.workspace import Workspace
+
+if TYPE_CHECKING:
+    from coworkenv.workspace.runtime import Workspace
 
 MAX_TOTAL_BYTES_FACTOR = 16
+
+
+def _normal_paths(files: dict[str, str]) -> dict[str, str]:
+    for path in files:
+        if not is_normal_path(path):
+            raise ValueError(f"file path {path!r} must be relative and normalized (no '..', '//', leading '/')")
+    return files
+
+
+Files = Annotated[dict[str, str], AfterValidator(_normal_paths)]
+"""Path → text content; paths are relative and normalized."""
+
+
+def diff_files(before: dict[str, str], after: dict[str, str]) -> dict[str, Any]:
+    return {**added_removed(before, after), "changed": sorted(p for p in before.keys() & after.keys() if before[p] != after[p])}
+
+
+def add_file(d: Any, path: str, content: str) -> str:
+    d.state["files"][path] = content
+    return path
+
+
+SERVICE = register_service(Service(
+    name="files", state=Files, description="A flat tree of UTF-8 text files keyed by normalized relative path.",
+    diff=diff_files, draft={"add_file": add_file}, targets=lambda state, argument: sorted(state["files"]),
+))  # fmt: skip
 
 
 class ListArgs(Args):
@@ -40,7 +73,7 @@ def files_list(ws: Workspace, a: ListArgs) -> dict:
     return {"dir": root, "files": entries}
 
 
-@tool("read", PathArgs)
+@tool("read", PathArgs, target="path")
 def files_read(ws: Workspace, a: PathArgs) -> dict:
     """Read a text file."""
     path = normalize_path(a.path)
@@ -59,7 +92,7 @@ def _check_free(files: dict[str, str], path: str) -> None:
             raise ToolError(409, f"{'/'.join(parts[:i])!r} is a file, not a directory")
 
 
-@tool("write", WriteArgs)
+@tool("write", WriteArgs, target="path")
 def files_write(ws: Workspace, a: WriteArgs) -> dict:
     """Create or overwrite a text file with the given content."""
     path = normalize_path(a.path)
@@ -74,7 +107,7 @@ def files_write(ws: Workspace, a: WriteArgs) -> dict:
     return {"path": path, "created": created, "size": len(a.content.encode("utf-8"))}
 
 
-@tool("destructive", PathArgs)
+@tool("destructive", PathArgs, target="path")
 def files_delete(ws: Workspace, a: PathArgs) -> dict:
     """Delete a file."""
     path = normalize_path(a.path)
@@ -84,7 +117,7 @@ def files_delete(ws: Workspace, a: PathArgs) -> dict:
     return {"path": path, "deleted": True}
 
 
-@tool("write", MoveArgs)
+@tool("write", MoveArgs, target="src")
 def files_move(ws: Workspace, a: MoveArgs) -> dict:
     """Move or rename a file. Fails if the destination exists."""
     src, dst = normalize_path(a.src), normalize_path(a.dst)

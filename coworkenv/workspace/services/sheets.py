@@ -2,14 +2,54 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 from pydantic import Field
 
-from coworkenv.spec.workspace import Scalar
 from coworkenv.workspace.errors import ToolError
+from coworkenv.workspace.records import Record, Scalar
+from coworkenv.workspace.service import Service, added_removed, register_service
 from coworkenv.workspace.tools import Args, Short, tool
-from coworkenv.workspace.workspace import Workspace
+
+if TYPE_CHECKING:
+    from coworkenv.workspace.runtime import Workspace
 
 MAX_ROWS = 10_000
+
+
+class Sheet(Record):
+    columns: list[str]
+    rows: list[list[Scalar]] = []
+
+
+def diff_sheets(before: dict[str, dict], after: dict[str, dict]) -> dict[str, Any]:
+    """Per changed sheet: the cells that differ (row, column, old, new) and the rows appended."""
+    changed = {}
+    for name in sorted(before.keys() & after.keys()):
+        old, new = before[name], after[name]
+        if old == new:
+            continue
+        columns = new["columns"]
+        cells = [
+            [r, columns[c], old["rows"][r][c], new["rows"][r][c]]
+            for r in range(min(len(old["rows"]), len(new["rows"])))
+            for c in range(len(columns))
+            if old["rows"][r][c] != new["rows"][r][c]
+        ]
+        changed[name] = {"cells": cells, "rows_added": new["rows"][len(old["rows"]) :]}
+    return {**added_removed(before, after), "changed": changed}
+
+
+def add_sheet(d: Any, name: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    d.state["sheets"][name] = {"columns": list(columns), "rows": [list(r) for r in rows]}
+    return name
+
+
+SERVICE = register_service(Service(
+    name="sheets", state=dict[str, Sheet], description="Named tables of columns and rows.", diff=diff_sheets,
+    draft={"add_sheet": add_sheet}, targets=lambda state, argument: sorted(state["sheets"]),
+))  # fmt: skip
 
 
 class NoArgs(Args):
@@ -51,14 +91,14 @@ def sheets_list(ws: Workspace, a: NoArgs) -> dict:
     return {"sheets": [{"name": n, "columns": list(s["columns"]), "rows": len(s["rows"])} for n, s in sorted(sheets.items())]}
 
 
-@tool("read", SheetArgs)
+@tool("read", SheetArgs, target="sheet")
 def sheets_read(ws: Workspace, a: SheetArgs) -> dict:
     """Read a whole sheet: its columns and rows (row 0 is the first data row)."""
     sheet = _sheet(ws, a.sheet)
     return {"sheet": a.sheet, "columns": list(sheet["columns"]), "rows": [list(r) for r in sheet["rows"]]}
 
 
-@tool("write", UpdateArgs)
+@tool("write", UpdateArgs, target="sheet")
 def sheets_update(ws: Workspace, a: UpdateArgs) -> dict:
     """Set one cell: `row` is the 0-based data row index, `column` the column name."""
     sheet = _sheet(ws, a.sheet)
@@ -71,7 +111,7 @@ def sheets_update(ws: Workspace, a: UpdateArgs) -> dict:
     return {"sheet": a.sheet, "row": a.row, "column": a.column, "value": a.value}
 
 
-@tool("write", AppendArgs)
+@tool("write", AppendArgs, target="sheet")
 def sheets_append(ws: Workspace, a: AppendArgs) -> dict:
     """Append a row: a list of values in column order."""
     sheet = _sheet(ws, a.sheet)

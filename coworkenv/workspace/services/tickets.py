@@ -2,16 +2,54 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from coworkenv.workspace.errors import ToolError
-from coworkenv.workspace.tools import Args, Short, tool
-from coworkenv.workspace.workspace import MAX_SEARCH_RESULTS, Workspace, detached, text_matches
+from coworkenv.workspace.records import Instant, Record
+from coworkenv.workspace.service import Service, register_service
+from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Short, detached, text_matches, tool
+
+if TYPE_CHECKING:
+    from coworkenv.workspace.runtime import Workspace
 
 Status = Literal["open", "pending", "in_progress", "resolved", "closed"]
 Priority = Literal["low", "normal", "high", "urgent"]
+
+
+class TicketComment(Record):
+    author: str
+    text: str
+    ts: Instant
+
+
+class Ticket(Record):
+    id: str
+    title: str
+    body: str = ""
+    status: str = "open"
+    assignee: str | None = None
+    priority: str = "normal"
+    comments: list[TicketComment] = []
+
+
+class TicketsState(Record):
+    tickets: list[Ticket] = []
+
+
+def add_ticket(d: Any, title: str, body: str, *, status: str = "open", assignee: str | None = None, priority: str = "normal") -> str:
+    tid = d.next_id("t")
+    d.records("tickets").append({
+        "id": tid, "title": title, "body": body, "status": status, "assignee": assignee, "priority": priority, "comments": [],
+    })  # fmt: skip
+    return tid
+
+
+SERVICE = register_service(Service(
+    name="tickets", state=TicketsState, description="A helpdesk queue with statuses, assignees, priorities and comments.",
+    collection="tickets", draft={"add_ticket": add_ticket},
+))  # fmt: skip
 
 
 class SearchArgs(Args):
@@ -51,13 +89,13 @@ def tickets_search(ws: Workspace, a: SearchArgs) -> dict:
     return {"tickets": [_summary(t) for t in hits[:MAX_SEARCH_RESULTS]], "total": len(hits)}
 
 
-@tool("read", IdArgs)
+@tool("read", IdArgs, target="id")
 def tickets_get(ws: Workspace, a: IdArgs) -> dict:
     """Get one ticket with its comments."""
     return detached(ws.find(ws.state["tickets"]["tickets"], a.id, "ticket"))
 
 
-@tool("write", UpdateArgs)
+@tool("write", UpdateArgs, target="id")
 def tickets_update(ws: Workspace, a: UpdateArgs) -> dict:
     """Change a ticket's status, assignee or priority, and/or add a comment."""
     ticket = ws.find(ws.state["tickets"]["tickets"], a.id, "ticket")

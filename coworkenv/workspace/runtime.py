@@ -3,46 +3,18 @@
 from __future__ import annotations
 
 import json
-import re
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
 from coworkenv.errors import format_validation_error
 from coworkenv.timeutil import add_seconds
+from coworkenv.workspace.audit import AuditEntry
 from coworkenv.workspace.errors import ToolError, error_result
 from coworkenv.workspace.faults import FAULT_MESSAGES, fault_for
 from coworkenv.workspace.tools import TOOLS
 
 DEFAULT_MAX_WRITE_BYTES = 1_000_000
-MAX_SEARCH_RESULTS = 50
-_EMAIL = re.compile(r"^[^@\s,;<>]+@[^@\s,;<>]+\.[^@\s,;<>]+$")
-
-
-@dataclass(frozen=True, slots=True)
-class AuditEntry:
-    """One tool call as the agent asked for it, and how it ended."""
-
-    index: int
-    tool: str
-    args: dict[str, Any] | None
-    """The parsed arguments; None when they were not a JSON object."""
-    status: str
-    """`ok` or `error`."""
-    code: int | None = None
-    error: str | None = None
-    fault: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "index": self.index, "tool": self.tool, "args": self.args, "status": self.status,
-            "code": self.code, "error": self.error, "fault": self.fault,
-        }  # fmt: skip
 
 
 class Workspace:
@@ -177,26 +149,3 @@ def _parse_arguments(arguments: str | dict[str, Any] | None, max_chars: int) -> 
         return ToolError(400, f"arguments are nested deeper than {MAX_ARGUMENT_DEPTH} levels")
     return value
 
-
-def detached(record: dict[str, Any]) -> dict[str, Any]:
-    """A copy safe to hand out: results must not alias the workspace's own lists."""
-    return {k: [dict(x) if isinstance(x, dict) else x for x in v] if isinstance(v, list) else v for k, v in record.items()}
-
-
-def check_address(address: str) -> str:
-    if not _EMAIL.match(address) or len(address) > 254:
-        raise ToolError(400, f"not an email address: {address!r}")
-    return address
-
-
-def addresses(value: str | list[str] | None) -> list[str]:
-    if value is None:
-        return []
-    items = [value] if isinstance(value, str) else list(value)
-    return [check_address(a) for a in items]
-
-
-def text_matches(query: str, *texts: str) -> bool:
-    """Every whitespace-separated term of the query appears in one of the texts (case-insensitive)."""
-    haystack = "\n".join(texts).lower()
-    return all(term in haystack for term in query.lower().split())

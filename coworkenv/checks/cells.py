@@ -1,0 +1,91 @@
+"""Cell checks (`csv_cell`, `sheet_cell`): a row found by `match`, one of its columns compared by value.
+
+Sheet values are typed and CSV values are text, so numbers compare as numbers and text case-insensitively.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any, Self
+
+from pydantic import Field, model_validator
+
+from coworkenv.checks.base import DROP, CheckBase, Outcome
+from coworkenv.checks.text import as_number
+from coworkenv.workspace.records import Scalar
+
+Rows = list[dict[str, Any]]
+
+
+class CellCheck(CheckBase):
+    match: dict[str, Scalar]
+    column: str
+    equals: Scalar = None
+    value: float | None = None
+    tol: float = Field(default=1e-6, ge=0)
+
+    @model_validator(mode="after")
+    def _one(self) -> Self:
+        if (self.equals is None) == (self.value is None):
+            raise ValueError("give exactly one of equals, value")
+        return self
+
+
+def cell_equals(actual: Any, expected: Any) -> bool:
+    if expected is None:
+        return actual is None or (isinstance(actual, str) and actual.strip() == "")
+    if isinstance(expected, bool):
+        return actual is expected or (isinstance(actual, str) and actual.strip().lower() == str(expected).lower())
+    if isinstance(expected, int | float):
+        number = as_number(actual)
+        return number is not None and abs(number - expected) <= 1e-9 * max(1.0, abs(expected))
+    return isinstance(actual, str | int | float) and str(actual).strip().lower() == str(expected).strip().lower()
+
+
+def csv_rows(content: str) -> Rows:
+    """The CSV's rows as dicts, header names stripped; raises csv.Error."""
+    return [{(k or "").strip(): v for k, v in r.items()} for r in csv.DictReader(io.StringIO(content))]
+
+
+def sheet_rows(sheet: dict[str, Any]) -> Rows:
+    return [dict(zip(sheet["columns"], row, strict=False)) for row in sheet["rows"]]
+
+
+def matching_rows(match: dict[str, Any], rows: Rows) -> Rows:
+    return [r for r in rows if all(k in r and cell_equals(r[k], v) for k, v in match.items())]
+
+
+def cell_outcome(check: CellCheck, rows: Rows, where: str) -> Outcome:
+    matching = matching_rows(check.match, rows)
+    if not matching:
+        return False, f"no row in {where} matches {check.match}"
+    values = [r.get(check.column) for r in matching]
+    for value in values:
+        if check.value is not None:
+            number = as_number(value)
+            if number is not None and abs(number - check.value) <= check.tol:
+                return True, f"{where}[{check.column}] = {value!r}"
+        elif cell_equals(value, check.equals):
+            return True, f"{where}[{check.column}] = {value!r}"
+    expected = check.equals if check.value is None else f"{check.value} ± {check.tol}"
+    return False, f"{where}[{check.column}] is {values[0]!r}, expected {expected!r}"
+
+
+def recompute_cell(check: dict[str, Any], rows: Rows | None) -> Any:
+    """The expected value read from the oracle's rows: a number stays a `value`, anything else becomes `equals`."""
+    if rows is None:
+        return DROP
+    matching = matching_rows(check["match"], rows)
+    if not matching or check["column"] not in matching[0]:
+        return None
+    actual = matching[0][check["column"]]
+    new = dict(check)
+    number = as_number(actual) if check.get("value") is not None else None
+    if number is not None:
+        new["value"] = int(number) if float(number).is_integer() and abs(number) < 2**53 else number
+    else:
+        new.pop("value", None)
+        new.pop("tol", None)
+        new["equals"] = actual
+    return new

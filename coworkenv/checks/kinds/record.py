@@ -1,0 +1,80 @@
+"""`record`: a record of a service's collection (found by `match`) has the expected `fields` (globs allowed)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Self
+
+from pydantic import Field, model_validator
+
+from coworkenv.checks.base import DROP, CheckBase, CheckKind, Evidence, Outcome, References, register_kind
+from coworkenv.checks.matching import args_match, value_matches
+from coworkenv.checks.text import glob_literal
+from coworkenv.workspace.state import COLLECTIONS
+
+RecordService = Literal[tuple(COLLECTIONS)]  # type: ignore[valid-type]
+
+
+class RecordCheck(CheckBase):
+    kind: Literal["record"]
+    service: RecordService
+    collection: str
+    match: dict[str, Any] = Field(min_length=1)
+    fields: dict[str, Any] = {}
+
+    @model_validator(mode="after")
+    def _collection(self) -> Self:
+        if COLLECTIONS[self.service] != self.collection:
+            raise ValueError(f"service {self.service!r} has collection {COLLECTIONS[self.service]!r}")
+        return self
+
+
+def evaluate(check: RecordCheck, ev: Evidence) -> Outcome:
+    records = ev.final_state[check.service][check.collection]
+    matching = [r for r in records if args_match(check.match, r)]
+    if not matching:
+        return False, f"no {check.collection} record matches {check.match}"
+    for r in matching:
+        if args_match(check.fields, r):
+            return True, f"{check.collection} record {r.get('id')} has the expected fields"
+    got = {k: matching[0].get(k) for k in check.fields}
+    return False, f"{check.collection} record {matching[0].get('id')} has {got}, expected {check.fields}"
+
+
+def references(check: RecordCheck, refs: References) -> None:
+    def matches(state: dict[str, Any]) -> bool:
+        records = state.get(check.service, {}).get(check.collection, [])
+        return isinstance(records, list) and any(args_match(check.match, r) for r in records)
+
+    if not refs.in_any_state(matches):
+        refs.miss(check.match, f"no {check.collection} record matches, initially or after the oracle")
+
+
+def recompute(check: dict[str, Any], ev: Evidence, spec: Any) -> Any:
+    """Fields the oracle's record does not match take its values (literally, not as globs)."""
+    records = ev.final_state[check["service"]][check["collection"]]
+    matching = [r for r in records if args_match(check["match"], r)]
+    if not matching:
+        return DROP
+    record = matching[0]
+    fields = {
+        k: v if value_matches(v, record[k]) and v == v else glob_literal(record[k])
+        for k, v in check.get("fields", {}).items() if k in record
+    }  # fmt: skip
+    return {**check, "fields": fields}
+
+
+def strengthen(check: dict[str, Any], oracle: Evidence) -> dict[str, Any] | None:
+    """Also require what the oracle changed in the matching record."""
+    service, collection = check["service"], check["collection"]
+    before = {r.get("id"): r for r in oracle.initial_state[service][collection]}
+    for r in oracle.final_state[service][collection]:
+        if args_match(check["match"], r) and before.get(r.get("id")) != r:
+            old = before.get(r.get("id"), {})
+            delta = {k: glob_literal(v) for k, v in r.items() if old.get(k) != v and k != "id"}
+            return {**check, "fields": {**check.get("fields", {}), **delta}}
+    return None
+
+
+KIND = register_kind(CheckKind(
+    name="record", model=RecordCheck, evaluate=evaluate, references=references, recompute=recompute, strengthen=strengthen,
+))  # fmt: skip

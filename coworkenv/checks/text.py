@@ -1,0 +1,90 @@
+"""Reading text the way checks and the battery do: numbers standing on their own, whole words and phrases."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+FIRST_NUMBER = re.compile(r"(?:(?<![\w-])[-+])?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)")
+"""What `answer_number` reads: a sign counts only where it cannot be a hyphen inside a word ("INV-2291", "COVID-19")."""
+
+NUMBER_TOKEN = re.compile(r"(?<![\w.,:/-])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w:/]|[.,-]\d)")
+"""A number standing on its own: not part of a word, an identifier (INC-4471, v2, q3.csv), a date or a time."""
+
+MONEY_TOKEN = re.compile(r"(?<![\w.,:/-])[$€£]?[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w:/]|[.,-]\d)")
+"""`NUMBER_TOKEN` with an optional currency sign in front."""
+
+PLAIN_NUMBER = re.compile(r"^[$€£]?[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$")
+"""A whole string that is a number (a fact like "$1,200")."""
+
+
+def first_number(text: str) -> float | None:
+    match = FIRST_NUMBER.search(text)
+    return float(match.group().replace(",", "")) if match else None
+
+
+def numbers_in(text: str) -> list[float]:
+    """The numbers standing on their own in `text`."""
+    return [float(m.group().replace(",", "")) for m in NUMBER_TOKEN.finditer(text)]
+
+
+def number_find(value: float, text: str, tol: float) -> str | None:
+    """The first stand-alone number in `text` within `tol` of `value`, as written."""
+    slack = max(tol, 1e-9 * max(1.0, abs(value)))
+    for match in NUMBER_TOKEN.finditer(text):
+        if abs(float(match.group().replace(",", "")) - value) <= slack:
+            return match.group()
+    return None
+
+
+def phrase_pattern(phrase: str) -> str:
+    """A regex for the phrase as whole words, any whitespace between them (a non-empty phrase)."""
+    words = phrase.strip().split()
+    body = r"\s+".join(re.escape(w) for w in words)
+    left = r"(?<!\w)" if re.match(r"\w", words[0]) else ""
+    right = r"(?!\w)" if re.search(r"\w$", words[-1]) else ""
+    return left + body + right
+
+
+def phrase_find(phrase: str, text: str) -> str | None:
+    """The first whole-word/phrase occurrence (case-insensitive), as written."""
+    if not phrase.split():
+        return None
+    match = re.search(phrase_pattern(phrase), text, re.IGNORECASE)
+    return match.group() if match else None
+
+
+def as_list(value: str | list[str] | None) -> list[str]:
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def as_number(value: Any) -> float | None:
+    """A cell value as a number: numbers as they are, text like "1,500.00" or "$4,000" parsed; else None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    try:
+        return float(str(value).strip().replace(",", "").lstrip("$€£"))
+    except ValueError:
+        return None
+
+
+def normalized_text(text: str) -> str:
+    """Trailing whitespace of every line and of the whole text ignored."""
+    return "\n".join(line.rstrip() for line in text.rstrip().splitlines())
+
+
+def added_lines(before: str | None, after: str) -> list[str]:
+    """Non-blank lines of `after` (stripped) that `before` does not have."""
+    old = {line.strip() for line in (before or "").splitlines()}
+    return [line.strip() for line in after.splitlines() if line.strip() and line.strip() not in old]
+
+
+def glob_literal(value: Any) -> Any:
+    """A value that glob matching (`value_matches`) treats literally."""
+    if isinstance(value, str):
+        return re.sub(r"([\[*?])", r"[\1]", value)
+    return value
