@@ -18,7 +18,8 @@ def releases_command(data_root: DataRootOpt = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from coworkenv.data.release import latest_release, list_releases, open_root
+    from coworkenv.data.reader import latest_release, list_releases
+    from coworkenv.data.root import open_root
     from coworkenv.data.schemas import TABLES
 
     root = open_root(data_root)

@@ -47,7 +47,7 @@ def demo(
 
     from coworkenv.airflow_env import embedded_env
     from coworkenv.data.catalog import query
-    from coworkenv.data.release import read_manifest
+    from coworkenv.data.reader import read_manifest
 
     env = {**os.environ, **embedded_env()}
     log = Path(env["AIRFLOW_HOME"]) / "logs" / "demo.log"

@@ -155,9 +155,9 @@ def repair_command(
     from rich.table import Table
 
     from coworkenv.errors import format_validation_error
+    from coworkenv.llm import LLMConfig
     from coworkenv.repair.llm import LLMRepairer
     from coworkenv.repair.loop import failed_codes, metrics, repair_task
-    from coworkenv.synth.llm import LLMConfig
     from coworkenv.validate.battery import validate_spec
 
     if bool(llm_base_url) != bool(llm_model):

@@ -12,8 +12,7 @@ from typing import Any
 import pyarrow as pa
 
 from coworkenv.canonical import canonical_json, content_hash
-from coworkenv.data.release import conform_table
-from coworkenv.data.schemas import TABLES
+from coworkenv.data.schemas import TABLES, conform_table
 from coworkenv.errors import CoworkEnvError
 from coworkenv.spec.task import TaskSpec
 from coworkenv.validate.verdict import TaskValidation

@@ -80,7 +80,7 @@ Table files are deterministic: the same tables give byte-identical Parquet files
 
 ## Manifest
 
-`manifest.json` (pydantic model `coworkenv.data.release.Manifest`):
+`manifest.json` (pydantic model `coworkenv.data.layout.Manifest`):
 
 | field | meaning |
 |---|---|
@@ -134,7 +134,7 @@ within one.
 ## Loading
 
 ```python
-from coworkenv.data.release import read_release, read_table, table_files, table_path
+from coworkenv.data.reader import read_release, read_table, table_files, table_path
 
 tasks = read_table("data", "latest", "tasks")                                   # pyarrow.Table
 tasks = read_table("data", "latest", "tasks", filters=[("family", "=", "mail_triage")])

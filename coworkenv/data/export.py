@@ -13,7 +13,9 @@ import shutil
 from pathlib import Path
 from typing import Literal
 
-from coworkenv.data.release import DataRoot, Manifest, open_root, read_manifest, read_table
+from coworkenv.data.layout import Manifest
+from coworkenv.data.reader import read_manifest, read_table
+from coworkenv.data.root import DataRoot, open_root
 from coworkenv.data.schemas import TABLES
 from coworkenv.errors import CoworkEnvError
 

@@ -10,6 +10,8 @@ import hashlib
 
 import pyarrow as pa
 
+from coworkenv.errors import CoworkEnvError
+
 
 def _f(name: str, type_: pa.DataType, doc: str, nullable: bool = False) -> pa.Field:
     return pa.field(name, type_, nullable=nullable, metadata={"doc": doc})
@@ -165,3 +167,38 @@ def fingerprint(schema: pa.Schema) -> str:
     """Stable across processes: names, types and nullability, not metadata."""
     text = ";".join(f"{f.name}:{f.type}:{f.nullable}" for f in schema)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def conform_table(name: str, table: pa.Table | pa.RecordBatch | None) -> pa.Table:
+    """`table` with exactly the schema of `TABLES[name]`: columns reordered, types cast where the cast is safe
+    (no overflow, no truncation), the canonical field metadata attached; a clear error otherwise."""
+    if name not in TABLES:
+        raise CoworkEnvError(f"unknown table {name!r}; tables are: {', '.join(TABLES)}")
+    schema = TABLES[name]
+    if table is None:
+        return schema.empty_table()
+    if isinstance(table, pa.RecordBatch):
+        table = pa.Table.from_batches([table])
+    if not isinstance(table, pa.Table):
+        raise CoworkEnvError(f"table {name}: expected a pyarrow.Table, got {type(table).__name__}")
+    names = table.column_names
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    missing = [f.name for f in schema if f.name not in names]
+    extra = [n for n in names if n not in schema.names]
+    if dupes or missing or extra:
+        problems = [f"{what} {', '.join(cols)}" for what, cols in (("missing columns", missing), ("unknown columns", extra),
+                                                                 ("duplicate columns", dupes)) if cols]  # fmt: skip
+        raise CoworkEnvError(f"table {name}: {'; '.join(problems)}")
+    columns = []
+    for field in schema:
+        column = table.column(field.name)
+        if not column.type.equals(field.type):
+            try:
+                column = column.cast(field.type, safe=True)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+                reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise CoworkEnvError(f"table {name}, column {field.name}: cannot convert {column.type} to {field.type}: {reason}") from None
+        if not field.nullable and column.null_count:
+            raise CoworkEnvError(f"table {name}, column {field.name}: {column.null_count} null value(s) in a non-nullable column")
+        columns.append(column)
+    return pa.Table.from_arrays(columns, schema=schema)

@@ -39,7 +39,7 @@ class SynthesisConfig(BaseModel):
 
 
 def data_root_of(config: SynthesisConfig) -> str:
-    from coworkenv.data.release import default_data_root
+    from coworkenv.data.root import default_data_root
 
     return config.data_root or default_data_root()
 
@@ -228,7 +228,8 @@ def gate_tables(config: SynthesisConfig, run_id: str) -> dict[str, Any]:
 
 def publish(config: SynthesisConfig, run_id: str) -> dict[str, Any]:
     """Publish the staged tables as the run's release (atomic; the same run id always gives the same release)."""
-    from coworkenv.data.release import latest_release, publish_release
+    from coworkenv.data.publisher import publish_release
+    from coworkenv.data.reader import latest_release
 
     root = data_root_of(config)
     parent = latest_release(root)

@@ -19,10 +19,11 @@ import jsonpatch
 from pydantic import BaseModel, ConfigDict
 
 from coworkenv.checks import CHECK_KINDS
+from coworkenv.llm import ChatClient, LLMError, extract_json, looks_like_refusal
 from coworkenv.spec.task import TaskSpec
-from coworkenv.synth.llm import _REFUSAL, ChatClient, Refused, _tool_catalog, extract_json
 from coworkenv.validate.codes import BATTERY_CODES
 from coworkenv.validate.verdict import CheckOutcome
+from coworkenv.workspace.tools import catalog_text
 
 KEPT_FIELDS = ("id", "family", "meta")
 
@@ -115,7 +116,7 @@ class LLMRepairer(ChatClient):
     def system_prompt(self) -> str:
         schema = json.dumps(TaskSpec.model_json_schema(by_alias=True), separators=(",", ":"))
         battery = "\n".join(f"- {code} ({sev}): {text}" for code, (sev, _, text) in BATTERY_CODES.items())
-        return SYSTEM_PROMPT.format(kinds=", ".join(CHECK_KINDS), battery=battery, tools=_tool_catalog(), schema=schema)
+        return SYSTEM_PROMPT.format(kinds=", ".join(CHECK_KINDS), battery=battery, tools=catalog_text(), schema=schema)
 
     def messages(self, spec: dict[str, Any], failures: Sequence[CheckOutcome]) -> list[dict[str, str]]:
         ask = (
@@ -126,18 +127,10 @@ class LLMRepairer(ChatClient):
         return [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": ask}]
 
     def repair(self, spec: dict[str, Any], failures: Sequence[CheckOutcome], *, seed: int = 0) -> LLMRepair:
-        import openai
-
         try:
-            text = self.complete(self.messages(spec, failures), seed)
-        except Refused as exc:
-            return LLMRepair(code="refusal", reason=f"the model refused: {exc}"[:500])
-        except openai.APITimeoutError:
-            return LLMRepair(code="timeout", reason=f"no reply within {self.config.timeout_s} s after {self.config.max_retries + 1} attempts")
-        except openai.APIStatusError as exc:
-            return LLMRepair(code="http_error", reason=f"HTTP {exc.status_code}: {str(exc)[:200]}")
-        except openai.APIError as exc:
-            return LLMRepair(code="http_error", reason=f"{type(exc).__name__}: {str(exc)[:200]}")
+            text = self.ask(self.messages(spec, failures), seed)
+        except LLMError as exc:
+            return LLMRepair(code=exc.code, reason=exc.reason)
         return parse_repair(text, spec)
 
 
@@ -147,7 +140,7 @@ def parse_repair(text: str, spec: dict[str, Any]) -> LLMRepair:
     try:
         data = reply_json(text)
     except ValueError:
-        if _REFUSAL.search(text):
+        if looks_like_refusal(text):
             return LLMRepair(code="refusal", reason=f"the model refused: {text.strip()[:200]}")
         return LLMRepair(code="unparseable", reason=f"not JSON: {text.strip()[:200]}")
     try:

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from coworkenv.synth.draft import Draft
 
 KNOB_NAMES = ("effects", "distractors", "ambiguity", "fault_rate", "rounds")
+LLM_FAMILY = "llm"
+"""The family of tasks an LLM wrote (they belong to no procedural family)."""
 
 
 @dataclass(frozen=True)

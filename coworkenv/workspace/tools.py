@@ -92,6 +92,17 @@ def _parameters(args: type[Args]) -> dict[str, Any]:
     return schema
 
 
+def catalog_text() -> str:
+    """The catalog as prompt text: one line per tool with its arguments (`?` marks optional ones) and kind."""
+    lines = []
+    for name, t in TOOLS.items():
+        params = t.openai_schema()["function"]["parameters"]
+        required = set(params.get("required", []))
+        args = ", ".join(f"{p}{'' if p in required else '?'}" for p in params.get("properties", {}))
+        lines.append(f"- {name}({args}) [{t.kind}]: {t.description}")
+    return "\n".join(lines)
+
+
 def tool_schemas(names: list[str] | None = None) -> list[dict[str, Any]]:
     """OpenAI `tools=[...]` entries for these tools (all of them by default)."""
     return [TOOLS.get(n).openai_schema() for n in (names if names is not None else TOOLS.names())]

@@ -42,7 +42,7 @@ def test_form_and_graph(synthesize_dag):
 
 @pytest.mark.slow
 def test_dag_test_publishes_a_gated_release(synthesize_dag, airflow_home: AirflowHome):
-    from coworkenv.data.release import latest_release, read_manifest, read_table
+    from coworkenv.data.reader import latest_release, read_manifest, read_table
 
     conf = {"n": 12, "seed": 7, "shards": 2, "runtime": "none", "capabilities": ["data_analysis", "scheduling"], "difficulty_max": 3}
     run = synthesize_dag.test(run_conf=conf)

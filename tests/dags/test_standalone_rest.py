@@ -147,7 +147,7 @@ def test_core_check_triggered_over_rest_with_conf(standalone: Standalone, task_f
 
 def test_synthesis_triggered_over_rest_publishes_a_gated_release(standalone: Standalone, airflow_home: AirflowHome) -> None:
     """The UI/REST path: a non-default conf, the sandboxed battery (default runtime), gates, atomic publication."""
-    from coworkenv.data.release import latest_release, read_manifest, verify_release
+    from coworkenv.data.reader import latest_release, read_manifest, verify_release
 
     conf = {"n": 16, "seed": 11, "shards": 2, "workers": 1, "difficulty_min": 2, "difficulty_max": 4,
             "families": ["csv_aggregate", "meeting_schedule"]}  # fmt: skip

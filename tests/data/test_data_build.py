@@ -20,8 +20,7 @@ from coworkenv.data.build import (
     trajectories_table,
     validations_table,
 )
-from coworkenv.data.release import conform_table
-from coworkenv.data.schemas import TABLES
+from coworkenv.data.schemas import TABLES, conform_table
 from coworkenv.episode.runner import initial_messages
 from coworkenv.errors import CoworkEnvError
 from coworkenv.validate.codes import BATTERY_CODES

@@ -20,22 +20,15 @@ import pyarrow as pa
 import pytest
 from release_support import sorted_rows
 
-from coworkenv.data.release import (
-    FAULT_ENV,
-    FAULT_MARKER_ENV,
-    latest_release,
-    list_releases,
-    publish_release,
-    read_table,
-    release_id_for,
-    verify_release,
-)
+from coworkenv.data.layout import release_id_for
+from coworkenv.data.publisher import FAULT_ENV, FAULT_MARKER_ENV, publish_release
+from coworkenv.data.reader import latest_release, list_releases, read_table, verify_release
 from coworkenv.data.schemas import TABLES
 
 WRITER = """
 import sys
 import pyarrow as pa
-from coworkenv.data.release import publish_release
+from coworkenv.data.publisher import publish_release
 from coworkenv.data.schemas import TABLES
 
 root, arrow_dir, run_id, parent = sys.argv[1:5]

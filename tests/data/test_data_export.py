@@ -16,7 +16,8 @@ import coworkenv.cli.data  # noqa: F401  (registers the commands)
 from coworkenv.cli.app import app
 from coworkenv.data.docs import DEFAULT_PATH, render
 from coworkenv.data.export import export_release
-from coworkenv.data.release import publish_release, read_table, table_files
+from coworkenv.data.publisher import publish_release
+from coworkenv.data.reader import read_table, table_files
 from coworkenv.data.schemas import TABLES
 from coworkenv.errors import CoworkEnvError
 

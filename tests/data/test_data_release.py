@@ -14,21 +14,11 @@ import pyarrow as pa
 import pytest
 from release_support import sorted_rows
 
-import coworkenv.data.release as rel
-from coworkenv.data.release import (
-    ReleaseConflict,
-    clean_stale_tmp,
-    latest_release,
-    list_releases,
-    publish_release,
-    read_manifest,
-    read_release,
-    read_table,
-    release_id_for,
-    table_files,
-    table_path,
-    verify_release,
-)
+import coworkenv.data.publisher as publisher
+import coworkenv.data.root as rel
+from coworkenv.data.layout import ReleaseConflict, release_id_for
+from coworkenv.data.publisher import clean_stale_tmp, publish_release
+from coworkenv.data.reader import latest_release, list_releases, read_manifest, read_release, read_table, table_files, table_path, verify_release
 from coworkenv.data.schemas import PARTITIONS, TABLES, fingerprint
 from coworkenv.errors import CoworkEnvError
 
@@ -108,7 +98,7 @@ def test_partitioned_by_family(tmp_path, tables):
 
 
 def test_large_partitions_split_into_files(tmp_path, tables, monkeypatch):
-    monkeypatch.setattr(rel, "MAX_ROWS_PER_FILE", 4)
+    monkeypatch.setattr(publisher, "MAX_ROWS_PER_FILE", 4)
     manifest = publish(tmp_path, tables)
     assert len(manifest.files["validations"]) == -(-tables["validations"].num_rows // 4)
     assert read_table(tmp_path, "latest", "validations").equals(tables["validations"])
@@ -274,7 +264,7 @@ def test_crash_on_an_object_store_leaves_no_visible_release(tables, monkeypatch)
         if stage == "table:sft":
             raise KeyboardInterrupt  # the writer dies half-way through
 
-    monkeypatch.setattr(rel, "_checkpoint", crash)
+    monkeypatch.setattr(publisher, "_checkpoint", crash)
     with pytest.raises(KeyboardInterrupt):
         publish(url, tables, run_id="next")
     partial = rel.open_root(url)
@@ -283,7 +273,7 @@ def test_crash_on_an_object_store_leaves_no_visible_release(tables, monkeypatch)
     assert latest_release(url) == first.release_id
     with pytest.raises(CoworkEnvError, match="no complete release"):
         read_manifest(url, release_id_for("next"))
-    monkeypatch.setattr(rel, "_checkpoint", lambda stage: None)
+    monkeypatch.setattr(publisher, "_checkpoint", lambda stage: None)
     retry = publish(url, tables, run_id="next")
     assert latest_release(url) == retry.release_id and verify_release(url) == []
 
@@ -301,7 +291,7 @@ def test_a_writer_error_removes_its_temporary(tmp_path, tables, monkeypatch):
         if stage == "manifest_written":
             raise OSError("disk full")
 
-    monkeypatch.setattr(rel, "_checkpoint", boom)
+    monkeypatch.setattr(publisher, "_checkpoint", boom)
     with pytest.raises(OSError, match="disk full"):
         publish(tmp_path, tables)
     assert list((tmp_path / "releases").iterdir()) == []

@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from coworkenv.data.release import publish_release, table_files
+from coworkenv.data.publisher import publish_release
+from coworkenv.data.reader import table_files
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:`gradient_checkpointing` is deprecated:FutureWarning")]
 

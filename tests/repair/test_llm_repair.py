@@ -8,9 +8,9 @@ import json
 
 import pytest
 
+from coworkenv.llm import LLMConfig
 from coworkenv.repair.llm import LLMRepairer, apply_reply, parse_repair
 from coworkenv.repair.loop import metrics, repair_task
-from coworkenv.synth.llm import LLMConfig
 from coworkenv.validate.battery import validate_spec
 
 from ._support import corpus_spec, task_ids_in

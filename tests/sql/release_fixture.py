@@ -267,7 +267,7 @@ def build_release(
     for table in empty_tables:
         rows[table] = []
     if publish:
-        from coworkenv.data.release import publish_release
+        from coworkenv.data.publisher import publish_release
 
         tables = {t: pa.Table.from_pylist(rows[t], schema=TABLES[t]) for t in TABLES}
         manifest = publish_release(tables, data_root=data_root, run_id=release_id, parent=parent, config={"n": n, "seed": seed})

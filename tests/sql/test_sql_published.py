@@ -1,4 +1,4 @@
-"""The catalog over releases written by the real publisher (`coworkenv.data.release.publish_release`)."""
+"""The catalog over releases written by the real publisher (`coworkenv.data.publisher.publish_release`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from release_fixture import build_release, rows
 
 from coworkenv.data import catalog
 
-release = pytest.importorskip("coworkenv.data.release")
+release = pytest.importorskip("coworkenv.data.reader")
 
 
 @pytest.fixture(scope="module")

@@ -9,10 +9,11 @@ from http.server import ThreadingHTTPServer
 
 import pytest
 
+from coworkenv.llm import LLMConfig
 from coworkenv.spec.task import TaskSpec
 from coworkenv.synth.family import load_families
 from coworkenv.synth.generate import GenerateRequest, build_task, generate
-from coworkenv.synth.llm import LLMConfig, LLMGenerator
+from coworkenv.synth.llm import LLMGenerator
 from coworkenv.synth.planner import Plan, PlanRow
 from tests.support.openai_wire import OpenAIWireHandler
 

@@ -1,0 +1,81 @@
+"""The release layout (docs/architecture.md, "Releases"; a contract) and its manifest.
+
+```
+<data root>/releases/<release_id>/manifest.json
+<data root>/releases/<release_id>/<table>/[<key>=<value>/]part-<n>.parquet
+<data root>/releases/LATEST                 the id of the newest complete release
+```
+
+The release id is a pure function of the run id (`release_id_for`): `r-<slug of the run id>-<first 8 hex of
+sha256(run id)>`, so a rerun of the same run id targets the same release.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, field_serializer
+
+from coworkenv.errors import CoworkEnvError
+
+LATEST_FILE = "LATEST"
+MANIFEST_FILE = "manifest.json"
+TMP_PREFIX = ".tmp-"
+FORMAT_VERSION = 1
+RELEASE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
+
+
+class ReleaseConflict(CoworkEnvError):
+    """The run id's release exists with different table contents."""
+
+
+class FileEntry(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    path: str
+    """Relative to the release directory, e.g. `tasks/family=mail_triage/part-0.parquet`."""
+    rows: int
+    bytes: int
+    sha256: str
+
+class Manifest(BaseModel):
+    """`manifest.json`: what a release holds and where it came from."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    format_version: int = FORMAT_VERSION
+    release_id: str
+    run_id: str
+    parent: str | None
+    created_at: datetime
+    code_version: str
+    """`coworkenv.__version__` plus `+g<git commit>[.dirty]` when the code runs from a git checkout."""
+    config: dict[str, Any]
+    row_counts: dict[str, int]
+    schema_fingerprints: dict[str, str]
+    content_hashes: dict[str, str] = {}
+    """Per table: sha256 over its files' relative paths and sha256s, in order."""
+    files: dict[str, list[FileEntry]] = {}
+    """Per table: its Parquet files, in read order."""
+
+    @field_serializer("created_at")
+    def _utc_text(self, value: datetime) -> str:
+        """Always `YYYY-MM-DDTHH:MM:SS.ffffffZ`, so that manifests sort by time as text too."""
+        return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+def release_id_for(run_id: str) -> str:
+    """`r-<slug>-<hash8>`: readable, filesystem-safe and a pure function of the run id."""
+    if not isinstance(run_id, str) or not run_id.strip():
+        raise CoworkEnvError("a release needs a non-empty run id")
+    slug = re.sub(r"[^a-z0-9]+", "-", run_id.lower()).strip("-")[:48].strip("-")
+    digest = hashlib.sha256(run_id.encode("utf-8")).hexdigest()[:8]
+    return f"r-{slug}-{digest}" if slug else f"r-{digest}"
+
+
+def content_hash_of(entries: list[FileEntry]) -> str:
+    """A table's content hash: sha256 over its files' relative paths and sha256s, in order."""
+    text = "".join(f"{e.path}\0{e.sha256}\n" for e in entries)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

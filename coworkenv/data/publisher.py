@@ -1,0 +1,342 @@
+"""Publishing a release atomically (docs/architecture.md, "Releases"): the one writer of releases.
+
+- **Local filesystems** (plain paths, `file://`): the release is written under `releases/.tmp-<id>-<time>-<nonce>/`,
+  every file and directory is fsynced, the directory is renamed to `releases/<id>/` (atomic), then `LATEST` is
+  replaced atomically (temporary file, fsync, rename). A crash at any point leaves the previous `LATEST` and no
+  partially written release under a final name.
+- **Other fsspec filesystems** (`s3://`, `gs://`, `memory://`, …) have no atomic directory rename: the release is
+  written under its final name with `manifest.json` written **last**, then `LATEST` is overwritten (a single-object
+  put, atomic on object stores). A directory without `manifest.json` is an incomplete release: readers ignore it and
+  the next publish of that run id replaces it. `LATEST` only ever names complete releases.
+- Publishing identical tables for a run id again is a no-op (the stored manifest is returned); different tables
+  raise `ReleaseConflict`. Temporary directories older than a day are removed on publish.
+
+`COWORKENV_RELEASE_FAULT=<stage>:exit|pause` (testing only) stops the writer at a stage: `exit` leaves the process
+at once, `pause` announces the stage (on stderr, and in the file named by `COWORKENV_RELEASE_FAULT_MARKER`) and
+sleeps until killed. Stages: `tmp_created`, `table:<name>` (after each table), `tables_written`,
+`manifest_written`, `visible` (release complete under its final name, `LATEST` not yet changed),
+`latest_temp_written` (local only), `published`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from coworkenv.data.layout import LATEST_FILE, MANIFEST_FILE, TMP_PREFIX, FileEntry, Manifest, ReleaseConflict, content_hash_of, release_id_for
+from coworkenv.data.reader import complete_manifest, latest_release, read_files
+from coworkenv.data.root import RELEASES_DIR, DataRoot, open_root
+from coworkenv.data.schemas import PARTITIONS, TABLES, conform_table, fingerprint
+from coworkenv.errors import CoworkEnvError
+
+STALE_TMP_SECONDS = 24 * 3600
+ROW_GROUP_SIZE = 128 * 1024
+"""Rows per Parquet row group: the unit DuckDB and pyarrow skip using min/max statistics."""
+MAX_ROWS_PER_FILE = 1_000_000
+"""A partition with more rows is split into `part-0`, `part-1`, … files (readers scan them in parallel)."""
+CODE_VERSION_ENV = "COWORKENV_CODE_VERSION"
+FAULT_ENV = "COWORKENV_RELEASE_FAULT"
+FAULT_MARKER_ENV = "COWORKENV_RELEASE_FAULT_MARKER"
+
+
+def _write_bytes(root: DataRoot, path: str, data: bytes | memoryview) -> None:
+    """Write a whole file; on local disks flush it to stable storage before returning."""
+    if root.local:
+        with open(path, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    else:
+        root.fs.pipe_file(path, bytes(data))
+
+def _fsync_dir(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # some filesystems refuse fsync on directories
+        pass
+    finally:
+        os.close(fd)
+
+def _fsync_tree(path: str) -> None:
+    for dirpath, _dirs, _files in os.walk(path, topdown=False):
+        _fsync_dir(dirpath)
+
+def _makedirs(root: DataRoot, path: str) -> None:
+    root.fs.makedirs(path, exist_ok=True)
+
+def _checkpoint(stage: str) -> None:
+    """Testing hook (see the module doc): stop the writer at `stage` when COWORKENV_RELEASE_FAULT asks for it."""
+    want = os.environ.get(FAULT_ENV)
+    if not want:
+        return
+    name, _, action = want.rpartition(":") if want.endswith((":exit", ":pause")) else (want, "", "exit")
+    if name != stage:
+        return
+    if action == "exit":
+        os._exit(86)
+    marker = os.environ.get(FAULT_MARKER_ENV)
+    if marker:  # written whole, then renamed: a watcher never sees it half-written
+        Path(marker + ".tmp").write_text(stage, encoding="utf-8")
+        os.replace(marker + ".tmp", marker)
+    sys.stderr.write(f"release writer paused at {stage}\n")
+    sys.stderr.flush()
+    while True:
+        time.sleep(3600)
+
+@lru_cache(maxsize=1)
+def code_version() -> str:
+    """`<version>[+g<commit>[.dirty]]`, without paths; the commit only when the package runs from a git checkout.
+
+    `COWORKENV_CODE_VERSION` overrides it (e.g. set at image build time, where there is no git)."""
+    import coworkenv
+
+    override = os.environ.get(CODE_VERSION_ENV)
+    if override:
+        return override
+
+    version = coworkenv.__version__
+    package = Path(coworkenv.__file__).resolve().parent
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", *args], cwd=package, capture_output=True, text=True, timeout=10, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    top = git("rev-parse", "--show-toplevel")
+    if not top or Path(top).resolve() / "coworkenv" != package:
+        return version
+    commit = git("rev-parse", "--short=12", "HEAD")
+    if not commit:
+        return version
+    dirty = git("status", "--porcelain", "--untracked-files=no")
+    return f"{version}+g{commit}{'.dirty' if dirty else ''}"
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+@dataclass(frozen=True)
+class _File:
+    path: str
+    data: memoryview
+    rows: int
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+def _parquet_bytes(table: pa.Table) -> memoryview:
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd", row_group_size=ROW_GROUP_SIZE, write_statistics=True)
+    return memoryview(sink.getvalue())
+
+def _partition_dir(keys: list[str], values: tuple[Any, ...], table: str) -> str:
+    parts = []
+    for key, value in zip(keys, values, strict=True):
+        if value is None or value == "":
+            raise CoworkEnvError(f"table {table}: partition column {key} is empty")
+        parts.append(f"{key}={quote(str(value), safe='')}")
+    return "/".join(parts)
+
+def _groups(name: str, table: pa.Table) -> Iterator[tuple[str, pa.Table]]:
+    """(relative directory, rows) per partition: partitions in ascending key order, row order kept within each."""
+    keys = PARTITIONS.get(name, [])
+    if not keys or table.num_rows == 0:
+        yield "", table
+        return
+    ordered = table.take(pc.sort_indices(table, sort_keys=[(k, "ascending") for k in keys]))  # a stable sort
+    values = list(zip(*(ordered.column(k).to_pylist() for k in keys), strict=True))
+    start = 0
+    for i in range(1, len(values) + 1):
+        if i == len(values) or values[i] != values[start]:
+            yield _partition_dir(keys, values[start], name), ordered.slice(start, i - start)
+            start = i
+
+def _serialize(name: str, table: pa.Table) -> Iterator[_File]:
+    """The table's Parquet files, in read order; deterministic for the same table and pyarrow version."""
+    for directory, rows in _groups(name, table):
+        prefix = f"{name}/{directory}/" if directory else f"{name}/"
+        n_files = max(1, -(-rows.num_rows // MAX_ROWS_PER_FILE))
+        for part in range(n_files):
+            chunk = rows.slice(part * MAX_ROWS_PER_FILE, MAX_ROWS_PER_FILE)
+            yield _File(f"{prefix}part-{part}.parquet", _parquet_bytes(chunk), chunk.num_rows)
+
+def _write_tables(root: DataRoot, target: str, tables: Mapping[str, pa.Table]) -> dict[str, list[FileEntry]]:
+    written: dict[str, list[FileEntry]] = {}
+    for name, table in tables.items():
+        entries = []
+        for file in _serialize(name, table):
+            path = f"{target}/{file.path}"
+            _makedirs(root, path.rsplit("/", 1)[0])
+            _write_bytes(root, path, file.data)
+            entries.append(FileEntry(path=file.path, rows=file.rows, bytes=len(file.data), sha256=file.sha256))
+        written[name] = entries
+        _checkpoint(f"table:{name}")
+    return written
+
+def _json_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
+    try:
+        return json.loads(json.dumps(dict(config or {}), sort_keys=True, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise CoworkEnvError(f"release config must be JSON-serializable: {exc}") from None
+
+def _stale_tmp(name: str, now: float) -> bool:
+    match = re.search(r"-(\d{9,})-[0-9a-f]+$", name)
+    return bool(match) and now - int(match.group(1)) > STALE_TMP_SECONDS
+
+def clean_stale_tmp(data_root: str | DataRoot) -> list[str]:
+    """Remove temporary release directories and `LATEST` temporaries left by writers that died over a day ago."""
+    root = open_root(data_root)
+    removed = []
+    try:
+        entries = root.fs.ls(root.releases, detail=False)
+    except FileNotFoundError:
+        return removed
+    now = time.time()
+    for entry in entries:
+        name = entry.rstrip("/").rsplit("/", 1)[-1]
+        if name.startswith(TMP_PREFIX) and _stale_tmp(name, now):
+            try:
+                root.fs.rm(entry, recursive=True)
+                removed.append(name)
+            except FileNotFoundError:  # another publisher cleaned it first
+                pass
+    return removed
+
+def _tmp_name(what: str) -> str:
+    return f"{TMP_PREFIX}{what}-{int(time.time())}-{secrets.token_hex(4)}"
+
+def _set_latest(root: DataRoot, release_id: str) -> None:
+    target = root.join(RELEASES_DIR, LATEST_FILE)
+    data = f"{release_id}\n".encode()
+    if not root.local:
+        root.fs.pipe_file(target, data)  # one object put: atomic on object stores
+        return
+    tmp = root.join(RELEASES_DIR, _tmp_name("LATEST"))
+    _write_bytes(root, tmp, data)
+    _checkpoint("latest_temp_written")
+    os.replace(tmp, target)
+    _fsync_dir(root.releases)
+
+def publish_release(
+    tables: Mapping[str, pa.Table | None],
+    *,
+    data_root: str | os.PathLike[str] | DataRoot | None = None,
+    run_id: str,
+    parent: str | None,
+    config: Mapping[str, Any] | None,
+) -> Manifest:
+    """Publish the tables as release `release_id_for(run_id)` and point `LATEST` at it.
+
+    Tables absent from `tables` (or None) are written empty. Every table is checked against its schema first;
+    nothing is written if one does not fit. Publishing a run id whose release already exists returns the stored
+    manifest if the tables are identical (moving `LATEST` to it unless a newer release is there) and raises
+    `ReleaseConflict` otherwise.
+    """
+    root = open_root(data_root)
+    release_id = release_id_for(run_id)
+    unknown = sorted(set(tables) - set(TABLES))
+    if unknown:
+        raise CoworkEnvError(f"unknown table(s) {', '.join(unknown)}; tables are: {', '.join(TABLES)}")
+    conformed = {name: conform_table(name, tables.get(name)) for name in TABLES}
+    config_json = _json_config(config)
+    _makedirs(root, root.releases)
+    clean_stale_tmp(root)
+
+    existing = complete_manifest(root, release_id)
+    if existing is not None:
+        return _republish(root, existing, conformed)
+
+    final = root.join(RELEASES_DIR, release_id)
+    if root.local:
+        target = root.join(RELEASES_DIR, _tmp_name(release_id))
+        _makedirs(root, target)
+        _checkpoint("tmp_created")
+    else:
+        target = final
+        if root.fs.exists(final):  # an incomplete release left by a writer that died: ours to replace
+            root.fs.rm(final, recursive=True)
+        _makedirs(root, target)
+    try:
+        files = _write_tables(root, target, conformed)
+        _checkpoint("tables_written")
+        manifest = Manifest(
+            release_id=release_id, run_id=run_id, parent=parent, created_at=_now(), code_version=code_version(),
+            config=config_json, row_counts={n: t.num_rows for n, t in conformed.items()},
+            schema_fingerprints={n: fingerprint(TABLES[n]) for n in TABLES},
+            content_hashes={n: content_hash_of(e) for n, e in files.items()}, files=files,
+        )  # fmt: skip
+        _write_bytes(root, f"{target}/{MANIFEST_FILE}", manifest.model_dump_json(indent=2).encode("utf-8") + b"\n")
+        _checkpoint("manifest_written")
+        if root.local:
+            _fsync_tree(target)
+            try:
+                os.rename(target, final)
+            except OSError:
+                # Another writer published this run id first: identical → no-op, else a conflict.
+                other = complete_manifest(root, release_id)
+                if other is None:
+                    raise CoworkEnvError(f"{final} exists but is not a complete release (no {MANIFEST_FILE}): remove it and publish again") from None
+                root.fs.rm(target, recursive=True)
+                return _republish(root, other, conformed)
+            _fsync_dir(root.releases)
+    except BaseException:
+        if root.local and root.fs.exists(target) and target != final:
+            root.fs.rm(target, recursive=True)
+        raise
+    _checkpoint("visible")
+    _set_latest(root, release_id)
+    _checkpoint("published")
+    return manifest
+
+def _republish(root: DataRoot, existing: Manifest, tables: Mapping[str, pa.Table]) -> Manifest:
+    """The release exists: check that the tables are the same, then make sure `LATEST` has caught up."""
+    differ = []
+    for name, table in tables.items():
+        entries = [FileEntry(path=f.path, rows=f.rows, bytes=len(f.data), sha256=f.sha256) for f in _serialize(name, table)]
+        if existing.content_hashes.get(name) == content_hash_of(entries):
+            continue
+        # Parquet bytes also depend on the pyarrow version: compare the rows themselves before calling it a conflict.
+        if existing.row_counts.get(name) != table.num_rows or not _stored_equals(root, existing, name, table):
+            differ.append(name)
+    if differ:
+        raise ReleaseConflict(
+            f"release {existing.release_id} (run {existing.run_id!r}) already exists with different rows in "
+            f"{', '.join(differ)}: a rerun of a run id must produce the same tables (use a new run id for new data)"
+        )
+    current = latest_release(root)
+    if current != existing.release_id:
+        newer = complete_manifest(root, current) if current else None
+        if newer is None or newer.created_at <= existing.created_at:
+            _set_latest(root, existing.release_id)
+    return existing
+
+def _stored_equals(root: DataRoot, manifest: Manifest, name: str, table: pa.Table) -> bool:
+    ordered = pa.concat_tables([rows for _dir, rows in _groups(name, table)]) if table.num_rows else table
+    try:
+        stored = read_files(root, manifest, name)
+    except (OSError, pa.ArrowException):
+        return False
+    return stored.equals(ordered)
