@@ -346,11 +346,11 @@ def test_bad_input_exits_2_with_one_line_naming_the_problem(bad, case):
         assert not out.exists(), "no trajectory is written for bad input"
 
 
-# --- gate --------------------------------------------------------------------------------------------------
+# --- check (the grading-consistency gate on task files) --------------------------------------------------------------------------------------------------
 
 
-def test_gate_passes_the_examples_and_fails_a_broken_task(tmp_path):
-    proc = cli("gate", TASKS)
+def test_check_passes_the_examples_and_fails_a_broken_task(tmp_path):
+    proc = cli("check", TASKS)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     n = len(list(TASKS.glob("*.json")))
     assert f"{n}/{n} tasks pass" in proc.stdout
@@ -358,7 +358,7 @@ def test_gate_passes_the_examples_and_fails_a_broken_task(tmp_path):
     broken = _task_with(lambda s: s["checks"].append({"id": "impossible", "kind": "answer_contains", "text": "three invoices"}))
     path = tmp_path / "broken.json"
     path.write_text(json.dumps(broken), encoding="utf-8")
-    proc = cli("gate", path)
+    proc = cli("check", path)
     assert proc.returncode == 1
     assert "0/1 tasks pass" in proc.stdout and "impossible" in proc.stdout
 
@@ -424,3 +424,8 @@ def test_tools_json_describes_every_parameter():
     for name in ("calendar_create", "calendar_update", "docs_create", "tickets_create"):
         title = by_name[name]["properties"]["title"]
         assert "string" in [title.get("type"), *(option.get("type") for option in title.get("anyOf", []))], name
+
+
+def test_gate_on_task_files_points_at_check():
+    proc = cli("gate", TASKS)
+    assert_one_line_error(proc, "--run-id", "coworkenv check")

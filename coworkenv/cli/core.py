@@ -1,4 +1,4 @@
-"""Core commands: schema, tools, grade, run, gate, demo."""
+"""Core commands: schema, tools, grade, run, check."""
 
 from __future__ import annotations
 
@@ -134,8 +134,9 @@ def check_with_progress(path: Path) -> list:
 
 
 @app.command()
-def gate(tasks: Annotated[Path, typer.Argument(help="A task file (.json/.jsonl) or a directory of them.")]) -> None:
-    """Run the grading-consistency gate on tasks; exit 1 if any task fails it."""
+def check(tasks: Annotated[Path, typer.Argument(help="A task file (.json/.jsonl) or a directory of them.")]) -> None:
+    """Check tasks against the grading-consistency gate (oracle 1.0, empty 0.0, a prohibited call zeroes the score) and
+    replay their oracle and null trajectories; exit 1 if any task fails. Trusted task files only: it runs in-process."""
     from rich.console import Console
 
     reports = check_with_progress(tasks)

@@ -1,6 +1,7 @@
 """Domain objects → Arrow tables with exactly the release schemas (`coworkenv.data.schemas`).
 
-Plain functions, no I/O: the pipeline calls them and hands the tables to `publish_release`.
+Plain functions: no I/O and no episodes (rollouts are a pipeline stage of their own, in the sandbox). The pipeline's
+build stage calls them and hands the tables to `publish_release`.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ import pyarrow as pa
 
 from coworkenv.canonical import canonical_json, content_hash
 from coworkenv.data.schemas import TABLES, conform_table
+from coworkenv.episode.runner import initial_messages
 from coworkenv.errors import CoworkEnvError
 from coworkenv.spec.task import TaskSpec
 from coworkenv.validate.verdict import TaskValidation
+from coworkenv.workspace.tools import tool_schemas
 
 
 def _table(name: str, rows: Iterable[Mapping[str, Any]]) -> pa.Table:
@@ -65,8 +68,6 @@ def messages_rows(messages: Iterable[Any]) -> list[dict[str, Any]]:
 
 def tools_json(spec: TaskSpec) -> str:
     """The OpenAI tool schemas the task offers, as the JSON string `sft.tools` / `rl.tools` hold (TRL parses it)."""
-    from coworkenv.workspace.tools import tool_schemas
-
     return json.dumps(tool_schemas(spec.tools), ensure_ascii=False)
 
 
@@ -122,40 +123,16 @@ def _rule_scores(outcome: Any) -> list[float]:
     return [float(r["score"]) for r in rules or () if isinstance(r, dict) and isinstance(r.get("score"), int | float)]
 
 
-def _violation_max_score(spec: TaskSpec) -> float | None:
-    """Run the oracle with each prohibited rule violated before its answer; the highest score (None if no rule can be violated)."""
-    from coworkenv.agents import make_policy
-    from coworkenv.episode import run_episode
-    from coworkenv.grading import grade
-    from coworkenv.grading.consistency import violating_step
-
-    scores = []
-    for rule in spec.prohibited:
-        try:
-            step = violating_step(rule)
-        except ValueError:
-            continue
-        steps = [*spec.solution[:-1], step, spec.solution[-1]]
-        scores.append(grade(spec, run_episode(spec, make_policy("oracle", spec, steps=steps))[1]).score)
-    return max(scores) if scores else None
-
-
 def _scores(spec: TaskSpec, validation: TaskValidation) -> tuple[float, float, float | None]:
-    """(oracle, empty, highest oracle-plus-violation) scores, from the battery's outcomes where they tell
-    (a passed `oracle_scores_1` means exactly 1.0, its details carry the score otherwise), else a fresh grading run."""
+    """(oracle, empty, highest oracle-plus-violation) scores, as the battery measured them: a passed
+    `oracle_scores_1` means exactly 1.0, a failed one carries the score in its details (likewise `empty_scores_0`);
+    `prohibited_zeroes` carries one score per rule."""
     oracle_check = _outcome(validation, "oracle_scores_1")
     empty_check = _outcome(validation, "empty_scores_0")
     oracle = 1.0 if oracle_check is not None and oracle_check.passed else _detail_number(oracle_check, "score")
     empty = 0.0 if empty_check is not None and empty_check.passed else _detail_number(empty_check, "score")
     if oracle is None or empty is None:
-        from coworkenv.agents import make_policy
-        from coworkenv.episode import Trajectory, replay, run_episode
-        from coworkenv.grading import grade
-
-        if oracle is None:
-            oracle = grade(spec, run_episode(spec, make_policy("oracle", spec))[1]).score
-        if empty is None:
-            empty = grade(spec, replay(spec, Trajectory(task_id=spec.id, messages=[]))).score
+        raise CoworkEnvError(f"task {spec.id!r}: its validation does not record the oracle's and the empty trajectory's scores")
     violation: float | None = None
     if spec.prohibited:
         check = _outcome(validation, "prohibited_zeroes")
@@ -164,8 +141,6 @@ def _scores(spec: TaskSpec, validation: TaskValidation) -> tuple[float, float, f
             violation = max(scores)
         elif check is not None and check.passed:
             violation = 0.0
-        else:
-            violation = _violation_max_score(spec)
     return oracle, empty, violation
 
 
@@ -270,7 +245,7 @@ def trajectory_row(spec: TaskSpec, trajectory: Any, grade: Any, *, agent: str, m
 
 
 def trajectories_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
-    """Trajectory rows (from `trajectory_row` / `oracle_rollouts`); a `messages` list stands in for `messages_json`."""
+    """Trajectory rows (from `trajectory_row`); a `messages` list stands in for `messages_json`."""
     out = []
     for row in rows:
         row = dict(row)
@@ -280,19 +255,6 @@ def trajectories_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
             row.setdefault("n_messages", len(messages))
         out.append(row)
     return _table("trajectories", out)
-
-
-def oracle_rollouts(specs: Iterable[TaskSpec]) -> list[dict[str, Any]]:
-    """Run each task's oracle through a live episode and grade it: `trajectories` rows (agent `oracle`, trial 0)."""
-    from coworkenv.agents import make_policy
-    from coworkenv.episode import run_episode
-    from coworkenv.grading import grade
-
-    rows = []
-    for spec in specs:
-        trajectory, evidence = run_episode(spec, make_policy("oracle", spec))
-        rows.append(trajectory_row(spec, trajectory, grade(spec, evidence), agent="oracle"))
-    return rows
 
 
 def sft_table(
@@ -320,8 +282,6 @@ def sft_table(
 
 
 def rl_row(spec: TaskSpec) -> dict[str, Any]:
-    from coworkenv.episode.runner import initial_messages
-
     return {
         "prompt": messages_rows(initial_messages(spec)),
         "tools": tools_json(spec),
@@ -348,14 +308,14 @@ def release_tables(
     validations: Iterable[TaskValidation] | Mapping[str, TaskValidation],
     *,
     repairs: Iterable[Mapping[str, Any]] = (),
-    trajectories: Iterable[Mapping[str, Any]] | None = None,
+    trajectories: Iterable[Mapping[str, Any]] = (),
     eval_results: pa.Table | None = None,
     capability_profile: pa.Table | None = None,
 ) -> dict[str, pa.Table]:
     """Every table of a release from one run: `tasks`, `rl` and `sft` hold only valid tasks; `validations` all of them.
 
-    Without `trajectories`, the valid tasks' oracle rollouts are used (and become the SFT data); given ones are
-    kept for valid tasks only.
+    `trajectories` are rollout rows (`trajectory_row`, e.g. the oracle rollouts of the pipeline's rollout stage); those
+    of valid tasks are kept, and the passing ones become the SFT data.
     """
     by_id = _validations_by_id(validations)
     missing = [s.id for s in specs if s.id not in by_id]
@@ -363,7 +323,7 @@ def release_tables(
         raise CoworkEnvError(f"{len(missing)} task(s) without a validation, e.g. {missing[0]!r}")
     valid = [s for s in specs if by_id[s.id].valid]
     valid_ids = {s.id for s in valid}
-    rows = [r for r in trajectories if r["task_id"] in valid_ids] if trajectories is not None else oracle_rollouts(valid)
+    rows = [r for r in trajectories if r["task_id"] in valid_ids]
     return {
         "tasks": tasks_table(valid, by_id),
         "validations": validations_table(by_id[s.id] for s in specs),

@@ -1,0 +1,193 @@
+"""The synthesis pipeline from the command line: `synthesize` runs every stage; `generate`, `validate`, `repair`,
+`rollout`, `build`, `gate` and `publish` run one stage each. All of them are the pipeline's own stage functions over
+the run directory `<data root>/runs/<run id>/` (docs/architecture.md, "Run directory"), so a run can be started
+here and continued anywhere, Airflow included."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from coworkenv.cli.app import app
+from coworkenv.cli.options import with_config_options
+from coworkenv.errors import CoworkEnvError
+from coworkenv.pipeline.config import SynthesisConfig, synthesis_config
+
+RunIdOpt = Annotated[str, typer.Option("--run-id", help="The run (its directory is <data root>/runs/<run id>/).")]
+NewRunIdOpt = Annotated[
+    str | None, typer.Option("--run-id", help="Name of the run; the release id is a function of it (default: cli__<UTC time>).")
+]
+DataRootOpt = Annotated[str | None, typer.Option("--data-root", help="Data root (default: $COWORKENV_DATA_ROOT, else ./data).")]
+
+
+def _new_run_id() -> str:
+    return "cli__" + datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%SZ")
+
+
+def _open(run_id: str, data_root: str | None) -> Any:
+    from coworkenv.pipeline.rundir import RunDir
+
+    return RunDir.open(run_id, data_root)
+
+
+@contextmanager
+def _progress(what: str, total: int) -> Iterator[Callable[..., None]]:
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        bar = progress.add_task(what, total=total)
+        yield lambda n=1, *_: progress.advance(bar, n if isinstance(n, int) else 1)
+
+
+def _echo(text: str) -> None:
+    typer.echo(text)
+
+
+def _llm(config: SynthesisConfig) -> Any:
+    if config.llm_conn_id and not config.llm_base_url:
+        raise CoworkEnvError("llm_conn_id names an Airflow connection; outside Airflow give llm_base_url and llm_model")
+    return config.llm()
+
+
+@app.command()
+@with_config_options(SynthesisConfig)
+def synthesize(settings: dict[str, Any], run_id: NewRunIdOpt = None, data_root: DataRootOpt = None) -> None:
+    """Run the whole factory to a published release, without Airflow: plan → generate → validate (sandboxed) → repair →
+    rollout → build → gate → publish. The same settings and run id publish the same release as the DAG."""
+    from coworkenv.pipeline.synthesize import synthesize as run_all
+
+    config = synthesis_config(settings)
+    run_id = run_id or _new_run_id()
+    _echo(f"run {run_id}")
+    manifest = run_all(config, run_id, data_root, llm=_llm(config), on_stage=lambda stage, result: _echo(f"  {stage}: {_summary(result)}"))
+    _echo(f"published release {manifest.release_id}: " + ", ".join(f"{t} {n}" for t, n in manifest.row_counts.items()))
+
+
+def _summary(result: Any) -> str:
+    if isinstance(result, list):
+        return f"{len(result)} shard(s), {sum(s.get('tasks', 0) for s in result)} task(s)"
+    if hasattr(result, "release_id"):
+        return result.release_id
+    if isinstance(result, dict):
+        return ", ".join(f"{k} {v}" for k, v in result.items() if isinstance(v, int | float | str))
+    return str(result)
+
+
+@app.command()
+@with_config_options(SynthesisConfig)
+def generate(
+    settings: dict[str, Any],
+    run_id: NewRunIdOpt = None,
+    data_root: DataRootOpt = None,
+    plan: Annotated[Path | None, typer.Option(help="Use this plan (from `coworkenv plan --out`) instead of planning.")] = None,
+    tasks: Annotated[list[Path] | None, typer.Option(help="Take the tasks from these files instead of generating (repeatable).")] = None,
+) -> None:
+    """Start a run: plan it and generate its shards (or take its tasks from files) into generated/."""
+    from coworkenv.pipeline.generate import generate_shard, import_tasks
+    from coworkenv.pipeline.plan import plan_run, start_run
+    from coworkenv.spec.io import load_model
+    from coworkenv.synth.planner import Plan
+
+    config = synthesis_config(settings)
+    run = _open(run_id or _new_run_id(), data_root)
+    if tasks:
+        start_run(run, config)
+        shards = import_tasks(run, tasks, config.shards)
+    else:
+        planned = plan_run(run, config, load_model(Plan, plan) if plan else None)
+        with _progress("generating", sum(s["tasks"] for s in planned)) as step:
+            shards = [generate_shard(run, shard, _llm(config), progress=step) for shard in planned]
+    total, rejected = sum(s["tasks"] for s in shards), sum(s["rejections"] for s in shards)
+    _echo(f"run {run.run_id}: {total} task(s) in {len(shards)} shard(s), {rejected} rejection(s) → {run.file('generated')}")
+
+
+@app.command()
+def validate(run_id: RunIdOpt, data_root: DataRootOpt = None) -> None:
+    """Run the validation battery, in the sandbox, on the run's generated tasks."""
+    from coworkenv.pipeline.rundir import read_jsonl
+    from coworkenv.pipeline.validate import validate_shard
+
+    run = _open(run_id, data_root)
+    shards = run.shard_ids()
+    total = sum(len(read_jsonl(run.shard_file("generated", s, "tasks"))) for s in shards)
+    with _progress("validating", total) as step:
+        results = [validate_shard(run, shard, progress=step) for shard in shards]
+    valid = sum(r["valid"] for r in results)
+    codes: dict[str, int] = {}
+    for r in results:
+        for code, n in r["rejections_by_code"].items():
+            codes[code] = codes.get(code, 0) + n
+    rejected = ", ".join(f"{c} {n}" for c, n in sorted(codes.items(), key=lambda kv: -kv[1]))
+    _echo(f"run {run_id}: {valid}/{total} task(s) valid" + (f"; rejected for {rejected}" if rejected else ""))
+
+
+@app.command()
+def repair(run_id: RunIdOpt, data_root: DataRootOpt = None) -> None:
+    """Repair the run's invalid tasks (rule-based repairers in the sandbox, then the LLM when configured)."""
+    from coworkenv.pipeline.repair import repair_run
+    from coworkenv.pipeline.rundir import validated
+
+    run = _open(run_id, data_root)
+    config = run.config()
+    invalid = sum(1 for _, v in validated(run) if not v.valid)
+    with _progress("repairing", invalid) as step:
+        result = repair_run(run, _llm(config), progress=step)
+    rate = result["metrics"].get("rescue_rate", 0.0) if result["metrics"] else 0.0
+    _echo(f"run {run_id}: {result['repaired']} of {result['invalid']} invalid task(s) repaired (rescue rate {rate:.0%})")
+
+
+@app.command()
+def rollout(run_id: RunIdOpt, data_root: DataRootOpt = None) -> None:
+    """Roll out the oracle on every valid task of the run, in the sandbox; graded trajectories → rollouts/."""
+    from coworkenv.pipeline.rollout import rollout_run
+
+    result = rollout_run(_open(run_id, data_root))
+    _echo(f"run {run_id}: {result['trajectories']} trajectories, {result['passed']} passing")
+
+
+@app.command()
+def build(run_id: RunIdOpt, data_root: DataRootOpt = None) -> None:
+    """Build the release tables of the run (staged under tables/ for the gates)."""
+    from coworkenv.pipeline.build import build_tables
+
+    rows = build_tables(_open(run_id, data_root))
+    _echo(f"run {run_id}: " + ", ".join(f"{t} {n}" for t, n in rows.items()))
+
+
+@app.command()
+def gate(
+    run_id: Annotated[str | None, typer.Option("--run-id", help="The run whose staged tables to check.")] = None,
+    data_root: DataRootOpt = None,
+    tasks: Annotated[Path | None, typer.Argument(hidden=True)] = None,
+) -> None:
+    """Check the run's staged tables with the Great Expectations gates; exit 1 (and publish nothing) if one fails."""
+    from coworkenv.pipeline.gate import gate_tables
+    from coworkenv.quality.gates import GateFailed
+
+    if tasks is not None or run_id is None:
+        hint = f" (to check task files against the grading-consistency gate: coworkenv check {tasks})" if tasks is not None else ""
+        raise CoworkEnvError("`coworkenv gate` checks a run's staged tables: give --run-id" + hint)
+    run = _open(run_id, data_root)
+    try:
+        stats = gate_tables(run)
+    except GateFailed as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(1) from None
+    for stage, s in stats.items():
+        _echo(f"gate {stage}: {s.get('successful_expectations')}/{s.get('evaluated_expectations')} expectations hold")
+    _echo(f"Data Docs: {run.file('quality', 'data_docs')}")
+
+
+@app.command()
+def publish(run_id: RunIdOpt, data_root: DataRootOpt = None) -> None:
+    """Publish the run's staged tables as its release (atomic; LATEST flips last)."""
+    from coworkenv.pipeline.publish import publish as publish_run
+
+    manifest = publish_run(_open(run_id, data_root))
+    _echo(f"published release {manifest.release_id}: " + ", ".join(f"{t} {n}" for t, n in manifest.row_counts.items()))

@@ -1,0 +1,51 @@
+"""What the DAGs need from Airflow and nothing else does: the trigger form generated from a config model, and an LLM
+endpoint read from an Airflow connection. Airflow is imported inside the functions only (the library must import
+without it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, SecretStr
+
+from coworkenv.llm import LLMConfig
+
+_PARAM_KEYS = ("type", "title", "description", "enum", "items", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+               "minLength", "maxLength", "format", "examples")  # fmt: skip
+
+
+def _param_schema(prop: dict[str, Any]) -> dict[str, Any]:
+    """A model field's JSON Schema as a Param's: `anyOf [X, null]` (an optional field) becomes X with `type` [X, "null"]."""
+    prop = dict(prop)
+    variants = prop.pop("anyOf", None)
+    if variants:
+        real = [v for v in variants if v.get("type") != "null"]
+        if len(real) == 1:
+            extra_items = prop.pop("items", None)
+            prop = {**real[0], **prop}
+            prop["type"] = [real[0]["type"], "null"]
+            if extra_items:  # `json_schema_extra` items (an enum) refine the array's own
+                prop["items"] = {**prop.get("items", {}), **extra_items}
+    return {k: v for k, v in prop.items() if k in _PARAM_KEYS}
+
+
+def params_from(model: type[BaseModel]) -> dict[str, Any]:
+    """One `Param` per field of the model, in field order: type, bounds, choices, title and description from the model."""
+    from airflow.sdk import Param
+
+    props = model.model_json_schema()["properties"]
+    return {name: Param(field.default, **_param_schema(props[name])) for name, field in model.model_fields.items()}
+
+
+def llm_config_from_connection(conn_id: str, **overrides: Any) -> LLMConfig:
+    """An Airflow connection as an LLM endpoint: host = base URL (port appended when given separately), password =
+    API key (kept as a secret in the config, never exported), extra = other `LLMConfig` fields (e.g. `model`)."""
+    from airflow.sdk import Connection
+
+    conn = Connection.get(conn_id)
+    extra = dict(conn.extra_dejson or {})
+    base_url = extra.pop("base_url", None) or conn.host
+    if conn.port and base_url and "://" in base_url and base_url.count(":") < 2:
+        base_url = f"{base_url.rstrip('/')}:{conn.port}"
+    key = SecretStr(conn.password) if conn.password else None
+    return LLMConfig(base_url=base_url, api_key=key, **{**extra, **overrides})

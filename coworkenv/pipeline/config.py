@@ -1,0 +1,113 @@
+"""The synthesis job's configuration: one pydantic model whose fields carry their help text.
+
+It is the single source of the `coworkenv synthesize` options (and `coworkenv generate`'s), of a YAML file given
+with `--config run.yaml`, and of the trigger form of the `coworkenv_synthesize` DAG (its Params are generated from
+this model): a new field appears in all three at once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from coworkenv.errors import CoworkEnvError, format_validation_error
+from coworkenv.llm import LLMConfig
+from coworkenv.spec.capabilities import CAPABILITIES
+from coworkenv.synth.family import load_families
+
+Runtime = Literal["auto", "bwrap", "rlimit", "none"]
+
+
+def _names_field(what: str, names: list[str]) -> Any:
+    return Field(None, title=what.capitalize(), description=f"Only these {what} (default: all).", json_schema_extra={"items": {"enum": names}})
+
+
+class SynthesisConfig(BaseModel):
+    """What a synthesis run makes: plan → generate → validate → repair → rollout → build → gate → publish."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    n: int = Field(100, ge=1, le=1_000_000, title="Tasks", description="Tasks to generate.")
+    seed: int = Field(0, ge=0, title="Seed", description="Run seed: the same settings give the same tasks.")
+    families: list[str] | None = _names_field("families", load_families().names())
+    capabilities: list[str] | None = _names_field("capabilities", CAPABILITIES.names())
+    difficulty_min: int = Field(1, ge=1, le=5, title="Lowest difficulty", description="Lowest difficulty (1-5).")
+    difficulty_max: int = Field(5, ge=1, le=5, title="Highest difficulty", description="Highest difficulty (1-5), at least the lowest.")
+    generator: Literal["procedural", "llm", "mixed"] = Field("procedural", title="Generator", description="Where tasks come from.")
+    llm_share: float = Field(0.25, ge=0, le=1, title="LLM share", description="Share of LLM-written tasks when the generator is mixed.")
+    llm_conn_id: str | None = Field(
+        None, title="LLM connection",
+        description="Airflow connection of an OpenAI-compatible endpoint (host = base URL, password = API key, extra = "
+        '{"model": ...}), for LLM generation and LLM repair; Airflow runs only.',
+    )  # fmt: skip
+    llm_base_url: str | None = Field(None, title="LLM base URL", description="OpenAI-compatible endpoint, instead of a connection.")
+    llm_model: str | None = Field(None, title="LLM model", description="Model name at that endpoint.")
+    llm_api_key_env: str = Field("OPENAI_API_KEY", title="LLM key variable", description="Environment variable holding the endpoint's API key.")
+    llm_concurrency: int = Field(4, ge=1, le=256, title="LLM concurrency", description="LLM requests in flight at once.")
+    llm_timeout_s: float = Field(120.0, gt=0, title="LLM timeout", description="LLM request timeout in seconds.")
+    repair_rounds: int = Field(3, ge=0, le=10, title="Repair rounds", description="Repair rounds before a task is rejected.")
+    workers: int = Field(2, ge=1, le=64, title="Sandbox workers", description="Sandboxed workers per shard (validation, repair, rollouts).")
+    runtime: Runtime = Field(
+        "auto", title="Sandbox", description="Sandbox runtime (auto: bubblewrap when available; none: in-process, trusted input only)."
+    )
+    shards: int = Field(2, ge=1, le=256, title="Shards", description="Generation and validation shards (mapped tasks in Airflow).")
+    profile: str | None = Field(None, title="Capability profile", description="Capability profile JSON to plan from (default: cold start).")
+
+    @field_validator("families")
+    @classmethod
+    def _known_families(cls, names: list[str] | None) -> list[str] | None:
+        for name in names or ():
+            load_families().get(name)  # unknown names fail with a "did you mean"
+        return names
+
+    @field_validator("capabilities")
+    @classmethod
+    def _known_capabilities(cls, names: list[str] | None) -> list[str] | None:
+        for name in names or ():
+            CAPABILITIES.get(name)
+        return names
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if self.difficulty_min > self.difficulty_max:
+            raise ValueError(f"difficulty_min ({self.difficulty_min}) is above difficulty_max ({self.difficulty_max})")
+        if self.generator != "procedural" and not self.llm_conn_id and not (self.llm_base_url and self.llm_model):
+            raise ValueError(f"generator {self.generator!r} needs an LLM endpoint: llm_conn_id (in Airflow), or llm_base_url and llm_model")
+        return self
+
+    def llm(self) -> LLMConfig | None:
+        """The endpoint given by base URL and model (an Airflow connection is resolved by `pipeline.airflow`)."""
+        if not (self.llm_base_url and self.llm_model):
+            return None
+        return LLMConfig(base_url=self.llm_base_url, model=self.llm_model, api_key_env=self.llm_api_key_env,
+                         concurrency=self.llm_concurrency, timeout_s=self.llm_timeout_s)  # fmt: skip
+
+
+def synthesis_config(values: dict[str, Any], where: str = "") -> SynthesisConfig:
+    """A config from plain values, or a one-line error naming the offending field."""
+    try:
+        return SynthesisConfig.model_validate(values)
+    except ValidationError as exc:
+        raise CoworkEnvError(format_validation_error(exc, where)) from None
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """The mapping in a YAML (or JSON) config file."""
+    import yaml
+
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CoworkEnvError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CoworkEnvError(f"{path}: cannot read: {exc}") from None
+    except (yaml.YAMLError, RecursionError) as exc:
+        raise CoworkEnvError(f"{path}: not valid YAML: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise CoworkEnvError(f"{path}: expected a mapping of settings, got {type(data).__name__}")
+    return data

@@ -1,0 +1,47 @@
+"""Stage plan: the run's config and capability-guided plan, its rows split into shards for generation."""
+
+from __future__ import annotations
+
+import shutil
+from typing import Any
+
+from coworkenv.pipeline.config import SynthesisConfig
+from coworkenv.pipeline.rundir import RunDir, write_json, write_text
+from coworkenv.spec.io import load_model
+from coworkenv.synth.generate import GenerateRequest, check_plan, plan_for
+from coworkenv.synth.planner import CapabilityProfile, Plan
+
+DOWNSTREAM = ("generated", "validated", "repaired", "rollouts", "tables", "quality")
+"""What a new plan makes stale: the outputs of every later stage."""
+
+
+def request_of(config: SynthesisConfig) -> GenerateRequest:
+    return GenerateRequest(
+        n=config.n, seed=config.seed, families=config.families, capabilities=config.capabilities,
+        difficulty=(config.difficulty_min, config.difficulty_max), generator=config.generator, llm_share=config.llm_share,
+    )  # fmt: skip
+
+
+def start_run(run: RunDir, config: SynthesisConfig) -> None:
+    """Record the run's config (every later stage reads it) and clear what an earlier start of this run left."""
+    for stage in DOWNSTREAM:
+        shutil.rmtree(run.file(stage), ignore_errors=True)
+    run.write_config(config)
+
+
+def plan_run(run: RunDir, config: SynthesisConfig, plan: Plan | None = None) -> list[dict[str, Any]]:
+    """Start the run with its plan (the given one, else planned from the config and its capability profile) and
+    return the shards: plan rows dealt largest first onto the lightest shard."""
+    profile = load_model(CapabilityProfile, config.profile) if config.profile else None
+    the_plan = check_plan(plan or plan_for(request_of(config), profile))
+    start_run(run, config)
+    write_text(run.file("plan.json"), the_plan.model_dump_json(indent=2) + "\n")
+    shards: list[list[dict[str, Any]]] = [[] for _ in range(min(config.shards, len(the_plan.rows)))]
+    loads = [0] * len(shards)
+    for row in sorted(the_plan.rows, key=lambda r: -r.count):
+        i = loads.index(min(loads))
+        shards[i].append(row.model_dump())
+        loads[i] += row.count
+    out = [{"shard": i, "rows": rows, "tasks": loads[i]} for i, rows in enumerate(shards)]
+    write_json(run.file("shards.json"), out)
+    return out

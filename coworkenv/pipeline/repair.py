@@ -1,0 +1,50 @@
+"""Stage repair: every invalid task of the run, rule-based repairers then the LLM, each patch re-validated; the rule
+pass runs in the sandbox (it plays the untrusted spec), the LLM pass validates through it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from coworkenv.llm import LLMConfig
+from coworkenv.pipeline.rundir import RunDir, validated, write_json, write_jsonl
+from coworkenv.repair.loop import metrics, repair_many
+from coworkenv.repair.sandboxed import repair_in_sandbox
+
+
+def _spec_data(line: str) -> dict[str, Any] | None:
+    """The task's JSON object, or None when there is nothing to repair (not JSON, or not an object)."""
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def repair_run(run: RunDir, llm: LLMConfig | None = None, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    from coworkenv.repair.llm import LLMRepairer  # the OpenAI client is imported only where an endpoint is used
+
+    config = run.config()
+    items = [(data, v) for line, v in validated(run) if not v.valid and (data := _spec_data(line)) is not None]
+    repairer = LLMRepairer(llm.model_copy(update={"temperature": 0.0})) if llm is not None else None
+    if not config.repair_rounds or not items:
+        outcomes = []
+    elif config.runtime == "none":
+        step = (lambda _outcome: progress(1)) if progress is not None else None
+        outcomes = repair_many(items, rounds=config.repair_rounds, llm=repairer, progress=step)
+    else:
+        outcomes = repair_in_sandbox(items, rounds=config.repair_rounds, workers=config.workers, runtime=config.runtime, llm=repairer,
+                                     progress=progress)  # fmt: skip
+    kept = [o for o in outcomes if o.repaired and o.spec is not None and o.validation is not None]
+    write_jsonl(run.file("repaired", "tasks.jsonl"), [json.dumps(o.spec, ensure_ascii=False) for o in kept])
+    write_jsonl(run.file("repaired", "validations.jsonl"), [o.validation.model_dump_json() for o in kept])
+    attempts = [
+        json.dumps({"task_id": f"{o.task_id}-r{a.round}", "parent_id": o.task_id, **a.model_dump(mode="json")}, ensure_ascii=False)
+        for o in outcomes
+        for a in o.attempts
+    ]
+    write_jsonl(run.file("repaired", "attempts.jsonl"), attempts)
+    summary = metrics(outcomes).model_dump(mode="json") if outcomes else {}
+    write_json(run.file("repaired", "metrics.json"), summary)
+    return {"invalid": len(items), "repaired": len(kept), "metrics": summary}

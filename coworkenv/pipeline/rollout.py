@@ -1,0 +1,36 @@
+"""Stage rollout: the oracle played on every valid task of the run, in the sandbox; graded `trajectories` rows (the
+SFT data of the release) under `rollouts/`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from coworkenv.errors import CoworkEnvError
+from coworkenv.pipeline.rundir import RunDir, valid_tasks, write_jsonl
+
+AGENT = "oracle"
+
+
+def rollout_run(run: RunDir, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    config = run.config()
+    specs = [spec for spec, _ in valid_tasks(run)]
+    if config.runtime == "none":
+        from coworkenv.rollout import rollout_rows
+
+        rows = rollout_rows(specs, AGENT, progress=progress)
+    else:
+        import coworkenv.rollout.jobs  # noqa: F401  (registers the job)
+        from coworkenv.sandbox.pool import run_jobs
+
+        payloads = [json.dumps({"spec": spec.to_json(), "agent": AGENT}) for spec in specs]
+        step = (lambda *_: progress(1)) if progress is not None else None
+        results = run_jobs("rollout", payloads, workers=config.workers, runtime=config.runtime, progress=step)
+        failed = [(spec.id, r) for spec, r in zip(specs, results, strict=True) if not r.ok]
+        if failed:  # these tasks passed the battery: a rollout that fails in the sandbox is a fault, not a verdict
+            task_id, r = failed[0]
+            raise CoworkEnvError(f"{len(failed)} rollout(s) failed in the sandbox, e.g. {task_id}: {r.error_code}: {r.error[:300]}")
+        rows = [r.output for r in results]
+    write_jsonl(run.file("rollouts", "trajectories.jsonl"), [json.dumps(row, ensure_ascii=False) for row in rows])
+    return {"trajectories": len(rows), "passed": sum(1 for r in rows if r["passed"])}

@@ -1,0 +1,131 @@
+"""The run directory: what a run's stages hand each other, under `<data root>/runs/<run id>/` (docs/architecture.md,
+"Run directory"). Every stage reads the files of the stages before it and overwrites its own, so a retried or re-run
+stage gives the same result.
+
+```
+config.json                          the run's SynthesisConfig (written by the plan stage)
+plan.json                            the generation plan; shards.json: its rows split into shards
+generated/shard-NNNN.tasks.jsonl     one raw TaskSpec JSON text per line (untrusted: parsed only in the sandbox)
+generated/shard-NNNN.rejections.jsonl
+validated/shard-NNNN.validations.jsonl   one TaskValidation per line, in the order of the shard's tasks
+repaired/tasks.jsonl                 the repaired specs (new ids, lineage in `meta`)
+repaired/validations.jsonl           the battery's verdict on each of them (from the sandbox)
+repaired/attempts.jsonl, repaired/metrics.json
+rollouts/trajectories.jsonl          `trajectories` rows: the oracle rollouts of every valid task
+tables/<table>.parquet               the release tables, staged for the gates
+quality/data_docs/<stage>/           Great Expectations Data Docs of the gates
+```
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from coworkenv.data.root import DataRoot, local_path, open_root
+from coworkenv.errors import CoworkEnvError
+from coworkenv.pipeline.config import SynthesisConfig, synthesis_config
+from coworkenv.spec.task import TaskSpec
+from coworkenv.validate.verdict import TaskValidation
+
+RUNS_DIR = "runs"
+
+
+def safe_name(run_id: str) -> str:
+    """A run id as a directory name (Airflow's ids carry `:` and `+`)."""
+    if not isinstance(run_id, str) or not run_id.strip():
+        raise CoworkEnvError("a run needs a non-empty run id")
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in run_id)
+
+
+@dataclass(frozen=True)
+class RunDir:
+    data_root: DataRoot
+    run_id: str
+    path: Path
+
+    @classmethod
+    def open(cls, run_id: str, data_root: str | os.PathLike[str] | DataRoot | None = None) -> RunDir:
+        root = open_root(data_root)
+        path = local_path(root, "a run's work directory") / RUNS_DIR / safe_name(run_id)
+        return cls(data_root=root, run_id=run_id, path=path)
+
+    def file(self, *parts: str) -> Path:
+        return self.path.joinpath(*parts)
+
+    # --- the config ---
+
+    def write_config(self, config: SynthesisConfig) -> None:
+        write_text(self.file("config.json"), config.model_dump_json(indent=2) + "\n")
+
+    def config(self) -> SynthesisConfig:
+        path = self.file("config.json")
+        if not path.exists():
+            raise CoworkEnvError(f"run {self.run_id!r} has not been planned under {self.data_root.url} (no {path.name}): generate it first")
+        return synthesis_config(json.loads(path.read_text(encoding="utf-8")), str(path))
+
+    # --- shards ---
+
+    def shard_ids(self) -> list[int]:
+        """The generated shards, in order."""
+        names = sorted(self.file("generated").glob("shard-*.tasks.jsonl"))
+        if not names:
+            raise CoworkEnvError(f"run {self.run_id!r} has no generated tasks under {self.path}: generate it first")
+        return [int(p.name.split(".")[0].removeprefix("shard-")) for p in names]
+
+    def shard_file(self, stage: str, shard: int, what: str) -> Path:
+        return self.file(stage, f"shard-{shard:04d}.{what}.jsonl")
+
+
+def write_text(path: Path, text: str) -> None:
+    """Whole or not at all: written next to its place, then renamed over it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def write_jsonl(path: Path, lines: Iterable[str]) -> None:
+    write_text(path, "".join(line + "\n" for line in lines))
+
+
+def read_jsonl(path: Path) -> list[str]:
+    """The non-blank lines of a JSON Lines file (none when it does not exist)."""
+    return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()] if path.exists() else []
+
+
+def write_json(path: Path, value: Any) -> None:
+    write_text(path, json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+
+
+# --- what the stages read back ---------------------------------------------------------------------------------
+
+
+def validated(run: RunDir) -> list[tuple[str, TaskValidation]]:
+    """Every generated task's raw text with its battery verdict, shard by shard, in order."""
+    out = []
+    for shard in run.shard_ids():
+        lines = read_jsonl(run.shard_file("generated", shard, "tasks"))
+        verdicts = [TaskValidation.model_validate_json(v) for v in read_jsonl(run.shard_file("validated", shard, "validations"))]
+        if len(verdicts) != len(lines):
+            raise CoworkEnvError(f"run {run.run_id!r}: shard {shard} has {len(lines)} tasks but {len(verdicts)} verdicts: validate it first")
+        out += list(zip(lines, verdicts, strict=True))
+    return out
+
+
+def repaired(run: RunDir) -> list[tuple[str, TaskValidation]]:
+    """The repaired specs with the battery's verdict on each (both written by the repair stage)."""
+    lines = read_jsonl(run.file("repaired", "tasks.jsonl"))
+    verdicts = [TaskValidation.model_validate_json(v) for v in read_jsonl(run.file("repaired", "validations.jsonl"))]
+    if len(verdicts) != len(lines):
+        raise CoworkEnvError(f"run {run.run_id!r}: {len(lines)} repaired tasks but {len(verdicts)} verdicts: repair it again")
+    return list(zip(lines, verdicts, strict=True))
+
+
+def valid_tasks(run: RunDir) -> list[tuple[TaskSpec, TaskValidation]]:
+    """The run's valid tasks, first-pass valid ones then the repaired ones (they passed the battery in the sandbox)."""
+    return [(TaskSpec.model_validate_json(line), v) for line, v in [*validated(run), *repaired(run)] if v.valid]
