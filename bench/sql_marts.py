@@ -10,7 +10,7 @@ Method:
    trials) cut at exactly `--trajectories` rows, SFT rows from the passing trajectories, one RL prompt per task,
    an evaluation of 5,000 tasks × 4 models × 3 trials, and the capability profile from it.
 2. Open the catalog (`coworkenv.data.catalog.connect`, every view created) and time it.
-3. For every mart view, then every example query: one untimed warm-up, then `--repeats` timed runs of
+3. For every intermediate and mart view, then every example query: one untimed warm-up, then `--repeats` timed runs of
    `select * from <mart>` fetched to Arrow; report the median (and min / max) wall-clock time.
 
     python bench/sql_marts.py                          # markdown tables
@@ -377,13 +377,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     con = catalog.connect(root, "latest", threads=args.threads)
     connect_s = time.perf_counter() - start
     threads = con.sql("select current_setting('threads')").fetchall()[0][0]
-    marts = [name for name, path in catalog.view_files() if path.parent.name == "marts"]
+    views = [(name, path.parent.name) for name, path in catalog.view_files() if path.parent.name != "staging"]
     (seen,) = con.sql("select n_trajectories from release_overview").fetchall()
     if seen[0] != args.trajectories:
         raise SystemExit(f"the release holds {seen[0]} trajectories, not {args.trajectories}: rebuild with --rebuild")
     results: dict[str, dict[str, Any]] = {}
-    for name in marts:
-        results[name] = {"kind": "mart", **_time(con, f"select * from {name}", args.warmup, args.repeats)}
+    for name, stage in views:
+        results[name] = {"kind": stage, **_time(con, f"select * from {name}", args.warmup, args.repeats)}
     if not args.marts_only:
         for path in sorted((catalog.SQL_DIR / "queries").glob("*.sql")):
             results[f"queries/{path.name}"] = {"kind": "query", **_time(con, path.read_text(encoding="utf-8"), args.warmup, args.repeats)}

@@ -1,4 +1,4 @@
-"""The `sql` command: DuckDB SQL over published releases, with the staging and mart views of `sql/` loaded."""
+"""The `sql` command: DuckDB SQL over published releases, with the views of `sql/` loaded, or their column tests."""
 
 from __future__ import annotations
 
@@ -106,12 +106,20 @@ def sql(
     fmt: Annotated[str, typer.Option("--format", help="Output format: table, csv or json.")] = "table",
     data_root: Annotated[str | None, typer.Option(help="Data root holding releases/ (default: $COWORKENV_DATA_ROOT, else ./data).")] = None,
     max_rows: Annotated[int, typer.Option(min=1, help="Rows shown by --format table.")] = 200,
+    test: Annotated[
+        bool, typer.Option("--test", help="Run the column tests of sql/*/schema.yml over the release instead of a query (exit code 1 if one fails).")
+    ] = False,
 ) -> None:
-    """Query releases with DuckDB: src_* tables, staging (stg_*) and mart views from sql/ (`SHOW TABLES` lists them)."""
+    """Query releases with DuckDB: src_* tables, staging (stg_*), intermediate and mart views from sql/ (`SHOW TABLES` lists them)."""
     from coworkenv.data.catalog import connect, run_query
 
     if fmt not in FORMATS:
         raise CoworkEnvError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if test:
+        if statement is not None or file is not None:
+            raise CoworkEnvError("--test runs the column tests of sql/*/schema.yml: give no SQL statement or --file with it")
+        run_column_tests(data_root if data_root is not None else default_data_root(), release)
+        return
     if (statement is None) == (file is None):
         raise CoworkEnvError("give either a SQL statement or --file FILE (not both)")
     if file is not None:
@@ -130,3 +138,23 @@ def sql(
         write_json(result)
     else:
         write_table(result, max_rows)
+
+
+def run_column_tests(data_root: str | Path, release: str) -> None:
+    """`--test`: each failing test on one stderr line and exit code 1, else a one-line summary."""
+    from coworkenv.data.catalog import connect
+    from coworkenv.data.sql_tests import load_tests, run_tests
+
+    tests = load_tests()  # a broken schema file is reported before any release is read
+    con = connect(data_root, release)
+    try:
+        failures = run_tests(con, tests)
+    finally:
+        con.close()
+    for failure in failures:
+        typer.echo(failure.line(), err=True)
+    views = len({t.view for t in tests})
+    if failures:
+        typer.echo(f"{len(failures)} of {len(tests)} column tests failed ({views} views, release {release})")
+        raise typer.Exit(1)
+    typer.echo(f"{len(tests)} column tests passed ({views} views, release {release})")

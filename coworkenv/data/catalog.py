@@ -9,8 +9,12 @@ creates, in this order:
   releases whose schemas or partition layouts differ still combine. `releases/.tmp-*` directories and anything
   without a `manifest.json` are never read.
 - `src_releases` (one row per selected release, from the manifests) and `ref_capabilities` (DESIGN §8 taxonomy).
-- every `sql/staging/*.sql`, then every `sql/marts/*.sql`: each file holds one SELECT and becomes the view named
-  after the file. Within a folder a view is created after the views it mentions (then by file name).
+- every `sql/staging/*.sql`, then `sql/intermediate/*.sql`, then `sql/marts/*.sql` (`STAGES`): each file holds one
+  SELECT and becomes the view named after the file, so a view name is unique across the folders. A view may read
+  the views of its own folder and of the folders before it; within a folder it is created after the views it
+  mentions (then by file name).
+
+The column tests beside the views (`sql/<stage>/schema.yml`) run over this connection: `coworkenv.data.sql_tests`.
 """
 
 from __future__ import annotations
@@ -29,9 +33,11 @@ from coworkenv.data.schemas import PARTITIONS, TABLES
 from coworkenv.errors import CoworkEnvError
 
 SQL_DIR = Path(__file__).resolve().parents[2] / "sql"
-"""The repository's `sql/` folder (staging/, marts/, queries/)."""
+"""The repository's `sql/` folder (staging/, intermediate/, marts/, queries/)."""
 
-STAGES = ("staging", "marts")
+STAGES = ("staging", "intermediate", "marts")
+"""The view folders of `sql/`, in creation order: staging views read `src_*`, intermediate views the staging ones
+and each other, marts any of them."""
 INTERNAL_SCHEMA = "coworkenv_internal"
 LATEST_FILE = "LATEST"
 MANIFEST = "manifest.json"
@@ -177,7 +183,7 @@ def strip_sql(text: str) -> str:
 
 
 def view_files(sql_dir: Path | None = None) -> list[tuple[str, Path]]:
-    """(view name, file) in creation order: staging, then marts; dependencies first, then by name."""
+    """(view name, file) in creation order: by `STAGES`, then within a folder dependencies first, then by name."""
     base = Path(sql_dir) if sql_dir is not None else SQL_DIR
     ordered: list[tuple[str, Path]] = []
     seen: set[str] = set()
@@ -212,7 +218,7 @@ def one_line(exc: BaseException) -> str:
 
 
 def connect(data_root: str | Path, release: str = "latest", *, sql_dir: Path | None = None, threads: int | None = None) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection with `src_*`, `src_releases`, `ref_capabilities` and every staging and mart view."""
+    """An in-memory DuckDB connection with `src_*`, `src_releases`, `ref_capabilities` and every view of `sql/`."""
     releases = resolve_releases(data_root, release)
     try:
         latest: str | None = latest_release_id(data_root)

@@ -52,3 +52,16 @@ def all_con(releases):
     con = connect(releases.root, "all")
     yield con
     con.close()
+
+
+@pytest.fixture(scope="session")
+def duplicated_rl_root(releases, tmp_path_factory) -> Path:
+    """A data root whose only release is r2 with every RL prompt written twice: the column tests must catch it."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("duplicated-rl")
+    shutil.copytree(releases.root / "releases" / "r2", root / "releases" / "r2")
+    (root / "releases" / "LATEST").write_text("r2\n")
+    rl = root / "releases" / "r2" / "rl"
+    shutil.copy(rl / "part-0.parquet", rl / "part-1.parquet")
+    return root

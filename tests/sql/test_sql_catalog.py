@@ -14,7 +14,9 @@ from coworkenv.data.schemas import TABLES
 from coworkenv.errors import CoworkEnvError
 
 STAGING = {p.stem for p in (catalog.SQL_DIR / "staging").glob("*.sql")}
+INTERMEDIATE = {p.stem for p in (catalog.SQL_DIR / "intermediate").glob("*.sql")}
 MARTS = {p.stem for p in (catalog.SQL_DIR / "marts").glob("*.sql")}
+VIEWS = STAGING | INTERMEDIATE | MARTS
 REQUIRED_MARTS = {
     "valid_share_by_family", "rejection_reasons_by_family", "repair_rescue_by_code", "coverage_difficulty_capability",
     "discrimination_distribution", "sft_token_counts", "eval_pass_rates",
@@ -130,6 +132,8 @@ def test_a_table_missing_from_a_release_reads_as_empty(releases, tmp_path):
 def test_every_table_has_a_staging_view_and_the_issue_marts_exist():
     assert {f"stg_{t}" for t in TABLES} <= STAGING
     assert REQUIRED_MARTS <= MARTS
+    # the building blocks other views read are intermediate, not marts
+    assert {"task_status", "eval_task_trials", "eval_task_pass_k", "eval_group_pass_rates"} <= INTERMEDIATE
 
 
 @pytest.mark.parametrize("path", sorted(catalog.SQL_DIR.glob("*/*.sql")), ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -143,12 +147,22 @@ def test_sql_files_start_with_a_comment_are_lowercase_and_hold_one_statement(pat
         assert body.startswith(("with", "select")), "a view file holds a single select (CTE chain)"
 
 
-def test_views_load_staging_first_then_dependencies_first():
+def test_views_load_staging_then_intermediate_then_marts_dependencies_first():
     order = [name for name, _ in catalog.view_files()]
-    assert set(order) == STAGING | MARTS
-    assert max(order.index(s) for s in STAGING) < min(order.index(m) for m in MARTS)
+    assert set(order) == VIEWS and len(order) == len(VIEWS)
+    assert max(order.index(s) for s in STAGING) < min(order.index(i) for i in INTERMEDIATE)
+    assert max(order.index(i) for i in INTERMEDIATE) < min(order.index(m) for m in MARTS)
     assert order.index("stg_tasks") < order.index("stg_task_capabilities")
-    assert order.index("task_status") < order.index("valid_share_by_family")
+    assert order.index("eval_task_trials") < order.index("eval_task_pass_k") < order.index("eval_group_pass_rates")
+
+
+def test_a_view_name_is_unique_across_folders(tmp_path):
+    for stage in catalog.STAGES:
+        (tmp_path / stage).mkdir()
+    (tmp_path / "staging" / "twice.sql").write_text("-- twice\nselect 1 as a")
+    (tmp_path / "intermediate" / "twice.sql").write_text("-- twice\nselect 2 as a")
+    with pytest.raises(CoworkEnvError, match="view 'twice' is defined in two folders"):
+        catalog.view_files(tmp_path)
 
 
 def test_view_dependency_cycle_is_reported(tmp_path):
@@ -171,10 +185,10 @@ def test_a_broken_view_file_names_the_file(releases, tmp_path):
 
 def test_connection_lists_every_relation(latest_con):
     names = {r["name"] for r in rows(latest_con, "show tables")}
-    assert {f"src_{t}" for t in TABLES} | {"src_releases", "ref_capabilities"} | STAGING | MARTS <= names
+    assert {f"src_{t}" for t in TABLES} | {"src_releases", "ref_capabilities"} | VIEWS <= names
 
 
-@pytest.mark.parametrize("view", sorted(STAGING | MARTS))
+@pytest.mark.parametrize("view", sorted(VIEWS))
 def test_every_view_runs_on_both_selections(latest_con, all_con, view):
     latest = catalog.run_query(latest_con, f"select * from {view}")
     everything = catalog.run_query(all_con, f"select * from {view}")

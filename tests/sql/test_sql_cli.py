@@ -10,12 +10,14 @@ import csv
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+import typer
 
 from coworkenv.cli.sql import sql
 from coworkenv.errors import CoworkEnvError
@@ -31,8 +33,8 @@ def run_sql(releases, capsys, monkeypatch):
     monkeypatch.setenv("COWORKENV_DATA_ROOT", str(releases.root))
     monkeypatch.delenv("COLUMNS", raising=False)
 
-    def call(statement=None, *, file=None, release="latest", fmt="table", data_root=None, max_rows=200):
-        sql(statement, file=None if file is None else Path(file), release=release, fmt=fmt, data_root=data_root, max_rows=max_rows)
+    def call(statement=None, *, file=None, release="latest", fmt="table", data_root=None, max_rows=200, test=False):
+        sql(statement, file=None if file is None else Path(file), release=release, fmt=fmt, data_root=data_root, max_rows=max_rows, test=test)
         captured = capsys.readouterr()
         return captured.out, captured.err
 
@@ -104,6 +106,8 @@ def test_table_is_truncated_with_a_note_and_cells_are_not_markup(run_sql):
         ({"statement": "select 1", "file": "sql/queries/coverage_gaps.sql"}, "either a SQL statement or --file"),
         ({}, "either a SQL statement or --file"),
         ({"file": "sql/queries/nope.sql"}, "nope.sql: cannot read"),
+        ({"statement": "select 1", "test": True}, "--test runs the column tests of sql/*/schema.yml: give no SQL statement or --file"),
+        ({"test": True, "release": "r9"}, "unknown release 'r9'"),
     ],
 )
 def test_input_errors_are_one_line(run_sql, kwargs, message):
@@ -113,16 +117,36 @@ def test_input_errors_are_one_line(run_sql, kwargs, message):
     assert "\n" not in str(info.value)
 
 
+def test_column_tests_print_a_summary(run_sql):
+    from coworkenv.data.sql_tests import load_tests
+
+    out, err = run_sql(test=True)
+    assert re.fullmatch(rf"{len(load_tests())} column tests passed \(\d+ views, release latest\)\n", out) and err == ""
+
+
+def test_failing_column_tests_are_one_stderr_line_each_and_exit_1(run_sql, duplicated_rl_root, capsys):
+    with pytest.raises(typer.Exit) as info:
+        run_sql(test=True, data_root=duplicated_rl_root)
+    assert info.value.exit_code == 1
+    captured = capsys.readouterr()
+    (line,) = captured.err.splitlines()
+    assert line.startswith("sql/staging/schema.yml: unique(stg_rl.task_id) failed on ") and "e.g. release_id='r2', task_id=" in line
+    assert captured.out.startswith("1 of ")
+
+
 # --- the console script ---------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
-def procs(releases) -> dict[str, subprocess.CompletedProcess[str]]:
+def procs(releases, duplicated_rl_root) -> dict[str, subprocess.CompletedProcess[str]]:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "COWORKENV_DATA_ROOT": str(releases.root), "COLUMNS": "200"}
     calls = {
         "file": ([str(CLI), "sql", "--file", "sql/queries/lowest_valid_share_families.sql", "--release", "all"], env, ROOT),
         "bad_sql": ([str(CLI), "sql", "selec family from stg_tasks"], env, ROOT),
         "bad_release": ([str(CLI), "sql", "select 1", "--release", "r9", "--format", "csv"], env, ROOT),
+        "column_tests": ([str(CLI), "sql", "--test", "--release", "all"], env, ROOT),
+        "failing_column_tests": ([str(CLI), "sql", "--test", "--data-root", str(duplicated_rl_root)], env, ROOT),
+        "bad_column_tests": ([str(CLI), "sql", "--test", "--file", "sql/queries/coverage_gaps.sql"], env, ROOT),
         # run from a folder without ./data and no COWORKENV_DATA_ROOT: the default root holds no release
         "default_root": ([str(CLI), "sql", "select 1"], {k: v for k, v in env.items() if k != "COWORKENV_DATA_ROOT"}, releases.root / "releases"),
     }  # fmt: skip
@@ -148,6 +172,7 @@ def test_console_script_prints_a_table(procs):
         ("bad_sql", 'error: SQL error: Parser Error: syntax error at or near "selec"'),
         ("bad_release", "error: unknown release 'r9'"),
         ("default_root", "error: no release under data:"),
+        ("bad_column_tests", "error: --test runs the column tests"),
     ],
 )
 def test_console_script_errors_are_one_line_exit_2(procs, name, message):
@@ -156,3 +181,13 @@ def test_console_script_errors_are_one_line_exit_2(procs, name, message):
     assert proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(message), proc.stderr
+
+
+def test_console_script_runs_the_column_tests(procs):
+    passed, failed = procs["column_tests"], procs["failing_column_tests"]
+    assert passed.returncode == 0, passed.stderr
+    assert re.fullmatch(r"\d+ column tests passed \(\d+ views, release all\)\n", passed.stdout) and passed.stderr == ""
+    assert failed.returncode == 1, (failed.stdout, failed.stderr)
+    (line,) = failed.stderr.splitlines()
+    assert line.startswith("sql/staging/schema.yml: unique(stg_rl.task_id) failed on ")
+    assert re.fullmatch(r"1 of \d+ column tests failed \(\d+ views, release latest\)\n", failed.stdout)

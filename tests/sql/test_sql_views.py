@@ -228,6 +228,25 @@ def test_sft_token_counts_match_truth(releases, latest_con):
         assert r["n_with_tokens"] <= r["n_examples"]
 
 
+def test_eval_task_pass_k_is_the_python_metrics_for_every_k(all_con):
+    got = rows(all_con, "select n, c, k, pass_at_1, pass_at_k, pass_hat_k from eval_task_pass_k")
+    (trials,) = rows(all_con, "select sum(n) as n from eval_task_trials")
+    assert len(got) == trials["n"]  # one row per k from 1 to n
+    assert {r["k"] for r in got} == set(range(1, EVAL_TRIALS + 1))
+    for r in got:
+        assert r["pass_at_1"] == r["c"] / r["n"]
+        assert r["pass_at_k"] == pytest.approx(pass_at_k(r["n"], r["c"], r["k"]), abs=1e-12)
+        assert r["pass_hat_k"] == pytest.approx(pass_hat_k(r["n"], r["c"], r["k"]), abs=1e-12)
+
+
+def test_the_pass_rate_marts_are_slices_of_eval_group_pass_rates(latest_con):
+    counts = {r["group_kind"]: r["n"] for r in rows(latest_con, "select group_kind, count(*) as n from eval_group_pass_rates group by all")}
+    (by_capability,) = rows(latest_con, "select count(*) as n from eval_pass_rates")
+    (by_group,) = rows(latest_con, "select count(*) as n from eval_pass_rates_by_group")
+    assert counts["capability"] == by_capability["n"]
+    assert counts["benchmark_group"] + counts["overall"] == by_group["n"]
+
+
 def test_eval_pass_rates_match_truth_and_the_python_metrics(releases, latest_con):
     got = rows(latest_con, "select * from eval_pass_rates")
     assert {(r["model"], r["capability"]) for r in got} == set(releases.r2.eval_pass)

@@ -1,5 +1,5 @@
 -- eval_task_trials: per evaluation run, model and task, its trials n and passes c — the input of pass@k and pass^k.
--- Answers "how did each task fare over its trials?" and feeds eval_pass_rates and eval_pass_rates_by_group.
+-- Answers "how did each task fare over its trials?" and feeds eval_task_pass_k and eval_group_pass_rates.
 select
     release_id,
     eval_id,
