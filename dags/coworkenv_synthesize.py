@@ -17,6 +17,7 @@ from datetime import timedelta
 
 from airflow.sdk import Asset, Param, dag, get_current_context, task
 
+from coworkenv.sandbox.choices import RUNTIME_CHOICES
 from coworkenv.spec.capabilities import CAPABILITIES
 from coworkenv.synth.family import load_families
 
@@ -38,7 +39,7 @@ PARAMS = {
     "llm_share": Param(0.25, type="number", minimum=0, maximum=1, description="Share of LLM tasks when mixed."),
     "repair_rounds": Param(3, type="integer", minimum=0, maximum=10, description="Repair rounds before a task is rejected."),
     "workers": Param(2, type="integer", minimum=1, maximum=64, description="Sandboxed validation workers per shard."),
-    "runtime": Param("auto", type="string", enum=["auto", "bwrap", "rlimit", "none"],
+    "runtime": Param("auto", type="string", enum=list(RUNTIME_CHOICES),
                      description="Sandbox runtime for validation (auto: bubblewrap when available)."),
     "shards": Param(2, type="integer", minimum=1, maximum=256, description="Generation/validation shards."),
     "profile": Param(None, type=["null", "string"], description="Capability profile JSON to plan from (empty: cold start)."),

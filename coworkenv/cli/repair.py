@@ -157,6 +157,7 @@ def repair_command(
     from coworkenv.errors import format_validation_error
     from coworkenv.repair.llm import LLMRepairer
     from coworkenv.repair.loop import failed_codes, metrics, repair_task
+    from coworkenv.sandbox.choices import IN_PROCESS, RUNTIME_CHOICES, either
     from coworkenv.synth.llm import LLMConfig
     from coworkenv.validate.battery import validate_spec
 
@@ -174,12 +175,12 @@ def repair_command(
     unknown = set(validations) - {s["id"] for s in specs}
     if unknown:
         console.print(f"note: feedback for {len(unknown)} task(s) not in {tasks} is ignored")
-    if runtime not in ("auto", "bwrap", "rlimit", "none"):
-        raise CoworkEnvError(f"--runtime must be auto, bwrap, rlimit or none, got {runtime!r}")
+    if runtime not in RUNTIME_CHOICES:
+        raise CoworkEnvError(f"--runtime must be {either(RUNTIME_CHOICES)}, got {runtime!r}")
     outcomes = []
     with Progress(console=console, transient=True) as progress:
         bar = progress.add_task("repairing", total=len(specs))
-        if runtime == "none":
+        if runtime == IN_PROCESS:
             for spec in specs:
                 outcomes.append(repair_task(spec, validations.get(spec["id"]), rounds=rounds, llm=llm, validate=validate_spec,
                                             include_advisory=advisory))  # fmt: skip

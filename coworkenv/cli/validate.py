@@ -139,11 +139,12 @@ def validate(
     from rich.progress import Progress
     from rich.table import Table
 
-    from coworkenv.validate.batch import RUNTIMES, validate_tasks
+    from coworkenv.sandbox.choices import RUNTIME_CHOICES
+    from coworkenv.validate.batch import validate_tasks
     from coworkenv.validate.codes import BATTERY_CODES
 
-    if runtime not in RUNTIMES:
-        raise CoworkEnvError(f"--runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
+    if runtime not in RUNTIME_CHOICES:
+        raise CoworkEnvError(f"--runtime must be one of {', '.join(RUNTIME_CHOICES)}, got {runtime!r}")
     raw = read_raw_tasks(tasks)  # never parsed here: untrusted text is only evaluated inside the runtime
     if out.exists() and not out.is_dir():
         raise CoworkEnvError(f"{out}: exists and is not a directory")

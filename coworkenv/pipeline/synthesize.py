@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from coworkenv.errors import CoworkEnvError
+from coworkenv.sandbox.choices import IN_PROCESS, RuntimeChoice
 
 
 class SynthesisConfig(BaseModel):
@@ -32,7 +33,7 @@ class SynthesisConfig(BaseModel):
     llm_share: float = Field(0.25, ge=0, le=1, description="Share of LLM-written tasks when mixed.")
     repair_rounds: int = Field(3, ge=0, le=10, description="Repair rounds before a task is rejected.")
     workers: int = Field(2, ge=1, le=64, description="Sandboxed validation workers per shard.")
-    runtime: Literal["auto", "bwrap", "rlimit", "none"] = Field("auto", description="Sandbox runtime for validation.")
+    runtime: RuntimeChoice = Field("auto", description="Sandbox runtime for validation.")
     shards: int = Field(2, ge=1, le=256, description="Generation/validation shards (mapped tasks).")
     profile: str | None = Field(None, description="Capability profile JSON to plan from (default: cold start).")
     data_root: str | None = Field(None, description="Data root (default: $COWORKENV_DATA_ROOT or ./data).")
@@ -150,7 +151,7 @@ def repair_invalid(config: SynthesisConfig, run_id: str, llm: Any = None) -> dic
     items = list(zip(specs, validations, strict=True))
     if not config.repair_rounds or not items:
         outcomes = []
-    elif config.runtime == "none":
+    elif config.runtime == IN_PROCESS:
         outcomes = repair_many(items, rounds=config.repair_rounds, llm=llm)
     else:
         outcomes = repair_in_sandbox(items, rounds=config.repair_rounds, workers=config.workers, runtime=config.runtime, llm=llm)
