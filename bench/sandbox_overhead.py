@@ -35,9 +35,11 @@ if str(REPO) not in sys.path:
 
 from _common import machine_info  # noqa: E402
 
-from coworkenv.validate.jobs import JOBS  # noqa: E402
-from coworkenv.validate.pool import WorkerPool  # noqa: E402
-from coworkenv.validate.sandbox import Limits, bwrap_usable, get_runtime  # noqa: E402
+from coworkenv.sandbox.jobs import JOBS  # noqa: E402
+from coworkenv.sandbox.limits import Limits  # noqa: E402
+from coworkenv.sandbox.pool import WorkerPool  # noqa: E402
+from coworkenv.sandbox.selection import bwrap_usable, get_runtime  # noqa: E402
+from coworkenv.validate.jobs import JOB_NAME as VALIDATE  # noqa: E402 - registers the job
 
 
 def _payloads(job: str, n: int) -> list[str]:
@@ -68,12 +70,12 @@ def run(jobs: list[str], runtimes: list[str], n: int, repeats: int) -> dict[str,
         times = []
         for _ in range(repeats):
             start = time.perf_counter()
-            with WorkerPool(workers=1, runtime=runtime, limits=limits, warm=["validate"]):
+            with WorkerPool(workers=1, runtime=runtime, limits=limits, warm=[VALIDATE]):
                 times.append(time.perf_counter() - start)
         out["startup_ms"][name] = statistics.median(times) * 1e3  # start + warm up (battery imports) + stop
     for job in jobs:
         payloads = _payloads(job, n)
-        fn = JOBS.get(job)
+        fn = JOBS.get(job).fn
         row: dict[str, Any] = {}
         if job == "exec":  # in-process "exec" has no fork: compare with exec() in this process
             code = compile("pass", "<task>", "exec")

@@ -14,10 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from coworkenv.errors import CoworkEnvError, format_validation_error
 from coworkenv.llm import LLMConfig
+from coworkenv.sandbox.choices import RuntimeChoice
 from coworkenv.spec.capabilities import CAPABILITIES
 from coworkenv.synth.family import load_families
-
-Runtime = Literal["auto", "bwrap", "rlimit", "none"]
 
 
 def _names_field(what: str, names: list[str]) -> Any:
@@ -49,7 +48,7 @@ class SynthesisConfig(BaseModel):
     llm_timeout_s: float = Field(120.0, gt=0, title="LLM timeout", description="LLM request timeout in seconds.")
     repair_rounds: int = Field(3, ge=0, le=10, title="Repair rounds", description="Repair rounds before a task is rejected.")
     workers: int = Field(2, ge=1, le=64, title="Sandbox workers", description="Sandboxed workers per shard (validation, repair, rollouts).")
-    runtime: Runtime = Field(
+    runtime: RuntimeChoice = Field(
         "auto", title="Sandbox", description="Sandbox runtime (auto: bubblewrap when available; none: in-process, trusted input only)."
     )
     shards: int = Field(2, ge=1, le=256, title="Shards", description="Generation and validation shards (mapped tasks in Airflow).")

@@ -11,6 +11,7 @@ from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.rundir import RunDir, validated, write_json, write_jsonl
 from coworkenv.repair.loop import metrics, repair_many
 from coworkenv.repair.sandboxed import repair_in_sandbox
+from coworkenv.sandbox.choices import IN_PROCESS
 
 
 def _spec_data(line: str) -> dict[str, Any] | None:
@@ -30,7 +31,7 @@ def repair_run(run: RunDir, llm: LLMConfig | None = None, progress: Callable[[in
     repairer = LLMRepairer(llm.model_copy(update={"temperature": 0.0})) if llm is not None else None
     if not config.repair_rounds or not items:
         outcomes = []
-    elif config.runtime == "none":
+    elif config.runtime == IN_PROCESS:
         step = (lambda _outcome: progress(1)) if progress is not None else None
         outcomes = repair_many(items, rounds=config.repair_rounds, llm=repairer, progress=step)
     else:

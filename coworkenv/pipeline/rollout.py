@@ -9,6 +9,7 @@ from typing import Any
 
 from coworkenv.errors import CoworkEnvError
 from coworkenv.pipeline.rundir import RunDir, valid_tasks, write_jsonl
+from coworkenv.sandbox.choices import IN_PROCESS
 
 AGENT = "oracle"
 
@@ -16,7 +17,7 @@ AGENT = "oracle"
 def rollout_run(run: RunDir, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     config = run.config()
     specs = [spec for spec, _ in valid_tasks(run)]
-    if config.runtime == "none":
+    if config.runtime == IN_PROCESS:
         from coworkenv.rollout import rollout_rows
 
         rows = rollout_rows(specs, AGENT, progress=progress)

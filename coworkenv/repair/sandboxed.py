@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from coworkenv.repair.jobs import JOB_NAME
 from coworkenv.repair.loop import RepairOutcome, failed_codes, repair_task
 from coworkenv.validate.verdict import TaskValidation
 
@@ -30,13 +31,13 @@ def repair_in_sandbox(
     llm: Any = None,
     progress: Callable[[int], None] | None = None,
 ) -> list[RepairOutcome]:
-    from coworkenv.validate.pool import run_jobs
+    from coworkenv.sandbox.pool import run_jobs
 
     payloads = [
         json.dumps({"spec": s, "validation": v.model_dump(mode="json") if v else None, "rounds": rounds, "advisory": advisory}, ensure_ascii=False)
         for s, v in items
     ]
-    results = run_jobs("repair", payloads, workers=workers, runtime=runtime, progress=progress)
+    results = run_jobs(JOB_NAME, payloads, workers=workers, runtime=runtime, progress=progress)
     outcomes = []
     for (spec, validation), result in zip(items, results, strict=True):
         if result.ok:

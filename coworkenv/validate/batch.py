@@ -1,4 +1,4 @@
-"""Validate many tasks: in-process (`runtime="none"`) or one sandboxed job per task (`coworkenv.validate.pool`).
+"""Validate many tasks: in-process (`runtime="none"`) or one sandboxed `validate` job per task (`coworkenv.sandbox.pool`).
 
 Untrusted task text is parsed only where the battery runs: with a sandbox runtime the parent hands the raw
 JSON text to the jobs and reads back TaskValidation JSON.
@@ -18,12 +18,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from coworkenv.errors import CoworkEnvError
+from coworkenv.sandbox.choices import IN_PROCESS, RUNTIME_CHOICES
 from coworkenv.spec.task import TaskSpec
 from coworkenv.validate.battery import rejected, validate_spec, validate_spec_json
+from coworkenv.validate.jobs import JOB_NAME
 from coworkenv.validate.verdict import TaskValidation
-
-RUNTIMES = ("auto", "bwrap", "rlimit", "none")
-JOB_NAME = "validate"
 
 _LEADING_ID = re.compile(r'^\s*\{\s*"id"\s*:\s*("(?:[^"\\\n]|\\.){1,400}")')
 
@@ -95,19 +95,17 @@ def validate_tasks(
     Items are raw JSON texts (untrusted; parsed only inside the battery), TaskSpecs or dicts. `progress(n)` is
     called as tasks finish. `names[i]` labels item i when it has no task id of its own (e.g. `file:line`).
     """
-    if runtime not in RUNTIMES:
-        from coworkenv.errors import CoworkEnvError
-
-        raise CoworkEnvError(f"unknown runtime {runtime!r}; choose one of {', '.join(RUNTIMES)}")
+    if runtime not in RUNTIME_CHOICES:
+        raise CoworkEnvError(f"unknown runtime {runtime!r}; choose one of {', '.join(RUNTIME_CHOICES)}")
     items = list(items)
     out: list[TaskValidation] = []
-    if runtime == "none":
+    if runtime == IN_PROCESS:
         for item in items:
             out.append(_validate_local(item))
             if progress is not None:
                 progress(1)
     else:
-        from coworkenv.validate.pool import run_jobs  # lazily: the sandbox machinery is only needed here
+        from coworkenv.sandbox.pool import run_jobs  # lazily: the sandbox machinery is only needed here
 
         payloads = [_payload(item) for item in items]
         step = (lambda *args, **kwargs: progress(1)) if progress is not None else None

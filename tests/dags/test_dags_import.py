@@ -15,7 +15,7 @@ DAGS_FOLDER = ROOT / "dags"
 DAG_FILES = sorted(DAGS_FOLDER.glob("*.py"))
 STDLIB_OK = {"__future__", "os", "datetime", "pathlib", "typing", "collections", "json"}
 # Name registries a trigger form lists as choices: pure pydantic, no heavy stack (checked below).
-REGISTRIES_OK = {"coworkenv.spec.capabilities", "coworkenv.synth.family"}
+REGISTRIES_OK = {"coworkenv.spec.capabilities", "coworkenv.synth.family", "coworkenv.sandbox.choices"}
 HEAVY = ("pandas", "pyarrow", "duckdb", "torch", "transformers", "great_expectations", "openai")
 
 
@@ -43,7 +43,8 @@ def test_dag_file_top_level_imports_are_thin(path: Path):
 
 def test_registries_a_dag_file_may_import_are_light():
     code = (
-        "import sys\nfrom coworkenv.synth.family import load_families\nimport coworkenv.spec.capabilities\nload_families()\n"
+        "import sys\nfrom coworkenv.synth.family import load_families\nimport coworkenv.spec.capabilities\nimport coworkenv.sandbox.choices\n"
+        "load_families()\n"
         f"heavy = [m for m in {HEAVY!r} if m in sys.modules]\nsys.exit(f'heavy imports: {{heavy}}' if heavy else 0)"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CLI = Path(sys.executable).parent / "coworkenv"
 EXAMPLE = ROOT / "examples" / "tasks" / "08_multi_turn_vendor_demo.json"
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "COLUMNS": "200"}
-HAS_POOL = importlib.util.find_spec("coworkenv.validate.pool") is not None
+HAS_POOL = importlib.util.find_spec("coworkenv.sandbox.pool") is not None
 
 
 def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
@@ -122,7 +122,7 @@ def test_bad_input_exits_2_with_one_line(runs, case):
     assert "Traceback" not in proc.stderr
 
 
-@pytest.mark.skipif(not HAS_POOL, reason="coworkenv.validate.pool is not there yet")
+@pytest.mark.skipif(not HAS_POOL, reason="coworkenv.sandbox.pool is not there yet")
 def test_default_sandboxed_runtime_agrees_with_in_process(inputs, runs):
     proc = runs["sandboxed"]
     assert proc.returncode == 0, proc.stderr
@@ -175,7 +175,7 @@ def test_sandbox_failures_become_invalid_tasks_with_the_sandbox_code(monkeypatch
             progress and progress()
         return list(reversed(results))  # order comes from `index`, not from the list
 
-    monkeypatch.setitem(sys.modules, "coworkenv.validate.pool", types.SimpleNamespace(run_jobs=run_jobs))
+    monkeypatch.setitem(sys.modules, "coworkenv.sandbox.pool", types.SimpleNamespace(run_jobs=run_jobs))
     good = task("csv_aggregate")
     ticks = []
     out = validate_tasks([good, good.to_json(), good.to_json()], workers=4, runtime="rlimit", progress=ticks.append)

@@ -20,34 +20,25 @@ from pathlib import Path
 
 import pytest
 
-from coworkenv.validate.pool import JobResult, WorkerPool, run_jobs
-from coworkenv.validate.sandbox import Limits, Runtime, bwrap_usable, get_runtime
+from coworkenv.sandbox.limits import Limits
+from coworkenv.sandbox.pool import JobResult, WorkerPool, run_jobs
+from coworkenv.sandbox.runtime import Runtime
+from tests.support.sandbox import ROOT, RUNTIME_NAMES, usable_runtime
 
 LIMITS = Limits(cpu_s=1, wall_s=1.5, memory_mb=256, file_size_mb=1, output_bytes=64 * 1024, processes=32)
-ROOT = os.geteuid() == 0
 REPO = Path(__file__).resolve().parents[2]
 NEEDS_ROOT = pytest.mark.skipif(not ROOT, reason="privilege drop (and what it protects) is only tested when started as root")
 
-COUNT_OWN_PROCESSES = "import os\nprint(sum(1 for d in os.listdir('/proc') if d.isdigit() and os.stat('/proc/' + d).st_uid == os.getuid()))"
+COUNT_OWN_PROCESSES = (  # without a pid namespace (the fallback) the host's processes come and go while we count
+    "import os\nn = 0\nfor d in filter(str.isdigit, os.listdir('/proc')):\n    try:\n        n += os.stat('/proc/' + d).st_uid == os.getuid()\n"
+    "    except FileNotFoundError:\n        pass\nprint(n)"
+)
 
 
-def _runtime(name: str) -> Runtime:
-    if name == "bwrap":
-        ok, reason = bwrap_usable()
-        if not ok:
-            pytest.skip(f"bubblewrap is not usable here ({reason}); the rlimit fallback is tested instead")
-    return get_runtime(name)
-
-
-@pytest.fixture(scope="module", params=["bwrap", "rlimit"])
+@pytest.fixture(scope="module", params=RUNTIME_NAMES)
 def pool(request: pytest.FixtureRequest) -> Iterator[WorkerPool]:
-    with WorkerPool(workers=2, runtime=_runtime(request.param), limits=LIMITS) as the_pool:
+    with WorkerPool(workers=2, runtime=usable_runtime(request.param), limits=LIMITS) as the_pool:
         yield the_pool
-
-
-@pytest.fixture(params=["bwrap", "rlimit"])
-def runtime(request: pytest.FixtureRequest) -> Runtime:
-    return _runtime(request.param)
 
 
 @pytest.fixture

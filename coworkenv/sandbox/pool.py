@@ -1,8 +1,9 @@
 """A pool of long-lived sandboxed workers that run many jobs each (`run_jobs`, `WorkerPool`).
 
-Each worker is a `python -m coworkenv.validate.worker` started through a sandbox `Runtime` (bwrap or the rlimit
+Each worker is a `python -m coworkenv.sandbox.worker` started through a sandbox `Runtime` (bwrap or the rlimit
 fallback), so isolation costs one sandbox start per worker, not per task; inside, every request gets fresh objects
-and a fresh scratch directory, and untrusted code runs in a child forked for that request only (see worker.py).
+and a fresh scratch directory, and untrusted code runs in a child forked for that request only (see `forked.py`).
+Workers are started with the modules that define the pool's jobs imported (see `jobs.py`).
 
 One thread per worker feeds it jobs from a shared queue and waits for each answer with a deadline (the task's
 wall-clock limit plus a grace period). A task that times out, exhausts memory, crashes its worker, produces too much
@@ -13,10 +14,7 @@ Only a worker that cannot be started at all (a broken runtime) raises `SandboxEr
 
 from __future__ import annotations
 
-import json
-import os
 import queue
-import selectors
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -25,10 +23,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from coworkenv.validate.jobs import JOBS
-from coworkenv.validate.sandbox import Limits, Runtime, SandboxError, SandboxProcess, get_runtime
+from coworkenv.sandbox.handle import GRACE_S, WorkerFailed, WorkerHandle
+from coworkenv.sandbox.jobs import JOBS, job_modules
+from coworkenv.sandbox.limits import Limits, SandboxError
+from coworkenv.sandbox.runtime import Runtime
+from coworkenv.sandbox.selection import get_runtime
 
-GRACE_S = 2.0
 STARTUP_TIMEOUT_S = 60.0
 STARTUP_ATTEMPTS = 3
 
@@ -49,112 +49,6 @@ class JobResult(BaseModel):
     duration_s: float = 0.0
 
 
-class _WorkerFailed(Exception):
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code = code
-
-
-class _LineReader:
-    """Reads newline-terminated lines from a pipe with a deadline and a size cap."""
-
-    def __init__(self, fd: int):
-        self.fd = fd
-        self.buffer = bytearray()
-        os.set_blocking(fd, False)
-        self.selector = selectors.DefaultSelector()
-        self.selector.register(fd, selectors.EVENT_READ)
-
-    def readline(self, deadline: float, max_bytes: int) -> bytes:
-        while True:
-            end = self.buffer.find(b"\n")
-            if end >= 0:
-                line = bytes(self.buffer[:end])
-                del self.buffer[: end + 1]
-                return line
-            if len(self.buffer) > max_bytes:
-                raise _WorkerFailed("sandbox_output", f"the worker's answer is over {max_bytes} bytes")
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError
-            if not self.selector.select(remaining):
-                continue
-            try:
-                chunk = os.read(self.fd, 1 << 20)
-            except BlockingIOError:
-                continue
-            if not chunk:
-                raise EOFError
-            self.buffer += chunk
-
-    def close(self) -> None:
-        self.selector.close()
-
-
-class _Worker:
-    """The pool's side of one sandboxed worker process."""
-
-    def __init__(self, runtime: Runtime, limits: Limits, warm: Sequence[str], startup_timeout_s: float):
-        self.limits = limits
-        self.proc: SandboxProcess = runtime.spawn_worker(limits=limits, warm=warm)
-        assert self.proc.popen.stdout is not None and self.proc.popen.stdin is not None
-        self.reader = _LineReader(self.proc.popen.stdout.fileno())
-        self.max_line = 16 * limits.output_bytes + (1 << 20)
-        try:
-            line = self.reader.readline(time.monotonic() + startup_timeout_s, self.max_line)
-            hello = json.loads(line)
-            if not isinstance(hello, dict) or not hello.get("ready"):
-                raise ValueError(f"unexpected greeting {line[:200]!r}")
-        except (TimeoutError, EOFError, ValueError, _WorkerFailed) as exc:
-            tail = self.proc.stderr_tail()
-            self.close()
-            what = "did not start in time" if isinstance(exc, TimeoutError) else f"failed to start ({type(exc).__name__}: {exc})"
-            raise SandboxError(f"a {runtime.name} sandbox worker {what}" + (f"; its stderr ends with:\n{tail}" if tail else "")) from None
-        self.info = hello
-
-    def request(self, rid: int, job: str, payload: str) -> dict[str, Any]:
-        stdin = self.proc.popen.stdin
-        assert stdin is not None
-        try:
-            stdin.write(json.dumps({"id": rid, "job": job, "payload": payload}, ensure_ascii=False).encode("utf-8", errors="surrogatepass") + b"\n")
-            stdin.flush()
-        except (BrokenPipeError, OSError) as exc:
-            raise _WorkerFailed("sandbox_crash", f"the worker is gone ({exc})") from None
-        deadline = time.monotonic() + self.limits.wall_s + GRACE_S
-        try:
-            line = self.reader.readline(deadline, self.max_line)
-        except TimeoutError:
-            raise _WorkerFailed("sandbox_timeout", f"wall-clock limit exceeded ({self.limits.wall_s:g} s); the worker was killed") from None
-        except EOFError:
-            raise _WorkerFailed("sandbox_crash", "the worker died" + self._why()) from None
-        try:
-            response = json.loads(line)
-        except ValueError:
-            raise _WorkerFailed("sandbox_crash", f"the worker answered something that is not JSON: {line[:200]!r}") from None
-        if not isinstance(response, dict) or response.get("id") != rid:
-            raise _WorkerFailed("sandbox_crash", f"the worker answered out of turn: {line[:200]!r}")
-        return response
-
-    def _why(self) -> str:
-        try:
-            self.proc.popen.wait(timeout=2)
-        except Exception:  # noqa: BLE001
-            pass
-        code = self.proc.popen.returncode
-        tail = self.proc.stderr_tail(1500).strip()
-        status = f" (exit status {code})" if code is not None else ""
-        return status + (f"; its stderr ends with:\n{tail}" if tail else "")
-
-    def close(self) -> None:
-        try:
-            if self.proc.popen.stdin is not None:
-                self.proc.popen.stdin.close()
-        except OSError:
-            pass
-        self.reader.close()
-        self.proc.close()
-
-
 @dataclass
 class _Batch:
     job: str
@@ -166,22 +60,27 @@ class WorkerPool:
     """K long-lived sandboxed workers, one feeding thread each. Use as a context manager; `map` runs a job over
     payloads, results in input order.
 
+    `jobs`: the jobs the pool may run (default: every job registered when the pool is made); its workers import the
+    modules that define them. `warm`: jobs whose warm-up each worker runs before it is ready.
+
     Each worker is started (and restarted) by its own feeding thread, which lives as long as the pool: bwrap's
     `--die-with-parent` ties a sandbox to the thread that started it.
     """
 
     def __init__(self, workers: int = 2, runtime: str | Runtime = "auto", limits: Limits | None = None, *,
-                 warm: Sequence[str] = (), startup_timeout_s: float = STARTUP_TIMEOUT_S):  # fmt: skip
+                 warm: Sequence[str] = (), jobs: Sequence[str] | None = None, startup_timeout_s: float = STARTUP_TIMEOUT_S):  # fmt: skip
         if workers < 1:
             raise ValueError("workers must be at least 1")
         self.size = workers
         self.runtime = get_runtime(runtime)
         self.limits = limits or Limits()
         self.warm = list(warm)
+        self.imports = job_modules([*(JOBS.names() if jobs is None else jobs), *self.warm])
+        """Modules each worker imports before it is ready: those that define the pool's jobs."""
         self.startup_timeout_s = startup_timeout_s
         self._tasks: queue.SimpleQueue[tuple[_Batch, int, str] | None] = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
-        self._workers: dict[int, _Worker] = {}
+        self._workers: dict[int, WorkerHandle] = {}
         self._lock = threading.Lock()
         self._broken: BaseException | None = None
         self._closed = False
@@ -215,11 +114,11 @@ class WorkerPool:
             self.close()
             raise errors[0] if isinstance(errors[0], SandboxError) else SandboxError(str(errors[0]))
 
-    def _spawn(self) -> _Worker:
+    def _spawn(self) -> WorkerHandle:
         last: BaseException | None = None
         for _ in range(STARTUP_ATTEMPTS):
             try:
-                worker = _Worker(self.runtime, self.limits, self.warm, self.startup_timeout_s)
+                worker = WorkerHandle(self.runtime, self.limits, warm=self.warm, imports=self.imports, startup_timeout_s=self.startup_timeout_s)
             except (SandboxError, OSError) as exc:
                 last = exc
                 continue
@@ -229,7 +128,7 @@ class WorkerPool:
         raise last if isinstance(last, SandboxError) else SandboxError(f"cannot start a sandbox worker: {last}")
 
     def _feed(self, slot: int, ready: threading.Event, errors: list[BaseException]) -> None:
-        worker: _Worker | None = None
+        worker: WorkerHandle | None = None
         try:
             try:
                 worker = self._workers[slot] = self._spawn()
@@ -267,12 +166,12 @@ class WorkerPool:
                 worker.close()
 
     @staticmethod
-    def _run_one(worker: _Worker, index: int, job: str, payload: str) -> tuple[JobResult, bool]:
+    def _run_one(worker: WorkerHandle, index: int, job: str, payload: str) -> tuple[JobResult, bool]:
         """(result, whether the worker may serve on)."""
         start = time.monotonic()
         try:
             response = worker.request(index, job, payload)
-        except _WorkerFailed as exc:
+        except WorkerFailed as exc:
             return JobResult(
                 index=index, ok=False, error_code=exc.code, error=str(exc), worker_restarts=1, duration_s=time.monotonic() - start
             ), False
@@ -286,7 +185,9 @@ class WorkerPool:
 
     def map(self, job: str, payloads: Sequence[str], progress: Callable[[int], None] | None = None) -> list[JobResult]:
         """Run `job` on every payload; results in input order. `progress(1)` is called (in this thread) as each finishes."""
-        JOBS.get(job)  # an unknown job name fails here, with a hint
+        missing = set(job_modules([job])) - set(self.imports)  # an unknown job name fails here, with a hint
+        if missing:  # registered after the pool was made, or left out of `jobs`
+            raise SandboxError(f"the pool's workers do not import {missing.pop()}, which defines the job {job!r}; name it in WorkerPool(jobs=...)")
         payloads = list(payloads)
         if not payloads:
             return []
@@ -328,9 +229,9 @@ def run_jobs(job: str, payloads: Sequence[str], *, workers: int = 2, runtime: st
              progress: Callable[[int], None] | None = None) -> list[JobResult]:  # fmt: skip
     """Run `job` over `payloads` in a fresh pool of sandboxed workers; one JobResult per payload, in order."""
     payloads = list(payloads)
-    JOBS.get(job)
+    spec = JOBS.get(job)
     if not payloads:
         return []
-    warm = [job] if getattr(JOBS.get(job), "sandbox_warmup", None) is not None else []
-    with WorkerPool(workers=max(1, min(workers, len(payloads))), runtime=runtime, limits=limits, warm=warm) as pool:
+    warm = [job] if spec.warmup is not None else []
+    with WorkerPool(workers=max(1, min(workers, len(payloads))), runtime=runtime, limits=limits, warm=warm, jobs=[job]) as pool:
         return pool.map(job, payloads, progress=progress)

@@ -1,0 +1,87 @@
+"""The Python a sandbox runs (the base interpreter, the venv's site dirs, the `coworkenv` package and the boot
+program) and the whole environment it starts with: nothing of ours is inherited, credentials least of all."""
+
+from __future__ import annotations
+
+import os
+import site
+import stat
+import sys
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from coworkenv.sandbox import boot
+from coworkenv.sandbox.limits import SandboxError
+
+
+class PythonLayout(BaseModel):
+    """Where the pieces of the sandbox's Python live on this machine (all mounted read-only by bwrap)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    executable: Path  # the real base interpreter (not the venv symlink)
+    base_prefix: Path
+    venv_prefix: Path | None
+    site_dirs: tuple[Path, ...]  # the venv's site-packages (processed for .pth files)
+    package_dir: Path  # .../coworkenv
+    boot_file: Path  # the boot program, run as a script
+    extra_paths: tuple[Path, ...] = ()
+
+    def read_only_roots(self) -> list[Path]:
+        roots = [self.base_prefix, self.executable.parent]
+        if self.venv_prefix is not None:
+            roots.append(self.venv_prefix)
+        roots += [*self.site_dirs, self.package_dir, self.boot_file]
+        return roots
+
+
+def current_layout() -> PythonLayout:
+    """The layout of the Python running this process."""
+    base_prefix = Path(os.path.realpath(sys.base_prefix))
+    candidates = [getattr(sys, "_base_executable", "") or "", sys.executable]
+    executable = next((Path(os.path.realpath(c)) for c in candidates if c and os.path.exists(c)), None)
+    if executable is None:
+        raise SandboxError("cannot find the Python interpreter to run in the sandbox")
+    venv = Path(sys.prefix).resolve() if sys.prefix != sys.base_prefix else None
+    site_dirs = tuple(Path(p) for p in site.getsitepackages() if os.path.isdir(p) and venv is not None and Path(p).resolve().is_relative_to(venv))
+    package_dir = Path(__file__).resolve().parents[1]  # coworkenv/, this being coworkenv/sandbox/layout.py
+    return PythonLayout(executable=executable, base_prefix=base_prefix, venv_prefix=venv, site_dirs=site_dirs, package_dir=package_dir,
+                        boot_file=Path(boot.__file__).resolve(), extra_paths=(package_dir.parent,))  # fmt: skip
+
+
+def world_reachable(path: Path) -> bool:
+    """Whether a user with no relation to the owners can reach `path` (x on every ancestor, r+x on it)."""
+    try:
+        parts = [Path("/"), *[Path(*path.parts[: i + 1]) for i in range(1, len(path.parts))]]
+        for p in parts[:-1]:
+            if not os.stat(p).st_mode & stat.S_IXOTH:
+                return False
+        mode = os.stat(path).st_mode
+        return bool(mode & stat.S_IROTH) and (not stat.S_ISDIR(mode) or bool(mode & stat.S_IXOTH))
+    except OSError:
+        return False
+
+
+def sandbox_env(scratch: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The whole environment of a sandboxed process: nothing of ours (no credentials) is inherited."""
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(scratch),
+        "TMPDIR": str(scratch),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "PYTHONIOENCODING": "utf-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "USER": "sandbox",
+        "LOGNAME": "sandbox",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        # one thread per numeric library: threads count against RLIMIT_NPROC (and results stay reproducible)
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+    env.update(extra or {})
+    return env
