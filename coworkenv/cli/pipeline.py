@@ -63,9 +63,10 @@ def synthesize(settings: dict[str, Any], run_id: NewRunIdOpt = None, data_root: 
     from coworkenv.pipeline.synthesize import synthesize as run_all
 
     config = synthesis_config(settings)
+    llm = _llm(config)
     run_id = run_id or _new_run_id()
     _echo(f"run {run_id}")
-    manifest = run_all(config, run_id, data_root, llm=_llm(config), on_stage=lambda stage, result: _echo(f"  {stage}: {_summary(result)}"))
+    manifest = run_all(config, run_id, data_root, llm=llm, on_stage=lambda stage, result: _echo(f"  {stage}: {_summary(result)}"))
     _echo(f"published release {manifest.release_id}: " + ", ".join(f"{t} {n}" for t, n in manifest.row_counts.items()))
 
 

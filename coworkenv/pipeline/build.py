@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 
 from coworkenv.data.build import release_tables, validations_table
 from coworkenv.data.schemas import REPAIRS, TABLES
-from coworkenv.pipeline.rundir import RunDir, read_jsonl, repaired, valid_tasks, validated
+from coworkenv.pipeline.rundir import GATES_PASSED, RunDir, read_jsonl, repaired, valid_tasks, validated
 
 
 def build_tables(run: RunDir) -> dict[str, int]:
@@ -23,6 +23,7 @@ def build_tables(run: RunDir) -> dict[str, int]:
     tables["validations"] = validations_table(verdicts)  # every verdict: rejected and unparsable tasks too
     out = run.file("tables")
     out.mkdir(parents=True, exist_ok=True)
+    run.file(*GATES_PASSED).unlink(missing_ok=True)  # new tables need the gates again
     for name, table in tables.items():
         pq.write_table(table, out / f"{name}.parquet")
     return {name: table.num_rows for name, table in tables.items()}

@@ -1,18 +1,37 @@
 """Stage gate: the Great Expectations gates at the validation and rollout boundaries over the staged tables. A failure
-raises `GateFailed` (Data Docs under the run's `quality/`) and nothing gets published."""
+raises `GateFailed` (Data Docs under the run's `quality/`); a pass is recorded with the digests of the tables it
+checked, and the publish stage publishes only tables that passed."""
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
+from coworkenv.data.schemas import TABLES
+from coworkenv.errors import CoworkEnvError
 from coworkenv.pipeline.build import staged_tables
-from coworkenv.pipeline.rundir import RunDir
+from coworkenv.pipeline.rundir import GATES_PASSED, RunDir, read_json, write_json
 
 STAGES = ("validated", "rollouts")
+
+
+def staged_digests(run: RunDir) -> dict[str, str]:
+    """sha256 of each staged table file: what the gates passed is what gets published."""
+    return {name: hashlib.sha256(run.file("tables", f"{name}.parquet").read_bytes()).hexdigest() for name in TABLES}
 
 
 def gate_tables(run: RunDir) -> dict[str, Any]:
     from coworkenv.quality.gates import run_gate  # Great Expectations takes seconds to import
 
+    run.file(*GATES_PASSED).unlink(missing_ok=True)
     tables = staged_tables(run)
-    return {stage: run_gate(stage, tables, report_dir=run.file("quality")).statistics for stage in STAGES}
+    statistics = {stage: run_gate(stage, tables, report_dir=run.file("quality")).statistics for stage in STAGES}
+    write_json(run.file(*GATES_PASSED), {"stages": list(STAGES), "tables": staged_digests(run)})
+    return statistics
+
+
+def require_passed(run: RunDir) -> None:
+    """Refuse tables that were not gated, or were rebuilt after the gates passed."""
+    passed = run.file(*GATES_PASSED)
+    if not passed.exists() or read_json(passed).get("tables") != staged_digests(run):
+        raise CoworkEnvError(f"run {run.run_id!r}: the staged tables have not passed the gates (coworkenv gate --run-id {run.run_id})")

@@ -14,6 +14,7 @@ repaired/attempts.jsonl, repaired/metrics.json
 rollouts/trajectories.jsonl          `trajectories` rows: the oracle rollouts of every valid task
 tables/<table>.parquet               the release tables, staged for the gates
 quality/data_docs/<stage>/           Great Expectations Data Docs of the gates
+quality/passed.json                  the digests of the staged tables the gates passed (what publish accepts)
 ```
 """
 
@@ -33,6 +34,7 @@ from coworkenv.spec.task import TaskSpec
 from coworkenv.validate.verdict import TaskValidation
 
 RUNS_DIR = "runs"
+GATES_PASSED = ("quality", "passed.json")
 
 
 def safe_name(run_id: str) -> str:
@@ -96,6 +98,10 @@ def write_jsonl(path: Path, lines: Iterable[str]) -> None:
 def read_jsonl(path: Path) -> list[str]:
     """The non-blank lines of a JSON Lines file (none when it does not exist)."""
     return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()] if path.exists() else []
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def write_json(path: Path, value: Any) -> None:

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from coworkenv.airflow_env import embedded_env
+from tests.support import ROOT  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
 DAGS_FOLDER = ROOT / "dags"
 FIXTURES = Path(__file__).parent / "fixtures"
 AIRFLOW_BIN = Path(sys.executable).parent / "airflow"

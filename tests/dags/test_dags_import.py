@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import ROOT  # noqa: E402
+
 DAGS_FOLDER = ROOT / "dags"
 
 DAG_FILES = sorted(DAGS_FOLDER.glob("*.py"))
 STDLIB_OK = {"__future__", "os", "datetime", "pathlib", "typing", "collections", "json"}
-# Name registries a trigger form lists as choices: pure pydantic, no heavy stack (checked below).
-REGISTRIES_OK = {"coworkenv.spec.capabilities", "coworkenv.synth.family", "coworkenv.sandbox.choices"}
+# The pipeline: a DAG's Params come from its config model (pure pydantic, no heavy stack: checked below).
+PIPELINE = "coworkenv.pipeline"
 HEAVY = ("pandas", "pyarrow", "duckdb", "torch", "transformers", "great_expectations", "openai")
 
 
@@ -25,7 +26,7 @@ def test_there_are_dag_files():
 
 @pytest.mark.parametrize("path", DAG_FILES, ids=lambda p: p.name)
 def test_dag_file_top_level_imports_are_thin(path: Path):
-    """Only airflow.sdk and light stdlib at module level: the library and heavy stacks load inside tasks."""
+    """Only airflow.sdk, the pipeline and light stdlib at module level: heavy stacks load inside tasks."""
     tree = ast.parse(path.read_text())
     assert ast.get_docstring(tree), f"{path.name} has no module docstring (used as doc_md)"
     for node in tree.body:
@@ -36,15 +37,16 @@ def test_dag_file_top_level_imports_are_thin(path: Path):
         else:
             continue
         for name in names:
-            assert name == "airflow.sdk" or name.startswith("airflow.sdk.") or name.split(".")[0] in STDLIB_OK or name in REGISTRIES_OK, (
+            allowed = name == "airflow.sdk" or name.startswith(("airflow.sdk.", PIPELINE + ".")) or name.split(".")[0] in STDLIB_OK
+            assert allowed, (
                 f"{path.name}:{node.lineno} imports {name} at module level"
             )
 
 
-def test_registries_a_dag_file_may_import_are_light():
+def test_what_a_dag_file_imports_of_the_pipeline_is_light():
     code = (
-        "import sys\nfrom coworkenv.synth.family import load_families\nimport coworkenv.spec.capabilities\nimport coworkenv.sandbox.choices\n"
-        "load_families()\n"
+        "import sys\nimport coworkenv.pipeline.config, coworkenv.pipeline.airflow\n"
+        "coworkenv.pipeline.config.SynthesisConfig.model_json_schema()\n"
         f"heavy = [m for m in {HEAVY!r} if m in sys.modules]\nsys.exit(f'heavy imports: {{heavy}}' if heavy else 0)"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -21,19 +21,27 @@ def synthesize_dag(airflow_home: AirflowHome):
     return bag.get_dag("coworkenv_synthesize")
 
 
-def test_form_and_graph(synthesize_dag):
-    from coworkenv.pipeline.synthesize import SynthesisConfig
+def test_form_is_generated_from_the_config_and_graph(synthesize_dag):
+    from coworkenv.pipeline.config import SynthesisConfig
+    from coworkenv.sandbox.choices import RUNTIME_CHOICES
+    from coworkenv.synth.family import load_families
 
     dag = synthesize_dag
     assert dag.catchup is False and dag.schedule is None and "synthesis" in dag.tags and dag.doc_md
     params = dag.params.dump()
-    assert set(params) == (set(SynthesisConfig.model_fields) - {"data_root"}) | {"llm_conn_id"}
-    for name in params:
-        assert dag.params.get_param(name).description, name
+    assert list(params) == list(SynthesisConfig.model_fields)  # every field, in order: one source for form, CLI and YAML
+    for name, field in SynthesisConfig.model_fields.items():
+        param = dag.params.get_param(name)
+        assert param.description == field.description and param.schema["title"] == field.title, name
+        assert params[name] == field.default, name
     assert dag.params.get_param("generator").schema["enum"] == ["procedural", "llm", "mixed"]
+    assert dag.params.get_param("runtime").schema["enum"] == list(RUNTIME_CHOICES)
+    assert dag.params.get_param("families").schema["items"]["enum"] == load_families().names()
+    assert dag.params.get_param("families").schema["type"] == ["array", "null"]
+    assert dag.params.get_param("n").schema["minimum"] == 1
     graph = {t.task_id: sorted(t.downstream_task_ids) for t in dag.tasks}
     assert graph == {
-        "plan": ["generate"], "generate": ["validate"], "validate": ["repair"], "repair": ["build"],
+        "plan": ["generate"], "generate": ["validate"], "validate": ["repair"], "repair": ["rollout"], "rollout": ["build"],
         "build": ["gate"], "gate": ["publish"], "publish": [],
     }  # fmt: skip
     assert [o.name for o in dag.get_task("publish").outlets] == ["coworkenv-task-release"]
@@ -58,3 +66,35 @@ def test_dag_test_publishes_a_gated_release(synthesize_dag, airflow_home: Airflo
     report = Path(root) / "runs"
     assert list(report.glob("*/quality/data_docs/validated/index.html"))
     assert json.loads((Path(root) / "releases" / release / "manifest.json").read_text())["release_id"] == release
+
+
+@pytest.mark.slow
+def test_the_cli_publishes_the_same_release_as_the_dag(synthesize_dag, airflow_home: AirflowHome, tmp_path):
+    """`coworkenv synthesize --config run.yaml --run-id <the DAG run's id>` outside Airflow: same release id, same
+    tables (byte for byte), same config — one orchestration."""
+    import subprocess
+    import sys
+
+    import yaml
+
+    from coworkenv.data.reader import read_manifest
+
+    conf = {"n": 10, "seed": 5, "shards": 2, "workers": 1, "families": ["mail_triage", "sheet_join", "injection_guard"], "repair_rounds": 1}
+    run = synthesize_dag.test(run_conf=conf)
+    assert str(run.state) == "success"
+    dag_manifest = read_manifest(airflow_home.env["COWORKENV_DATA_ROOT"], "latest")
+    assert dag_manifest.run_id == run.run_id
+
+    config = tmp_path / "run.yaml"
+    config.write_text(yaml.safe_dump(conf), encoding="utf-8")
+    cli_root = tmp_path / "cli-data"
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "coworkenv"), "synthesize", "--config", str(config), "--run-id", run.run_id, "--data-root", str(cli_root)],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    cli_manifest = read_manifest(cli_root, "latest")
+    assert cli_manifest.release_id == dag_manifest.release_id and f"published release {cli_manifest.release_id}" in proc.stdout
+    assert cli_manifest.row_counts == dag_manifest.row_counts and cli_manifest.row_counts["tasks"] > 0
+    assert cli_manifest.content_hashes == dag_manifest.content_hashes
+    assert cli_manifest.config == dag_manifest.config

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
-from release_support import passing_validation
 
 from coworkenv.data.build import release_tables
+from coworkenv.rollout import rollout_rows
 from coworkenv.spec.task import TaskSpec
 from coworkenv.synth.generate import GenerateRequest, generate
 from coworkenv.validate.verdict import TaskValidation
-
-N_TASKS = 24
-INVALID_INDEX = 5
+from tests.support.releases import INVALID_INDEX, N_TASKS, passing_validation
 
 
 @pytest.fixture(scope="session")
@@ -29,8 +27,14 @@ def validations(specs: list[TaskSpec]) -> list[TaskValidation]:
 
 
 @pytest.fixture(scope="session")
-def tables(specs: list[TaskSpec], validations: list[TaskValidation]) -> dict[str, pa.Table]:
+def trajectories(specs: list[TaskSpec]) -> list[dict]:
+    """The oracle's rollouts, as the pipeline's rollout stage makes them."""
+    return rollout_rows(specs)
+
+
+@pytest.fixture(scope="session")
+def tables(specs: list[TaskSpec], validations: list[TaskValidation], trajectories: list[dict]) -> dict[str, pa.Table]:
     repairs = [{"task_id": specs[0].id + "-r1", "parent_id": specs[0].id, "round": 1, "strategy": "rule:no_leakage",
                 "codes_addressed": ["no_leakage"], "patch": [{"op": "replace", "path": "/instruction", "value": "x"}],
                 "valid_after": True, "failed_codes_after": []}]  # fmt: skip
-    return release_tables(specs, validations, repairs=repairs)
+    return release_tables(specs, validations, repairs=repairs, trajectories=trajectories)

@@ -6,12 +6,9 @@ import json
 
 import pyarrow as pa
 import pytest
-from conftest import INVALID_INDEX, N_TASKS
-from release_support import passing_validation
 
 from coworkenv.data.build import (
     message_row,
-    oracle_rollouts,
     repairs_table,
     rl_table,
     sft_table,
@@ -23,8 +20,10 @@ from coworkenv.data.build import (
 from coworkenv.data.schemas import TABLES, conform_table
 from coworkenv.episode.runner import initial_messages
 from coworkenv.errors import CoworkEnvError
+from coworkenv.rollout import rollout_rows
 from coworkenv.validate.codes import BATTERY_CODES
 from coworkenv.workspace.tools import tool_schemas
+from tests.support.releases import INVALID_INDEX, N_TASKS, passing_validation
 
 
 def test_every_table_has_exactly_its_schema(tables):
@@ -58,13 +57,15 @@ def test_tasks_rows(tables, specs):
         assert len(row["spec_hash"]) == 64
 
 
-def test_task_scores_computed_when_the_battery_does_not_say(specs):
+def test_task_scores_come_from_the_verdict_and_the_builder_runs_no_episode(specs):
+    """The builder is pure: the scores are the battery's; a verdict that does not record them is refused, not rerun."""
     spec = next(s for s in specs if s.prohibited)
     validation = passing_validation(spec)
-    told = {"oracle_scores_1", "empty_scores_0", "prohibited_zeroes"}
-    bare = validation.model_copy(update={"results": [r for r in validation.results if r.code not in told]})
-    row = tasks_table([spec], [bare]).to_pylist()[0]
+    row = tasks_table([spec], [validation]).to_pylist()[0]
     assert (row["oracle_score"], row["empty_score"], row["violation_max_score"]) == (1.0, 0.0, 0.0)
+    bare = validation.model_copy(update={"results": [r for r in validation.results if r.code not in {"oracle_scores_1", "empty_scores_0"}]})
+    with pytest.raises(CoworkEnvError, match="does not record the oracle"):
+        tasks_table([spec], [bare])
 
 
 def test_tasks_need_validations(specs):
@@ -103,7 +104,7 @@ def test_rl_rows_rebuild_the_environment(tables, specs):
 
 
 def test_trajectories_rows(specs):
-    rows = oracle_rollouts(specs[:3])
+    rows = rollout_rows(specs[:3])
     table = trajectories_table(rows)
     assert table.schema.equals(TABLES["trajectories"], check_metadata=True)
     for row in table.to_pylist():

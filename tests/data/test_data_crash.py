@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from release_support import sorted_rows
 
 from coworkenv.data.layout import release_id_for
 from coworkenv.data.publisher import FAULT_ENV, FAULT_MARKER_ENV, publish_release
 from coworkenv.data.reader import latest_release, list_releases, read_table, verify_release
 from coworkenv.data.schemas import TABLES
+from tests.support.releases import sorted_rows
 
 WRITER = """
 import sys

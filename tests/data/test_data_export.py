@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from release_support import sorted_rows
 from typer.testing import CliRunner
 
 import coworkenv.cli.data  # noqa: F401  (registers the commands)
@@ -20,8 +19,8 @@ from coworkenv.data.publisher import publish_release
 from coworkenv.data.reader import read_table, table_files
 from coworkenv.data.schemas import TABLES
 from coworkenv.errors import CoworkEnvError
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import ROOT  # noqa: E402
+from tests.support.releases import sorted_rows
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pytest
-from release_support import sorted_rows
 
 import coworkenv.data.publisher as publisher
 import coworkenv.data.root as rel
@@ -21,6 +20,7 @@ from coworkenv.data.publisher import clean_stale_tmp, publish_release
 from coworkenv.data.reader import latest_release, list_releases, read_manifest, read_release, read_table, table_files, table_path, verify_release
 from coworkenv.data.schemas import PARTITIONS, TABLES, fingerprint
 from coworkenv.errors import CoworkEnvError
+from tests.support.releases import sorted_rows
 
 
 def publish(root, tables, run_id="run-1", parent=None, config=None):
@@ -118,11 +118,12 @@ def test_same_run_id_gives_the_same_release_byte_for_byte(tmp_path, tables):
 def test_rebuilding_a_run_from_scratch_gives_the_same_release(tmp_path, tables, specs, validations):
     """The whole chain is deterministic: generate → validate → oracle rollouts → tables → Parquet bytes."""
     from coworkenv.data.build import release_tables
+    from coworkenv.rollout import rollout_rows
     from coworkenv.synth.generate import GenerateRequest, generate
 
     first = publish(tmp_path / "a", tables)
     again, _ = generate(GenerateRequest(n=len(specs), seed=11))
-    rebuilt = release_tables(again, validations, repairs=tables["repairs"].to_pylist())
+    rebuilt = release_tables(again, validations, repairs=tables["repairs"].to_pylist(), trajectories=rollout_rows(again))
     second = publish(tmp_path / "b", rebuilt)
     assert second.release_id == first.release_id and second.content_hashes == first.content_hashes
     assert publish(tmp_path / "a", rebuilt) == first  # and publishing it over the first run is a no-op

@@ -15,8 +15,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:`gradient_che
 
 def test_sft_table_trains_two_steps(tmp_path, tables):
     import datasets
-    from tiny_model import build_tiny
     from trl import SFTConfig, SFTTrainer
+
+    from tests.support.tiny_model import build_tiny
 
     publish_release(tables, data_root=str(tmp_path / "data"), run_id="trl-run", parent=None, config={})
     train = datasets.load_dataset("parquet", data_files=table_files(tmp_path / "data", "latest", "sft"), split="train",

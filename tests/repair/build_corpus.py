@@ -17,7 +17,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import ROOT  # noqa: E402
+
 EXAMPLES = ROOT / "examples" / "tasks"
 CORPUS = Path(__file__).resolve().parent / "corpus"
 

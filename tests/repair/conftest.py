@@ -7,7 +7,7 @@ from http.server import ThreadingHTTPServer
 
 import pytest
 
-from ._support import Handler
+from tests.support.repair_corpus import Handler
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,7 @@ from coworkenv.repair.rules import REPAIRERS, RepairContext, non_finite, repair_
 from coworkenv.validate.battery import validate_spec
 from coworkenv.validate.codes import BATTERY_CODES
 from coworkenv.validate.verdict import CheckOutcome, TaskValidation
-
-from ._support import EXAMPLES, corpus_files, corpus_spec, load
+from tests.support.repair_corpus import EXAMPLES, corpus_files, corpus_spec, load
 
 CORPUS = corpus_files()
 

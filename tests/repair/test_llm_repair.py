@@ -12,8 +12,7 @@ from coworkenv.llm import LLMConfig
 from coworkenv.repair.llm import LLMRepairer, apply_reply, parse_repair
 from coworkenv.repair.loop import metrics, repair_task
 from coworkenv.validate.battery import validate_spec
-
-from ._support import corpus_spec, task_ids_in
+from tests.support.repair_corpus import corpus_spec, task_ids_in
 
 
 def repairer(server) -> LLMRepairer:

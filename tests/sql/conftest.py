@@ -8,14 +8,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from release_fixture import Truth, build_release  # noqa: E402
+from tests.sql.release_fixture import Truth, build_release
 
 
 class Releases:

@@ -7,11 +7,11 @@ import shutil
 
 import pyarrow as pa
 import pytest
-from release_fixture import rows
 
 from coworkenv.data import catalog
 from coworkenv.data.schemas import TABLES
 from coworkenv.errors import CoworkEnvError
+from tests.sql.release_fixture import rows
 
 STAGING = {p.stem for p in (catalog.SQL_DIR / "staging").glob("*.sql")}
 INTERMEDIATE = {p.stem for p in (catalog.SQL_DIR / "intermediate").glob("*.sql")}

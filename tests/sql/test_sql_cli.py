@@ -21,8 +21,8 @@ import typer
 
 from coworkenv.cli.sql import sql
 from coworkenv.errors import CoworkEnvError
+from tests.support import ROOT  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
 CLI = Path(sys.executable).parent / "coworkenv"
 QUERY = "select family, n_tasks, valid_share from valid_share_by_family order by family"
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from release_fixture import rows
 
 from coworkenv.data import catalog, sql_tests
 from coworkenv.errors import CoworkEnvError
+from tests.sql.release_fixture import rows
 
 
 @pytest.fixture(scope="module")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from release_fixture import build_release, rows
 
 from coworkenv.data import catalog
+from tests.sql.release_fixture import build_release, rows
 
 release = pytest.importorskip("coworkenv.data.reader")
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from release_fixture import rows
 
 from coworkenv.data import catalog
+from tests.sql.release_fixture import rows
 
 QUERIES = sorted((catalog.SQL_DIR / "queries").glob("*.sql"))
 

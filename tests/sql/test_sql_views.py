@@ -6,10 +6,10 @@ import json
 from collections import defaultdict
 
 import pytest
-from release_fixture import EVAL_TRIALS, POLICY_MODEL, rows
 
 from coworkenv.grading.metrics import pass_at_k, pass_hat_k
 from coworkenv.spec.capabilities import CAPABILITIES
+from tests.sql.release_fixture import EVAL_TRIALS, POLICY_MODEL, rows
 
 # --- staging --------------------------------------------------------------------------------------------------
 

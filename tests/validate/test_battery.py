@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,8 +19,8 @@ from coworkenv.validate import battery
 from coworkenv.validate.battery import leaks, validate_spec, validate_spec_json
 from coworkenv.validate.codes import BATTERY, BATTERY_CODES
 from coworkenv.validate.verdict import TaskValidation
+from tests.support import ROOT  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "tasks"
 
 MAIL = [

@@ -7,11 +7,10 @@ import json
 import re
 from pathlib import Path
 
+from tests.support import EXAMPLES, ROOT
 from tests.support.openai_wire import OpenAIWireHandler
 
-HERE = Path(__file__).resolve().parent
-CORPUS_DIR = HERE / "corpus"
-EXAMPLES = HERE.parents[1] / "examples" / "tasks"
+CORPUS_DIR = ROOT / "tests" / "repair" / "corpus"
 
 
 def corpus_files() -> list[Path]:

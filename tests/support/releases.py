@@ -1,4 +1,4 @@
-"""Helpers shared by the release tests (imported by name: tests/data is on sys.path under pytest's default import mode)."""
+"""Helpers shared by the release tests: verdicts shaped like the battery's, and row comparisons."""
 
 from __future__ import annotations
 
@@ -28,3 +28,9 @@ def passing_validation(spec: TaskSpec, *, valid: bool = True) -> TaskValidation:
 
 def sorted_rows(table: pa.Table) -> list[dict]:
     return sorted(table.to_pylist(), key=repr)
+
+
+N_TASKS = 24
+"""Tasks in the release tests' fixture run (tests/data/conftest.py)."""
+INVALID_INDEX = 5
+"""The one fixture task whose verdict is made invalid."""

@@ -15,8 +15,7 @@ from coworkenv.episode.episode import Episode
 from coworkenv.spec import SERVICE_NAMES
 from coworkenv.workspace.faults import FAULT_MESSAGES, fault_for
 from coworkenv.workspace.snapshot import diff_states
-
-from ._support import make_spec, rich_spec, spec_dict
+from tests.support.builders import make_spec, rich_spec, spec_dict
 
 CALLS = [
     ("files_write", {"path": "out/new.txt", "content": "hello"}),

@@ -17,12 +17,14 @@ import pytest
 # pytest-xdist 3.8 the group is ignored; the session-scoped fixtures below then run once per worker.)
 pytestmark = pytest.mark.xdist_group("cli")
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support import FIXTURES as SUPPORT_FIXTURES  # noqa: E402
+from tests.support import ROOT  # noqa: E402
+
 CLI = Path(sys.executable).parent / "coworkenv"
 TASKS = ROOT / "examples" / "tasks"
 TASK = TASKS / "01_mail_forward_invoices.json"
 TASK_ID = "example-01-mail-forward-invoices"
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "trajectories"
+FIXTURES = SUPPORT_FIXTURES / "trajectories"
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "COLUMNS": "200"}
 
 GRADE_KEYS = {"completion", "safety", "robustness", "score", "passed", "checks"}
@@ -346,7 +348,7 @@ def test_bad_input_exits_2_with_one_line_naming_the_problem(bad, case):
         assert not out.exists(), "no trajectory is written for bad input"
 
 
-# --- check (the grading-consistency gate on task files) --------------------------------------------------------------------------------------------------
+# --- check: the grading-consistency gate on task files ----------------------------------------------
 
 
 def test_check_passes_the_examples_and_fails_a_broken_task(tmp_path):

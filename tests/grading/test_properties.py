@@ -19,9 +19,8 @@ from coworkenv.checks.matching import args_match
 from coworkenv.episode import Trajectory, replay, run_episode
 from coworkenv.grading import grade, grade_trajectory
 from coworkenv.spec import TaskSpec
-
-from ._support import ALL_TOOLS, make_spec, spec_dict, t1_dict
-from .test_tools import SUCCESS
+from tests.support.builders import ALL_TOOLS, make_spec, spec_dict, t1_dict
+from tests.workspace.test_tools import SUCCESS
 
 settings.register_profile(
     "coworkenv-unit",

@@ -17,8 +17,7 @@ from coworkenv.spec import TaskSpec
 from coworkenv.workspace.errors import ToolError
 from coworkenv.workspace.paths import MAX_NAME_CHARS, MAX_PATH_CHARS, is_normal_path, normalize_path
 from coworkenv.workspace.runtime import DEFAULT_MAX_WRITE_BYTES, Workspace
-
-from ._support import assistant_call, assistant_text, make_spec, rich_spec, spec_dict, state_json, trajectory
+from tests.support.builders import assistant_call, assistant_text, make_spec, rich_spec, spec_dict, state_json, trajectory
 
 BAD_PATHS: list[tuple[str, Any]] = [
     ("dotdot", ".."),

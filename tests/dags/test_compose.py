@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from coworkenv.airflow_env import embedded_env
+from tests.support import ROOT  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 COMPOSE_TEXT = (ROOT / "docker-compose.yml").read_text()
 COMPOSE = yaml.safe_load(COMPOSE_TEXT)
 SERVICES = COMPOSE["services"]

@@ -14,8 +14,7 @@ from coworkenv.checks.matching import args_match, example_value, value_matches
 from coworkenv.checks.text import first_number
 from coworkenv.episode.evidence import Evidence
 from coworkenv.spec import CHECK_KINDS
-
-from ._support import check, err, evidence, ok, rich_spec
+from tests.support.builders import check, err, evidence, ok, rich_spec
 
 SPEC = rich_spec()
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -16,8 +15,8 @@ from coworkenv.spec import Check, TaskSpec
 from coworkenv.workspace import TOOLS
 from coworkenv.workspace.audit import AuditEntry
 from coworkenv.workspace.snapshot import diff_states
+from tests.support import FIXTURES
 
-FIXTURES = Path(__file__).parent / "fixtures"
 T1_PATH = FIXTURES / "t1.json"
 
 ALL_TOOLS = list(TOOLS.names())

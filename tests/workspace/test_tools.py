@@ -11,8 +11,7 @@ from jsonschema import Draft202012Validator
 from coworkenv.episode.episode import Episode
 from coworkenv.workspace import TOOLS, tool_schemas
 from coworkenv.workspace.runtime import Workspace
-
-from ._support import ALL_TOOLS, CATALOG, make_spec, rich_spec, state_json
+from tests.support.builders import ALL_TOOLS, CATALOG, make_spec, rich_spec, state_json
 
 
 def strict_json(value: Any) -> str:

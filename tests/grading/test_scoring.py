@@ -16,8 +16,7 @@ from coworkenv.errors import CoworkEnvError
 from coworkenv.grading import consistency_gate, grade, grade_trajectory, pass_at_k, pass_hat_k
 from coworkenv.grading.score import PASS_THRESHOLD, robustness
 from coworkenv.spec import TaskSpec, UserSpec
-
-from ._support import (
+from tests.support.builders import (
     assistant_call,
     assistant_text,
     err,

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -23,8 +22,8 @@ from coworkenv.pipeline.core_check import check_task
 from coworkenv.spec import CAPABILITIES, CHECK_KINDS, SERVICE_NAMES, AnswerStep, SayStep, TaskSpec, ToolStep, WorkspaceSpec
 from coworkenv.spec.io import load_task, load_tasks
 from coworkenv.workspace import TOOLS
+from tests.support import ROOT  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 TASK_DIR = EXAMPLES / "tasks"
 FILES = sorted(TASK_DIR.glob("*.json"))
