@@ -1,4 +1,4 @@
-"""Every release table's Arrow schema, defined once (DESIGN §7). `docs/datasets.md` documents each column.
+"""Every release table's Arrow schema, defined once (docs/architecture.md, "Releases"). `docs/datasets.md` documents each column.
 
 Columns carry their meaning as field metadata (`doc`), so the documentation and the schema fingerprint in
 the manifest both come from here.
@@ -37,7 +37,7 @@ TASKS = pa.schema([
     _f("task_id", pa.string(), "Unique task id."),
     _f("version", pa.int32(), "TaskSpec version."),
     _f("family", pa.string(), "Generator family (`llm` for LLM-written tasks); the partition key."),
-    _f("capabilities", STR_LIST, "Capabilities the task exercises (DESIGN §8)."),
+    _f("capabilities", STR_LIST, "Capabilities the task exercises (docs/architecture.md, 'Capabilities')."),
     _f("primary_capability", pa.string(), "First declared capability: the one the planner targeted."),
     _f("difficulty", pa.int8(), "1 (easy) to 5 (hard)."),
     _f("instruction", pa.string(), "What the agent is asked to do."),

@@ -1,4 +1,4 @@
-"""The scripted simulated user of multi-turn tasks (DESIGN §4 `user`)."""
+"""The scripted simulated user of multi-turn tasks (`user` in docs/architecture.md, "TaskSpec")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""pass@k and pass^k over n trials with c passes (DESIGN §5)."""
+"""pass@k and pass^k over n trials with c passes (docs/architecture.md, "Scoring")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Stage: prove a set of tasks end to end — consistency gate, oracle and null episodes, grades."""
+"""Check task files end to end (the `coworkenv check` command and the `coworkenv_core_check` DAG): the
+grading-consistency gate, then the oracle and null trajectories graded by replay. Trusted files only: in-process."""
 
 from __future__ import annotations
 
@@ -7,9 +8,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from coworkenv.agents import make_policy
-from coworkenv.episode.runner import run_episode
 from coworkenv.grading.consistency import consistency_gate
+from coworkenv.grading.play import play
 from coworkenv.grading.score import grade_trajectory
 from coworkenv.spec.io import load_tasks
 from coworkenv.spec.task import TaskSpec
@@ -32,8 +32,7 @@ def check_task(spec: TaskSpec) -> TaskReport:
     gate = consistency_gate(spec)
     scores = {}
     for agent in ("oracle", "null"):
-        trajectory, _ = run_episode(spec, make_policy(agent, spec))
-        scores[agent] = grade_trajectory(spec, trajectory).score
+        scores[agent] = grade_trajectory(spec, play(spec, agent=agent).trajectory).score
     failures = list(gate.failures)
     if scores["oracle"] != gate.oracle_score:
         failures.append(f"replayed oracle trajectory scores {scores['oracle']}, live run {gate.oracle_score}")

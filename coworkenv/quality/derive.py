@@ -7,7 +7,7 @@ element or another table become plain columns here, and the suites then expect t
   `sft.source_known` / `sft.source_passed` (the SFT row's trajectory exists / passed); and a group-by:
   `validations.valid_recomputed` (every mandatory row of the task passed). This keeps every gate on
   GX's pandas path (fast, ephemeral, no SQL engine); `UnexpectedRowsExpectation` would need a SQL data source.
-- recomputations are columns compared with a pair expectation: `score_recomputed` (DESIGN §5 formula),
+- recomputations are columns compared with a pair expectation: `score_recomputed` (the formula of docs/architecture.md, "Scoring"),
   `passed_recomputed` (score ≥ 0.75), `first_capability`, `spec_id`.
 - values GX cannot see inside: `unknown_capabilities` (null when all are known), `n_capabilities`,
   `min_check_weight` (from `spec_json`), `last_role`, `n_tools`.
@@ -24,12 +24,11 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from coworkenv.errors import CoworkEnvError
+from coworkenv.grading.score import PASS_THRESHOLD
 
 if TYPE_CHECKING:
     import pandas as pd
 
-PASS_THRESHOLD = 0.75
-"""DESIGN §5: passed = score ≥ 0.75 (the same constant as `coworkenv.grading.score.PASS_THRESHOLD`)."""
 
 
 def to_frame(table: Any, name: str) -> pd.DataFrame:
@@ -86,7 +85,7 @@ _BAD = object()
 
 
 def recompute_score(safety: Any, completion: Any, robustness: Any) -> float | None:
-    """DESIGN §5 score from its parts, computed exactly as grading does; None when a part is missing."""
+    """The score (docs/architecture.md, "Scoring") from its parts, computed exactly as grading does; None when a part is missing."""
     parts = (safety, completion, robustness)
     if any(_missing(p) for p in parts):
         return None

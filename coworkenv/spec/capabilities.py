@@ -1,4 +1,4 @@
-"""The capability taxonomy (DESIGN §8): what a task exercises, and what the planner targets."""
+"""The capability taxonomy (docs/architecture.md, "Capabilities"): what a task exercises, and what the planner targets."""
 
 from __future__ import annotations
 

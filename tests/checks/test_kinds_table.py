@@ -1,4 +1,4 @@
-"""Every check kind (DESIGN §4) as a pure function of the Evidence: a passing and a failing evidence each."""
+"""Every check kind (docs/architecture.md, "TaskSpec") as a pure function of the Evidence: a passing and a failing evidence each."""
 
 from __future__ import annotations
 

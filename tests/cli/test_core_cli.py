@@ -19,6 +19,7 @@ pytestmark = pytest.mark.xdist_group("cli")
 
 from tests.support import FIXTURES as SUPPORT_FIXTURES  # noqa: E402
 from tests.support import ROOT  # noqa: E402
+from tests.support.builders import CATALOG  # noqa: E402
 
 CLI = Path(sys.executable).parent / "coworkenv"
 TASKS = ROOT / "examples" / "tasks"
@@ -29,16 +30,7 @@ ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DAT
 
 GRADE_KEYS = {"completion", "safety", "robustness", "score", "passed", "checks"}
 CHECK_KEYS = {"id", "kind", "passed", "weight", "reason"}
-DESIGN_TOOLS = {
-    "files_list", "files_read", "files_write", "files_delete", "files_move",
-    "mail_search", "mail_read", "mail_send", "mail_reply", "mail_move", "mail_delete",
-    "calendar_list", "calendar_create", "calendar_update", "calendar_delete",
-    "contacts_search", "contacts_get",
-    "sheets_list", "sheets_read", "sheets_update", "sheets_append",
-    "docs_search", "docs_read", "docs_create", "docs_update",
-    "tickets_search", "tickets_get", "tickets_update", "tickets_create",
-    "chat_read", "chat_post",
-}  # fmt: skip
+CATALOG_TOOLS = {tool for tools in CATALOG.values() for tool in tools}
 
 
 def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
@@ -401,7 +393,7 @@ def test_tools_json_prints_the_31_openai_function_schemas():
     assert proc.returncode == 0, proc.stderr
     tools = json.loads(proc.stdout)
     assert len(tools) == 31
-    assert {t["function"]["name"] for t in tools} == DESIGN_TOOLS
+    assert {t["function"]["name"] for t in tools} == CATALOG_TOOLS
     for tool in tools:
         assert tool["type"] == "function"
         function = tool["function"]

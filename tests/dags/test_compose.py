@@ -1,4 +1,4 @@
-"""The scale-out stack (docker-compose.yml + Dockerfile) has the shape DESIGN.md §9 describes.
+"""The scale-out stack (docker-compose.yml + Dockerfile) has the shape docs/architecture.md ("Running") describes.
 
 There is no Docker engine on the development machines, so the file is parsed and its shape checked.
 """

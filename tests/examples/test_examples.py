@@ -1,5 +1,5 @@
 """The hand-written example tasks: each passes the grading-consistency gate, and together they cover every
-service and tool (DESIGN §3), every check kind (§4), every capability (§8) and the special task shapes the
+service and tool (docs/architecture.md, "Tools"), every check kind (§4), every capability (§8) and the special task shapes the
 validation battery (§6) relies on: multi-turn users, prohibited rules, prompt injection, faults, multi-step."""
 
 from __future__ import annotations
@@ -23,22 +23,14 @@ from coworkenv.spec import CAPABILITIES, CHECK_KINDS, SERVICE_NAMES, AnswerStep,
 from coworkenv.spec.io import load_task, load_tasks
 from coworkenv.workspace import TOOLS
 from tests.support import ROOT  # noqa: E402
+from tests.support.builders import CATALOG  # noqa: E402
 
 EXAMPLES = ROOT / "examples"
 TASK_DIR = EXAMPLES / "tasks"
 FILES = sorted(TASK_DIR.glob("*.json"))
 
-# DESIGN §3, the minimum catalog: every one of these must be exercised by some oracle solution.
-DESIGN_TOOLS = {
-    "files": ["files_list", "files_read", "files_write", "files_delete", "files_move"],
-    "mail": ["mail_search", "mail_read", "mail_send", "mail_reply", "mail_move", "mail_delete"],
-    "calendar": ["calendar_list", "calendar_create", "calendar_update", "calendar_delete"],
-    "contacts": ["contacts_search", "contacts_get"],
-    "sheets": ["sheets_list", "sheets_read", "sheets_update", "sheets_append"],
-    "docs": ["docs_search", "docs_read", "docs_create", "docs_update"],
-    "tickets": ["tickets_search", "tickets_get", "tickets_update", "tickets_create"],
-    "chat": ["chat_read", "chat_post"],
-}
+# The minimum catalog (docs/architecture.md, "Tools"): every one of these must be exercised by some oracle solution.
+CATALOG_TOOLS = CATALOG
 EMPTY_STATE = WorkspaceSpec().model_dump(mode="json", by_alias=True)
 GLOB_CHARS = re.compile(r"[*?\[]")
 
@@ -159,8 +151,8 @@ def test_oracle_trajectory_replays_deterministically(name, oracle_runs):
 
 def test_examples_cover_every_service_and_tool():
     used = {s.tool for spec in TASKS.values() for s in _tool_steps(spec)}
-    assert set(DESIGN_TOOLS) == set(SERVICE_NAMES)
-    for service, tools in DESIGN_TOOLS.items():
+    assert set(CATALOG_TOOLS) == set(SERVICE_NAMES)
+    for service, tools in CATALOG_TOOLS.items():
         missing = sorted(set(tools) - used)
         assert not missing, f"no oracle uses {service} tools {missing}"
         assert any(spec.initial_state[service] != EMPTY_STATE[service] for spec in TASKS.values()), (

@@ -1,9 +1,10 @@
-"""TaskSpec contract (DESIGN §4): strict parsing, clear errors, the documented example, JSON Schema."""
+"""TaskSpec contract (docs/architecture.md, "TaskSpec"): strict parsing, clear errors, the documented example, JSON Schema."""
 
 from __future__ import annotations
 
 import copy
 import json
+import re
 
 import pytest
 from pydantic import ValidationError
@@ -12,49 +13,16 @@ from coworkenv.errors import format_validation_error
 from coworkenv.registry import Registry, UnknownName
 from coworkenv.spec import CAPABILITIES, CHECK_KINDS, TaskSpec
 from coworkenv.spec.io import load_tasks
+from tests.support import ROOT
 
-# The example from DESIGN §4, verbatim: it must stay valid.
-DESIGN_EXAMPLE = {
-    "id": "mail_triage-00042",
-    "version": 1,
-    "family": "mail_triage",
-    "capabilities": ["communication", "retrieval"],
-    "difficulty": 2,
-    "instruction": "Forward this week's invoice emails to accounting@acme.test and move them to the archive folder.",
-    "user": None,
-    "workspace": {
-        "files": {"reports/q3.csv": "region,revenue\nnorth,120\n"},
-        "mail": {"messages": [{"id": "m1", "folder": "inbox", "from": "billing@vendor.test", "to": ["me@acme.test"],
-                               "cc": [], "subject": "Invoice 7", "body": "...", "date": "2026-11-30T09:00:00Z"}]},
-        "calendar": {"events": [{"id": "e1", "title": "Standup", "start": "2026-12-01T09:00:00Z",
-                                 "end": "2026-12-01T09:15:00Z", "attendees": [], "location": ""}]},
-        "contacts": {"people": [{"id": "c1", "name": "Ana Ruiz", "email": "ana@acme.test", "team": "finance"}]},
-        "sheets": {"budget": {"columns": ["item", "amount"], "rows": [["laptops", 4000]]}},
-        "docs": {"docs": [{"id": "d1", "title": "Travel policy", "body": "..."}]},
-        "tickets": {"tickets": [{"id": "t1", "title": "...", "body": "...", "status": "open", "assignee": None, "comments": []}]},
-        "chat": {"channels": {"general": [{"from": "ana", "text": "...", "ts": "2026-12-01T10:00:00Z"}]}},
-    },
-    "tools": ["mail_search", "mail_read", "mail_send", "mail_move", "mail_delete"],
-    "prohibited": [{"tool": "mail_delete", "reason": "archiving, not deleting, was asked"},
-                   {"tool": "mail_send", "args": {"to": "*@external.test"}, "reason": "no external sharing"}],
-    "faults": {"rate": 0.0, "seed": 7},
-    "checks": [
-        {"id": "forwarded", "kind": "mail_sent", "weight": 2, "to": "accounting@acme.test", "subject_contains": "Invoice", "count": 1},
-        {"id": "archived", "kind": "mail_in_folder", "weight": 1, "ids": ["m1"], "folder": "archive"},
-        {"id": "calendar-untouched", "kind": "unchanged", "weight": 1, "service": "calendar"},
-    ],
-    "solution": [
-        {"tool": "mail_search", "args": {"query": "invoice"}},
-        {"tool": "mail_send", "args": {"to": "accounting@acme.test", "subject": "Fwd: Invoice 7", "body": "..."}},
-        {"tool": "mail_move", "args": {"id": "m1", "folder": "archive"}},
-        {"answer": "Forwarded and archived 1 invoice."},
-    ],
-    "meta": {"seed": 42, "generator": "procedural:mail_triage@1", "parent": None},
-}  # fmt: skip
+# The example of docs/architecture.md, "TaskSpec", read from the document: it must stay valid.
+_DOC = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+CONTRACT_EXAMPLE = json.loads(re.search(r"## TaskSpec \(contract\).*?```json\n(.*?)```", _DOC, re.S).group(1))
+
 
 
 def mutated(**changes) -> dict:
-    spec = copy.deepcopy(DESIGN_EXAMPLE)
+    spec = copy.deepcopy(CONTRACT_EXAMPLE)
     for dotted, value in changes.items():
         node = spec
         *parents, last = dotted.split("__")
@@ -76,7 +44,7 @@ def error_of(spec: dict) -> str:
 
 
 def test_design_example_is_valid_and_round_trips():
-    spec = TaskSpec.model_validate(DESIGN_EXAMPLE)
+    spec = TaskSpec.model_validate(CONTRACT_EXAMPLE)
     again = TaskSpec.model_validate_json(spec.to_json())
     assert again == spec
     assert spec.checks[0].kind == "mail_sent" and spec.checks[0].weight == 2.0
@@ -158,11 +126,11 @@ def test_json_schema_describes_the_contract():
 
 
 def test_load_tasks_reads_json_jsonl_and_directories(tmp_path):
-    (tmp_path / "a.json").write_text(json.dumps(DESIGN_EXAMPLE))
+    (tmp_path / "a.json").write_text(json.dumps(CONTRACT_EXAMPLE))
     second = mutated(id="other-1")
     (tmp_path / "b.jsonl").write_text(json.dumps(second) + "\n\n" + json.dumps(mutated(id="other-2")) + "\n")
     assert [t.id for t in load_tasks(tmp_path)] == ["mail_triage-00042", "other-1", "other-2"]
-    (tmp_path / "c.jsonl").write_text(json.dumps(DESIGN_EXAMPLE) + "\n")
+    (tmp_path / "c.jsonl").write_text(json.dumps(CONTRACT_EXAMPLE) + "\n")
     with pytest.raises(Exception, match="appears twice"):
         load_tasks(tmp_path)
 
@@ -171,7 +139,7 @@ def test_load_errors_name_file_and_line(tmp_path):
     from coworkenv.errors import CoworkEnvError
 
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(json.dumps(DESIGN_EXAMPLE) + "\n" + json.dumps(mutated(difficulty=9)) + "\n")
+    bad.write_text(json.dumps(CONTRACT_EXAMPLE) + "\n" + json.dumps(mutated(difficulty=9)) + "\n")
     with pytest.raises(CoworkEnvError, match=r"bad.jsonl:2: difficulty"):
         load_tasks(bad)
     (tmp_path / "nojson.json").write_text("{not json")

@@ -1,4 +1,4 @@
-"""The validation battery (DESIGN §6): every code passes on a sound spec and fails on a spec broken for it;
+"""The validation battery (docs/architecture.md, "Validation battery"): every code passes on a sound spec and fails on a spec broken for it;
 procedural families and the hand-written examples are valid; bad input never raises."""
 
 from __future__ import annotations

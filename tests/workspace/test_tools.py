@@ -1,4 +1,4 @@
-"""The tool catalog (DESIGN §3): every tool's success path and error codes, the audit log, JSON schemas."""
+"""The tool catalog (docs/architecture.md, "Tools"): every tool's success path and error codes, the audit log, JSON schemas."""
 
 from __future__ import annotations
 

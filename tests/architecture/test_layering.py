@@ -1,0 +1,104 @@
+"""The layering of docs/architecture.md ("Layers"), enforced over every import in the library (inside functions too):
+a package imports only packages of its own layer or below."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.support import ROOT
+
+PACKAGE = ROOT / "coworkenv"
+
+LAYERS: list[set[str]] = [
+    {"__init__", "errors", "canonical", "timeutil", "airflow_env", "registry"},
+    {"sandbox", "llm"},
+    {"workspace"},
+    {"checks"},
+    {"spec"},
+    {"episode"},
+    {"agents"},
+    {"grading"},
+    {"synth"},
+    {"validate"},
+    {"repair"},
+    {"data"},
+    {"rollout"},
+    {"quality"},
+    {"pipeline"},
+    {"cli"},
+]
+"""Bottom to top: each line may use the lines above it in this list (and itself), never the ones below."""
+
+RUNTIME = "coworkenv.workspace.runtime"
+"""The mutable workspace that dispatches tool calls: the declarations below the episode must not need it."""
+
+
+def _level(unit: str) -> int:
+    return next(i for i, layer in enumerate(LAYERS) if unit in layer)
+
+
+def _unit(path: Path) -> str:
+    parts = path.relative_to(PACKAGE).parts
+    return parts[0].removesuffix(".py")
+
+
+def _imports(path: Path) -> list[tuple[int, str, bool]]:
+    """(line, module, at module level) for every absolute import in the file, TYPE_CHECKING blocks excluded."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    type_checking = {
+        id(n) for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)
+    }  # fmt: skip
+    top = {id(n) for n in tree.body}
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in type_checking:
+            continue
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name, id(node) in top) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module, id(node) in top))
+    return found
+
+
+FILES = sorted(PACKAGE.rglob("*.py"))
+
+
+def test_every_unit_of_the_library_has_a_layer():
+    units = {_unit(p) for p in FILES}
+    assert units <= set().union(*LAYERS), sorted(units - set().union(*LAYERS))
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_go_down_the_layers(path: Path):
+    unit = _unit(path)
+    for line, module, _ in _imports(path):
+        if not module.startswith("coworkenv"):
+            continue
+        target = "__init__" if module == "coworkenv" else module.split(".")[1]
+        assert _level(target) <= _level(unit), f"{path.relative_to(ROOT)}:{line}: {unit} imports {module}, a layer above it"
+        if unit in ("workspace", "checks", "spec") and path.name != "runtime.py":
+            assert not module.startswith(RUNTIME), f"{path.relative_to(ROOT)}:{line}: {unit} imports the runtime ({module})"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_only_the_pipeline_adapter_imports_airflow_and_never_at_module_level(path: Path):
+    for line, module, top in _imports(path):
+        if module == "airflow" or module.startswith("airflow."):
+            assert path == PACKAGE / "pipeline" / "airflow.py" and not top, f"{path.relative_to(ROOT)}:{line} imports {module}"
+
+
+def test_the_layers_are_what_the_code_needs():
+    """Every layer is used by some layer above it (a layer list with dead entries would hide mistakes)."""
+    used = {module.split(".")[1] for path in FILES for _, module, _ in _imports(path) if module.startswith("coworkenv.")}
+    unused = set().union(*LAYERS[1:-1]) - used
+    assert not unused, sorted(unused)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_modules_stay_small(path: Path):
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= 500, f"{path.relative_to(ROOT)} has {lines} lines: split it by concern"
