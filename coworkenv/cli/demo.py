@@ -61,7 +61,7 @@ def demo(
         raise typer.Exit(1)
     root = env["COWORKENV_DATA_ROOT"]
     manifest = read_manifest(root, "latest")
-    console.print(f"plan → generate → validate (sandboxed) → repair → gate → publish: [green]success[/]; full log: {log}")
+    console.print(f"plan → generate → validate → repair → rollout → build → gate → publish: [green]success[/]; full log: {log}")
     console.rule("[bold]3. The published release")
     console.print(f"release [bold]{manifest.release_id}[/] (parent: {manifest.parent or 'none'})")
     console.print(f"under {root}/releases/, LATEST → {manifest.release_id}")

@@ -1,0 +1,126 @@
+"""The stages over the run directory, called as the DAG and the CLI call them (in-process runtime: the sandboxed paths
+are exercised by the CLI and DAG tests)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from coworkenv.data.reader import read_manifest, read_table
+from coworkenv.errors import CoworkEnvError
+from coworkenv.pipeline.build import build_tables
+from coworkenv.pipeline.config import SynthesisConfig
+from coworkenv.pipeline.gate import gate_tables
+from coworkenv.pipeline.generate import generate_shard, import_tasks
+from coworkenv.pipeline.plan import plan_run, start_run
+from coworkenv.pipeline.publish import publish
+from coworkenv.pipeline.repair import repair_run
+from coworkenv.pipeline.rollout import rollout_run
+from coworkenv.pipeline.rundir import RunDir, read_jsonl, safe_name, valid_tasks, validated
+from coworkenv.pipeline.synthesize import synthesize
+from coworkenv.pipeline.validate import validate_shard
+from tests.support import EXAMPLES, ROOT
+
+CONFIG = SynthesisConfig(n=10, seed=3, shards=2, runtime="none", families=["mail_triage", "csv_aggregate", "flaky_sync"])
+BROKEN = ROOT / "tests" / "repair" / "corpus" / "01_wrong_expected_number.json"
+
+
+def test_plan_deals_rows_onto_shards_and_records_the_config(tmp_path):
+    run = RunDir.open("p", tmp_path)
+    shards = plan_run(run, CONFIG)
+    assert len(shards) == 2 and sum(s["tasks"] for s in shards) == 10 and all(s["rows"] for s in shards)
+    assert run.config() == CONFIG and json.loads(run.file("shards.json").read_text()) == shards
+
+
+def test_stages_in_order_publish_a_release_and_every_file_is_where_the_layout_says(tmp_path):
+    run = RunDir.open("manual__2026-12-02T10:00:00+00:00", tmp_path)
+    assert run.path.name == "manual__2026-12-02T10_00_00_00_00"
+    for shard in plan_run(run, CONFIG):
+        generate_shard(run, shard)
+    results = [validate_shard(run, shard) for shard in run.shard_ids()]
+    assert sum(r["tasks"] for r in results) == 10 and all(r["valid"] == r["tasks"] for r in results)
+    assert repair_run(run) == {"invalid": 0, "repaired": 0, "metrics": {}}
+    assert rollout_run(run) == {"trajectories": 10, "passed": 10}
+    rows = build_tables(run)
+    assert rows["tasks"] == 10 and rows["validations"] == 10 * 12 and rows["sft"] == 10
+    with pytest.raises(CoworkEnvError, match="not passed the gates"):
+        publish(run)
+    gate_tables(run)
+    manifest = publish(run)
+    assert manifest.run_id == run.run_id and read_manifest(tmp_path, "latest").release_id == manifest.release_id
+    for path in ("config.json", "plan.json", "shards.json", "generated/shard-0000.tasks.jsonl", "validated/shard-0001.validations.jsonl",
+                 "repaired/attempts.jsonl", "rollouts/trajectories.jsonl", "tables/tasks.parquet", "quality/passed.json"):  # fmt: skip
+        assert run.file(path).exists(), path
+
+
+def test_new_tables_need_the_gates_again(tmp_path):
+    run = RunDir.open("again", tmp_path)
+    manifest = synthesize(CONFIG, "again", tmp_path)
+    build_tables(run)  # the same tables, but built after the gates: not vouched for any more
+    with pytest.raises(CoworkEnvError, match="not passed the gates"):
+        publish(run)
+    gate_tables(run)
+    assert publish(run).release_id == manifest.release_id  # and a rerun of a run id is the same release
+
+
+def test_a_new_plan_clears_what_an_earlier_start_left(tmp_path):
+    run = RunDir.open("r", tmp_path)
+    synthesize(CONFIG, "r", tmp_path)
+    plan_run(run, CONFIG.model_copy(update={"n": 4, "shards": 1}))
+    for stage in ("generated", "validated", "repaired", "rollouts", "tables", "quality"):
+        assert not run.file(stage).exists(), stage
+    with pytest.raises(CoworkEnvError, match="no generated tasks"):
+        run.shard_ids()
+
+
+def test_tasks_from_files_are_validated_and_the_broken_one_repaired(tmp_path):
+    run = RunDir.open("files", tmp_path)
+    start_run(run, CONFIG.model_copy(update={"repair_rounds": 2}))
+    shards = import_tasks(run, [EXAMPLES, BROKEN], shards=3)
+    n = len(list(EXAMPLES.glob("*.json"))) + 1
+    assert [s["shard"] for s in shards] == [0, 1, 2] and sum(s["tasks"] for s in shards) == n
+    for shard in run.shard_ids():
+        validate_shard(run, shard)
+    invalid = [v for _, v in validated(run) if not v.valid]
+    assert [v.task_id for v in invalid] == [json.loads(BROKEN.read_text())["id"]]
+    result = repair_run(run)
+    assert result["repaired"] == 1 and result["metrics"]["rescue_rate"] == 1.0
+    (repaired,) = [json.loads(line) for line in read_jsonl(run.file("repaired", "tasks.jsonl"))]
+    assert repaired["meta"]["parent"] == invalid[0].task_id
+    assert {spec.id for spec, _ in valid_tasks(run)} >= {repaired["id"]} and len(valid_tasks(run)) == n
+
+
+def test_unparseable_lines_are_rejected_with_a_label_and_skipped_by_repair(tmp_path):
+    run = RunDir.open("junk", tmp_path)
+    start_run(run, CONFIG)
+    junk = tmp_path / "junk.jsonl"
+    junk.write_text('{"id": "x", "family": 3}\nnot json at all\n[1, 2]\n', encoding="utf-8")
+    import_tasks(run, [junk], shards=1)
+    validate_shard(run, 0)
+    verdicts = [v for _, v in validated(run)]
+    assert [v.valid for v in verdicts] == [False, False, False]
+    assert [v.task_id for v in verdicts] == ["x", "shard-0000.tasks.jsonl:2", "shard-0000.tasks.jsonl:3"]
+    assert repair_run(run)["invalid"] == 1  # only the JSON object can be repaired at all
+
+
+def test_stages_of_a_run_that_was_not_started(tmp_path):
+    run = RunDir.open("nothing", tmp_path)
+    with pytest.raises(CoworkEnvError, match="has not been planned"):
+        run.config()
+    start_run(run, CONFIG)
+    with pytest.raises(CoworkEnvError, match="no generated tasks"):
+        run.shard_ids()
+
+
+def test_run_ids_and_data_roots(tmp_path):
+    with pytest.raises(CoworkEnvError, match="non-empty run id"):
+        safe_name(" ")
+    with pytest.raises(CoworkEnvError, match="local"):
+        RunDir.open("x", "memory://bucket/root")
+
+
+def test_the_release_reads_back(tmp_path):
+    manifest = synthesize(CONFIG, "read", tmp_path)
+    tasks = read_table(tmp_path, manifest.release_id, "tasks").to_pylist()
+    assert len(tasks) == 10 and all(t["oracle_score"] == 1.0 for t in tasks)
