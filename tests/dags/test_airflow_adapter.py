@@ -1,0 +1,36 @@
+"""The Airflow side of the pipeline (`coworkenv.pipeline.airflow`): an LLM endpoint read from a real Airflow connection,
+its key kept a secret and never copied into the environment."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+pytestmark = [pytest.mark.airflow, pytest.mark.xdist_group("airflow")]
+
+KEY = "sk-test-0123456789abcdef"
+
+
+def test_an_llm_endpoint_from_a_connection_keeps_its_key_secret(monkeypatch):
+    from coworkenv.pipeline.airflow import llm_config_from_connection
+
+    conn = {"conn_type": "http", "host": "http://127.0.0.1", "port": 8000, "password": KEY, "extra": {"model": "qwen-tiny", "max_retries": 1}}
+    monkeypatch.setenv("AIRFLOW_CONN_MY_LLM", json.dumps(conn))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    before = dict(os.environ)
+    config = llm_config_from_connection("my_llm", concurrency=2)
+    assert (config.base_url, config.model, config.max_retries, config.concurrency) == ("http://127.0.0.1:8000", "qwen-tiny", 1, 2)
+    assert config.key() == KEY
+    assert KEY not in repr(config) and KEY not in config.model_dump_json() and KEY not in str(config.model_dump())
+    assert {k: v for k, v in os.environ.items() if KEY in v} == {k: v for k, v in before.items() if KEY in v}  # only the connection itself
+
+
+def test_a_connection_without_a_password_uses_the_key_variable(monkeypatch):
+    from coworkenv.pipeline.airflow import llm_config_from_connection
+
+    monkeypatch.setenv("AIRFLOW_CONN_LOCAL_LLM", json.dumps({"conn_type": "http", "host": "http://127.0.0.1:9/v1", "extra": {"model": "m"}}))
+    monkeypatch.setenv("MY_KEY", "from-the-environment")
+    config = llm_config_from_connection("local_llm", api_key_env="MY_KEY")
+    assert config.api_key is None and config.key() == "from-the-environment" and config.base_url == "http://127.0.0.1:9/v1"
