@@ -78,15 +78,13 @@ def run(
     out: Annotated[Path | None, typer.Option(help="Write the trajectory JSON here (default: stdout).")] = None,
 ) -> None:
     """Run one episode with an agent and write its trajectory; the grade goes to stderr."""
-    from coworkenv.agents import make_policy
-    from coworkenv.episode.runner import run_episode
-    from coworkenv.grading.score import grade as grade_evidence
+    from coworkenv.grading.play import play
     from coworkenv.spec.io import load_task
 
     spec = load_task(task)
-    trajectory, evidence = run_episode(spec, make_policy(agent, spec))
-    result = grade_evidence(spec, evidence)
-    text = json.dumps(trajectory.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    episode = play(spec, agent=agent)
+    result = episode.grade
+    text = json.dumps(episode.trajectory.to_dict(), indent=2, ensure_ascii=False) + "\n"
     if out is None:
         sys.stdout.write(text)
     else:

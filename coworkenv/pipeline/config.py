@@ -8,34 +8,20 @@ this model): a new field appears in all three at once.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from coworkenv.errors import CoworkEnvError, format_validation_error
 from coworkenv.llm import LLMConfig
 from coworkenv.sandbox.choices import RuntimeChoice
-from coworkenv.spec.capabilities import CAPABILITIES
-from coworkenv.synth.family import load_families
+from coworkenv.synth.generate import GenerateRequest
 
 
-def _names_field(what: str, names: list[str]) -> Any:
-    return Field(None, title=what.capitalize(), description=f"Only these {what} (default: all).", json_schema_extra={"items": {"enum": names}})
+class SynthesisConfig(GenerateRequest):
+    """What a synthesis run makes: plan → generate → validate → repair → rollout → build → gate → publish. The fields
+    of what to generate come from `GenerateRequest`; these add the endpoint, repair, sandbox and sharding settings."""
 
-
-class SynthesisConfig(BaseModel):
-    """What a synthesis run makes: plan → generate → validate → repair → rollout → build → gate → publish."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    n: int = Field(100, ge=1, le=1_000_000, title="Tasks", description="Tasks to generate.")
-    seed: int = Field(0, ge=0, title="Seed", description="Run seed: the same settings give the same tasks.")
-    families: list[str] | None = _names_field("families", load_families().names())
-    capabilities: list[str] | None = _names_field("capabilities", CAPABILITIES.names())
-    difficulty_min: int = Field(1, ge=1, le=5, title="Lowest difficulty", description="Lowest difficulty (1-5).")
-    difficulty_max: int = Field(5, ge=1, le=5, title="Highest difficulty", description="Highest difficulty (1-5), at least the lowest.")
-    generator: Literal["procedural", "llm", "mixed"] = Field("procedural", title="Generator", description="Where tasks come from.")
-    llm_share: float = Field(0.25, ge=0, le=1, title="LLM share", description="Share of LLM-written tasks when the generator is mixed.")
     llm_conn_id: str | None = Field(
         None, title="LLM connection",
         description="Airflow connection of an OpenAI-compatible endpoint (host = base URL, password = API key, extra = "
@@ -54,24 +40,8 @@ class SynthesisConfig(BaseModel):
     shards: int = Field(2, ge=1, le=256, title="Shards", description="Generation and validation shards (mapped tasks in Airflow).")
     profile: str | None = Field(None, title="Capability profile", description="Capability profile JSON to plan from (default: cold start).")
 
-    @field_validator("families")
-    @classmethod
-    def _known_families(cls, names: list[str] | None) -> list[str] | None:
-        for name in names or ():
-            load_families().get(name)  # unknown names fail with a "did you mean"
-        return names
-
-    @field_validator("capabilities")
-    @classmethod
-    def _known_capabilities(cls, names: list[str] | None) -> list[str] | None:
-        for name in names or ():
-            CAPABILITIES.get(name)
-        return names
-
     @model_validator(mode="after")
-    def _consistent(self) -> Self:
-        if self.difficulty_min > self.difficulty_max:
-            raise ValueError(f"difficulty_min ({self.difficulty_min}) is above difficulty_max ({self.difficulty_max})")
+    def _llm_endpoint(self) -> Self:
         if self.generator != "procedural" and not self.llm_conn_id and not (self.llm_base_url and self.llm_model):
             raise ValueError(f"generator {self.generator!r} needs an LLM endpoint: llm_conn_id (in Airflow), or llm_base_url and llm_model")
         return self

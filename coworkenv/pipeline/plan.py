@@ -8,18 +8,11 @@ from typing import Any
 from coworkenv.pipeline.config import SynthesisConfig
 from coworkenv.pipeline.rundir import RunDir, write_json, write_text
 from coworkenv.spec.io import load_model
-from coworkenv.synth.generate import GenerateRequest, check_plan, plan_for
+from coworkenv.synth.generate import check_plan, plan_for
 from coworkenv.synth.planner import CapabilityProfile, Plan
 
 DOWNSTREAM = ("generated", "validated", "repaired", "rollouts", "tables", "quality")
 """What a new plan makes stale: the outputs of every later stage."""
-
-
-def request_of(config: SynthesisConfig) -> GenerateRequest:
-    return GenerateRequest(
-        n=config.n, seed=config.seed, families=config.families, capabilities=config.capabilities,
-        difficulty=(config.difficulty_min, config.difficulty_max), generator=config.generator, llm_share=config.llm_share,
-    )  # fmt: skip
 
 
 def start_run(run: RunDir, config: SynthesisConfig) -> None:
@@ -33,7 +26,7 @@ def plan_run(run: RunDir, config: SynthesisConfig, plan: Plan | None = None) -> 
     """Start the run with its plan (the given one, else planned from the config and its capability profile) and
     return the shards: plan rows dealt largest first onto the lightest shard."""
     profile = load_model(CapabilityProfile, config.profile) if config.profile else None
-    the_plan = check_plan(plan or plan_for(request_of(config), profile))
+    the_plan = check_plan(plan or plan_for(config, profile))
     start_run(run, config)
     write_text(run.file("plan.json"), the_plan.model_dump_json(indent=2) + "\n")
     shards: list[list[dict[str, Any]]] = [[] for _ in range(min(config.shards, len(the_plan.rows)))]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from coworkenv.errors import CoworkEnvError, format_validation_error
 from coworkenv.registry import UnknownName
@@ -45,18 +45,44 @@ class Summary(BaseModel):
     rejections_by_code: dict[str, int] = {}
 
 
+def _names_field(what: str, names: list[str]) -> Any:
+    return Field(None, title=what.capitalize(), description=f"Only these {what} (default: all).", json_schema_extra={"items": {"enum": names}})
+
+
 class GenerateRequest(BaseModel):
-    """What to generate; the same fields are CLI options and DAG params."""
+    """What to generate. The synthesis job's config (`pipeline.config.SynthesisConfig`) extends this model, so each
+    field is also a CLI option, a key of the run's YAML file and a field of the DAG's form."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    n: int = Field(ge=1, description="Number of tasks to generate.")
-    seed: int = Field(0, ge=0, description="Run seed: the same request always yields the same tasks.")
-    families: list[str] | None = Field(None, description="Only these families (default: all).")
-    capabilities: list[str] | None = Field(None, description="Only these capabilities (default: all).")
-    difficulty: tuple[int, int] = Field((1, 5), description="Inclusive difficulty range.")
-    generator: GeneratorKind = Field("procedural", description="procedural, llm, or mixed.")
-    llm_share: float = Field(0.25, ge=0.0, le=1.0, description="Share of tasks from the LLM when generator is mixed.")
+    n: int = Field(100, ge=1, le=1_000_000, title="Tasks", description="Tasks to generate.")
+    seed: int = Field(0, ge=0, title="Seed", description="Run seed: the same settings give the same tasks.")
+    families: list[str] | None = _names_field("families", load_families().names())
+    capabilities: list[str] | None = _names_field("capabilities", CAPABILITIES.names())
+    difficulty_min: int = Field(1, ge=1, le=5, title="Lowest difficulty", description="Lowest difficulty (1-5).")
+    difficulty_max: int = Field(5, ge=1, le=5, title="Highest difficulty", description="Highest difficulty (1-5), at least the lowest.")
+    generator: GeneratorKind = Field("procedural", title="Generator", description="Where tasks come from.")
+    llm_share: float = Field(0.25, ge=0, le=1, title="LLM share", description="Share of LLM-written tasks when the generator is mixed.")
+
+    @field_validator("families")
+    @classmethod
+    def _known_families(cls, names: list[str] | None) -> list[str] | None:
+        for name in names or ():
+            load_families().get(name)  # unknown names fail with a "did you mean"
+        return names
+
+    @field_validator("capabilities")
+    @classmethod
+    def _known_capabilities(cls, names: list[str] | None) -> list[str] | None:
+        for name in names or ():
+            CAPABILITIES.get(name)
+        return names
+
+    @model_validator(mode="after")
+    def _difficulty_range(self) -> Self:
+        if self.difficulty_min > self.difficulty_max:
+            raise ValueError(f"difficulty_min ({self.difficulty_min}) is above difficulty_max ({self.difficulty_max})")
+        return self
 
 
 def select_families(families: Sequence[str] | None, capabilities: Sequence[str] | None) -> list[Family]:
@@ -74,10 +100,8 @@ def select_families(families: Sequence[str] | None, capabilities: Sequence[str] 
 
 
 def plan_for(request: GenerateRequest, profile: CapabilityProfile | None = None, config: PlannerConfig | None = None) -> Plan:
-    lo, hi = request.difficulty
-    if not 1 <= lo <= hi <= 5:
-        raise CoworkEnvError(f"difficulty range must be within 1-5, got {lo}-{hi}")
-    cfg = (config or PlannerConfig()).model_copy(update={"difficulties": tuple(range(lo, hi + 1))})
+    difficulties = tuple(range(request.difficulty_min, request.difficulty_max + 1))
+    cfg = (config or PlannerConfig()).model_copy(update={"difficulties": difficulties})
     families = select_families(request.families, request.capabilities)
     return make_plan(request.n, request.seed, families, profile, cfg, request.capabilities)
 

@@ -149,3 +149,13 @@ def test_bad_config_files(tmp_path, text, needle):
     config = tmp_path / "run.yaml"
     config.write_text(text, encoding="utf-8")
     assert_one_line_error(cli("generate", "--config", config, "--data-root", tmp_path), needle)
+
+
+def test_plan_takes_generates_settings(tmp_path):
+    out = tmp_path / "plan.json"
+    proc = cli("plan", "--n", "40", "--difficulty-min", "2", "--difficulty-max", "3", "--families", "mail_triage,sheet_join", "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(out.read_text())["rows"]
+    assert sum(r["count"] for r in rows) == 40 and {r["difficulty"] for r in rows} == {2, 3}
+    assert {r["family"] for r in rows} == {"mail_triage", "sheet_join"}
+    assert_one_line_error(cli("plan", "--difficulty-min", "5", "--difficulty-max", "1"), "difficulty_min (5) is above difficulty_max (1)")
