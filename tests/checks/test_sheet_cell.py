@@ -95,6 +95,13 @@ def test_fix_reference_maps_a_misspelled_column(changes, oracle, fixed):
     assert len(fixing.notes) == 1 and "→" in fixing.notes[0]
 
 
+def test_fix_reference_keeps_the_sheet_name_whole():
+    # a sheet name may contain a dot: the column is what follows the check's sheet name
+    fields = {**DESKS, "sheet": "q3.budget", "column": "amout"}
+    reason, check, _ = fix(fields, add_sheet("q3.budget", ["item", "amount"], [["desks", 1]]))
+    assert reason is None and check["column"] == "amount"
+
+
 def test_fix_reference_gives_a_reason_otherwise():
     assert fix({**DESKS, "column": "zzz"})[0] == "sheet 'budget' has no column 'zzz'"
     assert fix({**DESKS, "sheet": "q4"})[0] == "no such sheet, initially or after the oracle"
