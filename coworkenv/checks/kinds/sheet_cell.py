@@ -43,7 +43,8 @@ def fix_reference(check: dict[str, Any], entry: dict[str, Any], fixing: Fixing) 
     """A misspelled column is mapped to the closest column the sheet has, initially or after the oracle."""
     if "no such column" not in str(entry.get("problem", "")):
         return unfixable(entry)
-    sheet, _, column = str(entry.get("ref")).partition(".")
+    sheet = check["sheet"]  # the ref is "<sheet>.<column>" and a sheet name may itself contain a dot
+    column = str(entry.get("ref")).removeprefix(f"{sheet}.")
     columns = {c for state in fixing.states() for c in state["sheets"].get(sheet, {}).get("columns", [])}
     fixed = closest(column, columns, cutoff=COLUMN_CUTOFF)
     if fixed is None:

@@ -31,7 +31,7 @@ def recompute(check: dict[str, Any], ev: Evidence, spec: Any) -> Any:
     calls = [c for c in ev.calls if c.ok and c.tool == check["tool"]]
     n = sum(1 for c in calls if args_match(check.get("args"), c.args))
     if n == 0:
-        return DROP if not calls else {k: v for k, v in check.items() if k != "args"}
+        return DROP if not calls else recompute({k: v for k, v in check.items() if k != "args"}, ev, spec)
     new = {**check, "min": min(check.get("min", 1), n)}
     if check.get("max") is not None:
         new["max"] = max(check["max"], n)

@@ -1,0 +1,76 @@
+"""`answer_number`: passing and failing evidence; its `recompute` and `leaks` hooks and flags through the registry."""
+
+from __future__ import annotations
+
+import pytest
+
+from coworkenv.checks import CHECKS, evaluate
+from tests.support.builders import check
+from tests.support.checks import Row, assert_pass_fail, cases, episode, holds, leaked, recompute, registered, with_answer
+
+ROWS: list[Row] = [
+    ("answer_number", {"kind": "answer_number", "value": 1234.5}, with_answer("Total: 1,234.50 EUR"), with_answer("Total: 1,234 EUR")),
+    ("answer_number-tol", {"kind": "answer_number", "value": 100, "tol": 0.5}, with_answer("about 100.4"), with_answer("about 100.6")),
+    ("answer_number-none", {"kind": "answer_number", "value": 0}, with_answer("0 items"), with_answer("no number")),
+]
+
+
+def number(value: float, **fields) -> dict:
+    return {"kind": "answer_number", "value": value, **fields}
+
+
+@pytest.mark.parametrize(("fields", "passing", "failing"), cases(ROWS))
+def test_evaluate(fields, passing, failing):
+    assert_pass_fail(fields, passing, failing)
+
+
+def test_answer_number_uses_the_first_number_only():
+    ch = check(kind="answer_number", value=3)
+    assert evaluate(ch, with_answer("3 of 10")())[0] is True
+    assert evaluate(ch, with_answer("10, of which 3")())[0] is False
+
+
+def test_registry_entry():
+    assert registered("answer_number") == {"hooks": {"recompute", "leaks"}, "guard": False, "answer": True, "evidence_for": {"data_analysis"}}
+
+
+@pytest.mark.parametrize(
+    ("answer", "value"),
+    [("Total: 1,234.50 EUR", 1234.5), ("42 tickets, 3 of them open", 42), ("-7.5 degrees", -7.5)],
+)
+def test_recompute_takes_the_oracle_answers_first_number(answer, value):
+    ev = episode(answer=answer)
+    fixed = recompute(number(1, tol=0.01), ev)
+    assert fixed == {"id": "chk-answer_number", **number(value, tol=0.01)} and holds(fixed, ev)
+    assert type(fixed["value"]) is type(value)  # a whole number stays an int
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["No figure at all.", "On 2026-12-01 we sold 42.", "INV-2291 comes to 40 EUR.", "At 14:00, 3 people."],
+    ids=["none", "date-first", "identifier-first", "time-first"],
+)
+def test_recompute_gives_up_unless_a_figure_comes_first(answer):
+    assert recompute(number(1), episode(answer=answer)) is None
+
+
+@pytest.mark.parametrize(
+    ("fields", "instruction", "found"),
+    [
+        (number(1234.5), "Check the invoice of 1,234.50 EUR.", ["1,234.50"]),
+        (number(1250), "The invoice is $1250.00, right?", ["1250.00"]),
+        (number(100, tol=0.5), "It was about 100.4 last time.", ["100.4"]),
+        (number(100, tol=0.5), "It was about 100.6 last time.", []),
+        (number(2026), "Answer by 2026-12-20.", []),  # inside a date
+        (number(4471), "See INC-4471.", []),  # inside an identifier
+        (number(14), "Meet at 14:00.", []),  # inside a time
+        (number(3), "See q3.csv and v3.", []),
+    ],
+)
+def test_leaks(fields, instruction, found):
+    assert leaked(fields, instruction) == found
+
+
+def test_a_leak_names_its_check_and_value():
+    found = CHECKS.get("answer_number").leaks(check(**number(12)), "There are 12 of them.", lambda: "")
+    assert found == [{"source": "answer_number", "check": "chk-answer_number", "value": 12.0, "found": "12"}]

@@ -1,0 +1,92 @@
+"""`record`: passing and failing evidence; its `references`, `recompute` and `strengthen` hooks through the registry."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from coworkenv.checks import DROP
+from tests.support.checks import (
+    Row,
+    assert_pass_fail,
+    cases,
+    episode,
+    holds,
+    missing,
+    only_after,
+    recompute,
+    registered,
+    strengthen,
+    ticket,
+    unchanged_state,
+    with_state,
+)
+
+ROWS: list[Row] = [
+    ("record", {"kind": "record", "service": "tickets", "collection": "tickets", "match": {"id": "t1"},
+                "fields": {"status": "closed", "assignee": "*@acme.test"}},
+     with_state(ticket("t1", status="closed", assignee="bo@acme.test")), with_state(ticket("t1", status="closed"))),
+    ("record-no-match", {"kind": "record", "service": "docs", "collection": "docs", "match": {"title": "minutes*"}},
+     with_state(lambda s: s["docs"]["docs"].append({"id": "d2", "title": "Minutes 1", "body": ""})), unchanged_state),
+    ("record-contacts", {"kind": "record", "service": "contacts", "collection": "people", "match": {"id": "c1"},
+                         "fields": {"team": "finance"}}, unchanged_state,
+     with_state(lambda s: s["contacts"]["people"][0].__setitem__("team", "sales"))),
+]  # fmt: skip
+
+TICKET = {"kind": "record", "service": "tickets", "collection": "tickets"}
+
+
+def new_ticket(**fields):
+    record = {"id": "t3", "title": "", "body": "", "status": "open", "assignee": None, "comments": []} | fields
+    return lambda s: s["tickets"]["tickets"].append(copy.deepcopy(record))
+
+
+@pytest.mark.parametrize(("fields", "passing", "failing"), cases(ROWS))
+def test_evaluate(fields, passing, failing):
+    assert_pass_fail(fields, passing, failing)
+
+
+def test_registry_entry():
+    assert registered("record") == {"hooks": {"references", "recompute", "strengthen"}, "guard": False, "answer": False, "evidence_for": set()}
+
+
+def test_references_need_a_matching_record():
+    assert missing({**TICKET, "match": {"title": "vpn*"}}) == []
+    assert missing({**TICKET, "match": {"title": "printer*"}}, new_ticket(title="Printer jam")) == []
+    assert missing({**TICKET, "match": {"id": "t9"}}) == [({"id": "t9"}, "no tickets record matches, initially or after the oracle", "")]
+
+
+def test_recompute_takes_the_oracles_values_literally():
+    fields = {**TICKET, "match": {"id": "t1"}, "fields": {"status": "resolved", "assignee": "*@acme.test", "title": "x", "nope": 1}}
+    ev = episode(ticket("t1", status="closed", assignee="bo@acme.test", title="[VPN] down*"))
+    fixed = recompute(fields, ev)
+    # a glob that still matches stays; a value with glob characters is escaped; a field the record lacks goes
+    assert fixed["fields"] == {"status": "closed", "assignee": "*@acme.test", "title": "[[]VPN] down[*]"}
+    assert holds(fixed, ev)
+    assert not holds(fixed, episode(ticket("t1", status="closed", assignee="bo@acme.test", title="[VPN] downtime")))
+
+
+def test_recompute_drops_a_record_the_oracle_never_leaves():
+    assert recompute({**TICKET, "match": {"id": "t9"}, "fields": {"status": "x"}}, episode()) is DROP
+
+
+@pytest.mark.parametrize(
+    ("fields", "oracle", "required"),
+    [
+        ({"match": {"id": "t1"}}, ticket("t1", status="closed"), {"status": "closed"}),
+        ({"match": {"id": "t1"}, "fields": {"assignee": None}}, ticket("t1", status="closed"), {"assignee": None, "status": "closed"}),
+        # a created record: every field it was given (a null one is no different from an absent one)
+        ({"match": {"title": "printer*"}}, new_ticket(title="Printer *jam*"),
+         {"title": "Printer [*]jam[*]", "body": "", "status": "open", "comments": []}),
+    ],
+    ids=["changed", "kept-fields", "created"],
+)  # fmt: skip
+def test_strengthen_requires_what_the_oracle_changed(fields, oracle, required):
+    ev = episode(oracle)
+    stronger = strengthen({**TICKET, **fields}, ev)
+    assert stronger["fields"] == required and only_after(stronger, ev)
+
+
+def test_strengthen_gives_up_when_the_oracle_changes_no_matching_record():
+    assert strengthen({**TICKET, "match": {"id": "t1"}}, episode(ticket("t2", status="closed"))) is None
