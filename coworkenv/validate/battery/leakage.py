@@ -17,7 +17,6 @@ _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "Augu
 _ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$")
 
 
-
 def _date_renderings(value: str) -> list[str]:
     m = _ISO_DATE.match(value.strip())
     if not m:
