@@ -65,6 +65,8 @@ def demo(
     console.rule("[bold]3. The published release")
     console.print(f"release [bold]{manifest.release_id}[/] (parent: {manifest.parent or 'none'})")
     console.print(f"under {root}/releases/, LATEST → {manifest.release_id}")
+    options = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in conf.items())
+    console.print(f"the same release without Airflow: coworkenv synthesize {options} --run-id '{manifest.run_id}' (run directory: {root}/runs/)")
     rows = Table("table", "rows")
     for table, count in manifest.row_counts.items():
         rows.add_row(table, str(count))
