@@ -12,6 +12,9 @@ Principles:
   answer; with an untrusted oracle nothing is recomputed and the task goes on to the LLM or is rejected.
 - A check is dropped only when it is *safe*: another check that the untouched workspace fails remains.
 - Every change is recorded in `context.notes` so that lineage says what was done and why.
+
+What a repairer needs to know about one check kind lives with the kind (`coworkenv/checks/kinds/`): `recompute`,
+`strengthen`, `fix_reference`, `guard`, `answer`; the repairers ask the registry and never name a kind.
 """
 
 from coworkenv.repair.rules import instruction, oracle, references, spec_level, trivial  # noqa: F401  (register)
