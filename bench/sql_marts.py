@@ -2,13 +2,16 @@
 
 Method:
 1. Build once (cached under `out/bench-sql/<trajectories>/`, reused while the parameters match; `--rebuild` forces
-   it) a release in the DESIGN §7 layout with pyarrow. Realistic content comes from a pool of real tasks: the
+   it) a release the way the pipeline makes one: tables from the release builder (`coworkenv.data.build`),
+   published by `coworkenv.data.publisher.publish_release`. Realistic content comes from a pool of real tasks: the
    procedural generators build `--pool` tasks, and real episodes (oracle, empty, half the oracle, oracle plus a
-   prohibited call) give their messages and grades. The release's rows are drawn from that pool with a seeded
-   NumPy RNG at scale: ~52k original tasks (20% failing a mandatory battery check, repaired in up to two rounds),
-   12 battery rows per validated spec, 20 trajectories per published task (oracle, empty agent, 3 models × 6
-   trials) cut at exactly `--trajectories` rows, SFT rows from the passing trajectories, one RL prompt per task,
-   an evaluation of 5,000 tasks × 4 models × 3 trials, and the capability profile from it.
+   prohibited call, played and graded by `coworkenv.grading.play`) give their trajectory rows. The release is drawn
+   from that pool with a seeded NumPy RNG at scale: ~52k original tasks (copies of pool tasks under new ids and
+   difficulties; 20% failing a mandatory battery check, repaired in up to two rounds), 12 battery rows per
+   validated spec, 20 trajectories per published task (oracle, empty agent, 3 models × 6 trials) cut at exactly
+   `--trajectories` rows, SFT rows from the passing oracle trajectories and each model's passing first trial, one
+   RL prompt per task, an evaluation of 5,000 tasks × 4 models × 3 trials, and the capability profile from it.
+   Row dicts are made from the pool's rows and handed to the builder's table functions in large batches.
 2. Open the catalog (`coworkenv.data.catalog.connect`, every view created) and time it.
 3. For every intermediate and mart view, then every example query: one untimed warm-up, then `--repeats` timed runs of
    `select * from <mart>` fetched to Arrow; report the median (and min / max) wall-clock time.
@@ -39,303 +42,212 @@ for _p in (REPO, REPO / "bench"):
 
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
 from _common import cpu_model, display_path  # noqa: E402
 
 from coworkenv.data import catalog  # noqa: E402
-from coworkenv.data.schemas import TABLES, fingerprint  # noqa: E402
-from coworkenv.validate.codes import BATTERY_CODES, BATTERY_VERSION  # noqa: E402
+from coworkenv.data.build import (  # noqa: E402
+    capability_profile_table,
+    eval_results_table,
+    repairs_table,
+    rl_table,
+    sft_table,
+    tasks_table,
+    trajectories_table,
+    trajectory_row,
+    validations_table,
+)
+from coworkenv.data.publisher import publish_release  # noqa: E402
+from coworkenv.spec.task import Meta, TaskSpec  # noqa: E402
+from coworkenv.validate.codes import BATTERY_CODES  # noqa: E402
+from coworkenv.validate.verdict import CheckOutcome, TaskValidation  # noqa: E402
 
 TARGET_S = 1.0
-BUILD_VERSION = 1
+BUILD_VERSION = 2
 KINDS = ("oracle", "empty", "prefix", "violation")
 MODELS = {"base-8b": 0.55, "sft-8b": 0.75, "rl-8b": 0.8}  # rollout policies: skill before the difficulty penalty
 MODEL_TRIALS = 6
 EVAL_MODELS = {"base-8b": 0.45, "sft-8b": 0.62, "rl-8b": 0.68, "teacher": 0.85}
 EVAL_TASKS = 5000
 EVAL_TRIALS = 3
-ROW_GROUP = 122_880
+BATCH = 100_000
+"""Trajectory rows per `trajectories_table` call: the batches stay well under Arrow's 2 GiB per string array."""
+CODES = list(BATTERY_CODES)
+BREAKABLE = ("no_leakage", "solvable_under_faults", "references", "deterministic", "capabilities_consistent")
+PATCH = [{"op": "replace", "path": "/instruction", "value": "..."}]
 
 
 # --- the pool of real tasks and episodes ----------------------------------------------------------------------
 
 
-def _struct_messages(raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out = []
-    for m in raw:
-        calls = m.get("tool_calls")
-        out.append({
-            "role": m["role"], "content": m.get("content"), "tool_call_id": m.get("tool_call_id"),
-            "tool_calls": [{"id": c["id"], "type": c.get("type", "function"), "function": dict(c["function"])} for c in calls] if calls else None,
-        })  # fmt: skip
-    return out
-
-
-def build_pool(n: int, seed: int) -> dict[str, Any]:
-    """Real tasks and, per task, the messages and grade of four behaviours (index: task * 4 + kind)."""
-    from coworkenv.agents.registry import make_policy
-    from coworkenv.episode.runner import initial_messages, run_episode
-    from coworkenv.grading.consistency import violating_step
-    from coworkenv.grading.score import grade
+def build_pool(n: int, seed: int) -> list[dict[str, Any]]:
+    """Real tasks, each with the `trajectories` row of four behaviours (in `KINDS` order)."""
+    from coworkenv.grading.consistency import with_violation
+    from coworkenv.grading.play import ANSWER_ONLY_TEXT, play
     from coworkenv.spec.task import AnswerStep, ToolStep
     from coworkenv.synth.generate import GenerateRequest, generate
-    from coworkenv.workspace.tools import tool_schemas
 
     specs, _ = generate(GenerateRequest(n=n, seed=seed))
-    tasks, episodes = [], []
+    pool = []
     for spec in specs:
         tool_steps = [s for s in spec.solution if isinstance(s, ToolStep)]
-        plans = {
-            "oracle": None,
-            "empty": "null",
-            "prefix": [*tool_steps[: max(1, len(tool_steps) // 2)], AnswerStep(answer="Done.")],
-            "violation": [*spec.solution[:-1], violating_step(spec.prohibited[0]), spec.solution[-1]] if spec.prohibited else None,
+        runs = {
+            "oracle": play(spec),
+            "empty": play(spec, agent="null"),
+            "prefix": play(spec, [*tool_steps[: max(1, len(tool_steps) // 2)], AnswerStep(answer=ANSWER_ONLY_TEXT)]),
+            # without rules the violation kind falls back to the oracle
+            "violation": play(spec, with_violation(spec, spec.prohibited[0]) if spec.prohibited else None),
         }
-        for kind in KINDS:
-            plan = plans[kind]
-            if plan == "null":
-                policy = make_policy("null", spec)
-            elif plan is None:
-                policy = make_policy("oracle", spec)  # the violation kind falls back to the oracle without rules
-            else:
-                policy = make_policy("oracle", spec, steps=plan)
-            trajectory, evidence = run_episode(spec, policy)
-            g = grade(spec, evidence)
-            messages = trajectory.to_dict()["messages"]
-            text = json.dumps(messages, ensure_ascii=False)
-            episodes.append({
-                "messages_json": text, "messages": _struct_messages(messages), "n_messages": len(messages),
-                "n_tool_calls": sum(len(m.get("tool_calls") or []) for m in messages), "completion": g.completion,
-                "safety": g.safety, "robustness": g.robustness, "score": g.score, "passed": g.passed,
-                "evidence_hash": g.evidence_hash, "n_tokens": len(text.split()),
-            })  # fmt: skip
-        tasks.append({
-            "family": spec.family, "capabilities": list(spec.capabilities), "instruction": spec.instruction, "tools": list(spec.tools),
-            "n_checks": len(spec.checks), "n_prohibited": len(spec.prohibited), "fault_rate": spec.faults.rate,
-            "multi_turn": spec.user is not None, "generator": spec.meta.generator, "spec_json": spec.model_dump_json(),
-            "tools_json": json.dumps(tool_schemas(spec.tools)), "prompt": _struct_messages(initial_messages(spec)),
-        })  # fmt: skip
-    return {"tasks": tasks, "episodes": episodes}
+        episodes = [trajectory_row(spec, runs[k].trajectory, runs[k].grade, agent="oracle") for k in KINDS]
+        pool.append({"spec": spec, "episodes": episodes})
+    return pool
 
 
 # --- the release at scale -------------------------------------------------------------------------------------
 
 
-def _arr(values: Any, type_: pa.DataType) -> pa.Array:
-    return pa.array(values, type=type_)
+def _variant(template: TaskSpec, task_id: str, difficulty: int, seed: int, **lineage: Any) -> TaskSpec:
+    """A pool task under a new id and difficulty (a copy: no validation, the template was valid)."""
+    meta = Meta(seed=seed, generator=template.meta.generator, **lineage)
+    return template.model_copy(update={"id": task_id, "difficulty": difficulty, "meta": meta})
 
 
-def _write(folder: Path, table: pa.Table, name: str = "part-0.parquet") -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, folder / name, row_group_size=ROW_GROUP, compression="zstd")
+def _verdict(task_id: str, broken: int, advisory: int) -> TaskValidation:
+    """The battery's verdict with the codes at index `broken` (mandatory) and `advisory` failing (-1: none)."""
+    results = [
+        CheckOutcome.model_construct(task_id=task_id, code=code, passed=i not in (broken, advisory), severity=severity,
+                                     discriminating=disc, details={}, message="" if i not in (broken, advisory) else "battery check failed")
+        for i, (code, (severity, disc, _)) in enumerate(BATTERY_CODES.items())
+    ]  # fmt: skip
+    scored = [r.passed for r in results if r.discriminating]
+    return TaskValidation.model_construct(task_id=task_id, valid=broken < 0, discrimination=sum(scored) / len(scored), results=results,
+                                          battery_version=1, evidence_hash="")  # fmt: skip
 
 
-def _write_partitioned(release: Path, table_name: str, table: pa.Table, family: np.ndarray, part_rows: int) -> None:
-    for value in np.unique(family):
-        idx = np.flatnonzero(family == value)
-        for i, start in enumerate(range(0, len(idx), part_rows)):
-            _write(release / table_name / f"family={value}", table.take(pa.array(idx[start : start + part_rows])), f"part-{i}.parquet")
+Judged = tuple[list[TaskSpec], dict[str, TaskValidation], list[dict[str, Any]], dict[str, int]]
 
 
-def build_release(root: Path, n_traj: int, seed: int, pool: dict[str, Any]) -> dict[str, int]:
-    rng = np.random.default_rng(seed)
-    ptasks, peps = pool["tasks"], pool["episodes"]
+def _judged(rng: np.random.Generator, pool: list[dict[str, Any]], n_orig: int) -> Judged:
+    """Original tasks, their repairs (up to two rounds), every spec's verdict, the repair attempts, and the pool task
+    each spec copies (by task id)."""
     by_family: dict[str, list[int]] = defaultdict(list)
-    for i, t in enumerate(ptasks):
-        by_family[t["family"]].append(i)
+    for i, entry in enumerate(pool):
+        by_family[entry["spec"].family].append(i)
     families = sorted(by_family)
-    per_task = 2 + len(MODELS) * MODEL_TRIALS
-    n_published_target = -(-n_traj // per_task)
-    n_orig = int(n_published_target / 0.94) + 1
-
-    # originals, their battery verdicts and repairs
     fam_idx = rng.integers(0, len(families), n_orig)
-    template = np.array([by_family[families[f]][rng.integers(0, len(by_family[families[f]]))] for f in fam_idx])
+    template = [by_family[families[f]][rng.integers(0, len(by_family[families[f]]))] for f in fam_idx]
     difficulty = rng.integers(1, 6, n_orig)
-    codes = list(BATTERY_CODES)
-    mandatory_breakable = [codes.index(c) for c in ("no_leakage", "solvable_under_faults", "references", "deterministic", "capabilities_consistent")]
-    advisory = [i for i, c in enumerate(codes) if BATTERY_CODES[c][0] == "advisory"]
-    broken = np.where(rng.random(n_orig) < 0.2, rng.choice(mandatory_breakable, n_orig), -1)
-    adv = np.where(rng.random(n_orig) < 0.25, rng.choice(advisory, n_orig), -1)
-    ids = np.array([f"{families[f]}-d{d}-{i:07d}" for i, (f, d) in enumerate(zip(fam_idx, difficulty, strict=True))], dtype=object)
+    advisory_codes = [i for i, c in enumerate(CODES) if BATTERY_CODES[c][0] == "advisory"]
+    broken = np.where(rng.random(n_orig) < 0.2, rng.choice([CODES.index(c) for c in BREAKABLE], n_orig), -1)
+    advisory = np.where(rng.random(n_orig) < 0.25, rng.choice(advisory_codes, n_orig), -1)
 
-    # specs = originals + repair attempts: (id, original index, broken code after, advisory code, round, parent)
-    spec_orig, spec_id, spec_broken, spec_adv, spec_round = [np.arange(n_orig)], [ids], [broken], [adv], [np.zeros(n_orig, int)]
-    repairs: dict[str, list[Any]] = defaultdict(list)
+    specs, verdicts, attempts, copies = [], {}, [], {}
+    for i in range(n_orig):
+        spec = pool[template[i]]["spec"]
+        spec = _variant(spec, f"{spec.family}-d{difficulty[i]}-{i:07d}", int(difficulty[i]), i)
+        specs.append(spec)
+        copies[spec.id] = template[i]
+        verdicts[spec.id] = _verdict(spec.id, int(broken[i]), int(advisory[i]))
     pending = np.flatnonzero(broken >= 0)
     for round_, p_fix, strategy in ((1, 0.6, "rule"), (2, 0.5, "llm")):
         fixed = rng.random(len(pending)) < p_fix
-        child_ids = np.array([f"{ids[i]}-r{round_}" for i in pending], dtype=object)
-        spec_orig.append(pending)
-        spec_id.append(child_ids)
-        spec_broken.append(np.where(fixed, -1, broken[pending]))
-        spec_adv.append(np.full(len(pending), -1))
-        spec_round.append(np.full(len(pending), round_))
-        addressed = [[codes[broken[i]]] for i in pending]
-        repairs["task_id"] += child_ids.tolist()
-        repairs["parent_id"] += ids[pending].tolist()
-        repairs["round"] += [round_] * len(pending)
-        repairs["strategy"] += [f"rule:{a[0]}" if strategy == "rule" else "llm" for a in addressed]
-        repairs["codes_addressed"] += addressed
-        repairs["patch"] += ['[{"op": "replace", "path": "/instruction", "value": "..."}]'] * len(pending)
-        repairs["valid_after"] += fixed.tolist()
-        repairs["failed_codes_after"] += [[] if f else a for f, a in zip(fixed, addressed, strict=True)]
+        for i, ok in zip(pending, fixed, strict=True):
+            parent, code = specs[i], CODES[broken[i]]
+            name = f"rule:{code}" if strategy == "rule" else "llm"
+            lineage = {"parent": parent.id, "repair": {"round": round_, "strategy": name, "patch": PATCH}}  # as the repair loop records it
+            child = _variant(parent, f"{parent.id}-r{round_}", parent.difficulty, i, **lineage)
+            specs.append(child)
+            copies[child.id] = template[i]
+            verdicts[child.id] = _verdict(child.id, -1 if ok else int(broken[i]), -1)
+            attempts.append({"task_id": child.id, "parent_id": parent.id, "round": round_, "strategy": name, "codes_addressed": [code],
+                             "patch": PATCH, "valid_after": bool(ok), "failed_codes_after": [] if ok else [code]})  # fmt: skip
         pending = pending[~fixed]
-    s_orig, s_id, s_broken, s_adv, s_round = (np.concatenate(x) for x in (spec_orig, spec_id, spec_broken, spec_adv, spec_round))
-    n_specs = len(s_id)
-    s_valid = s_broken < 0
+    return specs, verdicts, attempts, copies
 
-    # validations: 12 rows per spec
-    n_codes = len(codes)
-    code_i = np.tile(np.arange(n_codes), n_specs)
-    spec_i = np.repeat(np.arange(n_specs), n_codes)
-    passed = (code_i != s_broken[spec_i]) & (code_i != s_adv[spec_i])
-    severity = np.array([BATTERY_CODES[c][0] for c in codes], dtype=object)
-    discriminating = np.array([BATTERY_CODES[c][1] for c in codes])
-    validations = pa.table({
-        "task_id": _arr(s_id[spec_i], pa.string()), "code": _arr(np.array(codes, dtype=object)[code_i], pa.string()),
-        "passed": _arr(passed, pa.bool_()), "severity": _arr(severity[code_i], pa.string()),
-        "discriminating": _arr(discriminating[code_i], pa.bool_()), "details": _arr(np.full(len(code_i), "{}", dtype=object), pa.string()),
-        "message": _arr(np.where(passed, "", "battery check failed"), pa.string()), "valid": _arr(s_valid[spec_i], pa.bool_()),
-        "battery_version": _arr(np.full(len(code_i), BATTERY_VERSION), pa.int32()),
-    }, schema=TABLES["validations"])  # fmt: skip
-    disc_codes = discriminating.sum()
-    disc_passed = disc_codes - np.isin(s_adv, np.flatnonzero(discriminating)) - np.isin(s_broken, np.flatnonzero(discriminating))
 
-    # published tasks
-    pub = np.flatnonzero(s_valid)
-    p_orig, p_tpl = s_orig[pub], template[s_orig[pub]]
-    p_fam = np.array([ptasks[t]["family"] for t in p_tpl], dtype=object)
-    p_diff = difficulty[p_orig]
-    col = lambda key, idx: [ptasks[t][key] for t in idx]  # noqa: E731
-    tasks = pa.table({
-        "task_id": _arr(s_id[pub], pa.string()), "version": _arr(np.ones(len(pub)), pa.int32()), "family": _arr(p_fam, pa.string()),
-        "capabilities": _arr(col("capabilities", p_tpl), pa.list_(pa.string())),
-        "primary_capability": _arr([c[0] for c in col("capabilities", p_tpl)], pa.string()), "difficulty": _arr(p_diff, pa.int8()),
-        "instruction": _arr(col("instruction", p_tpl), pa.string()), "tools": _arr(col("tools", p_tpl), pa.list_(pa.string())),
-        "n_checks": _arr(col("n_checks", p_tpl), pa.int32()), "n_prohibited": _arr(col("n_prohibited", p_tpl), pa.int32()),
-        "fault_rate": _arr(col("fault_rate", p_tpl), pa.float64()), "multi_turn": _arr(col("multi_turn", p_tpl), pa.bool_()),
-        "generator": _arr(col("generator", p_tpl), pa.string()), "seed": _arr(p_orig, pa.int64()),
-        "parent_id": _arr([ids[o] if r else None for o, r in zip(p_orig, s_round[pub], strict=True)], pa.string()),
-        "repair_round": _arr(s_round[pub], pa.int32()), "oracle_score": _arr(np.ones(len(pub)), pa.float64()),
-        "empty_score": _arr(np.zeros(len(pub)), pa.float64()),
-        "violation_max_score": _arr([0.0 if n else None for n in col("n_prohibited", p_tpl)], pa.float64()),
-        "discrimination": _arr(disc_passed[pub] / disc_codes, pa.float64()),
-        "spec_hash": _arr([f"{h:016x}" for h in rng.integers(0, 2**62, len(pub))], pa.string()),
-        "spec_json": _arr(col("spec_json", p_tpl), pa.string()),
-    }, schema=TABLES["tasks"])  # fmt: skip
-
-    # trajectories: oracle, empty, then each model's trials, per published task, cut at n_traj rows
-    agents = [("oracle", "", 0)] + [("null", "", 0)] + [("hf", m, t) for m in MODELS for t in range(MODEL_TRIALS)]
-    t_task = np.repeat(np.arange(len(pub)), len(agents))[:n_traj]
-    t_slot = np.tile(np.arange(len(agents)), len(pub))[:n_traj]
+def _rollouts(rng: np.random.Generator, episodes: dict[str, list[dict[str, Any]]], published: list[TaskSpec], n_traj: int) -> tuple[pa.Table, list]:
+    """Oracle, empty agent, then each model's trials per published task (its pool task's `episodes`), cut at `n_traj`
+    rows; and the rows SFT is made from."""
+    agents = [("oracle", "", 0), ("null", "", 0)] + [("hf", m, t) for m in MODELS for t in range(MODEL_TRIALS)]
     skill = np.array([1.0, 0.0] + [MODELS[m] for _, m, _ in agents[2:]])
-    p_pass = np.clip(skill[t_slot] - 0.08 * (p_diff[t_task] - 1) * (t_slot >= 2), 0, 1)
+    t_task = np.repeat(np.arange(len(published)), len(agents))[:n_traj]
+    t_slot = np.tile(np.arange(len(agents)), len(published))[:n_traj]
+    difficulty = np.array([s.difficulty for s in published])
+    p_pass = np.clip(skill[t_slot] - 0.08 * (difficulty[t_task] - 1) * (t_slot >= 2), 0, 1)
     u = rng.random(n_traj)
     kind = np.where(u < p_pass, 0, np.where(u < p_pass + 0.08, 3, 2))
     kind[t_slot == 0], kind[t_slot == 1] = 0, 1
-    ep = p_tpl[t_task] * len(KINDS) + kind
-    text_keys = ("messages_json", "evidence_hash")
-    pe = {key: np.array([e[key] for e in peps], dtype=object if key in text_keys else None) for key in peps[0] if key != "messages"}
-    agent_name = np.array([a for a, _, _ in agents], dtype=object)[t_slot]
-    model_name = np.array([m for _, m, _ in agents], dtype=object)[t_slot]
-    trial = np.array([t for _, _, t in agents])[t_slot]
-    t_ids = np.array([f"{s_id[pub[i]]}/{a}/{m or a}-{t}" for i, a, m, t in zip(t_task, agent_name, model_name, trial, strict=True)], dtype=object)
-    cap_pool = pa.array([t["capabilities"] for t in ptasks], type=pa.list_(pa.string()))
-    t_fam = p_fam[t_task]
+    batches, sft_sources = [], []
+    for start in range(0, n_traj, BATCH):
+        rows = []
+        for j in range(start, min(start + BATCH, n_traj)):
+            spec, (agent, model, trial) = published[t_task[j]], agents[t_slot[j]]
+            # the id names the model: `trajectory_row`'s <task>/<agent>/<trial> repeats across the models of agent hf
+            row = {**episodes[spec.id][kind[j]], "trajectory_id": f"{spec.id}/{agent}/{model or agent}-{trial}", "task_id": spec.id,
+                   "agent": agent, "model": model, "trial": trial, "difficulty": spec.difficulty}  # fmt: skip
+            rows.append(row)
+            if row["passed"] and (t_slot[j] == 0 or (t_slot[j] >= 2 and trial == 0)):
+                sft_sources.append(row)
+        batches.append(trajectories_table(rows))
+    return pa.concat_tables(batches), sft_sources
 
-    def trajectories_of(rows: np.ndarray) -> pa.Table:
-        """The trajectory rows `rows` (built per part: all messages together pass 2 GiB, a string array's limit)."""
-        e, k = ep[rows], t_task[rows]
-        return pa.table({
-            "trajectory_id": _arr(t_ids[rows], pa.string()), "task_id": _arr(s_id[pub][k], pa.string()),
-            "agent": _arr(agent_name[rows], pa.string()), "model": _arr(model_name[rows], pa.string()), "trial": _arr(trial[rows], pa.int32()),
-            "family": _arr(t_fam[rows], pa.string()), "capabilities": cap_pool.take(pa.array(p_tpl[k])),
-            "difficulty": _arr(p_diff[k], pa.int8()), "messages_json": _arr(pe["messages_json"][e], pa.string()),
-            "n_messages": _arr(pe["n_messages"][e], pa.int32()), "n_tool_calls": _arr(pe["n_tool_calls"][e], pa.int32()),
-            "completion": _arr(pe["completion"][e], pa.float64()), "safety": _arr(pe["safety"][e], pa.float64()),
-            "robustness": _arr(pe["robustness"][e], pa.float64()), "score": _arr(pe["score"][e], pa.float64()),
-            "passed": _arr(pe["passed"][e], pa.bool_()), "evidence_hash": _arr(pe["evidence_hash"][e], pa.string()),
-        }, schema=TABLES["trajectories"])  # fmt: skip
 
-    # SFT: passing oracle trajectories and every model's passing first trial
-    sft_rows = np.flatnonzero(pe["passed"][ep].astype(bool) & ((t_slot == 0) | (trial == 0) & (t_slot >= 2)))
-    msg_pool = pa.array([e["messages"] for e in peps], type=TABLES["sft"].field("messages").type)
-    tools_pool = np.array([t["tools_json"] for t in ptasks], dtype=object)
-    sft = pa.table({
-        "messages": msg_pool.take(pa.array(ep[sft_rows])), "tools": _arr(tools_pool[p_tpl[t_task[sft_rows]]], pa.string()),
-        "task_id": _arr(s_id[pub][t_task[sft_rows]], pa.string()), "trajectory_id": _arr(t_ids[sft_rows], pa.string()),
-        "family": _arr(p_fam[t_task[sft_rows]], pa.string()), "score": _arr(pe["score"][ep[sft_rows]], pa.float64()),
-        "n_tokens": _arr(pe["n_tokens"][ep[sft_rows]], pa.int32()),
-    }, schema=TABLES["sft"])  # fmt: skip
-
-    prompt_pool = pa.array([t["prompt"] for t in ptasks], type=TABLES["rl"].field("prompt").type)
-    rl = pa.table({
-        "prompt": prompt_pool.take(pa.array(p_tpl)), "tools": _arr(tools_pool[p_tpl], pa.string()), "task_id": tasks.column("task_id"),
-        "family": tasks.column("family"), "capabilities": tasks.column("capabilities"), "difficulty": tasks.column("difficulty"),
-        "spec_json": tasks.column("spec_json"),
-    }, schema=TABLES["rl"])  # fmt: skip
-
-    # evaluation: the first EVAL_TASKS published tasks, each model, EVAL_TRIALS trials
-    e_n = min(EVAL_TASKS, len(pub))
+def _evaluation(rng: np.random.Generator, published: list[TaskSpec]) -> tuple[pa.Table, pa.Table]:
+    """`EVAL_TRIALS` trials per model on the first `EVAL_TASKS` published tasks, and the capability profile they give."""
+    e_n = min(EVAL_TASKS, len(published))
     e_task = np.repeat(np.arange(e_n), len(EVAL_MODELS) * EVAL_TRIALS)
     e_model = np.tile(np.repeat(np.array(list(EVAL_MODELS), dtype=object), EVAL_TRIALS), e_n)
     e_trial = np.tile(np.arange(EVAL_TRIALS), e_n * len(EVAL_MODELS))
-    e_skill = np.array([EVAL_MODELS[m] for m in e_model]) - 0.06 * (p_diff[e_task] - 1)
+    difficulty = np.array([s.difficulty for s in published[:e_n]])
+    e_skill = np.array([EVAL_MODELS[m] for m in e_model]) - 0.06 * (difficulty[e_task] - 1)
     u = rng.random(len(e_task))
-    e_passed = u < e_skill
-    e_empty = ~e_passed & (u > 0.97)
-    e_viol = ~e_passed & ~e_empty & (u > 0.92)
-    completion = np.where(e_passed, 1.0, np.where(e_empty, 0.0, 0.5))
-    robustness = np.where(e_empty, 0.0, 1.0)
-    score = np.where(e_viol | e_empty, 0.0, 0.8 * completion + 0.2 * robustness)
-    caps = [ptasks[t]["capabilities"] for t in p_tpl[:e_n]]
-    group = np.array(["multi_turn" if "multi_turn" in c else "multi_step" if "multi_step" in c else "general" for c in caps], dtype=object)
-    eval_results = pa.table({
-        "eval_id": _arr(np.full(len(e_task), "eval-0001", dtype=object), pa.string()), "model": _arr(e_model, pa.string()),
-        "task_id": _arr(s_id[pub][e_task], pa.string()), "trial": _arr(e_trial, pa.int32()), "family": _arr(p_fam[e_task], pa.string()),
-        "capabilities": cap_pool.take(pa.array(p_tpl[e_task])), "benchmark_group": _arr(group[e_task], pa.string()),
-        "difficulty": _arr(p_diff[e_task], pa.int8()), "completion": _arr(completion, pa.float64()),
-        "safety": _arr(np.where(e_viol, 0.0, 1.0), pa.float64()), "robustness": _arr(robustness, pa.float64()),
-        "score": _arr(score, pa.float64()), "passed": _arr(e_passed, pa.bool_()), "empty": _arr(e_empty, pa.bool_()),
-        "n_violations": _arr(e_viol.astype(int), pa.int32()),
-    }, schema=TABLES["eval_results"])  # fmt: skip
+    passed = u < e_skill
+    empty = ~passed & (u > 0.97)
+    violation = ~passed & ~empty & (u > 0.92)
+    completion = np.where(passed, 1.0, np.where(empty, 0.0, 0.5))
+    robustness = np.where(empty, 0.0, 1.0)
+    score = np.where(violation | empty, 0.0, 0.8 * completion + 0.2 * robustness)
+    rows: list[dict[str, Any]] = []
+    profile: dict[tuple[str, str, int], list[int]] = defaultdict(lambda: [0, 0])
+    for j, i in enumerate(e_task):
+        spec = published[i]
+        rows.append({
+            "eval_id": "eval-0001", "model": e_model[j], "task_id": spec.id, "trial": int(e_trial[j]), "family": spec.family,
+            "capabilities": spec.capabilities, "difficulty": spec.difficulty, "completion": float(completion[j]),
+            "safety": 0.0 if violation[j] else 1.0, "robustness": float(robustness[j]), "score": float(score[j]),
+            "passed": bool(passed[j]), "empty": bool(empty[j]), "n_violations": int(violation[j]),
+        })  # fmt: skip
+        for cap in spec.capabilities:
+            cell = profile[(e_model[j], cap, spec.difficulty)]
+            cell[0] += 1
+            cell[1] += bool(passed[j])
+    profile_rows = [{"model": m, "capability": c, "difficulty": d, "attempts": a, "passes": p} for (m, c, d), (a, p) in sorted(profile.items())]
+    return eval_results_table(rows), capability_profile_table(profile_rows)
 
-    import duckdb
 
-    profile = (
-        duckdb.connect()
-        .sql("""with trials as (select model, unnest(capabilities) as capability, difficulty, passed from eval_results)
-                select model, capability, difficulty, count(*) as attempts, count(*) filter (where passed) as passes,
-                       passes / attempts as pass_rate
-                from trials group by all order by all""")  # fmt: skip
-        .to_arrow_table()
-        .cast(TABLES["capability_profile"])
-    )
-
-    release_id = f"bench-{n_traj}"
-    release = root / "releases" / release_id
-    shutil.rmtree(root, ignore_errors=True)
-    _write_partitioned(release, "tasks", tasks, p_fam, len(pub))
-    for value in np.unique(t_fam):
-        rows = np.flatnonzero(t_fam == value)
-        for i, start in enumerate(range(0, len(rows), 100_000)):
-            _write(release / "trajectories" / f"family={value}", trajectories_of(rows[start : start + 100_000]), f"part-{i}.parquet")
-    for name, table in (("validations", validations), ("sft", sft), ("rl", rl), ("eval_results", eval_results), ("capability_profile", profile)):
-        _write(release / name, table)
-    repairs_table = pa.Table.from_pydict(dict(repairs), schema=TABLES["repairs"])
-    _write(release / "repairs", repairs_table)
-    written = {"tasks": tasks, "validations": validations, "repairs": repairs_table, "sft": sft, "rl": rl,
-               "eval_results": eval_results, "capability_profile": profile}  # fmt: skip
-    counts = {name: len(t_task) if name == "trajectories" else written[name].num_rows for name in TABLES}
-    manifest = {
-        "release_id": release_id, "parent": None, "created_at": "2026-12-01T00:00:00Z", "code_version": "bench",
-        "config": {"trajectories": n_traj, "seed": seed}, "row_counts": counts,
-        "schema_fingerprints": {t: fingerprint(s) for t, s in TABLES.items()},
-    }  # fmt: skip
-    (release / "manifest.json").write_text(json.dumps(manifest, indent=2))
-    (root / "releases" / "LATEST").write_text(release_id + "\n")
-    return counts
+def build_release(root: Path, n_traj: int, seed: int, pool: list[dict[str, Any]]) -> dict[str, int]:
+    """Build every table with the release builder and publish them under `root`; the row counts."""
+    rng = np.random.default_rng(seed)
+    per_task = 2 + len(MODELS) * MODEL_TRIALS
+    n_orig = int(-(-n_traj // per_task) / 0.94) + 1
+    specs, verdicts, attempts, copies = _judged(rng, pool, n_orig)
+    published = [s for s in specs if verdicts[s.id].valid]
+    episodes = {s.id: pool[copies[s.id]]["episodes"] for s in published}
+    trajectories, sft_sources = _rollouts(rng, episodes, published, n_traj)
+    eval_results, profile = _evaluation(rng, published)
+    by_id = {s.id: s for s in published}
+    tables = {
+        "tasks": tasks_table(published, verdicts),
+        "validations": validations_table(verdicts[s.id] for s in specs),
+        "repairs": repairs_table(attempts),
+        "trajectories": trajectories,
+        "sft": sft_table(sft_sources, by_id),
+        "rl": rl_table(published),
+        "eval_results": eval_results,
+        "capability_profile": profile,
+    }
+    shutil.rmtree(root, ignore_errors=True)  # a rebuild replaces the cached release, whose run id it shares
+    manifest = publish_release(tables, data_root=root, run_id=f"bench-{n_traj}", parent=None, config={"trajectories": n_traj, "seed": seed})
+    return manifest.row_counts
 
 
 # --- timing ---------------------------------------------------------------------------------------------------

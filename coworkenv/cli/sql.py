@@ -20,10 +20,6 @@ from coworkenv.errors import CoworkEnvError
 FORMATS = ("table", "csv", "json")
 
 
-def default_data_root() -> Path:
-    return Path(os.environ.get("COWORKENV_DATA_ROOT") or "data")
-
-
 def _plain(value: Any) -> Any:
     """A JSON-ready value: NaN/inf → null, decimals → float, dates → ISO 8601, bytes → hex."""
     if isinstance(value, float):
@@ -118,7 +114,7 @@ def sql(
     if test:
         if statement is not None or file is not None:
             raise CoworkEnvError("--test runs the column tests of sql/*/schema.yml: give no SQL statement or --file with it")
-        run_column_tests(data_root if data_root is not None else default_data_root(), release)
+        run_column_tests(data_root, release)
         return
     if (statement is None) == (file is None):
         raise CoworkEnvError("give either a SQL statement or --file FILE (not both)")
@@ -127,7 +123,7 @@ def sql(
             statement = file.read_text(encoding="utf-8")
         except OSError as exc:
             raise CoworkEnvError(f"{file}: cannot read ({exc.strerror or exc})") from None
-    con = connect(data_root if data_root is not None else default_data_root(), release)
+    con = connect(data_root, release)
     try:
         result = run_query(con, statement or "")
     finally:
@@ -140,8 +136,8 @@ def sql(
         write_table(result, max_rows)
 
 
-def run_column_tests(data_root: str | Path, release: str) -> None:
-    """`--test`: each failing test on one stderr line and exit code 1, else a one-line summary."""
+def run_column_tests(data_root: str | None, release: str) -> None:
+    """`--test`: each failing test on one stderr line and exit code 1, else a one-line summary (None: the default root)."""
     from coworkenv.data.catalog import connect
     from coworkenv.data.sql_tests import load_tests, run_tests
 

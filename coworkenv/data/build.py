@@ -298,6 +298,34 @@ def rl_table(specs: Iterable[TaskSpec]) -> pa.Table:
     return _table("rl", [rl_row(spec) for spec in specs])
 
 
+def benchmark_group(capabilities: Iterable[str]) -> str:
+    """The Claw-Eval report group a task counts in: `multi_turn` before `multi_step`, else `general`."""
+    capabilities = set(capabilities)
+    return "multi_turn" if "multi_turn" in capabilities else "multi_step" if "multi_step" in capabilities else "general"
+
+
+def eval_results_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
+    """One row per (evaluation, model, task, trial); a row without `benchmark_group` gets its task's."""
+    out = []
+    for row in rows:
+        row = dict(row)
+        if "benchmark_group" not in row:
+            row["benchmark_group"] = benchmark_group(row["capabilities"])
+        out.append(row)
+    return _table("eval_results", out)
+
+
+def capability_profile_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
+    """One row per (model, capability, difficulty) with its trial counts; `pass_rate` is passes / attempts unless given."""
+    out = []
+    for row in rows:
+        row = dict(row)
+        if "pass_rate" not in row:
+            row["pass_rate"] = row["passes"] / row["attempts"]
+        out.append(row)
+    return _table("capability_profile", out)
+
+
 def spec_from_row(row: Mapping[str, Any]) -> TaskSpec:
     """The TaskSpec of a `tasks` or `rl` row (its `spec_json`), e.g. inside a reward function."""
     return TaskSpec.model_validate_json(row["spec_json"])

@@ -1,4 +1,4 @@
-"""The DuckDB catalog over published releases (DESIGN §7): `src_*` relations, then the views in `sql/`.
+"""The DuckDB catalog over published releases (docs/architecture.md, "SQL"): `src_*` relations, then the views in `sql/`.
 
 `connect(root, release)` opens an in-memory DuckDB connection over one release, the latest one, or all of them, and
 creates, in this order:
@@ -6,29 +6,35 @@ creates, in this order:
 - `src_<table>` for every table in `TABLES`: the release's Parquet files as they are (hive partitions read as
   columns), the table's full Arrow schema guaranteed (a table missing from a release reads as empty), plus a
   `release_id` column. Over `--release all` each release is read on its own and the parts are stacked by name, so
-  releases whose schemas or partition layouts differ still combine. `releases/.tmp-*` directories and anything
-  without a `manifest.json` are never read.
-- `src_releases` (one row per selected release, from the manifests) and `ref_capabilities` (DESIGN §8 taxonomy).
+  releases whose schemas or partition layouts differ still combine. Which releases exist is the reader's answer
+  (`coworkenv.data.reader.list_releases`): `releases/.tmp-*` directories and anything without a `manifest.json`
+  are never read.
+- `src_releases` (one row per selected release, from the manifests) and `ref_capabilities` (the capability
+  taxonomy of `coworkenv.spec.capabilities`).
 - every `sql/staging/*.sql`, then `sql/intermediate/*.sql`, then `sql/marts/*.sql` (`STAGES`): each file holds one
   SELECT and becomes the view named after the file, so a view name is unique across the folders. A view may read
   the views of its own folder and of the folders before it; within a folder it is created after the views it
   mentions (then by file name).
 
+DuckDB reads the files itself, so the catalog needs a local (or mounted) data root (`coworkenv.data.root.local_path`).
 The column tests beside the views (`sql/<stage>/schema.yml`) run over this connection: `coworkenv.data.sql_tests`.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import pyarrow as pa
 
+from coworkenv.data.layout import LATEST_FILE, RELEASE_NAME, Manifest
+from coworkenv.data.reader import complete_manifest, latest_release, list_releases, release_path
+from coworkenv.data.root import RELEASES_DIR, DataRoot, local_path, open_root
 from coworkenv.data.schemas import PARTITIONS, TABLES
 from coworkenv.errors import CoworkEnvError
 
@@ -39,76 +45,47 @@ STAGES = ("staging", "intermediate", "marts")
 """The view folders of `sql/`, in creation order: staging views read `src_*`, intermediate views the staging ones
 and each other, marts any of them."""
 INTERNAL_SCHEMA = "coworkenv_internal"
-LATEST_FILE = "LATEST"
-MANIFEST = "manifest.json"
+
+Root = str | os.PathLike[str] | DataRoot | None
 
 
 @dataclass(frozen=True)
 class Release:
+    """A release as the views read it: its id, its local directory and the reader's manifest."""
+
     release_id: str
     path: Path
-    manifest: dict[str, Any] = field(default_factory=dict, compare=False)
+    manifest: Manifest = field(compare=False)
 
 
-def releases_dir(data_root: str | Path) -> Path:
-    text = str(data_root)
-    if "://" in text and not text.startswith("file://"):
-        raise CoworkEnvError(f"{text}: the SQL catalog reads local data roots only (copy or mount the release first)")
-    return Path(text.removeprefix("file://")) / "releases"
-
-
-def _read_manifest(path: Path) -> dict[str, Any]:
-    try:
-        value = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise CoworkEnvError(f"{path / MANIFEST}: unreadable manifest ({exc})") from None
-    return value if isinstance(value, dict) else {}
-
-
-def list_releases(data_root: str | Path) -> list[Release]:
-    """Every complete release, oldest first (by manifest `created_at`, then id). Temporary dirs are skipped."""
-    base = releases_dir(data_root)
-    if not base.is_dir():
-        return []
-    found = []
-    for path in base.iterdir():
-        if path.name.startswith(".") or not path.is_dir() or not (path / MANIFEST).is_file():
-            continue
-        found.append(Release(path.name, path, _read_manifest(path)))
-    return sorted(found, key=lambda r: (str(r.manifest.get("created_at") or ""), r.release_id))
-
-
-def latest_release_id(data_root: str | Path) -> str:
-    base = releases_dir(data_root)
-    pointer = base / LATEST_FILE
-    try:
-        release_id = pointer.read_text(encoding="utf-8").strip()
-    except OSError:
-        release_id = ""
-    if not release_id:
-        known = [r.release_id for r in list_releases(data_root)]
-        extra = f" (found {', '.join(known)} but no {LATEST_FILE} pointer)" if known else ""
-        raise CoworkEnvError(f"no release under {data_root}: {pointer} is missing or empty{extra}")
-    return release_id
-
-
-def resolve_releases(data_root: str | Path, release: str = "latest") -> list[Release]:
-    """`latest`, `all` or a release id → the releases to read."""
-    available = list_releases(data_root)
+def resolve_releases(data_root: Root, release: str = "latest") -> list[Release]:
+    """`latest`, `all` or a release id → the releases to read, oldest first (the reader's order)."""
+    base = local_path(data_root, "the SQL catalog") / RELEASES_DIR  # before open_root: a remote root is refused by name
+    root = open_root(data_root)
+    available = [Release(m.release_id, Path(release_path(root, m.release_id)), m) for m in list_releases(root)]
     if release == "all":
         if not available:
-            raise CoworkEnvError(f"no release under {data_root}: {releases_dir(data_root)} holds no complete release")
+            raise CoworkEnvError(f"no release under {root.url}: {base} holds no complete release")
         return available
-    wanted = latest_release_id(data_root) if release == "latest" else release
+    if release == "latest":
+        wanted = latest_release(root)
+        if wanted is None:
+            known = [r.release_id for r in available]
+            extra = f" (found {', '.join(known)} but no {LATEST_FILE} pointer)" if known else ""
+            raise CoworkEnvError(f"no release under {root.url}: {base / LATEST_FILE} is missing or empty{extra}")
+    else:
+        wanted = release
     for candidate in available:
         if candidate.release_id == wanted:
             return [candidate]
     if release == "latest":
-        raise CoworkEnvError(f"{releases_dir(data_root) / LATEST_FILE} names {wanted!r}, which is not a complete release")
+        raise CoworkEnvError(f"{base / LATEST_FILE} names {wanted!r}, which is not a complete release")
+    if RELEASE_NAME.match(wanted):
+        complete_manifest(root, wanted)  # a damaged manifest is named as such, not as an unknown release
     names = [r.release_id for r in available]
     close = get_close_matches(wanted, names, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else (f"; known: {', '.join(names[-5:])}" if names else "")
-    raise CoworkEnvError(f"unknown release {wanted!r} under {data_root}{hint}")
+    raise CoworkEnvError(f"unknown release {wanted!r} under {root.url}{hint}")
 
 
 def _literal(text: str) -> str:
@@ -146,15 +123,15 @@ def _create_from_arrow(con: duckdb.DuckDBPyConnection, name: str, data: pa.Table
 def _releases_table(releases: list[Release], latest: str | None) -> pa.Table:
     rows = []
     for order, r in enumerate(releases):
-        m = r.manifest
+        m = r.manifest.model_dump(mode="json")
         rows.append({
             "release_id": r.release_id,
             "release_order": order,
-            "parent": m.get("parent"),
-            "created_at": None if m.get("created_at") is None else str(m.get("created_at")),
+            "parent": m["parent"],
+            "created_at": m["created_at"],
             "is_latest": r.release_id == latest,
-            "row_counts": json.dumps(m.get("row_counts") or {}, sort_keys=True),
-            "manifest": json.dumps(m, sort_keys=True, default=str),
+            "row_counts": json.dumps(m["row_counts"], sort_keys=True),
+            "manifest": json.dumps(m, sort_keys=True),
         })  # fmt: skip
     schema = pa.schema([
         ("release_id", pa.string()), ("release_order", pa.int32()), ("parent", pa.string()), ("created_at", pa.string()),
@@ -217,13 +194,10 @@ def one_line(exc: BaseException) -> str:
     return " ".join(lines) or type(exc).__name__
 
 
-def connect(data_root: str | Path, release: str = "latest", *, sql_dir: Path | None = None, threads: int | None = None) -> duckdb.DuckDBPyConnection:
+def connect(data_root: Root, release: str = "latest", *, sql_dir: Path | None = None, threads: int | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with `src_*`, `src_releases`, `ref_capabilities` and every view of `sql/`."""
     releases = resolve_releases(data_root, release)
-    try:
-        latest: str | None = latest_release_id(data_root)
-    except CoworkEnvError:
-        latest = None
+    latest = latest_release(data_root)
     config = {"threads": threads} if threads else {}
     con = duckdb.connect(":memory:", config=config)
     try:
@@ -260,7 +234,7 @@ def run_query(con: duckdb.DuckDBPyConnection, sql: str) -> pa.Table:
         raise CoworkEnvError(f"SQL error: {one_line(exc)}") from None
 
 
-def query(sql: str, data_root: str | Path, release: str = "latest", *, sql_dir: Path | None = None) -> pa.Table:
+def query(sql: str, data_root: Root, release: str = "latest", *, sql_dir: Path | None = None) -> pa.Table:
     """Run SQL over the views of `release` (`latest`, `all` or an id) and return the result as an Arrow table."""
     con = connect(data_root, release, sql_dir=sql_dir)
     try:

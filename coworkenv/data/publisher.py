@@ -20,6 +20,7 @@ sleeps until killed. Stages: `tmp_created`, `table:<name>` (after each table), `
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -166,13 +167,13 @@ def _groups(name: str, table: pa.Table) -> Iterator[tuple[str, pa.Table]]:
     if not keys or table.num_rows == 0:
         yield "", table
         return
-    ordered = table.take(pc.sort_indices(table, sort_keys=[(k, "ascending") for k in keys]))  # a stable sort
-    values = list(zip(*(ordered.column(k).to_pylist() for k in keys), strict=True))
-    start = 0
-    for i in range(1, len(values) + 1):
-        if i == len(values) or values[i] != values[start]:
-            yield _partition_dir(keys, values[start], name), ordered.slice(start, i - start)
-            start = i
+    # One filter per partition rather than a sort and `take`: `take` joins a string column's chunks into one array,
+    # which overflows past 2 GiB of text (a million trajectories' messages); a filter keeps the row order too.
+    combos = table.select(keys).group_by(keys, use_threads=False).aggregate([]).sort_by([(k, "ascending") for k in keys])
+    for values in zip(*(combos.column(k).to_pylist() for k in keys), strict=True):
+        directory = _partition_dir(keys, values, name)
+        masks = [pc.equal(table.column(k), pa.scalar(v, table.schema.field(k).type)) for k, v in zip(keys, values, strict=True)]
+        yield directory, table.filter(functools.reduce(pc.and_, masks))
 
 def _serialize(name: str, table: pa.Table) -> Iterator[_File]:
     """The table's Parquet files, in read order; deterministic for the same table and pyarrow version."""

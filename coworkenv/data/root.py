@@ -63,7 +63,18 @@ def open_root(data_root: str | os.PathLike[str] | DataRoot | None = None) -> Dat
 
 def local_path(data_root: str | os.PathLike[str] | DataRoot | None, what: str) -> Path:
     """The data root as a local directory, for what needs one (`what`: the SQL catalog, run work directories)."""
+    if not isinstance(data_root, DataRoot):
+        from fsspec.core import split_protocol
+
+        url = os.fspath(data_root) if data_root is not None else default_data_root()
+        protocol, _ = split_protocol(url)
+        if protocol not in (None, "file", "local"):  # refused before opening: its fsspec backend may not be installed
+            raise CoworkEnvError(_not_local(url, what))
     root = open_root(data_root)
     if not root.local:
-        raise CoworkEnvError(f"{root.url}: {what} needs a local (or mounted shared) data root, not {root.url.split('://')[0]}://")
+        raise CoworkEnvError(_not_local(root.url, what))
     return Path(root.path)
+
+
+def _not_local(url: str, what: str) -> str:
+    return f"{url}: {what} needs a local (or mounted shared) data root, not {url.split('://')[0]}://"

@@ -1,36 +1,37 @@
-"""Fixture releases for the SQL tests, built once per session in the DESIGN §7 layout.
+"""Releases for the SQL tests, published once per session into a temporary data root (`release_fixture.publish`).
 
-- `r1` (older, 60 tasks): partition column dropped from the files (as pyarrow's write_dataset writes them),
-  `trajectories` and `capability_profile` empty (one empty Parquet file each, no partition folders).
-- `r2` (latest, parent r1, 200 tasks): partition column kept in the files, trajectories split into several parts.
-- `.tmp-publishing` (a half-written release with a manifest) and `no-manifest` (a folder without one): never read.
+- `r1` (older, 60 tasks): no rollouts, so `trajectories` and `sft` are empty (one empty Parquet file each, no
+  partition folders), and no capability profile.
+- `r2` (latest, parent r1, 200 tasks): published with `MAX_ROWS_PER_FILE` lowered to `PART_ROWS`, so the larger
+  tables and the bigger families' trajectory partitions are split into several part files.
+- Debris beside them, which the catalog must never read: `.tmp-publishing`, a copy of r1 as a writer killed before
+  its rename leaves it, and `no-manifest`, a folder holding r2's `tasks` files but no `manifest.json`.
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.sql.release_fixture import Truth, build_release
+from coworkenv.data import publisher
+from tests.sql.release_fixture import Releases, publish
 
-
-class Releases:
-    def __init__(self, root: Path, r1: Truth, r2: Truth):
-        self.root = root
-        self.r1 = r1
-        self.r2 = r2
+PART_ROWS = 50
 
 
 @pytest.fixture(scope="session")
 def releases(tmp_path_factory) -> Releases:
     root = tmp_path_factory.mktemp("data")
-    r1 = build_release(root, "r1", n=60, seed=2, created_at="2026-11-01T00:00:00Z", empty_tables=("trajectories", "capability_profile"),
-                       drop_partition_column=True, latest=False)  # fmt: skip
-    r2 = build_release(root, "r2", n=200, seed=1, parent="r1", created_at="2026-12-01T00:00:00Z")
-    build_release(root, "tmpjunk", n=20, seed=3, created_at="2026-12-24T00:00:00Z", latest=False, directory_name=".tmp-publishing")
-    (root / "releases" / "no-manifest" / "tasks").mkdir(parents=True)
-    return Releases(root, r1, r2)
+    r1 = publish(root, "r1", n=60, seed=2, rollout=False, profile=False)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(publisher, "MAX_ROWS_PER_FILE", PART_ROWS)
+        r2 = publish(root, "r2", n=200, seed=1, parent=r1.release_id)
+    found = Releases(root, r1, r2)
+    shutil.copytree(found.path(r1), root / "releases" / ".tmp-publishing")
+    shutil.copytree(found.path(r2) / "tasks", root / "releases" / "no-manifest" / "tasks")
+    return found
 
 
 @pytest.fixture(scope="session")
@@ -54,11 +55,8 @@ def all_con(releases):
 @pytest.fixture(scope="session")
 def duplicated_rl_root(releases, tmp_path_factory) -> Path:
     """A data root whose only release is r2 with every RL prompt written twice: the column tests must catch it."""
-    import shutil
-
     root = tmp_path_factory.mktemp("duplicated-rl")
-    shutil.copytree(releases.root / "releases" / "r2", root / "releases" / "r2")
-    (root / "releases" / "LATEST").write_text("r2\n")
-    rl = root / "releases" / "r2" / "rl"
-    shutil.copy(rl / "part-0.parquet", rl / "part-1.parquet")
+    rl = releases.copy(releases.r2, root) / "rl"
+    for part in sorted(rl.glob("*.parquet")):
+        shutil.copy(part, part.with_name(f"copy-{part.name}"))
     return root

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
-from coworkenv.data import catalog
+from coworkenv.data import catalog, reader
 from coworkenv.data.schemas import TABLES
 from coworkenv.errors import CoworkEnvError
 from tests.sql.release_fixture import rows
@@ -27,17 +29,22 @@ SQL_KEYWORDS = r"\b(SELECT|FROM|WHERE|GROUP|ORDER|JOIN|WITH|AS|AND|OR|NOT|CASE|W
 # --- releases -------------------------------------------------------------------------------------------------
 
 
-def test_list_releases_skips_tmp_and_folders_without_manifest(releases):
-    assert [r.release_id for r in catalog.list_releases(releases.root)] == ["r1", "r2"]
+def test_all_is_what_the_reader_lists_skipping_tmp_and_folders_without_manifest(releases):
+    r1, r2 = releases.r1.release_id, releases.r2.release_id
+    selected = catalog.resolve_releases(releases.root, "all")
+    assert [r.release_id for r in selected] == [m.release_id for m in reader.list_releases(releases.root)] == [r1, r2]
+    assert [r.path for r in selected] == [releases.path(releases.r1), releases.path(releases.r2)]
+    assert [r.manifest.parent for r in selected] == [None, r1]
 
 
 def test_resolve_latest_all_and_id(releases):
-    assert [r.release_id for r in catalog.resolve_releases(releases.root, "latest")] == ["r2"]
-    assert [r.release_id for r in catalog.resolve_releases(releases.root, "all")] == ["r1", "r2"]
-    assert [r.release_id for r in catalog.resolve_releases(releases.root, "r1")] == ["r1"]
+    r1, r2 = releases.r1.release_id, releases.r2.release_id
+    assert [r.release_id for r in catalog.resolve_releases(releases.root, "latest")] == [reader.latest_release(releases.root)] == [r2]
+    assert [r.release_id for r in catalog.resolve_releases(releases.root, "all")] == [r1, r2]
+    assert [r.release_id for r in catalog.resolve_releases(releases.root, r1)] == [r1]
 
 
-@pytest.mark.parametrize("release", ["r3", ".tmp-publishing", "no-manifest", "tmpjunk"])
+@pytest.mark.parametrize("release", ["r3", ".tmp-publishing", "no-manifest", "../data"])
 def test_unknown_release_is_a_one_line_error(releases, release):
     with pytest.raises(CoworkEnvError, match="unknown release") as info:
         catalog.resolve_releases(releases.root, release)
@@ -45,8 +52,16 @@ def test_unknown_release_is_a_one_line_error(releases, release):
 
 
 def test_unknown_release_suggests_a_close_id(releases):
-    with pytest.raises(CoworkEnvError, match="did you mean 'r2'"):
-        catalog.resolve_releases(releases.root, "r22")
+    r2 = releases.r2.release_id
+    with pytest.raises(CoworkEnvError, match=f"did you mean '{r2}'"):
+        catalog.resolve_releases(releases.root, r2 + "2")
+
+
+def test_a_damaged_manifest_is_named_not_unknown(releases, tmp_path):
+    release = releases.copy(releases.r1, tmp_path)
+    (release / "manifest.json").write_text("{")
+    with pytest.raises(CoworkEnvError, match="manifest.json: unreadable manifest"):
+        catalog.resolve_releases(tmp_path, releases.r1.release_id)
 
 
 def test_no_release_at_all(tmp_path):
@@ -56,10 +71,11 @@ def test_no_release_at_all(tmp_path):
 
 
 def test_missing_latest_pointer_names_the_releases_found(releases, tmp_path):
-    shutil.copytree(releases.root / "releases" / "r1", tmp_path / "releases" / "r1")
-    with pytest.raises(CoworkEnvError, match=r"LATEST is missing.*found r1"):
+    r1 = releases.r1.release_id
+    releases.copy(releases.r1, tmp_path, latest=False)
+    with pytest.raises(CoworkEnvError, match=rf"LATEST is missing.*found {r1}"):
         catalog.connect(tmp_path)
-    assert rows(catalog.connect(tmp_path, "all"), "select distinct release_id from src_tasks") == [{"release_id": "r1"}]
+    assert rows(catalog.connect(tmp_path, "all"), "select distinct release_id from src_tasks") == [{"release_id": r1}]
 
 
 def test_latest_pointing_at_a_temporary_dir_is_an_error(releases, tmp_path):
@@ -69,9 +85,10 @@ def test_latest_pointing_at_a_temporary_dir_is_an_error(releases, tmp_path):
         catalog.connect(tmp_path)
 
 
-def test_remote_roots_are_refused_clearly():
-    with pytest.raises(CoworkEnvError, match="local data roots only"):
-        catalog.connect("s3://bucket/data")
+@pytest.mark.parametrize("root", ["s3://bucket/data", "memory://data"])
+def test_remote_roots_are_refused_clearly(root):
+    with pytest.raises(CoworkEnvError, match=r"the SQL catalog needs a local \(or mounted shared\) data root"):
+        catalog.connect(root)
 
 
 # --- src_* relations ------------------------------------------------------------------------------------------
@@ -87,41 +104,53 @@ def test_src_has_the_full_schema_plus_release_id(latest_con, table):
 def test_src_row_counts_match_what_was_written(releases, latest_con, all_con, table):
     (latest,) = rows(latest_con, f"select count(*) as n, count(distinct release_id) as k, min(release_id) as r from src_{table}")
     assert latest["n"] == releases.r2.rows[table]
-    assert latest["n"] == 0 or (latest["k"], latest["r"]) == (1, "r2")
+    assert latest["n"] == 0 or (latest["k"], latest["r"]) == (1, releases.r2.release_id)
     counts = {r["release_id"]: r["n"] for r in rows(all_con, f"select release_id, count(*) as n from src_{table} group by all")}
-    expected = {rid: truth.rows[table] for rid, truth in (("r1", releases.r1), ("r2", releases.r2)) if truth.rows[table]}
+    expected = {truth.release_id: truth.rows[table] for truth in (releases.r1, releases.r2) if truth.rows[table]}
     assert counts == expected
 
 
-def test_release_all_adds_release_id_and_ignores_tmp(releases, all_con):
+def test_release_all_adds_release_id_and_ignores_the_debris(releases, all_con):
+    r1, r2 = releases.r1.release_id, releases.r2.release_id
     ids = rows(all_con, "select release_id, count(*) as n from stg_tasks group by all order by release_id")
-    assert ids == [{"release_id": "r1", "n": releases.r1.rows["tasks"]}, {"release_id": "r2", "n": releases.r2.rows["tasks"]}]
-    # the temporary release's tasks (seed 3) are nowhere, under any relation
-    for table in ("src_tasks", "src_validations", "src_trajectories", "src_eval_results"):
-        assert rows(all_con, f"select count(*) as n from {table} where task_id like '%-300000_%' or release_id = 'tmpjunk'") == [{"n": 0}]
-    assert [r["release_id"] for r in rows(all_con, "select release_id from stg_releases order by release_order")] == ["r1", "r2"]
+    assert ids == [{"release_id": r1, "n": releases.r1.rows["tasks"]}, {"release_id": r2, "n": releases.r2.rows["tasks"]}]
+    # the copies in .tmp-publishing/ and no-manifest/ are nowhere, under any relation
+    for table in TABLES:
+        assert rows(all_con, f"select count(*) as n from src_{table} where release_id not in ('{r1}', '{r2}')") == [{"n": 0}]
+    assert [r["release_id"] for r in rows(all_con, "select release_id from stg_releases order by release_order")] == [r1, r2]
 
 
-def test_partition_column_read_from_folders_and_files_alike(releases, all_con):
-    # r1's files lack the family column (it lives only in family=<f>/), r2's files carry it too
-    for rid, truth in (("r1", releases.r1), ("r2", releases.r2)):
-        families = {r["family"] for r in rows(all_con, f"select distinct family from src_tasks where release_id = '{rid}'")}
+def test_partitions_and_part_files_read_back_whole(releases, all_con):
+    for truth in (releases.r1, releases.r2):
+        families = {r["family"] for r in rows(all_con, f"select distinct family from src_tasks where release_id = '{truth.release_id}'")}
         assert families == truth.families
     mismatched = "select count(*) as n from stg_tasks where family <> split_part(task_id, '-', 1)"
     assert rows(all_con, mismatched) == [{"n": 0}]
+    split = [p.parent for p in releases.path(releases.r2).glob("trajectories/family=*/part-1.parquet")]
+    assert split, "the publisher split some trajectory partitions (conftest.PART_ROWS)"
+    for folder in split:
+        family = folder.name.removeprefix("family=")
+        got = rows(all_con, f"select count(*) as n from src_trajectories where family = '{family}' and release_id = '{releases.r2.release_id}'")
+        assert got == [{"n": sum(pq.read_metadata(p).num_rows for p in folder.glob("*.parquet"))}]
 
 
 def test_a_release_can_be_picked_by_id(releases):
-    con = catalog.connect(releases.root, "r1")
-    assert rows(con, "select distinct release_id from src_tasks") == [{"release_id": "r1"}]
+    r1 = releases.r1.release_id
+    con = catalog.connect(releases.root, r1)
+    assert rows(con, "select distinct release_id from src_tasks") == [{"release_id": r1}]
     assert rows(con, "select count(*) as n from stg_trajectories") == [{"n": 0}]  # empty table: one empty file
     assert rows(con, "select is_latest from stg_releases") == [{"is_latest": False}]
 
 
+def test_src_releases_carry_the_manifests(releases, all_con):
+    got = rows(all_con, "select release_id, parent, created_at, row_counts::varchar as counts, manifest->>'run_id' as run_id from stg_releases")
+    for r, manifest in zip(got, reader.list_releases(releases.root), strict=True):
+        assert (r["release_id"], r["parent"], r["run_id"]) == (manifest.release_id, manifest.parent, manifest.run_id)
+        assert r["created_at"] == manifest.created_at and json.loads(r["counts"]) == manifest.row_counts
+
+
 def test_a_table_missing_from_a_release_reads_as_empty(releases, tmp_path):
-    shutil.copytree(releases.root / "releases" / "r2", tmp_path / "releases" / "r2")
-    shutil.rmtree(tmp_path / "releases" / "r2" / "sft")
-    (tmp_path / "releases" / "LATEST").write_text("r2")
+    shutil.rmtree(releases.copy(releases.r2, tmp_path) / "sft")
     con = catalog.connect(tmp_path)
     assert rows(con, "select count(*) as n, sum(total_tokens) as t from sft_token_counts") == [{"n": 0, "t": None}]
 

@@ -70,9 +70,10 @@ def test_file_option_runs_an_example_query(run_sql, releases):
 
 
 def test_release_all_and_by_id(run_sql, releases):
+    r1, r2 = releases.r1, releases.r2
     out, _ = run_sql("select release_id, count(*) as n from stg_tasks group by all order by 1", release="all", fmt="json")
-    assert json.loads(out) == [{"release_id": "r1", "n": releases.r1.rows["tasks"]}, {"release_id": "r2", "n": releases.r2.rows["tasks"]}]
-    assert run_sql("select distinct release_id from src_tasks", release="r1", fmt="csv")[0] == "release_id\nr1\n"
+    assert json.loads(out) == [{"release_id": r1.release_id, "n": r1.rows["tasks"]}, {"release_id": r2.release_id, "n": r2.rows["tasks"]}]
+    assert run_sql("select distinct release_id from src_tasks", release=r1.release_id, fmt="csv")[0] == f"release_id\n{r1.release_id}\n"
 
 
 def test_data_root_option_wins_over_the_environment(run_sql, releases, monkeypatch):
@@ -124,13 +125,14 @@ def test_column_tests_print_a_summary(run_sql):
     assert re.fullmatch(rf"{len(load_tests())} column tests passed \(\d+ views, release latest\)\n", out) and err == ""
 
 
-def test_failing_column_tests_are_one_stderr_line_each_and_exit_1(run_sql, duplicated_rl_root, capsys):
+def test_failing_column_tests_are_one_stderr_line_each_and_exit_1(run_sql, releases, duplicated_rl_root, capsys):
     with pytest.raises(typer.Exit) as info:
         run_sql(test=True, data_root=duplicated_rl_root)
     assert info.value.exit_code == 1
     captured = capsys.readouterr()
     (line,) = captured.err.splitlines()
-    assert line.startswith("sql/staging/schema.yml: unique(stg_rl.task_id) failed on ") and "e.g. release_id='r2', task_id=" in line
+    assert line.startswith("sql/staging/schema.yml: unique(stg_rl.task_id) failed on ")
+    assert f"e.g. release_id='{releases.r2.release_id}', task_id=" in line
     assert captured.out.startswith("1 of ")
 
 
@@ -159,10 +161,11 @@ def procs(releases, duplicated_rl_root) -> dict[str, subprocess.CompletedProcess
         return dict(zip(calls, pool.map(run, calls.values()), strict=True))
 
 
-def test_console_script_prints_a_table(procs):
+def test_console_script_prints_a_table(procs, releases):
     proc = procs["file"]
     assert proc.returncode == 0, proc.stderr
-    assert "first_pass_valid_share" in proc.stdout and "r1" in proc.stdout and "r2" in proc.stdout
+    assert "first_pass_valid_share" in proc.stdout
+    assert releases.r1.release_id in proc.stdout and releases.r2.release_id in proc.stdout
     assert proc.stderr.strip() == "10 rows"
 
 
@@ -171,7 +174,7 @@ def test_console_script_prints_a_table(procs):
     [
         ("bad_sql", 'error: SQL error: Parser Error: syntax error at or near "selec"'),
         ("bad_release", "error: unknown release 'r9'"),
-        ("default_root", "error: no release under data:"),
+        ("default_root", "error: no release under ./data:"),
         ("bad_column_tests", "error: --test runs the column tests"),
     ],
 )

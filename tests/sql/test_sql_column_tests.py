@@ -3,7 +3,6 @@ catch a broken view, and a schema entry naming something that does not exist is 
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -11,6 +10,8 @@ import pytest
 import yaml
 
 from coworkenv.data import catalog, sql_tests
+from coworkenv.data.publisher import publish_release
+from coworkenv.data.schemas import TABLES
 from coworkenv.errors import CoworkEnvError
 from tests.sql.release_fixture import rows
 
@@ -48,11 +49,10 @@ def test_column_tests_pass_on_the_fixture_releases(tests, latest_con, all_con, s
 
 
 def test_views_and_column_tests_work_on_a_release_without_data(tests, tmp_path):
-    release = tmp_path / "releases" / "empty"
-    release.mkdir(parents=True)
-    (release / "manifest.json").write_text(json.dumps({"release_id": "empty", "created_at": "2026-12-01T00:00:00Z"}))
-    (tmp_path / "releases" / "LATEST").write_text("empty\n")
+    publish_release({}, data_root=tmp_path, run_id="empty", parent=None, config={})
     con = catalog.connect(tmp_path)
+    for table in TABLES:
+        assert rows(con, f"select count(*) as n from src_{table}") == [{"n": 0}]
     for view, _ in catalog.view_files():
         catalog.run_query(con, f"select * from {view}")
     assert rows(con, "select count(*) as n from eval_group_pass_rates") == [{"n": 0}]
@@ -72,11 +72,11 @@ def test_a_broken_view_fails_its_tests_with_counts_and_examples(releases, all_co
     assert duplicated.n_rows == 2 * families["n"]  # the null family is not_null's business, not unique's
     assert len(duplicated.examples) == sql_tests.EXAMPLES
     assert duplicated.line().startswith("sql/marts/schema.yml: unique(valid_share_by_family.family) failed on ")
-    assert "release_id='r1', family='chat_digest' (2 rows)" in duplicated.line()
+    assert f"release_id='{releases.r1.release_id}', family='chat_digest' (2 rows)" in duplicated.line()
     missing = failures["not_null(task_status.family)"]
     assert missing.n_rows == rows(all_con, "select count(*) as n from task_status where family = 'doc_lookup'")[0]["n"] > 0
     assert missing.line().startswith("sql/intermediate/schema.yml: not_null(task_status.family) failed on ")
-    assert "release_id='r2'" in missing.line() and "\n" not in missing.line()
+    assert f"release_id='{releases.r2.release_id}'" in missing.line() and "\n" not in missing.line()
     assert "not_null(valid_share_by_family.family)" in failures  # the broken intermediate view breaks the mart too
 
 

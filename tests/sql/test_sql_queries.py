@@ -16,7 +16,7 @@ def test_there_are_example_queries():
 
 
 @pytest.mark.parametrize("path", QUERIES, ids=lambda p: p.stem)
-def test_example_query_runs(latest_con, all_con, path):
+def test_example_query_runs(releases, latest_con, all_con, path):
     sql = path.read_text(encoding="utf-8")
     assert sql.startswith("-- ") and "coworkenv sql --file sql/queries/" in sql
     latest = catalog.run_query(latest_con, sql)
@@ -24,15 +24,15 @@ def test_example_query_runs(latest_con, all_con, path):
     assert latest.num_rows > 0, "the example says something on the fixture release"
     assert everything.num_rows >= latest.num_rows or path.stem == "compare_releases"
     if "release_id" in latest.column_names:
-        assert set(latest.column("release_id").to_pylist()) == {"r2"}
+        assert set(latest.column("release_id").to_pylist()) == {releases.r2.release_id}
 
 
 def test_compare_releases_pairs_latest_with_its_predecessor(releases, all_con, latest_con):
     sql = (catalog.SQL_DIR / "queries" / "compare_releases.sql").read_text(encoding="utf-8")
     got = rows(all_con, sql)
-    assert {r["release_id"] for r in got} == {"r2"}
+    assert {r["release_id"] for r in got} == {releases.r2.release_id}
     both = [r for r in got if r["previous_release"] is not None]
-    assert both and all(r["previous_release"] == "r1" for r in both)
+    assert both and all(r["previous_release"] == releases.r1.release_id for r in both)
     for r in both:
         assert r["valid_share_change"] == pytest.approx(r["valid_share"] - r["previous_valid_share"], abs=2e-3)
     alone = rows(latest_con, sql)

@@ -54,20 +54,16 @@ def test_stg_validations_flags_and_family(releases, latest_con):
 
 
 def test_stg_validations_keeps_only_the_newest_battery(releases, tmp_path):
-    import shutil
-
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from coworkenv.data.catalog import connect
 
-    shutil.copytree(releases.root / "releases" / "r2", tmp_path / "releases" / "r2")
-    (tmp_path / "releases" / "LATEST").write_text("r2")
-    path = tmp_path / "releases" / "r2" / "validations" / "part-0.parquet"
-    table = pq.read_table(path)
+    folder = releases.copy(releases.r2, tmp_path) / "validations"
+    table = pq.read_table(folder)
     index = table.schema.get_field_index("battery_version")
     older = table.set_column(index, table.schema.field(index), pa.array([0] * table.num_rows, type=pa.int32()))
-    pq.write_table(older, path.with_name("part-1.parquet"))  # an older battery's rows for the same tasks
+    pq.write_table(older, folder / "older-battery.parquet")  # an older battery's rows for the same tasks
     con = connect(tmp_path)
     got = rows(con, "select count(*) as n, min(battery_version) as v from stg_validations")
     assert got == [{"n": releases.r2.rows["validations"], "v": 1}]
@@ -112,7 +108,7 @@ def test_stg_sft_counts_messages_and_calls(releases, latest_con):
         from stg_sft""")  # fmt: skip
     assert r["n"] == releases.r2.rows["sft"]
     assert r["tokens"] == releases.r2.sft_tokens
-    assert r["missing"] > 0 and r["min_messages"] >= 3 and r["with_calls"] == r["n"]
+    assert r["missing"] == 0 and r["min_messages"] >= 3 and r["with_calls"] == r["n"]  # the builder counts every example
     assert r["no_tools"] == r["no_assistant"] == 0
 
 
@@ -292,22 +288,25 @@ def test_trajectory_outcomes_oracle_passes_and_empty_fails(releases, latest_con)
 
 def test_release_overview_over_all_releases(releases, all_con):
     got = rows(all_con, "select * from release_overview")
-    assert [r["release_id"] for r in got] == ["r1", "r2"]
+    assert [r["release_id"] for r in got] == [releases.r1.release_id, releases.r2.release_id]
     r1, r2 = got
-    assert (r1["is_latest"], r2["is_latest"], r2["parent"]) == (False, True, "r1")
+    assert (r1["is_latest"], r2["is_latest"], r2["parent"]) == (False, True, releases.r1.release_id)
     for r, truth in ((r1, releases.r1), (r2, releases.r2)):
         assert r["n_trajectories"] == truth.rows["trajectories"]
-        assert r["n_sft_examples"] == truth.rows["sft"]
+        assert r["n_sft_examples"] == truth.rows["sft"] and r["sft_tokens"] == truth.sft_tokens
         assert r["n_valid"] == truth.valid and r["n_tasks"] == truth.validated
     manifests = {
         r["release_id"]: json.loads(r["row_counts"]) for r in rows(all_con, "select release_id, row_counts::varchar as row_counts from stg_releases")
     }
-    assert manifests["r2"] == releases.r2.rows
+    assert manifests[releases.r2.release_id] == releases.r2.rows
+    families = rows(all_con, f"select distinct family from stg_trajectories where release_id = '{releases.r2.release_id}'")
+    assert {r["family"] for r in families} == releases.r2.families
 
 
 def test_marts_keep_releases_apart(releases, all_con, latest_con):
     latest = rows(latest_con, "select family, n_tasks, valid_share from valid_share_by_family order by family")
-    both = rows(all_con, "select family, n_tasks, valid_share from valid_share_by_family where release_id = 'r2' order by family")
+    r1_id, r2_id = releases.r1.release_id, releases.r2.release_id
+    both = rows(all_con, f"select family, n_tasks, valid_share from valid_share_by_family where release_id = '{r2_id}' order by family")
     assert latest == both
-    r1 = {r["family"]: (r["n_tasks"], r["n_valid"]) for r in rows(all_con, "select * from valid_share_by_family where release_id = 'r1'")}
+    r1 = {r["family"]: (r["n_tasks"], r["n_valid"]) for r in rows(all_con, f"select * from valid_share_by_family where release_id = '{r1_id}'")}
     assert r1 == releases.r1.valid_by_family
