@@ -16,6 +16,7 @@ from coworkenv.canonical import canonical_json, content_hash
 from coworkenv.data.schemas import TABLES, conform_table
 from coworkenv.episode.runner import initial_messages
 from coworkenv.errors import CoworkEnvError
+from coworkenv.spec.capabilities import CAPABILITIES
 from coworkenv.spec.task import TaskSpec
 from coworkenv.validate.verdict import TaskValidation
 from coworkenv.workspace.tools import tool_schemas
@@ -144,6 +145,14 @@ def _scores(spec: TaskSpec, validation: TaskValidation) -> tuple[float, float, f
     return oracle, empty, violation
 
 
+def _repair_round(extra: Mapping[str, Any], parent: str | None) -> int:
+    """The round the repair loop recorded (`meta.repair.round`); a task with a parent but no record: round 1."""
+    repair = extra.get("repair")
+    if isinstance(repair, Mapping) and isinstance(repair.get("round"), int):
+        return repair["round"]
+    return 1 if parent else 0
+
+
 def task_row(spec: TaskSpec, validation: TaskValidation) -> dict[str, Any]:
     oracle, empty, violation = _scores(spec, validation)
     extra = spec.meta.model_extra or {}
@@ -164,7 +173,7 @@ def task_row(spec: TaskSpec, validation: TaskValidation) -> dict[str, Any]:
         "generator": spec.meta.generator,
         "seed": spec.meta.seed,
         "parent_id": parent,
-        "repair_round": int(extra.get("repair_round", 1 if parent else 0)),
+        "repair_round": _repair_round(extra, parent),
         "oracle_score": oracle,
         "empty_score": empty,
         "violation_max_score": violation,
@@ -300,8 +309,18 @@ def rl_table(specs: Iterable[TaskSpec]) -> pa.Table:
 
 def benchmark_group(capabilities: Iterable[str]) -> str:
     """The Claw-Eval report group a task counts in: `multi_turn` before `multi_step`, else `general`."""
-    capabilities = set(capabilities)
-    return "multi_turn" if "multi_turn" in capabilities else "multi_step" if "multi_step" in capabilities else "general"
+    groups = {CAPABILITIES.get(c).benchmark_group for c in capabilities}
+    return "multi_turn" if "multi_turn" in groups else "multi_step" if "multi_step" in groups else "general"
+
+
+def eval_row(spec: TaskSpec, grade: Any, *, eval_id: str, model: str, trial: int = 0) -> dict[str, Any]:
+    """An `eval_results` row: one graded trial of a model on a task."""
+    return {
+        "eval_id": eval_id, "model": model, "task_id": spec.id, "trial": trial, "family": spec.family,
+        "capabilities": list(spec.capabilities), "benchmark_group": benchmark_group(spec.capabilities), "difficulty": spec.difficulty,
+        "completion": grade.completion, "safety": grade.safety, "robustness": grade.robustness, "score": grade.score,
+        "passed": grade.passed, "empty": grade.empty, "n_violations": len(grade.violations),
+    }  # fmt: skip
 
 
 def eval_results_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:

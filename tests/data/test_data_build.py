@@ -21,6 +21,7 @@ from coworkenv.data.schemas import TABLES, conform_table
 from coworkenv.episode.runner import initial_messages
 from coworkenv.errors import CoworkEnvError
 from coworkenv.rollout import rollout_rows
+from coworkenv.spec.task import TaskSpec
 from coworkenv.validate.codes import BATTERY_CODES
 from coworkenv.workspace.tools import tool_schemas
 from tests.support.releases import INVALID_INDEX, N_TASKS, passing_validation
@@ -164,3 +165,13 @@ def test_with_the_real_battery(specs):
             assert row["oracle_score"] == 1.0 and row["empty_score"] == 0.0
     assert table.to_pylist()[0]["violation_max_score"] == 0.0
     assert validations_table(validations).num_rows == sum(len(v.results) for v in validations)
+
+
+def test_a_repaired_task_carries_the_round_the_loop_recorded(specs):
+    spec = specs[0]
+    data = spec.model_dump(mode="json", by_alias=True)
+    data["meta"] = {**data["meta"], "parent": "orig-1", "repair": {"round": 2, "strategy": "rule:no_leakage", "patch": []}}
+    repaired = TaskSpec.model_validate(data)
+    row = tasks_table([repaired], [passing_validation(repaired)]).to_pylist()[0]
+    assert (row["parent_id"], row["repair_round"]) == ("orig-1", 2)
+    assert tasks_table([spec], [passing_validation(spec)]).to_pylist()[0]["repair_round"] == 0
