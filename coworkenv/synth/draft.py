@@ -175,7 +175,7 @@ class Draft:
             "me": {"name": self.me["name"], "email": self.me["email"]},
         }
         for name, service in SERVICES.items():
-            if self.state[name] != service.empty():
+            if self.state[name] != service.empty_state:
                 workspace[name] = self.state[name]
         spec = {
             "id": f"{self.family.name}-d{self.difficulty}-{self.seed:07d}",

@@ -8,8 +8,10 @@ Everything else reads services from here: the workspace schema (`workspace/state
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from pydantic import BaseModel
@@ -35,11 +37,16 @@ class Service:
     targets: Targets | None = None
     """(workspace state, target argument) → the values a tool's target can take there; None: the collection's ids."""
 
-    def empty(self) -> Any:
-        """The JSON of an empty section, e.g. `{"messages": []}`."""
+    @cached_property
+    def empty_state(self) -> Any:
+        """The JSON of an empty section, e.g. `{"messages": []}` (shared: compare with it, never change it)."""
         if isinstance(self.state, type) and issubclass(self.state, BaseModel):
             return self.state().model_dump(mode="json", by_alias=True)
         return {}
+
+    def empty(self) -> Any:
+        """A fresh empty section, to fill."""
+        return copy.deepcopy(self.empty_state)
 
     def diff_sections(self, before: Any, after: Any) -> dict[str, Any]:
         if self.diff is not None:
