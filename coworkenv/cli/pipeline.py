@@ -42,11 +42,7 @@ def _progress(what: str, total: int) -> Iterator[Callable[..., None]]:
 
     with Progress(console=Console(stderr=True), transient=True) as progress:
         bar = progress.add_task(what, total=total)
-        yield lambda n=1, *_: progress.advance(bar, n if isinstance(n, int) else 1)
-
-
-def _echo(text: str) -> None:
-    typer.echo(text)
+        yield lambda n=1, *_: progress.advance(bar, n)
 
 
 def _llm(config: SynthesisConfig) -> Any:
@@ -65,9 +61,9 @@ def synthesize(settings: dict[str, Any], run_id: NewRunIdOpt = None, data_root: 
     config = synthesis_config(settings)
     llm = _llm(config)
     run_id = run_id or _new_run_id()
-    _echo(f"run {run_id}")
-    manifest = run_all(config, run_id, data_root, llm=llm, on_stage=lambda stage, result: _echo(f"  {stage}: {_summary(result)}"))
-    _echo(f"published release {manifest.release_id}: " + ", ".join(f"{t} {n}" for t, n in manifest.row_counts.items()))
+    typer.echo(f"run {run_id}")
+    manifest = run_all(config, run_id, data_root, llm=llm, on_stage=lambda stage, result: typer.echo(f"  {stage}: {_summary(result)}"))
+    typer.echo(f"published release {manifest.release_id}: " + ", ".join(f"{t} {n}" for t, n in manifest.row_counts.items()))
 
 
 def _summary(result: Any) -> str:
@@ -105,7 +101,7 @@ def generate(
         with _progress("generating", sum(s["tasks"] for s in planned)) as step:
             shards = [generate_shard(run, shard, _llm(config), progress=step) for shard in planned]
     total, rejected = sum(s["tasks"] for s in shards), sum(s["rejections"] for s in shards)
-    _echo(f"run {run.run_id}: {total} task(s) in {len(shards)} shard(s), {rejected} rejection(s) → {run.file('generated')}")
+    typer.echo(f"run {run.run_id}: {total} task(s) in {len(shards)} shard(s), {rejected} rejection(s) → {run.file('generated')}")
 
 
 @app.command()
@@ -125,7 +121,7 @@ def validate(run_id: RunIdOpt, data_root: DataRootOpt = None) -> None:
         for code, n in r["rejections_by_code"].items():
             codes[code] = codes.get(code, 0) + n
     rejected = ", ".join(f"{c} {n}" for c, n in sorted(codes.items(), key=lambda kv: -kv[1]))
-    _echo(f"run {run_id}: {valid}/{total} task(s) valid" + (f"; rejected for {rejected}" if rejected else ""))
+    typer.echo(f"run {run_id}: {valid}/{total} task(s) valid" + (f"; rejected for {rejected}" if rejected else ""))
 
 
 @app.command()
@@ -140,7 +136,7 @@ def repair(run_id: RunIdOpt, data_root: DataRootOpt = None) -> None:
     with _progress("repairing", invalid) as step:
         result = repair_run(run, _llm(config), progress=step)
     rate = result["metrics"].get("rescue_rate", 0.0) if result["metrics"] else 0.0
-    _echo(f"run {run_id}: {result['repaired']} of {result['invalid']} invalid task(s) repaired (rescue rate {rate:.0%})")
+    typer.echo(f"run {run_id}: {result['repaired']} of {result['invalid']} invalid task(s) repaired (rescue rate {rate:.0%})")
 
 
 @app.command()
@@ -149,7 +145,7 @@ def rollout(run_id: RunIdOpt, data_root: DataRootOpt = None) -> None:
     from coworkenv.pipeline.rollout import rollout_run
 
     result = rollout_run(_open(run_id, data_root))
-    _echo(f"run {run_id}: {result['trajectories']} trajectories, {result['passed']} passing")
+    typer.echo(f"run {run_id}: {result['trajectories']} trajectories, {result['passed']} passing")
 
 
 @app.command()
@@ -158,7 +154,7 @@ def build(run_id: RunIdOpt, data_root: DataRootOpt = None) -> None:
     from coworkenv.pipeline.build import build_tables
 
     rows = build_tables(_open(run_id, data_root))
-    _echo(f"run {run_id}: " + ", ".join(f"{t} {n}" for t, n in rows.items()))
+    typer.echo(f"run {run_id}: " + ", ".join(f"{t} {n}" for t, n in rows.items()))
 
 
 @app.command()
@@ -181,8 +177,8 @@ def gate(
         typer.echo(str(exc), err=True)
         raise typer.Exit(1) from None
     for stage, s in stats.items():
-        _echo(f"gate {stage}: {s.get('successful_expectations')}/{s.get('evaluated_expectations')} expectations hold")
-    _echo(f"Data Docs: {run.file('quality', 'data_docs')}")
+        typer.echo(f"gate {stage}: {s.get('successful_expectations')}/{s.get('evaluated_expectations')} expectations hold")
+    typer.echo(f"Data Docs: {run.file('quality', 'data_docs')}")
 
 
 @app.command()
@@ -191,4 +187,4 @@ def publish(run_id: RunIdOpt, data_root: DataRootOpt = None) -> None:
     from coworkenv.pipeline.publish import publish as publish_run
 
     manifest = publish_run(_open(run_id, data_root))
-    _echo(f"published release {manifest.release_id}: " + ", ".join(f"{t} {n}" for t, n in manifest.row_counts.items()))
+    typer.echo(f"published release {manifest.release_id}: " + ", ".join(f"{t} {n}" for t, n in manifest.row_counts.items()))
