@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from coworkenv.errors import CoworkEnvError
-from coworkenv.pipeline.rundir import RunDir, valid_tasks, write_jsonl
+from coworkenv.pipeline.rundir import RunDir, valid_tasks, verdicts, write_jsonl
 from coworkenv.sandbox.choices import IN_PROCESS
 
 AGENT = "oracle"
@@ -16,7 +16,7 @@ AGENT = "oracle"
 
 def rollout_run(run: RunDir, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     config = run.config()
-    specs = [spec for spec, _ in valid_tasks(run)]
+    specs = [spec for spec, _ in valid_tasks(verdicts(run))]
     if config.runtime == IN_PROCESS:
         from coworkenv.rollout import rollout_rows
 

@@ -132,6 +132,11 @@ def repaired(run: RunDir) -> list[tuple[str, TaskValidation]]:
     return list(zip(lines, verdicts, strict=True))
 
 
-def valid_tasks(run: RunDir) -> list[tuple[TaskSpec, TaskValidation]]:
-    """The run's valid tasks, first-pass valid ones then the repaired ones (they passed the battery in the sandbox)."""
-    return [(TaskSpec.model_validate_json(line), v) for line, v in [*validated(run), *repaired(run)] if v.valid]
+def verdicts(run: RunDir) -> list[tuple[str, TaskValidation]]:
+    """Every task of the run with its verdict: the generated ones, then the repaired ones."""
+    return [*validated(run), *repaired(run)]
+
+
+def valid_tasks(tasks: list[tuple[str, TaskValidation]]) -> list[tuple[TaskSpec, TaskValidation]]:
+    """The valid ones of `verdicts(run)`, parsed (they passed the battery in the sandbox)."""
+    return [(TaskSpec.model_validate_json(line), v) for line, v in tasks if v.valid]

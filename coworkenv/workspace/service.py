@@ -37,12 +37,15 @@ class Service:
     targets: Targets | None = None
     """(workspace state, target argument) → the values a tool's target can take there; None: the collection's ids."""
 
+    def default(self) -> Any:
+        """An empty section as its state type holds it: a model instance, or an empty dict (files, sheets)."""
+        return self.state() if isinstance(self.state, type) and issubclass(self.state, BaseModel) else {}
+
     @cached_property
     def empty_state(self) -> Any:
         """The JSON of an empty section, e.g. `{"messages": []}` (shared: compare with it, never change it)."""
-        if isinstance(self.state, type) and issubclass(self.state, BaseModel):
-            return self.state().model_dump(mode="json", by_alias=True)
-        return {}
+        default = self.default()
+        return default.model_dump(mode="json", by_alias=True) if isinstance(default, BaseModel) else default
 
     def empty(self) -> Any:
         """A fresh empty section, to fill."""

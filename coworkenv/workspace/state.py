@@ -23,11 +23,7 @@ class WorkspaceBase(Record):
 
 def _service_field(name: str) -> tuple[Any, Any]:
     service = SERVICES.get(name)
-    return service.state, Field(default_factory=lambda: _empty(service.state), description=service.description)
-
-
-def _empty(state: Any) -> Any:
-    return state() if isinstance(state, type) and issubclass(state, Record) else {}
+    return service.state, Field(default_factory=service.default, description=service.description)
 
 
 WorkspaceSpec = create_model(

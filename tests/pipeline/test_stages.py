@@ -17,7 +17,7 @@ from coworkenv.pipeline.plan import plan_run, start_run
 from coworkenv.pipeline.publish import publish
 from coworkenv.pipeline.repair import repair_run
 from coworkenv.pipeline.rollout import rollout_run
-from coworkenv.pipeline.rundir import RunDir, read_jsonl, safe_name, valid_tasks, validated
+from coworkenv.pipeline.rundir import RunDir, read_jsonl, safe_name, valid_tasks, validated, verdicts
 from coworkenv.pipeline.synthesize import synthesize
 from coworkenv.pipeline.validate import validate_shard
 from tests.support import EXAMPLES, ROOT
@@ -88,7 +88,7 @@ def test_tasks_from_files_are_validated_and_the_broken_one_repaired(tmp_path):
     assert result["repaired"] == 1 and result["metrics"]["rescue_rate"] == 1.0
     (repaired,) = [json.loads(line) for line in read_jsonl(run.file("repaired", "tasks.jsonl"))]
     assert repaired["meta"]["parent"] == invalid[0].task_id
-    assert {spec.id for spec, _ in valid_tasks(run)} >= {repaired["id"]} and len(valid_tasks(run)) == n
+    assert {spec.id for spec, _ in valid_tasks(verdicts(run))} >= {repaired["id"]} and len(valid_tasks(verdicts(run))) == n
 
 
 def test_unparseable_lines_are_rejected_with_a_label_and_skipped_by_repair(tmp_path):

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from coworkenv.checks import CHECKS, Check, evaluate
+from coworkenv.checks import CHECKS, Check, CheckKind, evaluate
 from coworkenv.episode.evidence import Evidence
 from coworkenv.grading.play import Run, play, play_answer_only
 from coworkenv.registry import Registry
@@ -84,10 +84,16 @@ def holds(check: dict[str, Any], evidence: Evidence) -> bool:
         return False
 
 
+def kind_of(check: dict[str, Any]) -> CheckKind | None:
+    """The registry entry of a check given as plain data (None for an unknown kind: the spec may not parse)."""
+    kind = check.get("kind")
+    return CHECKS.get(kind) if kind in CHECKS else None
+
+
 def is_guard_kind(check: dict[str, Any]) -> bool:
     """A kind that holds on an untouched workspace by design (`unchanged`, `tool_not_called`)."""
-    kind = check.get("kind")
-    return kind in CHECKS and CHECKS.get(kind).guard
+    kind = kind_of(check)
+    return kind is not None and kind.guard
 
 
 def describe_errors(errors: Iterable[AuditEntry], limit: int = 3) -> str:

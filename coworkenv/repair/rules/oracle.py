@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from coworkenv.checks import CHECKS, DROP
+from coworkenv.checks import DROP
 from coworkenv.checks.matching import args_match, value_matches
 from coworkenv.checks.text import as_list, glob_literal
 from coworkenv.episode.evidence import Evidence
@@ -18,6 +18,7 @@ from coworkenv.repair.rules.common import (
     describe_errors,
     drop_checks,
     holds,
+    kind_of,
     oracle_run,
     spec_or_note,
     untouched_run,
@@ -34,8 +35,8 @@ def recompute(check: dict[str, Any], spec: TaskSpec, ev: Evidence) -> Any:
     """The check with its expectation taken from the (trusted) oracle's evidence, through its kind's `recompute`
     hook; `DROP` where the oracle never produces its target or must break it (every kind without a hook: the
     guards and the presence/absence checks); None where it cannot be recomputed."""
-    kind = check.get("kind")
-    hook = CHECKS.get(kind).recompute if kind in CHECKS else None
+    kind = kind_of(check)
+    hook = kind.recompute if kind is not None else None
     return DROP if hook is None else hook(check, ev, spec)
 
 

@@ -8,11 +8,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from coworkenv.checks import CHECKS
 from coworkenv.checks.base import Fixing, unfixable
 from coworkenv.checks.tool_refs import rename_args
 from coworkenv.registry import closest
-from coworkenv.repair.rules.common import REPAIRERS, RepairContext, Spec, changed, drop_checks, oracle_run, spec_or_note, untouched_run
+from coworkenv.repair.rules.common import REPAIRERS, RepairContext, Spec, changed, drop_checks, kind_of, oracle_run, spec_or_note, untouched_run
 from coworkenv.validate.verdict import CheckOutcome
 from coworkenv.workspace.tools import TOOLS
 
@@ -103,8 +102,8 @@ def repair_references(spec_dict: Spec, outcome: CheckOutcome, ctx: RepairContext
                 drop_rules.add(i)
         else:
             check = new["checks"][i]
-            kind = check.get("kind")
-            hook = CHECKS.get(kind).fix_reference if kind in CHECKS else None
+            kind = kind_of(check)
+            hook = kind.fix_reference if kind is not None else None
             reason = unfixable(entry) if hook is None else hook(check, entry, fixing)
             if reason is not None:
                 to_drop[i] = reason

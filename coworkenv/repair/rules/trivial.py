@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from coworkenv.checks import CHECKS
 from coworkenv.episode.evidence import Evidence
 from coworkenv.grading.play import play
 from coworkenv.repair.rules.common import (
@@ -16,6 +15,7 @@ from coworkenv.repair.rules.common import (
     drop_checks,
     holds,
     is_guard_kind,
+    kind_of,
     oracle_run,
     spec_or_note,
     untouched_run,
@@ -27,9 +27,8 @@ from coworkenv.validate.verdict import CheckOutcome
 def _strengthen(check: dict[str, Any], oracle: Evidence, untouched: Evidence) -> dict[str, Any] | None:
     """A stricter version of a check that holds on the untouched workspace, from its kind's `strengthen` hook: one
     that the oracle's effect satisfies and the untouched workspace does not."""
-    kind = check.get("kind")
-    hook = CHECKS.get(kind).strengthen if kind in CHECKS else None
-    candidate = hook(check, oracle) if hook is not None else None
+    kind = kind_of(check)
+    candidate = kind.strengthen(check, oracle) if kind is not None and kind.strengthen is not None else None
     if candidate is not None and holds(candidate, oracle) and not holds(candidate, untouched):
         return candidate
     return None
@@ -38,8 +37,8 @@ def _strengthen(check: dict[str, Any], oracle: Evidence, untouched: Evidence) ->
 def _is_guard(check: dict[str, Any], oracle: Evidence) -> bool:
     """A check that holds before and after the oracle: it guards something the task must leave alone (a check of the
     final answer never does)."""
-    kind = check.get("kind")
-    return is_guard_kind(check) or (not (kind in CHECKS and CHECKS.get(kind).answer) and holds(check, oracle))
+    kind = kind_of(check)
+    return is_guard_kind(check) or (not (kind is not None and kind.answer) and holds(check, oracle))
 
 
 def repair_trivial(spec_dict: Spec, ctx: RepairContext, *, guards_count: bool, max_share: float) -> Spec | None:
