@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from coworkenv.errors import CoworkEnvError
+from coworkenv.redact import redact
 
 app = typer.Typer(
     help="CoworkEnv: executable, verifiable training environments for tool-using coworker agents.",
@@ -47,7 +48,7 @@ def main() -> None:
     try:
         app()
     except CoworkEnvError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {redact(str(exc))}", err=True)
         sys.exit(2)
 
 

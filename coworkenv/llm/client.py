@@ -3,6 +3,8 @@ JSON out of a reply. Replies are data, never code.
 
 The API key is never copied into the environment, logs or data: it comes from `LLMConfig.api_key` (a secret, e.g.
 read from an Airflow connection by `coworkenv.pipeline.airflow`) or from the environment variable `api_key_env`.
+Everything the endpoint sends back — replies and error bodies, which a misbehaving proxy fills with the request's
+headers — is redacted (`coworkenv.redact`) before anyone else sees it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from functools import cached_property
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from coworkenv.redact import redact, register_secret
 
 _REFUSAL = re.compile(r"\b(I can(?:no|')t|I am unable|I'm unable|I won't|I'm sorry|cannot help|can't assist)\b", re.IGNORECASE)
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
@@ -38,9 +42,10 @@ class LLMConfig(BaseModel):
     json_mode: bool = Field(False, description="Ask for response_format=json_object (if the server supports it).")
 
     def key(self) -> str:
-        if self.api_key is not None:
-            return self.api_key.get_secret_value()
-        return os.environ.get(self.api_key_env) or "not-needed"
+        """The key to send; registered for redaction, so no text this process redacts can carry it."""
+        key = self.api_key.get_secret_value() if self.api_key is not None else os.environ.get(self.api_key_env)
+        register_secret(key)
+        return key or "not-needed"
 
 
 class Refused(Exception):
@@ -51,6 +56,7 @@ class LLMError(Exception):
     """A request that produced no reply: `code` is `refusal`, `timeout` or `http_error`."""
 
     def __init__(self, code: str, reason: str):
+        reason = redact(reason)
         super().__init__(reason)
         self.code = code
         self.reason = reason
@@ -95,19 +101,21 @@ class ChatClient:
         raise AssertionError("unreachable")
 
     def ask(self, messages: list[dict[str, str]], seed: int) -> str:
-        """`complete`, with every way of getting no reply turned into an `LLMError` (code and reason)."""
+        """`complete`, redacted, with every way of getting no reply turned into an `LLMError` (code and redacted
+        reason). Redaction comes before truncation, so that no cut-off secret escapes it."""
         import openai
 
+        self.config.key()  # registers the key before any reply or error can carry it
         try:
-            return self.complete(messages, seed)
+            return redact(self.complete(messages, seed))
         except Refused as exc:
-            raise LLMError("refusal", f"the model refused: {exc}"[:500]) from None
+            raise LLMError("refusal", redact(f"the model refused: {exc}")[:500]) from None
         except openai.APITimeoutError:
             raise LLMError("timeout", f"no reply within {self.config.timeout_s} s after {self.config.max_retries + 1} attempts") from None
         except openai.APIStatusError as exc:
-            raise LLMError("http_error", f"HTTP {exc.status_code}: {str(exc)[:200]}") from None
+            raise LLMError("http_error", f"HTTP {exc.status_code}: {redact(str(exc))[:200]}") from None
         except openai.APIError as exc:
-            raise LLMError("http_error", f"{type(exc).__name__}: {str(exc)[:200]}") from None
+            raise LLMError("http_error", f"{type(exc).__name__}: {redact(str(exc))[:200]}") from None
 
 
 def looks_like_refusal(text: str) -> bool:

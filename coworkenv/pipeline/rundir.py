@@ -30,6 +30,7 @@ from typing import Any
 from coworkenv.data.root import DataRoot, local_path, open_root
 from coworkenv.errors import CoworkEnvError
 from coworkenv.pipeline.config import SynthesisConfig, synthesis_config
+from coworkenv.redact import scrub_configured
 from coworkenv.spec.task import TaskSpec
 from coworkenv.validate.verdict import TaskValidation
 
@@ -84,10 +85,11 @@ class RunDir:
 
 
 def write_text(path: Path, text: str) -> None:
-    """Whole or not at all: written next to its place, then renamed over it."""
+    """Whole or not at all: written next to its place, then renamed over it. The last line of defence for secrets:
+    a configured secret (the run's API key) never reaches a run file, whatever carried it this far."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
+    tmp.write_text(scrub_configured(text), encoding="utf-8")
     tmp.replace(path)
 
 

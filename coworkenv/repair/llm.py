@@ -4,7 +4,7 @@ RFC 6902 JSON Patch — becomes a patched spec dict, which the loop validates ag
 
 The reply is data, never code. Identity and lineage (`id`, `family`, `meta`) are ours: whatever the model
 writes there is put back. Every failure — transport, timeout, refusal, unparseable reply, a patch that does
-not apply — is returned as a code and a reason, never raised.
+not apply — is returned as a code and a reason (redacted: it may quote the endpoint), never raised.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from coworkenv.checks import CHECK_KINDS
 from coworkenv.llm import ChatClient, LLMError, extract_json, looks_like_refusal
+from coworkenv.redact import redact
 from coworkenv.spec.task import TaskSpec
 from coworkenv.validate.codes import BATTERY_CODES
 from coworkenv.validate.verdict import CheckOutcome
@@ -130,23 +131,27 @@ class LLMRepairer(ChatClient):
         try:
             text = self.ask(self.messages(spec, failures), seed)
         except LLMError as exc:
-            return LLMRepair(code=exc.code, reason=exc.reason)
+            return _failed(exc.code, exc.reason)
         return parse_repair(text, spec)
+
+
+def _failed(code: str, reason: str) -> LLMRepair:
+    return LLMRepair(code=code, reason=redact(reason)[:500])
 
 
 def parse_repair(text: str, spec: dict[str, Any]) -> LLMRepair:
     if not text.strip():
-        return LLMRepair(code="unparseable", reason="empty reply")
+        return _failed("unparseable", "empty reply")
     try:
         data = reply_json(text)
     except ValueError:
         if looks_like_refusal(text):
-            return LLMRepair(code="refusal", reason=f"the model refused: {text.strip()[:200]}")
-        return LLMRepair(code="unparseable", reason=f"not JSON: {text.strip()[:200]}")
+            return _failed("refusal", f"the model refused: {text.strip()[:200]}")
+        return _failed("unparseable", f"not JSON: {text.strip()[:200]}")
     try:
         kind, patched = apply_reply(spec, data)
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
-        return LLMRepair(code="bad_patch", reason=f"the patch does not apply: {exc}"[:500])
+        return _failed("bad_patch", f"the patch does not apply: {exc}")
     except (ValueError, TypeError, KeyError, IndexError) as exc:
-        return LLMRepair(code="not_a_spec", reason=str(exc)[:500])
+        return _failed("not_a_spec", str(exc))
     return LLMRepair(spec=patched, kind=kind)  # type: ignore[arg-type]

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import jsonpatch
 from pydantic import BaseModel, ConfigDict, Field
 
+from coworkenv.redact import short_error
 from coworkenv.repair.rules import REPAIRERS, RepairContext
 from coworkenv.validate.codes import BATTERY_CODES
 from coworkenv.validate.verdict import CheckOutcome, TaskValidation
@@ -233,7 +234,7 @@ def repair_task(
                 patched = REPAIRERS.get(code)(copy.deepcopy(current), _first_failure(current_val, code), ctx)
             except Exception as exc:  # a repairer bug must not sink the batch: record it, go on
                 patched = None
-                ctx.note(f"repairer rule:{code} raised {type(exc).__name__}: {exc}")
+                ctx.note(f"repairer rule:{code} raised {short_error(exc)}")
             notes.extend(f"{code}: {n}" for n in ctx.notes)
             if patched is not None and patched != current:
                 progressed |= consider(round_, f"rule:{code}", [code], patched, ctx.notes)

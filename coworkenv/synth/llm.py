@@ -1,7 +1,8 @@
 """LLM task generation through any OpenAI-compatible chat endpoint (vLLM, SGLang, hosted APIs).
 
 The reply is data, never code: it is parsed as JSON and validated as a TaskSpec. Every failure — transport
-error, timeout, refusal, unparseable reply, schema violation — becomes a recorded `Rejection` with its reason.
+error, timeout, refusal, unparseable reply, schema violation — becomes a recorded `Rejection` with its reason,
+redacted (`coworkenv.redact`): it may quote what the endpoint sent.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pydantic import ValidationError
 from coworkenv.checks import CHECK_KINDS
 from coworkenv.errors import CoworkEnvError, format_validation_error
 from coworkenv.llm import ChatClient, LLMConfig, LLMError, extract_json, looks_like_refusal
+from coworkenv.redact import redact
 from coworkenv.spec.capabilities import CAPABILITIES
 from coworkenv.spec.task import TaskSpec
 from coworkenv.synth.family import LLM_FAMILY, load_families
@@ -76,7 +78,7 @@ class LLMGenerator(ChatClient):
     def generate_one(self, row: PlanRow, seed: int) -> TaskSpec | Rejection:
         def reject(code: str, reason: str) -> Rejection:
             return Rejection(generator=f"llm:{self.config.model}", family=LLM_FAMILY, capability=row.capability,
-                             difficulty=row.difficulty, seed=seed, code=code, reason=reason[:500])  # fmt: skip
+                             difficulty=row.difficulty, seed=seed, code=code, reason=redact(reason)[:500])  # fmt: skip
 
         try:
             text = self.ask(self.messages(row.capability, row.difficulty, seed), seed)

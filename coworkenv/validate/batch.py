@@ -5,7 +5,8 @@ JSON text to the jobs and reads back TaskValidation JSON.
 
 A job that fails in the sandbox (`JobResult.ok` is False: timeout, memory, crash, …) becomes an invalid
 TaskValidation with a single dedicated row whose `code` is the sandbox's `error_code` (e.g. `sandbox_timeout`),
-severity `mandatory`, not discriminating, and `details = {"error_code", "error"}`. It is not put in the
+severity `mandatory`, not discriminating, and `details = {"error_code", "error"}` (the error without its traceback,
+redacted, host paths reduced to file names: the validations table is published). It is not put in the
 `schema` position: the task may be a perfectly good spec that the battery could not finish on.
 """
 
@@ -19,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from coworkenv.errors import CoworkEnvError
+from coworkenv.redact import safe_message
 from coworkenv.sandbox.choices import IN_PROCESS, RUNTIME_CHOICES
 from coworkenv.spec.task import TaskSpec
 from coworkenv.validate.battery import rejected, validate_spec, validate_spec_json
@@ -61,15 +63,15 @@ def _from_job(result: Any, payload: str) -> TaskValidation:
     task_id = guess_task_id(payload)
     if not getattr(result, "ok", False):
         code = getattr(result, "error_code", None) or "sandbox_error"
-        error = str(getattr(result, "error", "") or "")
-        return rejected(task_id, code, {"error_code": code, "error": error[:4000]}, f"the sandboxed battery did not finish: {code}: {error[:300]}")
+        error = safe_message(str(getattr(result, "error", "") or ""), 2000)  # stored and published: no traceback, no host path
+        return rejected(task_id, code, {"error_code": code, "error": error}, f"the sandboxed battery did not finish: {code}: {error[:300]}")
     output = getattr(result, "output", None)
     try:
         if isinstance(output, str | bytes | bytearray):
             return TaskValidation.model_validate_json(output)
         return TaskValidation.model_validate(output)
     except (ValidationError, ValueError, TypeError) as exc:
-        return rejected(task_id, "sandbox_bad_output", {"error_code": "sandbox_bad_output", "error": str(exc)[:4000]},
+        return rejected(task_id, "sandbox_bad_output", {"error_code": "sandbox_bad_output", "error": safe_message(str(exc), 2000)},
                         "the sandboxed battery returned something that is not a TaskValidation")  # fmt: skip
 
 

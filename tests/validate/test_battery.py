@@ -337,12 +337,16 @@ def test_huge_input_is_rejected_without_parsing(monkeypatch):
 
 def test_a_crashing_check_becomes_a_failed_outcome(monkeypatch):
     def boom(ctx):
-        raise RuntimeError("kaboom")
+        raise RuntimeError("kaboom in /srv/build/site-packages/coworkenv/x.py with Authorization: Bearer tok-0123456789")
 
     monkeypatch.setattr(battery.capabilities, "capability_problems", boom)
     v = TaskValidation.model_validate(validate_spec_json(json.dumps(spec())))
     row = outcome(v, "capabilities_consistent")
     assert not row.passed and row.details["exception"] == "RuntimeError" and "kaboom" in row.details["error"]
+    # what the validations table stores: a short error, no traceback, no host path, no credential
+    assert set(row.details) == {"exception", "error"}
+    assert row.details["error"] == "RuntimeError: kaboom in …/x.py with Authorization: [REDACTED]"
+    assert "/srv/" not in row.message and "tok-0123456789" not in row.message
     assert not v.valid and all(r.passed for r in v.results if r.code != "capabilities_consistent")
 
 

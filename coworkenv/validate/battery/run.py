@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import math
-import traceback
 from typing import Any
 
+from coworkenv.redact import short_error
 from coworkenv.spec.task import TaskSpec
 from coworkenv.validate.battery.context import MAX_SPEC_CHARS, Context
 from coworkenv.validate.battery.references import schema_failure
@@ -51,8 +51,8 @@ def _jsonable(value: Any, depth: int = 0) -> Any:
 
 
 def _exception_details(exc: BaseException) -> dict[str, Any]:
-    tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
-    return {"exception": type(exc).__name__, "error": str(exc)[:2000], "traceback": "".join(tb)[-4000:]}
+    """A short error, not a traceback: the validations table is published, and a traceback names host paths."""
+    return {"exception": type(exc).__name__, "error": short_error(exc)}
 
 
 def run_battery(spec: TaskSpec) -> TaskValidation:
@@ -68,7 +68,7 @@ def run_battery(spec: TaskSpec) -> TaskValidation:
             if code == "schema":
                 passed, details, message = schema_failure(exc)
             else:
-                passed, details, message = False, _exception_details(exc), f"{code} raised {type(exc).__name__}: {str(exc)[:300]}"
+                passed, details, message = False, _exception_details(exc), f"{code} raised {short_error(exc, 300)}"
         results.append(_outcome(spec.id, code, passed, details, message))
     evidence_hash = ""
     try:
