@@ -38,7 +38,7 @@ _CREDENTIAL_NAME = (
 )
 _QUOTE = r"(?:\\?[\"'])?"
 _CREDENTIAL = re.compile(
-    rf"(?i)(?<![\w-])((?:{_CREDENTIAL_NAME}){_QUOTE}\s*[:=]\s*{_QUOTE})((?:bearer\s+|basic\s+|token\s+)?(?:\[REDACTED\]|[^\s\"'\\,;&)}}\]]+))"
+    rf"(?i)(?:(?<=\\[nrt])|(?<![\w-]))((?:{_CREDENTIAL_NAME}){_QUOTE}\s*[:=]\s*{_QUOTE})((?:bearer\s+|basic\s+|token\s+)?(?:\[REDACTED\]|[^\s\"'\\,;&)}}\]]+))"
 )
 _SCHEME = re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{6,}")
 _VENDOR = re.compile(

@@ -27,6 +27,7 @@ def _registered():
         ("{'Authorization': 'Bearer abc123def456', 'Host': 'h'}", f"{{'Authorization': '{REDACTED}', 'Host': 'h'}}"),
         ('{"x-api-key": "k-1234567890", "n": 1}', f'{{"x-api-key": "{REDACTED}", "n": 1}}'),
         ('\\"api-key\\": \\"k-1234567890\\"', f'\\"api-key\\": \\"{REDACTED}\\"'),
+        ('{"body": "H: h\\nauthorization: Bearer abc123def456\\naccept: x"}', f'{{"body": "H: h\\nauthorization: {REDACTED}\\naccept: x"}}'),
         ("https://h/v1?api_key=abc12345&x=1", f"https://h/v1?api_key={REDACTED}&x=1"),
         ("OPENAI_API_KEY=whatever-it-is", f"OPENAI_API_KEY={REDACTED}"),
         ("sent Bearer eyJhbGciOiJIUzI1NiJ9.e30.ZRrHA1JJJW8opsbCGfG_HACGpVUMN_a9IV7pAx_Zmeo now", f"sent Bearer {REDACTED} now"),

@@ -61,16 +61,19 @@ class LLMGenerator(ChatClient):
         schema = json.dumps(TaskSpec.model_json_schema(by_alias=True), separators=(",", ":"))
         return SYSTEM_PROMPT.format(kinds=", ".join(CHECK_KINDS), tools=catalog_text(), schema=schema)
 
-    def examples(self, capability: str, difficulty: int) -> list[TaskSpec]:
+    def examples(self, capability: str, difficulty: int, family: str = LLM_FAMILY) -> list[TaskSpec]:
+        """Valid tasks of families with the capability, the plan row's own family first."""
         families = [f for _, f in load_families().items() if capability in f.capabilities]
+        families.sort(key=lambda f: f.name != family)
         return [build_task(f, seed=0, difficulty=difficulty) for f in families[: self.examples_per_prompt]]
 
-    def messages(self, capability: str, difficulty: int, seed: int) -> list[dict[str, str]]:
+    def messages(self, capability: str, difficulty: int, seed: int, family: str = LLM_FAMILY) -> list[dict[str, str]]:
         knobs = DIFFICULTY_KNOBS[difficulty].model_dump()
-        shots = "\n\n".join(e.to_json() for e in self.examples(capability, difficulty))
+        shots = "\n\n".join(e.to_json() for e in self.examples(capability, difficulty, family))
+        like = f" in the spirit of the `{family}` tasks" if family != LLM_FAMILY else ""
         ask = (
             f"Write a new task that exercises the capability `{capability}` ({CAPABILITIES.get(capability).description}) "
-            f"at difficulty {difficulty} of 5 (knobs: {json.dumps(knobs)}). Invent a fresh scenario, company and people "
+            f"at difficulty {difficulty} of 5 (knobs: {json.dumps(knobs)}). Invent a fresh scenario, company and people{like} "
             f"(variation seed {seed}). Valid examples of other tasks:\n\n{shots}"
         )
         return [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": ask}]
@@ -81,7 +84,7 @@ class LLMGenerator(ChatClient):
                              difficulty=row.difficulty, seed=seed, code=code, reason=redact(reason)[:500])  # fmt: skip
 
         try:
-            text = self.ask(self.messages(row.capability, row.difficulty, seed), seed)
+            text = self.ask(self.messages(row.capability, row.difficulty, seed, row.family), seed)
         except LLMError as exc:
             return reject(exc.code, exc.reason)
         return parse_reply(text, row, seed, self.config.model, reject)
@@ -108,7 +111,7 @@ def parse_reply(text: str, row: PlanRow, seed: int, model: str, reject: Callable
         return reject("unparseable", f"expected a JSON object, got {type(data).__name__}")
     # Identity and provenance are ours to assign, whatever the model wrote.
     data.update(
-        id=f"{LLM_FAMILY}-{row.capability}-d{row.difficulty}-{seed:07d}",
+        id=llm_task_id(row, seed),
         family=LLM_FAMILY,
         difficulty=row.difficulty,
         meta={"seed": seed, "generator": f"llm:{model}", "parent": None, "capability_target": row.capability},
@@ -121,6 +124,13 @@ def parse_reply(text: str, row: PlanRow, seed: int, model: str, reject: Callable
         return reject("schema", format_validation_error(exc))
     except (TypeError, ValueError) as exc:
         return reject("schema", str(exc))
+
+
+def llm_task_id(row: PlanRow, seed: int) -> str:
+    """Unique in a plan: rows of different families may share a capability, a difficulty and seeds (each family has
+    its own seed space), so a row planned for a family names it."""
+    family = "" if row.family == LLM_FAMILY else f"{row.family}-"
+    return f"{LLM_FAMILY}-{family}{row.capability}-d{row.difficulty}-{seed:07d}"
 
 
 def require_llm(config: LLMConfig | None) -> LLMConfig:

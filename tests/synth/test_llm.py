@@ -109,3 +109,17 @@ def test_mixed_generation_splits_the_plan(server):
     llm_made = [t for t in tasks if t.family == "llm"] + [r for r in rejections if r.family == "llm"]
     assert len(procedural) == 6 and len(llm_made) == 2
     assert {t.meta.seed for t in procedural} == set(range(12, 18))
+
+
+def test_rows_of_different_families_sharing_seeds_make_distinct_tasks(server):
+    """Each family has its own seed space, so the plan may give two families of one capability the same seeds: their
+    LLM tasks must not share an id (the release would hold two tasks under one id), and their prompts differ."""
+    server.requests.clear()
+    rows = [PlanRow(family=name, capability="communication", difficulty=2, count=1, seed_start=0) for name in ("mail_triage", "chat_digest")]
+    tasks = list(generator(server).generate_rows(rows))
+    assert [t.id for t in tasks] == ["llm-mail_triage-communication-d2-0000000", "llm-chat_digest-communication-d2-0000000"]
+    assert all(t.family == "llm" for t in tasks)
+    prompts = sorted((r["messages"][1]["content"] for r in server.requests), key=lambda p: "`mail_triage` tasks" not in p)
+    for prompt, name in zip(prompts, ("mail_triage", "chat_digest"), strict=True):
+        assert f"in the spirit of the `{name}` tasks" in prompt
+        assert prompt.split('"family": "', 1)[1].startswith(f'{name}"')  # its own family's example comes first
