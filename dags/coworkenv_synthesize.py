@@ -32,13 +32,10 @@ def _run():
 
 
 def _llm(run):
-    """The run's LLM endpoint: its Airflow connection, else its base URL and model, else none."""
-    config = run.config()
-    if config.llm_conn_id:
-        from coworkenv.pipeline.airflow import llm_config_from_connection
+    """The run's LLM endpoint (its Airflow connection, else its base URL and model, else none), its key masked."""
+    from coworkenv.pipeline.airflow import llm_endpoint
 
-        return llm_config_from_connection(config.llm_conn_id, concurrency=config.llm_concurrency, timeout_s=config.llm_timeout_s)
-    return config.llm()
+    return llm_endpoint(run.config())
 
 
 @dag(

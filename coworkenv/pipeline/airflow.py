@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, SecretStr
 
 from coworkenv.llm import LLMConfig
+from coworkenv.pipeline.config import SynthesisConfig
 
 _PARAM_KEYS = ("type", "title", "description", "enum", "items", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
                "minLength", "maxLength", "format", "examples")  # fmt: skip
@@ -35,6 +36,22 @@ def params_from(model: type[BaseModel]) -> dict[str, Any]:
 
     props = model.model_json_schema()["properties"]
     return {name: Param(field.default, **_param_schema(props[name])) for name, field in model.model_fields.items()}
+
+
+def llm_endpoint(config: SynthesisConfig) -> LLMConfig | None:
+    """A run's LLM endpoint in a DAG task: its Airflow connection, else its base URL and model, else none. The key is
+    registered with Airflow's log masker and with `coworkenv.redact` before the task can log or store anything."""
+    from airflow.sdk.log import mask_secret
+
+    if config.llm_conn_id:
+        llm = llm_config_from_connection(config.llm_conn_id, concurrency=config.llm_concurrency, timeout_s=config.llm_timeout_s)
+    else:
+        llm = config.llm()
+    if llm is not None:
+        key = llm.key()
+        if key != "not-needed":
+            mask_secret(key)
+    return llm
 
 
 def llm_config_from_connection(conn_id: str, **overrides: Any) -> LLMConfig:

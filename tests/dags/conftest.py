@@ -84,6 +84,16 @@ def core_check_dag(airflow_home: AirflowHome):
     return bag.dags["coworkenv_core_check"]
 
 
+@pytest.fixture
+def synthesize_dag(airflow_home: AirflowHome):
+    """The coworkenv_synthesize DAG object, parsed from dags/ by a DagBag."""
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(DAGS_FOLDER / "coworkenv_synthesize.py"))
+    assert not bag.import_errors, bag.import_errors
+    return bag.get_dag("coworkenv_synthesize")
+
+
 @pytest.fixture(scope="session")
 def task_file() -> Path:
     """One valid TaskSpec (a mail_triage task that passes the grading-consistency gate)."""

@@ -34,3 +34,26 @@ def test_a_connection_without_a_password_uses_the_key_variable(monkeypatch):
     monkeypatch.setenv("MY_KEY", "from-the-environment")
     config = llm_config_from_connection("local_llm", api_key_env="MY_KEY")
     assert config.api_key is None and config.key() == "from-the-environment" and config.base_url == "http://127.0.0.1:9/v1"
+
+
+def test_a_run_s_endpoint_masks_its_key_in_logs_and_redaction(monkeypatch):
+    """`llm_endpoint` (what the DAG's tasks call): the connection when the run names one, else base URL and model, else
+    none; the key it resolves is masked in Airflow's task logs and scrubbed by `coworkenv.redact` from then on."""
+    from airflow.sdk.log import redact as airflow_redact
+
+    from coworkenv.pipeline.airflow import llm_endpoint
+    from coworkenv.pipeline.config import synthesis_config
+    from coworkenv.redact import redact
+
+    conn_key, env_key = "conn-held-secret-0001", "env-held-secret-0002"
+    conn = {"conn_type": "http", "host": "http://127.0.0.1:9/v1", "password": conn_key, "extra": {"model": "m"}}
+    monkeypatch.setenv("AIRFLOW_CONN_RUN_LLM", json.dumps(conn))
+    monkeypatch.setenv("RUN_LLM_AUTH", env_key)
+    by_connection = llm_endpoint(synthesis_config({"generator": "llm", "llm_conn_id": "run_llm", "llm_concurrency": 3}))
+    assert (by_connection.base_url, by_connection.model, by_connection.concurrency) == ("http://127.0.0.1:9/v1", "m", 3)
+    by_url = llm_endpoint(synthesis_config({"generator": "mixed", "llm_base_url": "http://h/v1", "llm_model": "n",
+                                            "llm_api_key_env": "RUN_LLM_AUTH"}))  # fmt: skip
+    assert (by_url.base_url, by_url.model, by_url.key()) == ("http://h/v1", "n", env_key)
+    assert llm_endpoint(synthesis_config({})) is None
+    for key in (conn_key, env_key):
+        assert key not in str(airflow_redact(f"echo {key}")) and redact(f"echo {key}") == "echo [REDACTED]"

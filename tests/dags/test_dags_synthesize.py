@@ -12,15 +12,6 @@ from tests.dags.conftest import AirflowHome
 pytestmark = [pytest.mark.airflow, pytest.mark.xdist_group("airflow")]
 
 
-@pytest.fixture
-def synthesize_dag(airflow_home: AirflowHome):
-    from airflow.dag_processing.dagbag import DagBag
-
-    bag = DagBag(dag_folder=str(Path(__file__).resolve().parents[2] / "dags" / "coworkenv_synthesize.py"))
-    assert not bag.import_errors, bag.import_errors
-    return bag.get_dag("coworkenv_synthesize")
-
-
 def test_form_is_generated_from_the_config_and_graph(synthesize_dag):
     from coworkenv.pipeline.config import SynthesisConfig
     from coworkenv.sandbox.choices import RUNTIME_CHOICES
