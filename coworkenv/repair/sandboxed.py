@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from coworkenv.redact import safe_message
 from coworkenv.repair.jobs import JOB_NAME
 from coworkenv.repair.loop import RepairOutcome, failed_codes, repair_task
 from coworkenv.validate.verdict import TaskValidation
@@ -44,8 +45,9 @@ def repair_in_sandbox(
             outcome = RepairOutcome.model_validate(result.output)
         else:
             task_id = validation.task_id if validation else str(spec.get("id", ""))
+            why = f"{result.error_code}: {safe_message(result.error or '')}"  # no traceback, no host path, no secret
             outcome = RepairOutcome(task_id=task_id, initially_failed=failed_codes(validation) if validation else [result.error_code or ""],
-                                    valid=False, rejection=f"{result.error_code}: {result.error}", last_spec=spec, validation=validation)  # fmt: skip
+                                    valid=False, rejection=why, last_spec=spec, validation=validation)  # fmt: skip
         if not outcome.valid and llm is not None and result.ok:
             outcome = repair_task(outcome.last_spec or spec, outcome.validation or validation, rounds=rounds, llm=llm,
                                   validate=sandboxed_validate(runtime), include_advisory=advisory, rules=False)  # fmt: skip

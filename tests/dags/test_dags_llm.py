@@ -38,10 +38,12 @@ def assert_published_the_endpoint_s_work(airflow_home: AirflowHome, run, server)
     assert tasks[repaired]["parent_id"] == repaired.removesuffix("-r1")
     repairs = read_table(root, manifest.release_id, "repairs").to_pylist()
     assert [(r["task_id"], r["strategy"]) for r in repairs if r["valid_after"]] == [(repaired, "llm")]
-    rejections_file = RunDir.open(run.run_id, root).shard_file("generated", 0, "rejections")
-    rejections = [json.loads(line) for line in rejections_file.read_text(encoding="utf-8").splitlines()]
+    run_dir = RunDir.open(run.run_id, root)
+    rejections = [json.loads(line) for line in run_dir.shard_file("generated", 0, "rejections").read_text(encoding="utf-8").splitlines()]
     assert sorted(r["code"] for r in rejections) == ["http_error", "http_error", "unparseable"]
     assert all("[REDACTED]" in r["reason"] for r in rejections)
+    attempts = [json.loads(line) for line in run_dir.file("repaired", "attempts.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert any(a["error"] and "authorization: [REDACTED]" in a["error"] for a in attempts)  # the repair model's header dump
 
 
 def assert_no_secret_anywhere(airflow_home: AirflowHome, printed: str) -> None:
