@@ -9,6 +9,7 @@ from typing import Any
 
 from coworkenv.errors import CoworkEnvError
 from coworkenv.pipeline.rundir import RunDir, valid_tasks, verdicts, write_jsonl
+from coworkenv.redact import safe_message
 from coworkenv.sandbox.choices import IN_PROCESS
 
 AGENT = "oracle"
@@ -31,7 +32,8 @@ def rollout_run(run: RunDir, progress: Callable[[int], None] | None = None) -> d
         failed = [(spec.id, r) for spec, r in zip(specs, results, strict=True) if not r.ok]
         if failed:  # these tasks passed the battery: a rollout that fails in the sandbox is a fault, not a verdict
             task_id, r = failed[0]
-            raise CoworkEnvError(f"{len(failed)} rollout(s) failed in the sandbox, e.g. {task_id}: {r.error_code}: {r.error[:300]}")
+            why = safe_message(r.error or "", 300)
+            raise CoworkEnvError(f"{len(failed)} rollout(s) failed in the sandbox, e.g. {task_id}: {r.error_code}: {why}")
         rows = [r.output for r in results]
     write_jsonl(run.file("rollouts", "trajectories.jsonl"), [json.dumps(row, ensure_ascii=False) for row in rows])
     return {"trajectories": len(rows), "passed": sum(1 for r in rows if r["passed"])}
