@@ -182,7 +182,7 @@ def _nested(depth: int):
         ({"checks": [{"id": f"c{i}", "kind": "answer_contains", "text": "x"} for i in range(CAPS.checks + 1)]}, "too_long", "checks"),
         ({"prohibited": [{"tool": "mail_delete"}] * (CAPS.prohibited_rules + 1)}, "too_long", "prohibited"),
         ({"solution": [{"say": "hi"}] * CAPS.solution_steps + [{"answer": "x"}]}, "too_long", "solution"),
-        ({"meta__wide": [[0] * 9_000 for _ in range(120)]}, "too_large", "json_values"),
+        ({"meta__wide": [[0] * 5_000 for _ in range(101)]}, "too_large", "json_values"),
     ],
     ids=["deep", "very-deep", "huge-string", "many-files", "long-instruction", "long-answer", "many-checks", "many-rules", "many-steps",
          "many-values"],
