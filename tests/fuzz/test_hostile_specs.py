@@ -55,16 +55,10 @@ def test_in_process_battery_gives_a_clean_verdict(hostile: Hostile):
 
 def _batch() -> tuple[list[str], list[Hostile | None]]:
     """Good example tasks with the hostile ones (the slow oracle among them) dealt in between: (texts, what each is)."""
-    good = [" ".join(p.read_text(encoding="utf-8").splitlines()) for p in sorted(EXAMPLES.glob("*.json"))]
-    hostile = [*HOSTILE, slow_oracle()]
-    texts: list[str] = []
-    kinds: list[Hostile | None] = []
-    for i in range(max(len(good), len(hostile))):
-        for text, kind in ((good[i], None) if i < len(good) else (None, None), (hostile[i].text, hostile[i]) if i < len(hostile) else (None, None)):
-            if text is not None:
-                texts.append(text)
-                kinds.append(kind)
-    return texts, kinds
+    good: list[tuple[str, Hostile | None]] = [(" ".join(p.read_text(encoding="utf-8").splitlines()), None) for p in sorted(EXAMPLES.glob("*.json"))]
+    hostile: list[tuple[str, Hostile | None]] = [(h.text, h) for h in [*HOSTILE, slow_oracle()]]
+    mixed = [pair for i in range(max(len(good), len(hostile))) for column in (good, hostile) for pair in column[i : i + 1]]
+    return [text for text, _ in mixed], [kind for _, kind in mixed]
 
 
 @pytest.mark.slow
