@@ -3,7 +3,7 @@
 Generous for anything a real task or plan needs, finite so that nothing an LLM (or an attacker) writes can make a
 check, a battery run or a plan take unbounded time or memory. A spec over a cap is refused by the schema with an
 error naming the field and the cap (error types `too_large`, `too_deep`, pydantic's `too_long`); a plan over one is
-refused before any work. docs/architecture.md ("Caps") lists them.
+refused before any work, and so is a trajectory over one (`Trajectory`). docs/architecture.md ("Caps") lists them.
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ class InputCaps(BaseModel):
     prohibited_rules: int = Field(200, description="Prohibited rules per task.")
     regex_chars: int = Field(1_000, description="Characters of a check's regex.")
     regex_memory_bytes: int = Field(8 << 20, description="Memory RE2 may use for one compiled regex (its DFA cache).")
-    plan_rows: int = Field(10_000, description="Rows of a generation plan.")
+    plan_rows: int = Field(10_000, description="Rows of a generation plan, and of a capability profile it is planned from.")
+    trajectory_messages: int = Field(10_000, description="Messages of one trajectory (`grade`, rollouts).")
+    trajectory_calls: int = Field(10_000, description="Tool calls of one trajectory, all messages together (each is replayed).")
     tasks_per_run: int = Field(1_000_000, description="Tasks one run may plan (`n`) and one plan row may ask for (`count`).")
 
 

@@ -44,7 +44,7 @@ class CapabilityProfile(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     model: str = ""
-    rows: list[ProfileRow] = []
+    rows: list[ProfileRow] = Field([], max_length=CAPS.plan_rows)
 
     @model_validator(mode="after")
     def _known(self) -> CapabilityProfile:

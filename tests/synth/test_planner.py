@@ -114,3 +114,6 @@ def test_a_plan_from_a_file_is_capped_and_must_add_up():
     with pytest.raises(ValidationError, match=f"at most {CAPS.plan_rows} items"):
         Plan.model_validate({"n": CAPS.plan_rows + 1, "seed": 0, "rows": [{**row, "count": 1}] * (CAPS.plan_rows + 1)})
     assert Plan.model_validate({"n": 3, "seed": 0, "rows": [{**row, "count": 3}]}).rows[0].count == 3
+    cell = {"capability": "retrieval", "difficulty": 1, "attempts": 1, "pass_rate": 0.5}
+    with pytest.raises(ValidationError, match=f"at most {CAPS.plan_rows} items"):
+        CapabilityProfile.model_validate({"rows": [cell] * (CAPS.plan_rows + 1)})
