@@ -7,8 +7,8 @@ package knows only `echo` and `exec`) and runs the warm-up of each `--warm` job.
 
 Every request runs with a fresh scratch directory as cwd (removed afterwards, or reused when the job left it as it
 was) and per-request limits: CPU (RLIMIT_CPU, for an inline job a soft limit above what the worker used so far), wall
-clock (the request's `budget_s`: an interval timer, or for a forked job the worker's own deadline, see `forked.py`), processes (RLIMIT_NPROC in
-the forked child) and output size. After each request every process the request left behind is killed: the worker is
+clock (the request's `budget_s`: an interval timer, or for a forked job the worker's own deadline, see `forked.py`),
+processes (RLIMIT_NPROC in the forked child) and output size. After each request every process the request left behind is killed: the worker is
 a child subreaper, so even processes that escaped with `setsid` are reparented to it and found. The parent pool
 enforces the wall clock once more (kill and respawn), and the runtime's address-space, file-size and open-file
 rlimits hold for the whole worker.
