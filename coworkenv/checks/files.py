@@ -22,7 +22,7 @@ def path_references(path: str, refs: References, *, must_exist: bool = True) -> 
 def strengthen_to_content(check: dict[str, Any], oracle: Evidence) -> dict[str, Any] | None:
     """A `file_contains` on the first line the oracle added to the file: only writing it satisfies that."""
     final = oracle.final_state["files"]
-    if check["path"] not in final:
+    if check["path"] not in final or check.get("absent"):  # "must not contain" has no stricter positive form
         return None
     added = added_lines(oracle.initial_state["files"].get(check["path"]), final[check["path"]])
     if not added:

@@ -48,7 +48,8 @@ def phrase_pattern(phrase: str) -> str:
 
 def phrase_find(phrase: str, text: str) -> str | None:
     """The first whole-word/phrase occurrence (case-insensitive), as written."""
-    if not phrase.split():
+    words = phrase.split()
+    if not words or sum(map(len, words)) > len(text):  # cannot occur: spare compiling a pattern as long as the phrase
         return None
     match = re.search(phrase_pattern(phrase), text, re.IGNORECASE)
     return match.group() if match else None

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from coworkenv.caps import CAPS
 from coworkenv.episode.episode import Episode
 from coworkenv.episode.evidence import Evidence
 from coworkenv.spec.task import TaskSpec
@@ -53,8 +54,15 @@ class Trajectory(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     task_id: str = Field(min_length=1)
-    messages: list[Message]
+    messages: list[Message] = Field(max_length=CAPS.trajectory_messages)
     meta: dict[str, Any] = {}
+
+    @model_validator(mode="after")
+    def _bounded(self) -> Trajectory:
+        calls = sum(len(m.tool_calls or ()) for m in self.messages)
+        if calls > CAPS.trajectory_calls:
+            raise ValueError(f"messages: {calls} tool calls are more than {CAPS.trajectory_calls} (cap trajectory_calls)")
+        return self
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True, exclude_defaults=False)

@@ -37,6 +37,11 @@ class SynthesisConfig(GenerateRequest):
     runtime: RuntimeChoice = Field(
         "auto", title="Sandbox", description="Sandbox runtime (auto: bubblewrap when available; none: in-process, trusted input only)."
     )
+    task_budget_s: float | None = Field(
+        None, gt=0, le=86_400, title="Task budget",
+        description="Wall-clock seconds one task may take in a sandboxed stage (validate, repair, rollout); over it, the task fails "
+        "with sandbox_timeout and the rest of the batch goes on. Default: each job's own budget (validation 5 s; repair and rollout 60 s).",
+    )  # fmt: skip
     shards: int = Field(2, ge=1, le=256, title="Shards", description="Generation and validation shards (mapped tasks in Airflow).")
     profile: str | None = Field(None, title="Capability profile", description="Capability profile JSON to plan from (default: cold start).")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from typing import Any
 
+from coworkenv.errors import CoworkEnvError
 from coworkenv.pipeline.config import SynthesisConfig
 from coworkenv.pipeline.rundir import RunDir, write_json, write_text
 from coworkenv.spec.io import load_model
@@ -25,6 +26,8 @@ def start_run(run: RunDir, config: SynthesisConfig) -> None:
 def plan_run(run: RunDir, config: SynthesisConfig, plan: Plan | None = None) -> list[dict[str, Any]]:
     """Start the run with its plan (the given one, else planned from the config and its capability profile) and
     return the shards: plan rows dealt largest first onto the lightest shard."""
+    if plan is not None and plan.n != config.n:  # a plan file is input: it may not make more (or fewer) tasks than asked
+        raise CoworkEnvError(f"the plan makes {plan.n} task(s) but n is {config.n}; give --n {plan.n} to run it")
     profile = load_model(CapabilityProfile, config.profile) if config.profile else None
     the_plan = check_plan(plan or plan_for(config, profile))
     start_run(run, config)

@@ -36,7 +36,7 @@ def repair_run(run: RunDir, llm: LLMConfig | None = None, progress: Callable[[in
         outcomes = repair_many(items, rounds=config.repair_rounds, llm=repairer, progress=step)
     else:
         outcomes = repair_in_sandbox(items, rounds=config.repair_rounds, workers=config.workers, runtime=config.runtime, llm=repairer,
-                                     progress=progress)  # fmt: skip
+                                     progress=progress, budget_s=config.task_budget_s)  # fmt: skip
     kept = [o for o in outcomes if o.repaired and o.spec is not None and o.validation is not None]
     write_jsonl(run.file("repaired", "tasks.jsonl"), [json.dumps(o.spec, ensure_ascii=False) for o in kept])
     write_jsonl(run.file("repaired", "validations.jsonl"), [o.validation.model_dump_json() for o in kept])

@@ -13,11 +13,11 @@ from coworkenv.repair.loop import RepairOutcome, failed_codes, repair_task
 from coworkenv.validate.verdict import TaskValidation
 
 
-def sandboxed_validate(runtime: str) -> Callable[[dict[str, Any]], TaskValidation]:
+def sandboxed_validate(runtime: str, budget_s: float | None = None) -> Callable[[dict[str, Any]], TaskValidation]:
     from coworkenv.validate.batch import validate_tasks
 
     def validate(spec: dict[str, Any]) -> TaskValidation:
-        return validate_tasks([json.dumps(spec, ensure_ascii=False)], workers=1, runtime=runtime)[0]
+        return validate_tasks([json.dumps(spec, ensure_ascii=False)], workers=1, runtime=runtime, budget_s=budget_s)[0]
 
     return validate
 
@@ -31,14 +31,16 @@ def repair_in_sandbox(
     runtime: str,
     llm: Any = None,
     progress: Callable[[int], None] | None = None,
+    budget_s: float | None = None,
 ) -> list[RepairOutcome]:
+    """`budget_s`: wall-clock seconds per task, for the rule pass and for each validation (default: the jobs' own)."""
     from coworkenv.sandbox.pool import run_jobs
 
     payloads = [
         json.dumps({"spec": s, "validation": v.model_dump(mode="json") if v else None, "rounds": rounds, "advisory": advisory}, ensure_ascii=False)
         for s, v in items
     ]
-    results = run_jobs(JOB_NAME, payloads, workers=workers, runtime=runtime, progress=progress)
+    results = run_jobs(JOB_NAME, payloads, workers=workers, runtime=runtime, progress=progress, budget_s=budget_s)
     outcomes = []
     for (spec, validation), result in zip(items, results, strict=True):
         if result.ok:
@@ -50,6 +52,6 @@ def repair_in_sandbox(
                                     valid=False, rejection=why, last_spec=spec, validation=validation)  # fmt: skip
         if not outcome.valid and llm is not None and result.ok:
             outcome = repair_task(outcome.last_spec or spec, outcome.validation or validation, rounds=rounds, llm=llm,
-                                  validate=sandboxed_validate(runtime), include_advisory=advisory, rules=False)  # fmt: skip
+                                  validate=sandboxed_validate(runtime, budget_s), include_advisory=advisory, rules=False)  # fmt: skip
         outcomes.append(outcome)
     return outcomes

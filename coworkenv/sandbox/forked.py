@@ -67,7 +67,7 @@ def run_forked(rid: Any, fn: JobFn, payload: str, *, limits: Limits, keep_fds: s
     sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
     fail: tuple[str, str] | None = None
     if timed_out:
-        fail = ("sandbox_timeout", f"wall-clock limit exceeded ({limits.wall_s:g} s)")
+        fail = ("sandbox_timeout", f"wall-clock limit exceeded (the task's budget of {limits.wall_s:g} s)")
     elif overflow:
         what = "stdout" if out.overflow else "stderr" if err.overflow else "output"
         fail = ("sandbox_output", f"{what} over the limit of {limits.output_bytes} bytes")

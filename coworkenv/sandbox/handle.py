@@ -87,19 +87,21 @@ class WorkerHandle:
             raise SandboxError(f"a {runtime.name} sandbox worker {what}" + (f"; its stderr ends with:\n{tail}" if tail else "")) from None
         self.info = hello
 
-    def request(self, rid: int, job: str, payload: str) -> dict[str, Any]:
+    def request(self, rid: int, job: str, payload: str, budget_s: float | None = None) -> dict[str, Any]:
+        """The worker's answer to one task, which gets `budget_s` wall-clock seconds (default `Limits.wall_s`)."""
         stdin = self.proc.popen.stdin
         assert stdin is not None
+        budget = self.limits.wall_s if budget_s is None else budget_s
         try:
-            stdin.write(encode({"id": rid, "job": job, "payload": payload}))
+            stdin.write(encode({"id": rid, "job": job, "payload": payload, "budget_s": budget}))
             stdin.flush()
         except (BrokenPipeError, OSError) as exc:
             raise WorkerFailed("sandbox_crash", f"the worker is gone ({exc})") from None
-        deadline = time.monotonic() + self.limits.wall_s + GRACE_S
+        deadline = time.monotonic() + budget + GRACE_S  # the worker stops the task at `budget`; this is for a worker stuck in C
         try:
             line = self.reader.readline(deadline, self.max_line)
         except TimeoutError:
-            raise WorkerFailed("sandbox_timeout", f"wall-clock limit exceeded ({self.limits.wall_s:g} s); the worker was killed") from None
+            raise WorkerFailed("sandbox_timeout", f"wall-clock limit exceeded (the task's budget of {budget:g} s); the worker was killed") from None
         except EOFError:
             raise WorkerFailed("sandbox_crash", "the worker died" + self._why()) from None
         try:

@@ -41,6 +41,9 @@ class Job(BaseModel):
     module: str
     fork: bool = False
     warmup: Callable[[], None] | None = None
+    budget_s: float | None = None
+    """The wall-clock seconds one task of this job may take when its caller names none (None: the pool's
+    `Limits.wall_s`): the battery asks for a few seconds, a rollout of a real model may ask for minutes."""
 
 
 JOBS: Registry[Job] = Registry("sandbox job")
@@ -54,14 +57,17 @@ class JobFailed(Exception):
         self.code = code
 
 
-def job(name: str, *, fork: bool = False, warmup: Callable[[], None] | None = None) -> Callable[[JobFn], JobFn]:
+def job(name: str, *, fork: bool = False, warmup: Callable[[], None] | None = None, budget_s: float | None = None) -> Callable[[JobFn], JobFn]:
     """Register a job. `fork`: run it in a per-request child (untrusted code). `warmup`: what a worker started
-    for this job does before it says it is ready (imports), so that the first task does not pay for it."""
+    for this job does before it says it is ready (imports), so that the first task does not pay for it. `budget_s`:
+    its per-task wall-clock budget (`Job.budget_s`)."""
+    if budget_s is not None and not budget_s > 0:
+        raise ValueError(f"sandbox job {name!r}: budget_s must be positive")
 
     def decorator(fn: JobFn) -> JobFn:
         if fn.__module__ == "__main__":  # a worker imports a job's module by name: __main__ would be its own
             raise ValueError(f"sandbox job {name!r} is defined in __main__; define it in a module that a worker can import")
-        JOBS.add(name, Job(name=name, fn=fn, module=fn.__module__, fork=fork, warmup=warmup))
+        JOBS.add(name, Job(name=name, fn=fn, module=fn.__module__, fork=fork, warmup=warmup, budget_s=budget_s))
         return fn
 
     return decorator
@@ -71,6 +77,16 @@ def warm(name: str) -> None:
     hook = JOBS.get(name).warmup
     if hook is not None:
         hook()
+
+
+def task_budget(name: str, wall_s: float, budget_s: float | None = None) -> float:
+    """The wall-clock seconds one task of job `name` gets: the caller's `budget_s`, else the job's own, else `wall_s`."""
+    if budget_s is not None:
+        if not budget_s > 0:
+            raise ValueError("budget_s must be positive")
+        return float(budget_s)
+    own = JOBS.get(name).budget_s
+    return own if own is not None else wall_s
 
 
 def job_modules(names: Iterable[str]) -> list[str]:

@@ -34,7 +34,8 @@ class Limits(BaseModel):
         description="Most bytes kept of stdout, of stderr and of a job's JSON output; more is `sandbox_output` (the task is killed).",
     )
     wall_s: float = Field(
-        60.0, gt=0, description="Wall-clock seconds one task may take; more is `sandbox_timeout` (the task, or its worker, is killed)."
+        60.0, gt=0, description="Wall-clock seconds one task may take; more is `sandbox_timeout` (the task, or its worker, is killed). "
+        "In a worker pool, the default budget of a task whose job declares none and whose caller gives none (`budget_s`)."
     )
     processes: int = Field(
         32,

@@ -6,9 +6,10 @@ and a fresh scratch directory, and untrusted code runs in a child forked for tha
 Workers are started with the modules that define the pool's jobs imported (see `jobs.py`).
 
 One thread per worker feeds it jobs from a shared queue and waits for each answer with a deadline (the task's
-wall-clock limit plus a grace period). A task that times out, exhausts memory, crashes its worker, produces too much
-output or corrupts the protocol becomes a failed `JobResult` (`sandbox_timeout`, `sandbox_memory`, `sandbox_crash`,
-`sandbox_output`, …) and its worker is killed (with everything it started) and replaced: the pool carries on.
+wall-clock budget plus a grace period; the worker itself stops a task at its budget). A task that times out,
+exhausts memory, crashes its worker, produces too much output or corrupts the protocol becomes a failed `JobResult`
+(`sandbox_timeout`, `sandbox_memory`, `sandbox_crash`, `sandbox_output`, …) and its worker is killed (with everything
+it started) and replaced: the pool carries on.
 Only a worker that cannot be started at all (a broken runtime) raises `SandboxError`.
 """
 
@@ -24,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from coworkenv.sandbox.handle import GRACE_S, WorkerFailed, WorkerHandle
-from coworkenv.sandbox.jobs import JOBS, job_modules
+from coworkenv.sandbox.jobs import JOBS, job_modules, task_budget
 from coworkenv.sandbox.limits import Limits, SandboxError
 from coworkenv.sandbox.runtime import Runtime
 from coworkenv.sandbox.selection import get_runtime
@@ -52,6 +53,7 @@ class JobResult(BaseModel):
 @dataclass
 class _Batch:
     job: str
+    budget_s: float
     done: queue.SimpleQueue[JobResult | BaseException] = field(default_factory=queue.SimpleQueue)
     cancelled: bool = False
 
@@ -150,7 +152,7 @@ class WorkerPool:
                 try:
                     if worker is None:
                         worker = self._workers[slot] = self._spawn()
-                    result, keep = self._run_one(worker, index, batch.job, payload)
+                    result, keep = self._run_one(worker, index, batch, payload)
                     if not keep:
                         worker.close()
                         worker = None
@@ -166,11 +168,11 @@ class WorkerPool:
                 worker.close()
 
     @staticmethod
-    def _run_one(worker: WorkerHandle, index: int, job: str, payload: str) -> tuple[JobResult, bool]:
+    def _run_one(worker: WorkerHandle, index: int, batch: _Batch, payload: str) -> tuple[JobResult, bool]:
         """(result, whether the worker may serve on)."""
         start = time.monotonic()
         try:
-            response = worker.request(index, job, payload)
+            response = worker.request(index, batch.job, payload, batch.budget_s)
         except WorkerFailed as exc:
             return JobResult(
                 index=index, ok=False, error_code=exc.code, error=str(exc), worker_restarts=1, duration_s=time.monotonic() - start
@@ -183,8 +185,12 @@ class WorkerPool:
         return JobResult(index=index, ok=False, error_code=str(response.get("error_code") or "sandbox_error"), error=str(response.get("error", "")),
                          worker_restarts=restarts, duration_s=duration), keep  # fmt: skip
 
-    def map(self, job: str, payloads: Sequence[str], progress: Callable[[int], None] | None = None) -> list[JobResult]:
-        """Run `job` on every payload; results in input order. `progress(1)` is called (in this thread) as each finishes."""
+    def map(self, job: str, payloads: Sequence[str], progress: Callable[[int], None] | None = None, *,
+            budget_s: float | None = None) -> list[JobResult]:  # fmt: skip
+        """Run `job` on every payload; results in input order. `progress(1)` is called (in this thread) as each finishes.
+
+        Each task gets `budget_s` wall-clock seconds (default: the job's own budget, else `Limits.wall_s`); the worker
+        stops a task at its budget (`sandbox_timeout`) and is replaced, so a hostile task costs the batch that much."""
         missing = set(job_modules([job])) - set(self.imports)  # an unknown job name fails here, with a hint
         if missing:  # registered after the pool was made, or left out of `jobs`
             raise SandboxError(f"the pool's workers do not import {missing.pop()}, which defines the job {job!r}; name it in WorkerPool(jobs=...)")
@@ -194,7 +200,7 @@ class WorkerPool:
         self.start()
         if self._broken is not None:
             raise SandboxError(f"the worker pool is broken: {self._broken}")
-        batch = _Batch(job)
+        batch = _Batch(job, task_budget(job, self.limits.wall_s, budget_s))
         for i, payload in enumerate(payloads):
             self._tasks.put((batch, i, payload))
         results: list[JobResult | None] = [None] * len(payloads)
@@ -222,16 +228,17 @@ class WorkerPool:
         for worker in list(self._workers.values()):
             worker.proc.kill()  # a job still running is abandoned (its thread sees the worker die and moves on)
         for thread in self._threads:
-            thread.join(timeout=self.limits.wall_s + GRACE_S + 30)
+            thread.join(timeout=GRACE_S + 30)  # a worker killed above answers its thread at once
 
 
 def run_jobs(job: str, payloads: Sequence[str], *, workers: int = 2, runtime: str | Runtime = "auto", limits: Limits | None = None,
-             progress: Callable[[int], None] | None = None) -> list[JobResult]:  # fmt: skip
-    """Run `job` over `payloads` in a fresh pool of sandboxed workers; one JobResult per payload, in order."""
+             progress: Callable[[int], None] | None = None, budget_s: float | None = None) -> list[JobResult]:  # fmt: skip
+    """Run `job` over `payloads` in a fresh pool of sandboxed workers; one JobResult per payload, in order. `budget_s`:
+    each task's wall-clock budget (see `WorkerPool.map`)."""
     payloads = list(payloads)
     spec = JOBS.get(job)
     if not payloads:
         return []
     warm = [job] if spec.warmup is not None else []
     with WorkerPool(workers=max(1, min(workers, len(payloads))), runtime=runtime, limits=limits, warm=warm, jobs=[job]) as pool:
-        return pool.map(job, payloads, progress=progress)
+        return pool.map(job, payloads, progress=progress, budget_s=budget_s)

@@ -1,7 +1,8 @@
 """The JSON-lines protocol between a pool and its workers, and the error codes a failed request is answered with.
 
 A worker first writes `{"ready": true, "pid", "uid", "runtime", "seccomp"}`; then, for each request
-`{"id", "job", "payload"}` read on its stdin, it writes one response on its stdout: `{"id", "ok": true, "output"}`
+`{"id", "job", "payload", "budget_s"}` read on its stdin (`budget_s`: the task's wall-clock budget in seconds, at
+most `MAX_BUDGET_S`; absent: the worker's `Limits.wall_s`), it writes one response on its stdout: `{"id", "ok": true, "output"}`
 or `{"id", "ok": false, "error_code", "error"}`. `"restart": true` in a response means the worker exits after it (its
 state can no longer be trusted) and must be replaced. EOF on stdin: the worker exits.
 
@@ -18,6 +19,9 @@ import traceback
 from typing import Any
 
 from coworkenv.sandbox.jobs import JobFailed
+
+MAX_BUDGET_S = 86_400.0
+"""A day: more is surely a mistake (and would overflow nothing, but a pool would wait that long on a hung task)."""
 
 # Bound at import: a task's code that replaces `json.dumps` in its own process cannot garble the answer it sends.
 _dumps = json.dumps

@@ -7,8 +7,8 @@ package knows only `echo` and `exec`) and runs the warm-up of each `--warm` job.
 
 Every request runs with a fresh scratch directory as cwd (removed afterwards, or reused when the job left it as it
 was) and per-request limits: CPU (RLIMIT_CPU, for an inline job a soft limit above what the worker used so far), wall
-clock (an interval timer, or for a forked job the worker's own deadline, see `forked.py`), processes (RLIMIT_NPROC in
-the forked child) and output size. After each request every process the request left behind is killed: the worker is
+clock (the request's `budget_s`: an interval timer, or for a forked job the worker's own deadline, see `forked.py`),
+processes (RLIMIT_NPROC in the forked child) and output size. After each request every process the request left behind is killed: the worker is
 a child subreaper, so even processes that escaped with `setsid` are reparented to it and found. The parent pool
 enforces the wall clock once more (kill and respawn), and the runtime's address-space, file-size and open-file
 rlimits hold for the whole worker.
@@ -35,7 +35,7 @@ from coworkenv.sandbox.forked import kept_fds, run_forked
 from coworkenv.sandbox.jobs import JOBS, JobFn, warm
 from coworkenv.sandbox.limits import Limits
 from coworkenv.sandbox.process import remove_tree
-from coworkenv.sandbox.protocol import LimitHit, answer, classify, describe, encode, failure
+from coworkenv.sandbox.protocol import MAX_BUDGET_S, LimitHit, answer, classify, describe, encode, failure
 
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
@@ -138,14 +138,18 @@ class JobServer:
             job = JOBS.get(str(request.get("job")))
         except UnknownName as exc:
             return failure(rid, "unknown_job", str(exc)), False
+        budget = request.get("budget_s", self.limits.wall_s)
+        if isinstance(budget, bool) or not isinstance(budget, int | float) or not 0 < budget <= MAX_BUDGET_S:
+            return failure(rid, "bad_request", f"budget_s must be a number of seconds in (0, {MAX_BUDGET_S:g}]"), False
+        limits = self.limits.model_copy(update={"wall_s": float(budget)})  # this request's wall clock
         workdir, self.spare = self.spare or Path(tempfile.mkdtemp(prefix="task-", dir=self.scratch)), None
         restart = False
         try:
             os.chdir(workdir)
             if job.fork:
-                response = run_forked(rid, job.fn, payload, limits=self.limits, keep_fds=self.keep_fds, nproc_relative=self.nproc_relative)
+                response = run_forked(rid, job.fn, payload, limits=limits, keep_fds=self.keep_fds, nproc_relative=self.nproc_relative)
             else:
-                response, restart = self.run_inline(rid, job.fn, payload)
+                response, restart = self.run_inline(rid, job.fn, payload, limits)
         finally:
             os.chdir(self.scratch)
             if not kill_descendants():
@@ -156,23 +160,26 @@ class JobServer:
                 remove_tree(workdir)
         return response, restart
 
-    def run_inline(self, rid: Any, fn: JobFn, payload: str) -> tuple[dict[str, Any], bool]:
-        """Run `fn(payload)` in this process under the per-request CPU and wall-clock limits: (response, restart)."""
+    def run_inline(self, rid: Any, fn: JobFn, payload: str, limits: Limits | None = None) -> tuple[dict[str, Any], bool]:
+        """Run `fn(payload)` in this process under the request's CPU and wall-clock limits (default: the worker's):
+        (response, restart)."""
+        limits = limits or self.limits
         usage = resource.getrusage(resource.RUSAGE_SELF)
         _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
-        soft = int(usage.ru_utime + usage.ru_stime + self.limits.cpu_s) + 1
+        soft = int(usage.ru_utime + usage.ru_stime + limits.cpu_s) + 1
         if hard != resource.RLIM_INFINITY:
             soft = min(soft, hard)
         restart = False
         self.in_job = True
         try:
             resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
-            signal.setitimer(signal.ITIMER_REAL, self.limits.wall_s)
+            signal.setitimer(signal.ITIMER_REAL, limits.wall_s)
             value = fn(payload)
             self.in_job = False
-            response = answer(rid, value, self.limits.output_bytes)
+            response = answer(rid, value, limits.output_bytes)
         except LimitHit as exc:
-            response = failure(rid, "sandbox_timeout", f"{exc.what} limit exceeded ({self._limit_text(exc.what)})")
+            spent = f"{limits.cpu_s:g} s of CPU" if exc.what == "CPU" else f"the task's budget of {limits.wall_s:g} s"
+            response = failure(rid, "sandbox_timeout", f"{exc.what} limit exceeded ({spent})")
             restart = True
         except BaseException as exc:  # noqa: BLE001 - every failure is an answer
             self.in_job = False
@@ -184,9 +191,6 @@ class JobServer:
             signal.setitimer(signal.ITIMER_REAL, 0)
             resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
         return response, restart
-
-    def _limit_text(self, what: str) -> str:
-        return f"{self.limits.cpu_s:g} s of CPU" if what == "CPU" else f"{self.limits.wall_s:g} s"
 
 
 # ---- hygiene

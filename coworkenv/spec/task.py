@@ -8,8 +8,10 @@ from functools import cached_property
 from typing import Annotated, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic_core import PydanticCustomError
 
 from coworkenv.canonical import canonical_json, content_hash
+from coworkenv.caps import CAPS
 from coworkenv.checks import Check
 from coworkenv.spec.capabilities import CAPABILITIES
 from coworkenv.workspace.state import WorkspaceSpec
@@ -54,11 +56,11 @@ class ToolStep(Strict):
 
 
 class SayStep(Strict):
-    say: str
+    say: str = Field(max_length=CAPS.answer_chars)
 
 
 class AnswerStep(Strict):
-    answer: str
+    answer: str = Field(max_length=CAPS.answer_chars)
 
 
 def _step_tag(value: Any) -> str | None:
@@ -84,35 +86,50 @@ class Meta(BaseModel):
     parent: str | None = None
 
 
+def _over(where: str, what: str, cap: str) -> PydanticCustomError:
+    return PydanticCustomError("too_large", "{where}: {what} (cap {cap})", {"where": where.lstrip(".")[:300] or "spec", "what": what, "cap": cap})
+
+
 class TaskSpec(Strict):
     id: str = Field(min_length=1, max_length=200)
     version: int = Field(default=1, ge=1)
     family: str = Field(min_length=1)
     capabilities: list[str] = Field(min_length=1)
     difficulty: int = Field(ge=1, le=5)
-    instruction: str = Field(min_length=1)
+    instruction: str = Field(min_length=1, max_length=CAPS.instruction_chars)
     user: UserSpec | None = None
     workspace: WorkspaceSpec = WorkspaceSpec()
     tools: list[str] = Field(min_length=1)
-    prohibited: list[ProhibitedRule] = []
+    prohibited: list[ProhibitedRule] = Field([], max_length=CAPS.prohibited_rules)
     faults: Faults = Faults()
-    checks: list[Check] = Field(min_length=1)
-    solution: list[SolutionStep] = Field(min_length=1)
+    checks: list[Check] = Field(min_length=1, max_length=CAPS.checks)
+    solution: list[SolutionStep] = Field(min_length=1, max_length=CAPS.solution_steps)
     meta: Meta = Meta()
 
     @model_validator(mode="before")
     @classmethod
-    def _finite_numbers(cls, data: Any) -> Any:
-        """NaN and Infinity are not JSON: a spec holding one would differ from its own serialization."""
-        stack = [("", data)]
+    def _bounded(cls, data: Any) -> Any:
+        """Within the caps (`coworkenv/caps.py`), before anything else looks at it; and no NaN or Infinity (not JSON:
+        a spec holding one would differ from its own serialization). One walk, without recursion."""
+        stack: list[tuple[str, Any, int]] = [("", data, 1)]
+        values = 0
         while stack:
-            where, value = stack.pop()
+            where, value, depth = stack.pop()
+            values += 1
+            if values > CAPS.json_values:
+                raise PydanticCustomError("too_large", "the spec holds more than {cap} JSON values (cap json_values)", {"cap": CAPS.json_values})
             if isinstance(value, float) and not math.isfinite(value):
                 raise ValueError(f"{where.lstrip('.') or 'value'}: {value} is not a finite number")
-            if isinstance(value, dict):
-                stack.extend((f"{where}.{k}", v) for k, v in value.items())
-            elif isinstance(value, list | tuple):
-                stack.extend((f"{where}.{i}", v) for i, v in enumerate(value))
+            if isinstance(value, str) and len(value) > CAPS.string_chars:
+                raise _over(where, f"a string of {len(value)} characters is longer than {CAPS.string_chars}", "string_chars")
+            if isinstance(value, dict | list | tuple):
+                if depth > CAPS.json_depth:
+                    raise PydanticCustomError("too_deep", "{where}: nested deeper than {cap} levels (cap json_depth)",
+                                              {"where": where.lstrip(".")[:300] or "spec", "cap": CAPS.json_depth})  # fmt: skip
+                if len(value) > CAPS.collection_items:
+                    raise _over(where, f"{len(value)} items are more than {CAPS.collection_items}", "collection_items")
+                items = value.items() if isinstance(value, dict) else enumerate(value)
+                stack.extend((f"{where}.{k}", v, depth + 1) for k, v in items)
         return data
 
     @model_validator(mode="after")

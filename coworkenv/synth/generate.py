@@ -8,6 +8,7 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from coworkenv.caps import CAPS
 from coworkenv.errors import CoworkEnvError, format_validation_error
 from coworkenv.registry import UnknownName
 from coworkenv.spec.capabilities import CAPABILITIES
@@ -55,7 +56,7 @@ class GenerateRequest(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    n: int = Field(100, ge=1, le=1_000_000, title="Tasks", description="Tasks to generate.")
+    n: int = Field(100, ge=1, le=CAPS.tasks_per_run, title="Tasks", description="Tasks to generate.")
     seed: int = Field(0, ge=0, title="Seed", description="Run seed: the same settings give the same tasks.")
     families: list[str] | None = _names_field("families", load_families().names())
     capabilities: list[str] | None = _names_field("capabilities", CAPABILITIES.names())

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from coworkenv.caps import CAPS
 from coworkenv.spec.capabilities import CAPABILITIES
 from coworkenv.synth.family import Family, load_families
 
@@ -43,7 +44,7 @@ class CapabilityProfile(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     model: str = ""
-    rows: list[ProfileRow] = []
+    rows: list[ProfileRow] = Field([], max_length=CAPS.plan_rows)
 
     @model_validator(mode="after")
     def _known(self) -> CapabilityProfile:
@@ -72,7 +73,7 @@ class PlanRow(BaseModel):
     family: str
     capability: str
     difficulty: int = Field(ge=1, le=5)
-    count: int = Field(ge=1)
+    count: int = Field(ge=1, le=CAPS.tasks_per_run, description="Tasks of this row (at most the cap tasks_per_run).")
     seed_start: int = Field(ge=0)
     reason: str = ""
 
@@ -84,9 +85,16 @@ class PlanRow(BaseModel):
 class Plan(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    n: int
-    seed: int
-    rows: list[PlanRow]
+    n: int = Field(ge=1, le=CAPS.tasks_per_run, description="Tasks the plan makes: its rows' counts add up to it.")
+    seed: int = Field(ge=0)
+    rows: list[PlanRow] = Field(max_length=CAPS.plan_rows)
+
+    @model_validator(mode="after")
+    def _adds_up(self) -> Plan:
+        total = sum(row.count for row in self.rows)
+        if total != self.n:
+            raise ValueError(f"the rows' counts add up to {total} tasks, not n = {self.n}")
+        return self
 
 
 def _largest_remainder(weights: dict, total: int) -> dict:

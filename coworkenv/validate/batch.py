@@ -91,8 +91,12 @@ def validate_tasks(
     progress: Callable[..., Any] | None = None,
     names: Sequence[str] | None = None,
     limits: Any = None,
+    budget_s: float | None = None,
 ) -> list[TaskValidation]:
     """One TaskValidation per item, in input order.
+
+    `budget_s`: the wall-clock seconds the sandboxed battery may spend on one task (default: the `validate` job's
+    budget); a task over it gets a `sandbox_timeout` verdict and the others are unaffected.
 
     Items are raw JSON texts (untrusted; parsed only inside the battery), TaskSpecs or dicts. `progress(n)` is
     called as tasks finish. `names[i]` labels item i when it has no task id of its own (e.g. `file:line`).
@@ -111,7 +115,7 @@ def validate_tasks(
 
         payloads = [_payload(item) for item in items]
         step = (lambda *args, **kwargs: progress(1)) if progress is not None else None
-        results = run_jobs(JOB_NAME, payloads, workers=workers, runtime=runtime, limits=limits, progress=step)
+        results = run_jobs(JOB_NAME, payloads, workers=workers, runtime=runtime, limits=limits, progress=step, budget_s=budget_s)
         by_index = {getattr(r, "index", i): r for i, r in enumerate(results)}
         for i, payload in enumerate(payloads):
             result = by_index.get(i)

@@ -11,13 +11,16 @@ from typing import Any
 from coworkenv.sandbox.jobs import job
 
 JOB_NAME = "validate"
+BATTERY_BUDGET_S = 5.0
+"""Wall-clock seconds the battery may spend on one task in the sandbox unless the run says otherwise
+(`task_budget_s`): a real task needs well under a second, so only a hostile or broken one gets to it."""
 
 def warm_validate() -> None:
     """Import the battery (and with it every module it runs), so a worker's first task costs what its others do."""
     import coworkenv.validate.battery  # noqa: F401
 
 
-@job(JOB_NAME, warmup=warm_validate)
+@job(JOB_NAME, warmup=warm_validate, budget_s=BATTERY_BUDGET_S)
 def validate(payload: str) -> Any:
     """The validation battery on one raw TaskSpec JSON text (parsed here, inside the sandbox): TaskValidation JSON."""
     from coworkenv.validate.battery import validate_spec_json

@@ -4,10 +4,15 @@ registry."""
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
+from coworkenv.caps import CAPS
 from coworkenv.checks import DROP
+from coworkenv.checks.kinds.file_contains import FileContains
+from coworkenv.checks.regex import regex_search
 from tests.support.checks import (
     Row,
+    as_data,
     assert_pass_fail,
     cases,
     del_file,
@@ -16,6 +21,7 @@ from tests.support.checks import (
     missing,
     only_after,
     recompute,
+    references_of,
     registered,
     set_file,
     strengthen,
@@ -34,6 +40,16 @@ ROWS: list[Row] = [
      with_state(set_file("reports/q3.csv", "region,revenue\nnorth,99\n"))),
     ("file_contains-regex-ci", {"kind": "file_contains", "path": "reports/q3.csv", "regex": "NORTH"}, unchanged_state,
      with_state(set_file("reports/q3.csv", "x"))),
+    ("file_contains-regex-ci-inline", {"kind": "file_contains", "path": "reports/q3.csv", "regex": "(?i)NORTH", "case_sensitive": True},
+     unchanged_state, with_state(set_file("reports/q3.csv", "x"))),
+    ("file_contains-regex-case-sensitive", {"kind": "file_contains", "path": "reports/q3.csv", "regex": "north", "case_sensitive": True},
+     unchanged_state, with_state(set_file("reports/q3.csv", "NORTH"))),
+    ("file_contains-absent", {"kind": "file_contains", "path": "notes/todo.txt", "text": "INC-4390", "absent": True}, unchanged_state,
+     with_state(set_file("notes/todo.txt", "fixed: inc-4390"))),
+    ("file_contains-absent-needs-the-file", {"kind": "file_contains", "path": "notes/todo.txt", "regex": "x", "absent": True}, unchanged_state,
+     with_state(del_file("notes/todo.txt"))),
+    ("file_contains-catastrophic-regex", {"kind": "file_contains", "path": "notes/todo.txt", "regex": "^(a+)+$"},
+     with_state(set_file("notes/todo.txt", "a" * 40)), with_state(set_file("notes/todo.txt", "a" * 40 + "!"))),
 ]  # fmt: skip
 
 TODO = {"kind": "file_contains", "path": "notes/todo.txt"}
@@ -80,3 +96,33 @@ def test_strengthen_replaces_a_check_that_holds_untouched():
     assert stronger == {"id": "chk-file_contains", **TODO, "text": "buy eggs"}
     assert only_after(stronger, ev)
     assert strengthen(fields, episode()) is None
+
+
+def test_an_absent_check_is_neither_recomputed_nor_strengthened():
+    fields = {**TODO, "text": "INC-4390", "absent": True}
+    ev = episode(set_file("notes/todo.txt", "buy milk\n"))
+    assert recompute(fields, ev) is None
+    assert strengthen(fields, ev) is None
+
+
+@pytest.mark.parametrize(
+    ("regex", "problem"),
+    [(r"(a)\1", "invalid escape sequence"), ("(?=a)", "invalid perl operator"), ("(?<!x)a", "invalid perl operator"), ("(", "missing )"),
+     ("\ud800", "lone surrogate"), ("a" * (CAPS.regex_chars + 1), f"longer than {CAPS.regex_chars}")],
+    ids=["backreference", "lookahead", "lookbehind", "unbalanced", "surrogate", "too-long"],
+)  # fmt: skip
+def test_a_regex_re2_cannot_run_is_refused_by_the_schema_and_by_references(regex, problem):
+    with pytest.raises(ValidationError) as info:
+        FileContains(**as_data({**TODO, "regex": regex}))
+    [error] = info.value.errors()
+    assert error["type"] == "regex_unsupported" and problem in error["msg"]
+    built = FileContains.model_construct(**as_data({**TODO, "regex": regex}))  # as a spec built without validation
+    refs = references_of(built)
+    assert [(ref, at) for ref, _, at in refs] == [(regex, ".regex")]
+    assert refs[0][1].startswith("regex_unsupported: ") and problem in refs[0][1]
+
+
+def test_a_lone_surrogate_in_the_text_reads_as_a_question_mark():
+    assert regex_search("milk", "\ud800 MILK", case_sensitive=False)
+    assert not regex_search("milk", "\ud800", case_sensitive=False)
+    assert regex_search(r"^\?$", "\ud800", case_sensitive=True)

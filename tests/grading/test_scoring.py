@@ -457,3 +457,17 @@ def test_grading_is_repeatable():
     spec = t1()
     traj, _ = run_episode(spec, make_policy("oracle", spec))
     assert grade_trajectory(spec, traj) == grade_trajectory(spec, traj)
+
+
+def test_a_trajectory_over_a_cap_is_refused_before_it_is_replayed():
+    from pydantic import ValidationError
+
+    from coworkenv.caps import CAPS
+
+    call = {"id": "c", "type": "function", "function": {"name": "files_list", "arguments": "{}"}}
+    many_calls = {"task_id": "t", "messages": [{"role": "assistant", "tool_calls": [call] * (CAPS.trajectory_calls // 2 + 1)}] * 2}
+    with pytest.raises(ValidationError, match=f"more than {CAPS.trajectory_calls} \\(cap trajectory_calls\\)"):
+        Trajectory.model_validate(many_calls)
+    with pytest.raises(ValidationError, match=f"at most {CAPS.trajectory_messages} items"):
+        Trajectory.model_validate({"task_id": "t", "messages": [{"role": "assistant", "content": "x"}] * (CAPS.trajectory_messages + 1)})
+    assert len(Trajectory.model_validate({"task_id": "t", "messages": [{"role": "assistant", "tool_calls": [call] * 100}]}).messages) == 1

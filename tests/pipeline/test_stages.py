@@ -33,6 +33,15 @@ def test_plan_deals_rows_onto_shards_and_records_the_config(tmp_path):
     assert run.config() == CONFIG and json.loads(run.file("shards.json").read_text()) == shards
 
 
+def test_a_given_plan_must_make_the_n_tasks_asked_for(tmp_path):
+    from coworkenv.synth.generate import plan_for
+
+    plan = plan_for(CONFIG.model_copy(update={"n": 12}))
+    with pytest.raises(CoworkEnvError, match="the plan makes 12 task\\(s\\) but n is 10; give --n 12"):
+        plan_run(RunDir.open("p", tmp_path), CONFIG, plan)
+    assert sum(s["tasks"] for s in plan_run(RunDir.open("q", tmp_path), CONFIG.model_copy(update={"n": 12}), plan)) == 12
+
+
 def test_stages_in_order_publish_a_release_and_every_file_is_where_the_layout_says(tmp_path):
     run = RunDir.open("manual__2026-12-02T10:00:00+00:00", tmp_path)
     assert run.path.name == "manual__2026-12-02T10_00_00_00_00"

@@ -41,3 +41,17 @@ def test_a_pool_imports_the_modules_of_its_jobs_and_refuses_others():
     assert echo_only.imports == []
     with pytest.raises(SandboxError, match="do not import coworkenv.validate.jobs"):
         echo_only.map(VALIDATE, ["{}"])
+
+
+def test_a_task_budget_is_the_callers_else_the_jobs_else_the_wall_clock_limit():
+    from coworkenv.sandbox.jobs import task_budget
+    from coworkenv.validate.jobs import BATTERY_BUDGET_S
+
+    assert JOBS.get(VALIDATE).budget_s == BATTERY_BUDGET_S == 5.0
+    assert task_budget(VALIDATE, 60.0) == 5.0
+    assert task_budget(VALIDATE, 60.0, 120) == 120.0  # a caller may ask for more than the job's own
+    assert task_budget("echo", 60.0) == 60.0  # no budget of its own: the pool's Limits.wall_s
+    with pytest.raises(ValueError, match="positive"):
+        task_budget("echo", 60.0, 0)
+    with pytest.raises(ValueError, match="positive"):
+        job("negative-budget", budget_s=-1)

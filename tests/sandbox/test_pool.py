@@ -98,3 +98,28 @@ def test_closing_the_pool_abandons_running_jobs_quickly(runtime: Runtime):
     assert len(outcome) == 1 and isinstance(outcome[0], SandboxError)
     with pytest.raises(SandboxError, match="closed"):
         pool.map("echo", ["x"])
+
+
+def test_a_task_over_its_budget_costs_only_its_budget_and_the_batch_goes_on(runtime: Runtime):
+    """The worker stops the task at its budget (not at the pool's Limits.wall_s), answers sandbox_timeout and is
+    keeps serving (a forked task) or is replaced (an inline one, `tests/fuzz/test_hostile_specs.py`); the tasks after it run
+    as usual."""
+    sleeper = "import time\ntime.sleep(60)"
+    limits = LIMITS.model_copy(update={"wall_s": 60, "cpu_s": 30})
+    with WorkerPool(workers=1, runtime=runtime, limits=limits) as pool:
+        results = pool.map("exec", ["pass", sleeper, "pass"], budget_s=1)
+        assert [r.ok for r in results] == [True, False, True]
+        assert results[1].error_code == "sandbox_timeout" and "budget of 1 s" in results[1].error
+        assert results[1].duration_s < limits.wall_s
+        assert pool.map("echo", ["after"])[0].output == "after"
+
+
+def test_the_worker_refuses_a_budget_that_is_not_a_number_of_seconds():
+
+    from coworkenv.sandbox.worker import JobServer
+
+    server = JobServer.__new__(JobServer)  # only `handle`'s checks are exercised: no protocol channel needed
+    server.limits = LIMITS
+    for budget in (0, -1, "5", True, 10**9):
+        response, restart = server.handle({"id": 1, "job": "echo", "payload": "x", "budget_s": budget})
+        assert (response["error_code"], restart) == ("bad_request", False), budget

@@ -9,6 +9,7 @@ import re
 import pytest
 from pydantic import ValidationError
 
+from coworkenv.caps import CAPS
 from coworkenv.errors import format_validation_error
 from coworkenv.registry import Registry, UnknownName
 from coworkenv.spec import CAPABILITIES, CHECK_KINDS, TaskSpec
@@ -154,3 +155,43 @@ def test_registry_suggests_close_names():
         reg.get("sprocet")
     with pytest.raises(ValueError, match="registered twice"):
         reg.add("sprocket", 2)
+
+
+def _refusal(data) -> dict:
+    with pytest.raises(ValidationError) as info:
+        TaskSpec.model_validate(data)
+    return info.value.errors()[0]
+
+
+def _nested(depth: int):
+    value: object = "x"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    ("changes", "error_type", "words"),
+    [
+        ({"meta__deep": _nested(CAPS.json_depth + 5)}, "too_deep", "meta.deep"),
+        ({"meta__deep": _nested(100_000)}, "too_deep", f"deeper than {CAPS.json_depth}"),
+        ({"workspace__files__big.txt": "x" * (CAPS.string_chars + 1)}, "too_large", "workspace.files.big.txt"),
+        ({"workspace__files": {f"f{i}.txt": "" for i in range(CAPS.collection_items + 1)}}, "too_large", "collection_items"),
+        ({"instruction": "x" * (CAPS.instruction_chars + 1)}, "string_too_long", "instruction"),
+        ({"solution__3__answer": "x" * (CAPS.answer_chars + 1)}, "string_too_long", "answer"),
+        ({"checks": [{"id": f"c{i}", "kind": "answer_contains", "text": "x"} for i in range(CAPS.checks + 1)]}, "too_long", "checks"),
+        ({"prohibited": [{"tool": "mail_delete"}] * (CAPS.prohibited_rules + 1)}, "too_long", "prohibited"),
+        ({"solution": [{"say": "hi"}] * CAPS.solution_steps + [{"answer": "x"}]}, "too_long", "solution"),
+        ({"meta__wide": [[0] * 5_000 for _ in range(101)]}, "too_large", "json_values"),
+    ],
+    ids=["deep", "very-deep", "huge-string", "many-files", "long-instruction", "long-answer", "many-checks", "many-rules", "many-steps",
+         "many-values"],
+)  # fmt: skip
+def test_specs_over_a_cap_are_refused_with_a_named_field_and_cap(changes, error_type, words):
+    error = _refusal(mutated(**changes))
+    assert error["type"] == error_type
+    assert words in error["msg"] or words in ".".join(map(str, error["loc"]))
+
+
+def test_the_caps_are_generous_for_real_specs():
+    assert TaskSpec.model_validate(mutated(meta__deep=_nested(CAPS.json_depth - 4))).meta.model_extra["deep"]

@@ -166,9 +166,14 @@ def as_data(fields: dict[str, Any]) -> dict[str, Any]:
 def missing(fields: dict[str, Any], *oracle: Mutate, tools: list[str] | None = None, named_paths: tuple[str, ...] = ()) -> list[tuple]:
     """(ref, problem, where suffix) the kind's `references` hook reports, against the initial state and, when
     mutators are given, the state the oracle leaves."""
+    return references_of(check(**fields), *oracle, tools=tools, named_paths=named_paths)
+
+
+def references_of(built: Any, *oracle: Mutate, tools: list[str] | None = None, named_paths: tuple[str, ...] = ()) -> list[tuple]:
+    """`missing` for a check model already built (e.g. with `model_construct`, as a spec that skipped validation)."""
     states = [SPEC.initial_state, *([state(*oracle)] if oracle else [])]
     refs = References(tools=frozenset(SPEC.tools if tools is None else tools), states=states, named_paths=frozenset(named_paths))
-    CHECKS.get(fields["kind"]).references(check(**fields), refs)
+    CHECKS.get(built.kind).references(built, refs)
     return refs.found
 
 

@@ -98,3 +98,22 @@ def test_seed_ranges_are_disjoint_and_plans_deterministic():
 def test_unknown_capability_in_profile_is_rejected():
     with pytest.raises(ValueError, match="unknown capability"):
         CapabilityProfile(rows=[ProfileRow(capability="telepathy", difficulty=1, attempts=1, pass_rate=0.5)])
+
+
+def test_a_plan_from_a_file_is_capped_and_must_add_up():
+    from pydantic import ValidationError
+
+    from coworkenv.caps import CAPS
+    from coworkenv.synth.planner import Plan
+
+    row = {"family": "mail_triage", "capability": "communication", "difficulty": 1, "seed_start": 0}
+    with pytest.raises(ValidationError, match="less than or equal to 1000000"):
+        Plan.model_validate({"n": 10**12, "seed": 0, "rows": [{**row, "count": 10**12}]})
+    with pytest.raises(ValidationError, match="add up to 3 tasks, not n = 5"):
+        Plan.model_validate({"n": 5, "seed": 0, "rows": [{**row, "count": 3}]})
+    with pytest.raises(ValidationError, match=f"at most {CAPS.plan_rows} items"):
+        Plan.model_validate({"n": CAPS.plan_rows + 1, "seed": 0, "rows": [{**row, "count": 1}] * (CAPS.plan_rows + 1)})
+    assert Plan.model_validate({"n": 3, "seed": 0, "rows": [{**row, "count": 3}]}).rows[0].count == 3
+    cell = {"capability": "retrieval", "difficulty": 1, "attempts": 1, "pass_rate": 0.5}
+    with pytest.raises(ValidationError, match=f"at most {CAPS.plan_rows} items"):
+        CapabilityProfile.model_validate({"rows": [cell] * (CAPS.plan_rows + 1)})

@@ -6,13 +6,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from coworkenv.caps import CAPS
 from coworkenv.grading.play import Run, play
 from coworkenv.grading.score import Grade
 from coworkenv.spec.task import TaskSpec, ToolStep
 from coworkenv.validate.codes import BATTERY, BATTERY_CODES, BatteryCheck
 from coworkenv.workspace.tools import TOOLS
 
-MAX_SPEC_CHARS = 20_000_000
+MAX_SPEC_CHARS = CAPS.spec_chars
 """Larger inputs are rejected by `validate_spec_json` before parsing (the sandbox bounds memory anyway)."""
 CheckResultT = tuple[bool, dict[str, Any], str]
 
