@@ -58,7 +58,12 @@ def open_root(data_root: str | os.PathLike[str] | DataRoot | None = None) -> Dat
         fs, path = fsspec.core.url_to_fs(url)
     except (ImportError, ValueError) as exc:
         raise CoworkEnvError(f"data root {url!r}: {exc}") from None
-    return DataRoot(fs=fs, path=path.rstrip("/") or "/", url=url)
+    root = DataRoot(fs=fs, path=path.rstrip("/") or "/", url=url)
+    if root.local:  # a file where a folder should be: name it rather than fail later with NotADirectoryError
+        for where in (root.path, root.releases):
+            if os.path.exists(where) and not os.path.isdir(where):
+                raise CoworkEnvError(f"data root {url!r}: {where} is not a directory")
+    return root
 
 
 def local_path(data_root: str | os.PathLike[str] | DataRoot | None, what: str) -> Path:
