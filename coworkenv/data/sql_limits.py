@@ -16,13 +16,15 @@ from __future__ import annotations
 import os
 import re
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
-import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from coworkenv.errors import CoworkEnvError
+
+if TYPE_CHECKING:  # DuckDB and pyarrow load when a statement runs: the CLI imports this module for its defaults
+    import duckdb
+    import pyarrow as pa
 
 INTERRUPT_GRACE_S = 1.0
 BATCH_ROWS = 8192
@@ -64,6 +66,8 @@ def seal(con: duckdb.DuckDBPyConnection, allowed_paths: list[str]) -> None:
 
 def _refuse_writes(sql: str) -> None:
     """COPY and EXPORT write files, even to the allowed (release) paths; they are refused by DuckDB's own parser."""
+    import duckdb
+
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error:
@@ -78,6 +82,8 @@ def _refuse_writes(sql: str) -> None:
 
 
 def _fetch(con: duckdb.DuckDBPyConnection, sql: str, limits: QueryLimits, stop: threading.Event) -> pa.Table:
+    import pyarrow as pa
+
     relation = con.sql(sql)
     if relation is None:
         return pa.table({})
@@ -99,6 +105,8 @@ def _fetch(con: duckdb.DuckDBPyConnection, sql: str, limits: QueryLimits, stop: 
 
 def run_limited(con: duckdb.DuckDBPyConnection, sql: str, limits: QueryLimits, one_line: Any) -> pa.Table:
     """Run SQL under `limits`; the last statement's result (empty table for a statement without rows)."""
+    import duckdb
+
     _refuse_writes(sql)
     box: dict[str, Any] = {}
     stop = threading.Event()
