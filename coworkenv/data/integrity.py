@@ -83,10 +83,10 @@ def _entry_problem(root: DataRoot, path: str, entry: FileEntry, full: bool) -> s
         return "missing"
     except IsADirectoryError:
         return "is a directory, not a Parquet file"
-    if full and _sha256(root, path) != entry.sha256:
-        return "content differs from the manifest"
     if size != entry.bytes:
         return f"{size} bytes, the manifest lists {entry.bytes}"
+    if full and _sha256(root, path) != entry.sha256:
+        return "content differs from the manifest"
     try:
         rows = _footer_rows(root, path)
     except _Problem as problem:

@@ -59,11 +59,19 @@ def open_root(data_root: str | os.PathLike[str] | DataRoot | None = None) -> Dat
     except (ImportError, ValueError) as exc:
         raise CoworkEnvError(f"data root {url!r}: {exc}") from None
     root = DataRoot(fs=fs, path=path.rstrip("/") or "/", url=url)
-    if root.local:  # a file where a folder should be: name it rather than fail later with NotADirectoryError
-        for where in (root.path, root.releases):
-            if os.path.exists(where) and not os.path.isdir(where):
-                raise CoworkEnvError(f"data root {url!r}: {where} is not a directory")
+    if root.local:
+        _check_local(root, url)
     return root
+
+
+def _check_local(root: DataRoot, url: str) -> None:
+    """A file where a folder of the root should be (the root, one above it, `releases/`) is named here rather than
+    failing later as NotADirectoryError."""
+    where = root.releases
+    while not os.path.exists(where) and os.path.dirname(where) != where:
+        where = os.path.dirname(where)
+    if not os.path.isdir(where):
+        raise CoworkEnvError(f"data root {url!r}: {where} is not a directory")
 
 
 def local_path(data_root: str | os.PathLike[str] | DataRoot | None, what: str) -> Path:
