@@ -3,10 +3,11 @@
 `connect(root, release)` opens an in-memory DuckDB connection over one release, the latest one, or all of them, and
 creates, in this order:
 
-- `src_<table>` for every table in `TABLES`: the release's Parquet files as they are (hive partitions read as
-  columns), the table's full Arrow schema guaranteed (a table missing from a release reads as empty), plus a
-  `release_id` column. Over `--release all` each release is read on its own and the parts are stacked by name, so
-  releases whose schemas or partition layouts differ still combine. Which releases exist is the reader's answer
+- `src_<table>` for every table in `TABLES`: the Parquet files the release's manifest lists, never a glob, after
+  the integrity check of `coworkenv.data.integrity` (hive partitions read as columns), the table's full Arrow
+  schema guaranteed (a table missing from a release reads as empty), plus a `release_id` column. Over
+  `--release all` each release is read on its own and the parts are stacked by name, so releases whose schemas or
+  partition layouts differ still combine. Which releases exist is the reader's answer
   (`coworkenv.data.reader.list_releases`): `releases/.tmp-*` directories and anything without a `manifest.json`
   are never read.
 - `src_releases` (one row per selected release, from the manifests) and `ref_capabilities` (the capability
@@ -16,7 +17,8 @@ creates, in this order:
   the views of its own folder and of the folders before it; within a folder it is created after the views it
   mentions (then by file name).
 
-DuckDB reads the files itself, so the catalog needs a local (or mounted) data root (`coworkenv.data.root.local_path`).
+DuckDB reads the files itself, so the catalog needs a local (or mounted) data root (`coworkenv.data.root.local_path`);
+once the views exist the connection is sealed: only those files readable, limits locked (`coworkenv.data.sql_limits`).
 The column tests beside the views (`sql/<stage>/schema.yml`) run over this connection: `coworkenv.data.sql_tests`.
 """
 
