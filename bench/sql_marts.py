@@ -57,6 +57,7 @@ from coworkenv.data.build import (  # noqa: E402
     validations_table,
 )
 from coworkenv.data.publisher import publish_release  # noqa: E402
+from coworkenv.data.sql_limits import QueryLimits  # noqa: E402
 from coworkenv.spec.task import Meta, TaskSpec  # noqa: E402
 from coworkenv.validate.codes import BATTERY_CODES  # noqa: E402
 from coworkenv.validate.verdict import CheckOutcome, TaskValidation  # noqa: E402
@@ -286,7 +287,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     build["files"] = sum(1 for _ in root.rglob("*.parquet"))
 
     start = time.perf_counter()
-    con = catalog.connect(root, "latest", threads=args.threads)
+    con = catalog.connect(root, "latest", limits=QueryLimits(threads=args.threads) if args.threads else None)
     connect_s = time.perf_counter() - start
     threads = con.sql("select current_setting('threads')").fetchall()[0][0]
     views = [(name, path.parent.name) for name, path in catalog.view_files() if path.parent.name != "staging"]

@@ -15,9 +15,13 @@ from typing import Annotated, Any
 import typer
 
 from coworkenv.cli.app import app
+from coworkenv.data.sql_limits import QueryLimits
 from coworkenv.errors import CoworkEnvError
 
 FORMATS = ("table", "csv", "json")
+MIB = 1024 * 1024
+_LIMIT = QueryLimits.model_fields
+_OPTION_OF = {"timeout_s": "--timeout", "max_rows": "--max-result-rows", "max_bytes": "--max-result-mb"}
 
 
 def _plain(value: Any) -> Any:
@@ -105,29 +109,37 @@ def sql(
     test: Annotated[
         bool, typer.Option("--test", help="Run the column tests of sql/*/schema.yml over the release instead of a query (exit code 1 if one fails).")
     ] = False,
+    verify: Annotated[
+        bool, typer.Option("--verify", help="Also check the SHA-256 of every file of the release against its manifest (reads the whole release).")
+    ] = False,
+    memory_limit: Annotated[str, typer.Option(help=_LIMIT["memory_limit"].description)] = _LIMIT["memory_limit"].default,
+    threads: Annotated[int | None, typer.Option(help=_LIMIT["threads"].description)] = None,
+    timeout: Annotated[float, typer.Option(help=_LIMIT["timeout_s"].description)] = _LIMIT["timeout_s"].default,
+    max_result_rows: Annotated[int, typer.Option(help=_LIMIT["max_rows"].description + " More is an error.")] = _LIMIT["max_rows"].default,
+    max_result_mb: Annotated[float, typer.Option(help="Most MiB a result may take in memory; more is an error.")] = _LIMIT["max_bytes"].default / MIB,
 ) -> None:
-    """Query releases with DuckDB: src_* tables, staging (stg_*), intermediate and mart views from sql/ (`SHOW TABLES` lists them)."""
-    from coworkenv.data.catalog import connect, run_query
+    """Query releases with DuckDB: src_* tables, staging (stg_*), intermediate and mart views from sql/ (`SHOW TABLES` lists them).
+
+    The release is checked against its manifest first; the SQL runs read-only, under the limits below."""
+    from coworkenv.data.catalog import close, connect, run_query
 
     if fmt not in FORMATS:
         raise CoworkEnvError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    limits = query_limits(memory_limit, threads, timeout, max_result_rows, max_result_mb)
     if test:
         if statement is not None or file is not None:
             raise CoworkEnvError("--test runs the column tests of sql/*/schema.yml: give no SQL statement or --file with it")
-        run_column_tests(data_root, release)
+        run_column_tests(data_root, release, limits=limits, verify=verify)
         return
     if (statement is None) == (file is None):
         raise CoworkEnvError("give either a SQL statement or --file FILE (not both)")
     if file is not None:
-        try:
-            statement = file.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise CoworkEnvError(f"{file}: cannot read ({exc.strerror or exc})") from None
-    con = connect(data_root, release)
+        statement = read_sql_file(file)
+    con = connect(data_root, release, limits=limits, verify=verify)
     try:
-        result = run_query(con, statement or "")
+        result = run_query(con, statement or "", limits)
     finally:
-        con.close()
+        close(con)
     if fmt == "csv":
         write_csv(result)
     elif fmt == "json":
@@ -136,17 +148,40 @@ def sql(
         write_table(result, max_rows)
 
 
-def run_column_tests(data_root: str | None, release: str) -> None:
+def read_sql_file(file: Path) -> str:
+    try:
+        return file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CoworkEnvError(f"{file}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise CoworkEnvError(f"{file}: not UTF-8 text (byte {exc.start})") from None
+
+
+def query_limits(memory_limit: str, threads: int | None, timeout: float, max_result_rows: int, max_result_mb: float) -> QueryLimits:
+    """The command's limit options as `QueryLimits`; a bad value is named by its option."""
+    from pydantic import ValidationError
+
+    given = {"memory_limit": memory_limit, "timeout_s": timeout, "max_rows": max_result_rows, "max_bytes": int(max_result_mb * MIB)}
+    try:
+        return QueryLimits(**given, **({"threads": threads} if threads is not None else {}))
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        field = str(first["loc"][0]) if first.get("loc") else "memory_limit"
+        option = _OPTION_OF.get(field, "--" + field.replace("_", "-"))
+        raise CoworkEnvError(f"{option}: {str(first['msg']).removeprefix('Value error, ')}") from None
+
+
+def run_column_tests(data_root: str | None, release: str, *, limits: QueryLimits | None = None, verify: bool = False) -> None:
     """`--test`: each failing test on one stderr line and exit code 1, else a one-line summary (None: the default root)."""
-    from coworkenv.data.catalog import connect
+    from coworkenv.data.catalog import close, connect
     from coworkenv.data.sql_tests import load_tests, run_tests
 
     tests = load_tests()  # a broken schema file is reported before any release is read
-    con = connect(data_root, release)
+    con = connect(data_root, release, limits=limits, verify=verify)
     try:
         failures = run_tests(con, tests)
     finally:
-        con.close()
+        close(con)
     for failure in failures:
         typer.echo(failure.line(), err=True)
     views = len({t.view for t in tests})

@@ -3,10 +3,11 @@
 `connect(root, release)` opens an in-memory DuckDB connection over one release, the latest one, or all of them, and
 creates, in this order:
 
-- `src_<table>` for every table in `TABLES`: the release's Parquet files as they are (hive partitions read as
-  columns), the table's full Arrow schema guaranteed (a table missing from a release reads as empty), plus a
-  `release_id` column. Over `--release all` each release is read on its own and the parts are stacked by name, so
-  releases whose schemas or partition layouts differ still combine. Which releases exist is the reader's answer
+- `src_<table>` for every table in `TABLES`: the Parquet files the release's manifest lists, never a glob, after
+  the integrity check of `coworkenv.data.integrity` (hive partitions read as columns), the table's full Arrow
+  schema guaranteed (a table missing from a release reads as empty), plus a `release_id` column. Over
+  `--release all` each release is read on its own and the parts are stacked by name, so releases whose schemas or
+  partition layouts differ still combine. Which releases exist is the reader's answer
   (`coworkenv.data.reader.list_releases`): `releases/.tmp-*` directories and anything without a `manifest.json`
   are never read.
 - `src_releases` (one row per selected release, from the manifests) and `ref_capabilities` (the capability
@@ -16,7 +17,8 @@ creates, in this order:
   the views of its own folder and of the folders before it; within a folder it is created after the views it
   mentions (then by file name).
 
-DuckDB reads the files itself, so the catalog needs a local (or mounted) data root (`coworkenv.data.root.local_path`).
+DuckDB reads the files itself, so the catalog needs a local (or mounted) data root (`coworkenv.data.root.local_path`);
+once the views exist the connection is sealed: only those files readable, limits locked (`coworkenv.data.sql_limits`).
 The column tests beside the views (`sql/<stage>/schema.yml`) run over this connection: `coworkenv.data.sql_tests`.
 """
 
@@ -32,10 +34,13 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from coworkenv.data.integrity import check_release
+from coworkenv.data.integrity import table_files as listed_files
 from coworkenv.data.layout import LATEST_FILE, RELEASE_NAME, Manifest
 from coworkenv.data.reader import complete_manifest, latest_release, list_releases, release_path
 from coworkenv.data.root import RELEASES_DIR, DataRoot, local_path, open_root
 from coworkenv.data.schemas import PARTITIONS, TABLES
+from coworkenv.data.sql_limits import QueryLimits, connection_config, run_limited, seal
 from coworkenv.errors import CoworkEnvError
 
 SQL_DIR = Path(__file__).resolve().parents[2] / "sql"
@@ -56,13 +61,18 @@ class Release:
     release_id: str
     path: Path
     manifest: Manifest = field(compare=False)
+    files: dict[str, list[str]] = field(compare=False, default_factory=dict)
+    """Per table, its Parquet files as the manifest lists them (`coworkenv.data.integrity.table_files`)."""
 
 
 def resolve_releases(data_root: Root, release: str = "latest") -> list[Release]:
     """`latest`, `all` or a release id → the releases to read, oldest first (the reader's order)."""
     base = local_path(data_root, "the SQL catalog") / RELEASES_DIR  # before open_root: a remote root is refused by name
     root = open_root(data_root)
-    available = [Release(m.release_id, Path(release_path(root, m.release_id)), m) for m in list_releases(root)]
+    available = [
+        Release(m.release_id, Path(release_path(root, m.release_id)), m, {t: listed_files(root, m, t) for t in TABLES})
+        for m in list_releases(root)
+    ]
     if release == "all":
         if not available:
             raise CoworkEnvError(f"no release under {root.url}: {base} holds no complete release")
@@ -93,16 +103,17 @@ def _literal(text: str) -> str:
 
 
 def _table_part(table: str, release: Release) -> str | None:
-    """SELECT over one release's files of one table, or None where the release has no file for it."""
-    folder = release.path / table
-    if not folder.is_dir() or next(folder.rglob("*.parquet"), None) is None:
+    """SELECT over one release's files of one table (the manifest's list, never a glob), or None where it has none."""
+    files = release.files.get(table, [])
+    if not files:
         return None
-    keys = [key for key in PARTITIONS.get(table, []) if any(p.is_dir() for p in folder.glob(f"{key}=*"))]
+    relative = [Path(f).relative_to(release.path / table).parts[:-1] for f in files]
+    keys = [key for key in PARTITIONS.get(table, []) if any(part.startswith(f"{key}=") for parts in relative for part in parts)]
     options = ["union_by_name = true", f"hive_partitioning = {'true' if keys else 'false'}"]
     if keys:
         options.append("hive_types = {" + ", ".join(f"{_literal(k)}: 'varchar'" for k in keys) + "}")
-    glob = _literal(str(folder / "**" / "*.parquet"))
-    return f"select *, {_literal(release.release_id)} as release_id from read_parquet({glob}, {', '.join(options)})"
+    listed = "[" + ", ".join(_literal(f) for f in files) + "]"
+    return f"select *, {_literal(release.release_id)} as release_id from read_parquet({listed}, {', '.join(options)})"
 
 
 def source_sql(table: str, releases: list[Release]) -> str:
@@ -194,12 +205,28 @@ def one_line(exc: BaseException) -> str:
     return " ".join(lines) or type(exc).__name__
 
 
-def connect(data_root: Root, release: str = "latest", *, sql_dir: Path | None = None, threads: int | None = None) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection with `src_*`, `src_releases`, `ref_capabilities` and every view of `sql/`."""
+def connect(
+    data_root: Root,
+    release: str = "latest",
+    *,
+    sql_dir: Path | None = None,
+    limits: QueryLimits | None = None,
+    verify: bool = False,
+) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with `src_*`, `src_releases`, `ref_capabilities` and every view of `sql/`.
+
+    Each release is checked against its manifest first (`coworkenv.data.integrity`; `verify`: SHA-256 of every
+    file too); the connection then reads only the listed files, under `limits` (`coworkenv.data.sql_limits`)."""
+    limits = limits or QueryLimits()
     releases = resolve_releases(data_root, release)
-    latest = latest_release(data_root)
-    config = {"threads": threads} if threads else {}
-    con = duckdb.connect(":memory:", config=config)
+    root = open_root(data_root)
+    for r in releases:
+        check_release(root, r.manifest, full=verify)
+    latest = latest_release(root)
+    try:
+        con = duckdb.connect(":memory:", config=connection_config(limits))
+    except duckdb.Error as exc:
+        raise CoworkEnvError(f"SQL limits: {one_line(exc)}") from None
     try:
         con.execute(f"create schema {INTERNAL_SCHEMA}")
         for table, schema in TABLES.items():
@@ -210,10 +237,19 @@ def connect(data_root: Root, release: str = "latest", *, sql_dir: Path | None = 
         for name, path in view_files(sql_dir):
             body = strip_sql(path.read_text(encoding="utf-8"))
             _execute_ddl(con, f"create view {name} as\n{body}", str(path))
+        seal(con, [f for r in releases for files in r.files.values() for f in files])
     except BaseException:
         con.close()
         raise
     return con
+
+
+def close(con: duckdb.DuckDBPyConnection) -> None:
+    """Close a connection; one still busy with a statement given up on at its timeout is left to process exit."""
+    try:
+        con.close()
+    except duckdb.Error:
+        pass
 
 
 def _execute_ddl(con: duckdb.DuckDBPyConnection, statement: str, where: str) -> None:
@@ -223,21 +259,17 @@ def _execute_ddl(con: duckdb.DuckDBPyConnection, statement: str, where: str) -> 
         raise CoworkEnvError(f"{where}: {one_line(exc)}") from None
 
 
-def run_query(con: duckdb.DuckDBPyConnection, sql: str) -> pa.Table:
-    """Run SQL (the last statement's result is returned; a statement without rows gives an empty table)."""
+def run_query(con: duckdb.DuckDBPyConnection, sql: str, limits: QueryLimits | None = None) -> pa.Table:
+    """Run SQL under `limits` (the last statement's result is returned; a statement without rows gives an empty table)."""
     if not strip_sql(sql):
         raise CoworkEnvError("empty SQL")
-    try:
-        relation = con.sql(sql)
-        return pa.table({}) if relation is None else relation.to_arrow_table()
-    except duckdb.Error as exc:
-        raise CoworkEnvError(f"SQL error: {one_line(exc)}") from None
+    return run_limited(con, sql, limits or QueryLimits(), one_line)
 
 
-def query(sql: str, data_root: Root, release: str = "latest", *, sql_dir: Path | None = None) -> pa.Table:
+def query(sql: str, data_root: Root, release: str = "latest", *, sql_dir: Path | None = None, limits: QueryLimits | None = None) -> pa.Table:
     """Run SQL over the views of `release` (`latest`, `all` or an id) and return the result as an Arrow table."""
-    con = connect(data_root, release, sql_dir=sql_dir)
+    con = connect(data_root, release, sql_dir=sql_dir, limits=limits)
     try:
-        return run_query(con, sql)
+        return run_query(con, sql, limits)
     finally:
-        con.close()
+        close(con)

@@ -96,7 +96,19 @@ Table files are deterministic: the same tables give byte-identical Parquet files
 | `content_hashes` | Per table, SHA-256 over its files' relative paths and SHA-256s. |
 | `files` | Per table, its files in read order: `path` (relative), `rows`, `bytes`, `sha256`. |
 
-`verify_release(root, id)` re-hashes every file against the manifest.
+## Integrity on read
+
+Every reader checks a release against its manifest before using it (`coworkenv.data.integrity`): `read_table`,
+`table_files`, the SQL catalog (`coworkenv sql`) and `coworkenv export` refuse a damaged release with one error
+naming the file (`damaged release <id>: <path>: missing`), instead of returning fewer rows or failing half-way.
+
+- **Always** (one `stat` and one Parquet footer read per file, whatever the release's size): every listed file is
+  present with its listed `bytes`; no unlisted Parquet part sits in a table's folder (the catalog reads the
+  manifest's file list, never a glob); each file's row count in its footer equals its listed `rows`; the files add
+  up to `row_counts`.
+- **Full** (`coworkenv sql --verify`, every `export`, `verify_release(root, id)`): also the SHA-256 of every byte,
+  which finds damage that keeps a file's size and footer. It reads the whole release: an export does so anyway, a
+  query over a few columns of one partition does not, so `sql` leaves it to `--verify`.
 
 ## Atomicity
 
@@ -104,8 +116,10 @@ Table files are deterministic: the same tables give byte-identical Parquet files
   `releases/.tmp-<id>-<unix time>-<nonce>/`; every file and directory is fsynced; the directory is renamed to
   `releases/<id>/` (an atomic rename); then `LATEST` is replaced atomically (temporary file, fsync, rename,
   fsync of the directory). A crash at any point leaves the previous `LATEST` in place and nothing under a
-  final release name except complete releases. Names starting with `.` are never releases; temporary entries
-  older than a day are removed by the next publish.
+  final release name except complete releases. Names starting with `.` are never releases. Each writer holds a
+  lock (`flock`) on its temporary entries while it lives; the next publish removes those whose lock is free (their
+  writer died), whatever their age (`releases/.lock` orders the claiming and the cleaning; where the filesystem has
+  no locks, after a day).
 - **Object stores and other fsspec filesystems** (`s3://`, `gs://`, `memory://`) cannot rename a directory
   atomically. There the release is written under its final name with `manifest.json` written **last**, then
   `LATEST` is overwritten (a single-object put, atomic on S3/GCS). A release directory without `manifest.json` is
@@ -142,7 +156,7 @@ df = tasks.to_pandas()
 everything = read_release("data", "latest")   # {table: pyarrow.Table}, e.g. to carry a parent's tables forward
 ```
 
-DuckDB (the `sql/` views do the same):
+DuckDB by hand (the SQL catalog reads the manifest's file list rather than a glob, so a stray file is never read):
 
 ```sql
 SELECT family, count(*) FROM read_parquet('data/releases/<id>/tasks/**/*.parquet', hive_partitioning = true)
@@ -179,7 +193,18 @@ coworkenv export --release <id>|latest --format hf|jsonl --out DIR [--data-root 
 ```
 
 `hf` writes `DIR/<table>/` with `datasets.Dataset.save_to_disk` (`datasets.load_from_disk(DIR + "/sft")`);
-`jsonl` writes `DIR/<table>.jsonl`. Both copy `manifest.json`.
+`jsonl` writes `DIR/<table>.jsonl`. Both copy `manifest.json`. The export is written in a hidden `.tmp-<name>-*`
+folder beside `DIR` and renamed into place when complete (with `--overwrite`, the previous `DIR` is replaced only
+then): a failed export leaves `DIR` as it was.
+
+## SQL limits
+
+`coworkenv sql` runs DuckDB in memory over the release's listed files, read-only and bounded (defaults generous,
+all finite): `--memory-limit` (4GB; DuckDB spills nothing to disk), `--threads` (the number of CPUs), `--timeout`
+(300 s, fetching included: the statement is interrupted, and given up on if DuckDB does not stop within a second),
+`--max-result-rows` (1,000,000) and `--max-result-mb` (512). Past a limit the command prints one line and exits 2.
+The connection reads no file but the release's parts, refuses `COPY`/`EXPORT` (statements that would write a file,
+even over a part), and its configuration is locked (`SET memory_limit` in the SQL is refused).
 
 ## Tables
 """

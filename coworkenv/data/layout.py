@@ -24,6 +24,8 @@ from coworkenv.errors import CoworkEnvError
 LATEST_FILE = "LATEST"
 MANIFEST_FILE = "manifest.json"
 TMP_PREFIX = ".tmp-"
+LOCK_FILE = ".lock"
+"""`releases/.lock`: held briefly while a writer claims a temporary name or a publisher removes orphaned ones."""
 FORMAT_VERSION = 1
 RELEASE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 

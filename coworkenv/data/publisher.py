@@ -9,7 +9,7 @@
   put, atomic on object stores). A directory without `manifest.json` is an incomplete release: readers ignore it and
   the next publish of that run id replaces it. `LATEST` only ever names complete releases.
 - Publishing identical tables for a run id again is a no-op (the stored manifest is returned); different tables
-  raise `ReleaseConflict`. Temporary directories older than a day are removed on publish.
+  raise `ReleaseConflict`. Temporaries no live writer holds (each writer locks its own) are removed on publish.
 
 `COWORKENV_RELEASE_FAULT=<stage>:exit|pause` (testing only) stops the writer at a stage: `exit` leaves the process
 at once, `pause` announces the stage (on stderr, and in the file named by `COWORKENV_RELEASE_FAULT_MARKER`) and
@@ -20,16 +20,19 @@ sleeps until killed. Stages: `tmp_created`, `table:<name>` (after each table), `
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
 import json
 import os
 import re
 import secrets
+import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -41,7 +44,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from coworkenv.data.layout import LATEST_FILE, MANIFEST_FILE, TMP_PREFIX, FileEntry, Manifest, ReleaseConflict, content_hash_of, release_id_for
+from coworkenv.data.layout import (
+    LATEST_FILE,
+    LOCK_FILE,
+    MANIFEST_FILE,
+    TMP_PREFIX,
+    FileEntry,
+    Manifest,
+    ReleaseConflict,
+    content_hash_of,
+    release_id_for,
+)
 from coworkenv.data.reader import complete_manifest, latest_release, read_files
 from coworkenv.data.root import RELEASES_DIR, DataRoot, open_root
 from coworkenv.data.schemas import PARTITIONS, TABLES, conform_table, fingerprint
@@ -207,23 +220,83 @@ def _stale_tmp(name: str, now: float) -> bool:
     match = re.search(r"-(\d{9,})-[0-9a-f]+$", name)
     return bool(match) and now - int(match.group(1)) > STALE_TMP_SECONDS
 
+@contextmanager
+def _registry_lock(root: DataRoot) -> Iterator[None]:
+    """`releases/.lock`, held while a writer claims a temporary name and while orphans are removed, so that a cleaner
+    never sees a temporary between its creation and its writer's lock on it."""
+    fd = os.open(root.join(RELEASES_DIR, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+def _claim(root: DataRoot, path: str, *, directory: bool) -> int:
+    """Create a temporary directory or file and lock it for as long as this writer lives (the returned descriptor is
+    closed when it is done): a temporary whose lock is free belongs to a writer that died."""
+    with _registry_lock(root):
+        if directory:
+            os.mkdir(path)
+            fd = os.open(path, os.O_RDONLY)
+        else:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return fd
+
+def _orphaned(path: str, name: str, now: float) -> int | None:
+    """A descriptor holding the lock of a temporary no live writer holds (the caller removes it, then closes it)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # gone (renamed into place, or removed by its writer)
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:  # a live writer holds it
+        os.close(fd)
+        return None
+    except OSError:  # no locks on this filesystem: fall back to the temporary's age
+        if _stale_tmp(name, now):
+            return fd
+        os.close(fd)
+        return None
+    return fd
+
 def clean_stale_tmp(data_root: str | DataRoot) -> list[str]:
-    """Remove temporary release directories and `LATEST` temporaries left by writers that died over a day ago."""
+    """Remove temporary release directories and `LATEST` temporaries left by writers that died.
+
+    On local disks a temporary is an orphan when no writer holds its lock (`_claim`); elsewhere, and where the
+    filesystem has no locks, when it is over a day old."""
     root = open_root(data_root)
-    removed = []
+    removed: list[str] = []
     try:
         entries = root.fs.ls(root.releases, detail=False)
     except FileNotFoundError:
         return removed
     now = time.time()
-    for entry in entries:
-        name = entry.rstrip("/").rsplit("/", 1)[-1]
-        if name.startswith(TMP_PREFIX) and _stale_tmp(name, now):
+    names = [(entry, entry.rstrip("/").rsplit("/", 1)[-1]) for entry in entries]
+    names = [(entry, name) for entry, name in names if name.startswith(TMP_PREFIX)]
+    if not root.local:
+        for entry, name in names:
+            if _stale_tmp(name, now):
+                with suppress(FileNotFoundError):  # another publisher cleaned it first
+                    root.fs.rm(entry, recursive=True)
+                    removed.append(name)
+        return removed
+    with _registry_lock(root):
+        for entry, name in names:
+            fd = _orphaned(entry, name, now)
+            if fd is None:
+                continue
             try:
-                root.fs.rm(entry, recursive=True)
+                if os.path.isdir(entry):
+                    shutil.rmtree(entry)
+                else:
+                    os.unlink(entry)
                 removed.append(name)
-            except FileNotFoundError:  # another publisher cleaned it first
+            except FileNotFoundError:
                 pass
+            finally:
+                os.close(fd)
     return removed
 
 def _tmp_name(what: str) -> str:
@@ -236,10 +309,19 @@ def _set_latest(root: DataRoot, release_id: str) -> None:
         root.fs.pipe_file(target, data)  # one object put: atomic on object stores
         return
     tmp = root.join(RELEASES_DIR, _tmp_name("LATEST"))
-    _write_bytes(root, tmp, data)
-    _checkpoint("latest_temp_written")
-    os.replace(tmp, target)
-    _fsync_dir(root.releases)
+    fd = _claim(root, tmp, directory=False)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+        _checkpoint("latest_temp_written")
+        os.replace(tmp, target)
+        _fsync_dir(root.releases)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    finally:
+        os.close(fd)
 
 def publish_release(
     tables: Mapping[str, pa.Table | None],
@@ -271,9 +353,10 @@ def publish_release(
         return _republish(root, existing, conformed)
 
     final = root.join(RELEASES_DIR, release_id)
+    claim = None
     if root.local:
         target = root.join(RELEASES_DIR, _tmp_name(release_id))
-        _makedirs(root, target)
+        claim = _claim(root, target, directory=True)
         _checkpoint("tmp_created")
     else:
         target = final
@@ -307,6 +390,9 @@ def publish_release(
         if root.local and root.fs.exists(target) and target != final:
             root.fs.rm(target, recursive=True)
         raise
+    finally:
+        if claim is not None:
+            os.close(claim)
     _checkpoint("visible")
     _set_latest(root, release_id)
     _checkpoint("published")

@@ -5,7 +5,6 @@ Only complete releases (ones with a `manifest.json`) are ever read; `.tmp-*` dir
 
 from __future__ import annotations
 
-import hashlib
 import os
 from typing import Any
 
@@ -13,7 +12,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import ValidationError
 
-from coworkenv.data.layout import LATEST_FILE, MANIFEST_FILE, RELEASE_NAME, Manifest, content_hash_of
+from coworkenv.data.integrity import arrow_fs, check_release, release_problems
+from coworkenv.data.integrity import table_files as listed_files
+from coworkenv.data.layout import LATEST_FILE, MANIFEST_FILE, RELEASE_NAME, Manifest
 from coworkenv.data.root import RELEASES_DIR, DataRoot, open_root
 from coworkenv.data.schemas import TABLES, fingerprint
 from coworkenv.errors import CoworkEnvError, format_validation_error
@@ -31,6 +32,8 @@ def complete_manifest(root: DataRoot, release_id: str) -> Manifest | None:
         data = root.fs.cat_file(path)
     except FileNotFoundError:
         return None
+    except OSError as exc:  # a directory named manifest.json, a folder without read permission
+        raise CoworkEnvError(f"{root.url_of(path)}: cannot read the manifest ({exc.strerror or type(exc).__name__})") from None
     try:
         return Manifest.model_validate_json(data)
     except ValidationError as exc:
@@ -39,10 +42,20 @@ def complete_manifest(root: DataRoot, release_id: str) -> Manifest | None:
 def latest_release(data_root: Root = None) -> str | None:
     """The id `LATEST` names, or None before the first release."""
     root = open_root(data_root)
+    path = root.join(RELEASES_DIR, LATEST_FILE)
     try:
-        text = root.fs.cat_file(root.join(RELEASES_DIR, LATEST_FILE)).decode("utf-8").strip()
+        data = root.fs.cat_file(path)
     except FileNotFoundError:
         return None
+    except OSError as exc:  # LATEST a directory, or unreadable: never guess another release
+        reason = exc.strerror or type(exc).__name__
+        raise CoworkEnvError(f"{root.url_of(path)}: cannot read ({reason}); it must be a file naming the latest release") from None
+    try:
+        text = data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise CoworkEnvError(f"{root.url_of(path)}: not UTF-8 text; it must name the latest release") from None
+    if text and not RELEASE_NAME.match(text):
+        raise CoworkEnvError(f"{root.url_of(path)} names {text[:60]!r}, which is not a complete release (not a release id)")
     return text or None
 
 def list_releases(data_root: Root = None) -> list[Manifest]:
@@ -99,33 +112,28 @@ def table_path(data_root: Root, release: str, table: str) -> str:
     root = open_root(data_root)
     return root.url_of(root.join(RELEASES_DIR, resolve_release(root, release), table))
 
-def _table_files(root: DataRoot, manifest: Manifest, table: str) -> list[str]:
-    base = root.join(RELEASES_DIR, manifest.release_id)
-    if table in manifest.files:
-        return [f"{base}/{e.path}" for e in manifest.files[table]]
-    found = root.fs.find(f"{base}/{table}")
-    return sorted(p for p in found if p.endswith(".parquet"))
-
 def table_files(data_root: Root, release: str, table: str) -> list[str]:
     """The table's Parquet files in read order, as paths or URLs (e.g. `datasets.load_dataset("parquet", data_files=…)`)."""
     if table not in TABLES:
         raise CoworkEnvError(f"unknown table {table!r}; tables are: {', '.join(TABLES)}")
     root = open_root(data_root)
     manifest = read_manifest(root, release)
-    return [root.url_of(p) for p in _table_files(root, manifest, table)]
-
-def _arrow_fs(root: DataRoot) -> Any:
-    if root.local:
-        import pyarrow.fs as pafs
-
-        return pafs.LocalFileSystem()
-    return root.fs
+    check_release(root, manifest, [table])
+    return [root.url_of(p) for p in listed_files(root, manifest, table)]
 
 def read_files(root: DataRoot, manifest: Manifest, table: str, columns: list[str] | None = None, filters: Any = None) -> pa.Table:
+    """The table's rows, after the cheap integrity check of its files (`coworkenv.data.integrity`)."""
+    check_release(root, manifest, [table])
     schema = TABLES[table]
     current = manifest.schema_fingerprints.get(table) == fingerprint(schema)
-    fs = _arrow_fs(root)
-    parts = [pq.read_table(p, filesystem=fs, columns=columns, filters=filters, partitioning=None) for p in _table_files(root, manifest, table)]
+    fs = arrow_fs(root)
+    parts = []
+    for path in listed_files(root, manifest, table):
+        try:
+            parts.append(pq.read_table(path, filesystem=fs, columns=columns, filters=filters, partitioning=None))
+        except (OSError, pa.ArrowException) as exc:  # damaged pages behind an intact footer
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise CoworkEnvError(f"damaged release {manifest.release_id}: {root.url_of(path)}: unreadable ({first})") from None
     if not parts:
         raise CoworkEnvError(f"release {manifest.release_id}: table {table} has no files")
     result = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
@@ -160,20 +168,6 @@ def read_release(data_root: Root, release: str = "latest") -> dict[str, pa.Table
     return {name: read_files(root, manifest, name) for name in TABLES}
 
 def verify_release(data_root: Root, release: str = "latest") -> list[str]:
-    """Problems found re-hashing every file against the manifest (empty: intact)."""
+    """Problems found re-hashing every file against the manifest, plus the cheap checks (empty: intact)."""
     root = open_root(data_root)
-    manifest = read_manifest(root, release)
-    base = root.join(RELEASES_DIR, manifest.release_id)
-    problems = []
-    for table, entries in manifest.files.items():
-        for entry in entries:
-            try:
-                data = root.fs.cat_file(f"{base}/{entry.path}")
-            except FileNotFoundError:
-                problems.append(f"{entry.path}: missing")
-                continue
-            if hashlib.sha256(data).hexdigest() != entry.sha256:
-                problems.append(f"{entry.path}: content differs from the manifest")
-        if manifest.content_hashes.get(table) not in (None, content_hash_of(entries)):
-            problems.append(f"{table}: content hash differs from the file list")
-    return problems
+    return release_problems(root, read_manifest(root, release), full=True)

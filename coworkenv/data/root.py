@@ -58,7 +58,20 @@ def open_root(data_root: str | os.PathLike[str] | DataRoot | None = None) -> Dat
         fs, path = fsspec.core.url_to_fs(url)
     except (ImportError, ValueError) as exc:
         raise CoworkEnvError(f"data root {url!r}: {exc}") from None
-    return DataRoot(fs=fs, path=path.rstrip("/") or "/", url=url)
+    root = DataRoot(fs=fs, path=path.rstrip("/") or "/", url=url)
+    if root.local:
+        _check_local(root, url)
+    return root
+
+
+def _check_local(root: DataRoot, url: str) -> None:
+    """A file where a folder of the root should be (the root, one above it, `releases/`) is named here rather than
+    failing later as NotADirectoryError."""
+    where = root.releases
+    while not os.path.exists(where) and os.path.dirname(where) != where:
+        where = os.path.dirname(where)
+    if not os.path.isdir(where):
+        raise CoworkEnvError(f"data root {url!r}: {where} is not a directory")
 
 
 def local_path(data_root: str | os.PathLike[str] | DataRoot | None, what: str) -> Path:

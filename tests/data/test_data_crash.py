@@ -19,7 +19,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from coworkenv.data.layout import release_id_for
+from coworkenv.data.layout import TMP_PREFIX, release_id_for
 from coworkenv.data.publisher import FAULT_ENV, FAULT_MARKER_ENV, publish_release
 from coworkenv.data.reader import latest_release, list_releases, read_table, verify_release
 from coworkenv.data.schemas import TABLES
@@ -111,6 +111,8 @@ def test_killed_writer_leaves_previous_latest(tmp_path, tables, arrow_dir):
         for name in TABLES:
             assert read_table(root, "latest", name).num_rows == tables[name].num_rows, (stage, name)
         assert _complete_dirs(root) == sorted([previous.release_id, target]), stage
+        # the killed writer's temporaries are gone: the retry found their locks free
+        assert [p.name for p in (root / "releases").iterdir() if p.name.startswith(TMP_PREFIX)] == [], stage
 
 
 def test_control_writer_without_fault_publishes(tmp_path, arrow_dir):
@@ -121,3 +123,37 @@ def test_control_writer_without_fault_publishes(tmp_path, arrow_dir):
     assert done.returncode == 0, done.stderr
     assert latest_release(root) == release_id_for(RUN)
     assert verify_release(root) == []
+
+
+def _paused_writer(root: Path, arrow_dir: Path, run_id: str, stage: str, marker: Path) -> subprocess.Popen:
+    env = {**os.environ, FAULT_ENV: f"{stage}:pause", FAULT_MARKER_ENV: str(marker), "COWORKENV_CODE_VERSION": "test"}
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(root), str(arrow_dir), run_id, ""], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not marker.exists():
+        assert proc.poll() is None, f"writer exited early: {proc.communicate()}"
+        assert time.monotonic() < deadline, "writer never reached the stage"
+        time.sleep(0.02)
+    return proc
+
+
+def test_a_live_writers_temporary_survives_another_publisher_and_goes_once_it_is_killed(tmp_path, tables, arrow_dir):
+    root = tmp_path / "root"
+    releases = root / "releases"
+    writers = [
+        _paused_writer(root, arrow_dir, "slow-run", "tables_written", tmp_path / "dir.marker"),
+        _paused_writer(root, arrow_dir, "slow-latest", "latest_temp_written", tmp_path / "latest.marker"),
+    ]
+    try:
+        live = sorted(p.name for p in releases.iterdir() if p.name.startswith(TMP_PREFIX))
+        assert len(live) == 2 and any(name.startswith(f"{TMP_PREFIX}LATEST-") for name in live)
+        publish_release({"tasks": tables["tasks"]}, data_root=str(root), run_id="other", parent=None, config={})
+        assert sorted(p.name for p in releases.iterdir() if p.name.startswith(TMP_PREFIX)) == live  # both still held
+    finally:
+        for proc in writers:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=60)
+            proc.communicate()
+    publish_release({"tasks": tables["tasks"]}, data_root=str(root), run_id="third", parent=None, config={})
+    assert [p.name for p in releases.iterdir() if p.name.startswith(TMP_PREFIX)] == []
+    assert latest_release(root) == release_id_for("third") and verify_release(root) == []

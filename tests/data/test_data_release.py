@@ -15,7 +15,7 @@ import pytest
 
 import coworkenv.data.publisher as publisher
 import coworkenv.data.root as rel
-from coworkenv.data.layout import ReleaseConflict, release_id_for
+from coworkenv.data.layout import LATEST_FILE, LOCK_FILE, ReleaseConflict, release_id_for
 from coworkenv.data.publisher import clean_stale_tmp, publish_release
 from coworkenv.data.reader import latest_release, list_releases, read_manifest, read_release, read_table, table_files, table_path, verify_release
 from coworkenv.data.schemas import PARTITIONS, TABLES, fingerprint
@@ -135,7 +135,7 @@ def test_concurrent_publishers_of_one_run_make_one_release(tmp_path, tables):
     with ThreadPoolExecutor(4) as pool:
         manifests = list(pool.map(lambda _: publish(tmp_path, tables), range(4)))
     assert len({m.release_id for m in manifests}) == 1
-    assert [p.name for p in (tmp_path / "releases").iterdir() if p.name != "LATEST"] == [manifests[0].release_id]
+    assert [p.name for p in (tmp_path / "releases").iterdir() if p.name not in (LATEST_FILE, LOCK_FILE)] == [manifests[0].release_id]
     assert latest_release(tmp_path) == manifests[0].release_id and verify_release(tmp_path) == []
 
 
@@ -224,16 +224,21 @@ def test_verify_detects_tampering(tmp_path, tables):
     assert verify_release(tmp_path) == [f"{m.files['rl'][0].path}: content differs from the manifest"]
 
 
-def test_stale_temporaries_are_cleaned(tmp_path, tables):
+def test_orphaned_temporaries_are_cleaned_whatever_their_age(tmp_path, tables):
+    """Temporaries no writer holds (their writer died) go at the next publish, fresh ones too; see test_data_crash
+    for a live writer's temporary surviving."""
     releases = tmp_path / "releases"
     old = releases / f".tmp-r-x-00000000-{int(time.time()) - 2 * 86400}-abcd1234"
     fresh = releases / f".tmp-r-y-00000000-{int(time.time())}-abcd1234"
     for d in (old, fresh):
         (d / "tasks").mkdir(parents=True)
+    latest_tmp = releases / f".tmp-LATEST-{int(time.time())}-abcd1234"
+    latest_tmp.write_text("r-y-00000000\n")
     publish(tmp_path, tables)
-    assert not old.exists() and fresh.exists()
+    assert not old.exists() and not fresh.exists() and not latest_tmp.exists()
     assert clean_stale_tmp(str(tmp_path)) == []
     assert [m.release_id for m in list_releases(tmp_path)] == [release_id_for("run-1")]
+    assert sorted(p.name for p in releases.iterdir()) == sorted([LOCK_FILE, LATEST_FILE, release_id_for("run-1")])
 
 
 def test_file_url_root(tmp_path, tables):
@@ -295,7 +300,7 @@ def test_a_writer_error_removes_its_temporary(tmp_path, tables, monkeypatch):
     monkeypatch.setattr(publisher, "_checkpoint", boom)
     with pytest.raises(OSError, match="disk full"):
         publish(tmp_path, tables)
-    assert list((tmp_path / "releases").iterdir()) == []
+    assert [p.name for p in (tmp_path / "releases").iterdir()] == [LOCK_FILE]
 
 
 def test_reads_see_arrow_types(tmp_path, tables):

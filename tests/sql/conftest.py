@@ -13,10 +13,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from coworkenv.data import publisher
 from tests.sql.release_fixture import Releases, publish
+from tests.support.releases import add_listed_part
 
 PART_ROWS = 50
 
@@ -56,7 +58,7 @@ def all_con(releases):
 def duplicated_rl_root(releases, tmp_path_factory) -> Path:
     """A data root whose only release is r2 with every RL prompt written twice: the column tests must catch it."""
     root = tmp_path_factory.mktemp("duplicated-rl")
-    rl = releases.copy(releases.r2, root) / "rl"
-    for part in sorted(rl.glob("*.parquet")):
-        shutil.copy(part, part.with_name(f"copy-{part.name}"))
+    release = releases.copy(releases.r2, root)
+    for part in sorted((release / "rl").glob("*.parquet")):
+        add_listed_part(release, "rl", f"copy-{part.name}", pq.read_table(part))
     return root

@@ -58,12 +58,13 @@ def test_stg_validations_keeps_only_the_newest_battery(releases, tmp_path):
     import pyarrow.parquet as pq
 
     from coworkenv.data.catalog import connect
+    from tests.support.releases import add_listed_part
 
     folder = releases.copy(releases.r2, tmp_path) / "validations"
     table = pq.read_table(folder)
     index = table.schema.get_field_index("battery_version")
     older = table.set_column(index, table.schema.field(index), pa.array([0] * table.num_rows, type=pa.int32()))
-    pq.write_table(older, folder / "older-battery.parquet")  # an older battery's rows for the same tasks
+    add_listed_part(folder.parent, "validations", "older-battery.parquet", older)  # an older battery's rows for the same tasks
     con = connect(tmp_path)
     got = rows(con, "select count(*) as n, min(battery_version) as v from stg_validations")
     assert got == [{"n": releases.r2.rows["validations"], "v": 1}]

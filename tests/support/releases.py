@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from coworkenv.spec.task import TaskSpec
 from coworkenv.validate.codes import BATTERY_CODES
@@ -34,3 +40,26 @@ N_TASKS = 24
 """Tasks in the release tests' fixture run (tests/data/conftest.py)."""
 INVALID_INDEX = 5
 """The one fixture task whose verdict is made invalid."""
+
+
+def edit_manifest(release_dir: Path, edit: Callable[[dict], None]) -> None:
+    """Change a published release's `manifest.json` in place (`edit` gets its JSON as a dict)."""
+    path = release_dir / "manifest.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    edit(data)
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def add_listed_part(release_dir: Path, table: str, relative: str, rows: pa.Table) -> None:
+    """Write `rows` as one more Parquet part of `table` and list it in the manifest, as if published with it."""
+    path = release_dir / table / relative
+    pq.write_table(rows, path)
+    data = path.read_bytes()
+    entry = {"path": f"{table}/{relative}", "rows": rows.num_rows, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+    def edit(manifest: dict) -> None:
+        manifest["files"][table].append(entry)
+        manifest["row_counts"][table] += rows.num_rows
+        manifest["content_hashes"].pop(table, None)
+
+    edit_manifest(release_dir, edit)
