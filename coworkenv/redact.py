@@ -76,8 +76,9 @@ def _entropy(text: str) -> float:
 
 def looks_like_key(token: str) -> bool:
     """A long token that mixes upper case, lower case and digits with high entropy and few words: not a CamelCase
-    name, an id or a hex digest."""
-    for part in re.split(r"[-_.]", token):
+    name, an id, a hex digest or a path (split at `/` too: a path's parts are names, and a file name like
+    `test_x0/r/releases/LATEST` would otherwise read as mixed-case noise)."""
+    for part in re.split(r"[-_./]", token):
         cased = any(c.islower() for c in part) and any(c.isupper() for c in part)
         if len(part) < 20 or not cased or not (len(part) >= 32 or any(c.isdigit() for c in part)):
             continue

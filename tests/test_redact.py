@@ -55,6 +55,7 @@ def test_hashes_ids_and_ordinary_text_are_left_alone():
         "123e4567-e89b-12d3-a456-426614174000", "TaskSpecValidationErrorInField2", "QuarterlyRevenueReport2026Final",
         "HTTPConnectionPoolMaxRetries2Exceeded", "http://127.0.0.1:8000/v1/chat/completions", "reports/q3.csv",
         '"max_tokens": 6000', "api_key_env: OPENAI_API_KEY", "task-0123456789abcdefghij", "Bearer of bad news",
+        "/tmp/pytest-of-root/pytest-3/test_refused_with_one_line_an0/r/releases/LATEST: not UTF-8 text",
         json.dumps({"content_hashes": {"tasks": digest}, "run_id": "manual__2026-12-02T19:00:00+00:00"}),
     ]  # fmt: skip
     for text in keep:
