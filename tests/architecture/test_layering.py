@@ -13,7 +13,7 @@ from tests.support import ROOT
 PACKAGE = ROOT / "coworkenv"
 
 LAYERS: list[set[str]] = [
-    {"__init__", "errors", "canonical", "timeutil", "airflow_env", "registry"},
+    {"__init__", "errors", "files", "canonical", "timeutil", "airflow_env", "registry"},
     {"sandbox", "llm"},
     {"workspace"},
     {"checks"},
