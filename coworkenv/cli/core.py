@@ -124,7 +124,8 @@ def check_with_progress(path: Path) -> list:
     from coworkenv.spec.io import load_tasks
 
     specs = load_tasks(path)
-    with Progress(console=Console(stderr=True), transient=True) as progress:
+    console = Console(stderr=True)
+    with Progress(console=console, transient=True, disable=not console.is_terminal) as progress:  # stderr stays for errors
         bar = progress.add_task("checking tasks", total=len(specs))
         reports = check_tasks(specs, progress=lambda: progress.advance(bar))
     return reports

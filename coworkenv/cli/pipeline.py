@@ -40,7 +40,8 @@ def _progress(what: str, total: int) -> Iterator[Callable[..., None]]:
     from rich.console import Console
     from rich.progress import Progress
 
-    with Progress(console=Console(stderr=True), transient=True) as progress:
+    console = Console(stderr=True)
+    with Progress(console=console, transient=True, disable=not console.is_terminal) as progress:  # stderr stays for errors
         bar = progress.add_task(what, total=total)
         yield lambda n=1, *_: progress.advance(bar, n)
 

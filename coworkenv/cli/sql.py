@@ -16,6 +16,7 @@ import typer
 
 from coworkenv.cli.app import app
 from coworkenv.errors import CoworkEnvError
+from coworkenv.files import read_text
 
 FORMATS = ("table", "csv", "json")
 
@@ -119,10 +120,7 @@ def sql(
     if (statement is None) == (file is None):
         raise CoworkEnvError("give either a SQL statement or --file FILE (not both)")
     if file is not None:
-        try:
-            statement = file.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise CoworkEnvError(f"{file}: cannot read ({exc.strerror or exc})") from None
+        statement = read_text(file)
     con = connect(data_root, release)
     try:
         result = run_query(con, statement or "")

@@ -71,7 +71,7 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     text = read_text(path)
     try:
         data = yaml.safe_load(text)
-    except (yaml.YAMLError, RecursionError) as exc:
+    except (yaml.YAMLError, RecursionError, ValueError) as exc:  # ValueError: an integer of more than 4,300 digits
         raise CoworkEnvError(f"{path}: not valid YAML: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
     if data is None:
         return {}
