@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.fuzz import check, run_main, snapshot
-from tests.support.fuzz_corpus import TASK, TRAJECTORY, malformed_json, place, valid_document
+from tests.support.fuzz import FULL, check, run_main, snapshot
+from tests.support.fuzz_corpus import TASK, TRAJECTORY, damages, malformed_json, place, valid_document
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ INPUTS = {
     "sql --file": FileInput("task", ".sql", lambda f, s: ["sql", "--file", str(f), "--data-root", _root(s)]),
 }  # fmt: skip
 
-CASES = [(name, damage) for name, spec in INPUTS.items() for damage in malformed_json(valid_document(spec.kind))]
+CASES = [(name, damage) for name, spec in INPUTS.items() for damage in damages(malformed_json(valid_document(spec.kind)), FULL)]
 
 
 @pytest.mark.parametrize(("name", "damage"), CASES, ids=[f"{n}:{d}" for n, d in CASES])

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.fuzz import check, run_main, snapshot
-from tests.support.fuzz_corpus import DIRECTORY, MISSING, malformed_json, place
+from tests.support.fuzz import FULL, check, run_main, snapshot
+from tests.support.fuzz_corpus import DIRECTORY, MISSING, damages, malformed_json, place
 
 STAND_IN = {"name": "a", "count": 1}
-JSON_DAMAGES = list(malformed_json(STAND_IN))
+JSON_DAMAGES = damages(malformed_json(STAND_IN), FULL)
 BINARY_DAMAGES = ["missing", "directory", "empty", "binary", "truncated"]
 
 STAGE_OUTPUT = {"validate": "validated", "repair": "repaired", "rollout": "rollouts", "build": "tables", "gate": "quality"}

@@ -22,6 +22,8 @@ from pathlib import Path
 from tests.support import ROOT
 
 CLI = Path(sys.executable).parent / "coworkenv"
+FULL = os.environ.get("COWORKENV_FUZZ_PROFILE") == "fuzz"
+"""`make fuzz`: every damage on every input; `make test` (the `ci` profile): the representative ones below."""
 CASE_TIMEOUT_S = float(os.environ.get("COWORKENV_FUZZ_CASE_TIMEOUT", "60"))
 """A case still running after this long counts as a hang (generous: the 2-core CI box runs two workers)."""
 

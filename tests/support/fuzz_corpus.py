@@ -120,6 +120,15 @@ def malformed_json(valid: dict[str, Any]) -> dict[str, bytes | str]:
     return out
 
 
+REPRESENTATIVE = ("missing", "directory", "empty", "truncated", "deep-array", "deep-but-closed", "non-utf8", "lone-surrogate",
+                  "huge-float", "huge-int", "all-fields-wrong-type", "array", "binary")  # fmt: skip
+"""The damages `make test` tries on every input (`make fuzz` tries them all)."""
+
+
+def damages(corpus: dict[str, bytes | str], full: bool) -> list[str]:
+    return [name for name in corpus if full or name in REPRESENTATIVE]
+
+
 def place(path: Path, content: bytes | str) -> Path:
     """Put one corpus entry at `path`."""
     if content == DIRECTORY:
