@@ -70,6 +70,12 @@ def main(args: list[str] | None = None) -> None:
     for module in pkgutil.iter_modules(package.__path__):  # every command module registers on import
         importlib.import_module(f"coworkenv.cli.{module.name}")
 
+    args = sys.argv[1:] if args is None else args
+    for arg in args:  # undecodable bytes arrive as lone surrogates: no output (JSON, Parquet, a run's config) can hold them
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            fail(f"argument {arg!r} is not valid UTF-8: CoworkEnv takes UTF-8 paths, names and settings")
     try:
         code = app(args=args, prog_name="coworkenv", standalone_mode=False)
     except CoworkEnvError as exc:

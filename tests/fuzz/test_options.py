@@ -80,8 +80,9 @@ OPTIONS = _options()
 
 
 def _values(kind: str) -> list[str]:
-    values = {"int": BAD_INTS, "float": BAD_FLOATS, "text": BAD_TEXTS, "Path": [*BAD_TEXTS, "{dir}", "{file}", "{file}/below"]}.get(kind, [])
-    return values if FULL else values[:: max(1, len(values) // 4)]
+    paths = ["{dir}", "{file}/below", "{file}"]
+    values = {"int": BAD_INTS, "float": BAD_FLOATS, "text": BAD_TEXTS, "Path": [*paths, *BAD_TEXTS]}.get(kind, [])
+    return values if FULL else values[:4]
 
 
 @contextlib.contextmanager
