@@ -12,7 +12,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 AIRFLOW_ENV = eval "$$($(BIN)/coworkenv airflow-env)"
 
-.PHONY: setup demo test test-fast bench lint lock airflow-standalone clean
+.PHONY: setup demo test test-fast fuzz bench lint lock airflow-standalone clean
 
 setup: $(STAMP)
 
@@ -31,6 +31,10 @@ test: setup
 
 test-fast: setup
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -m "not slow"
+
+# The malformed-input suite at length: every damage on every input, 1,500 hypothesis examples per property.
+fuzz: setup
+	COWORKENV_FUZZ_PROFILE=fuzz $(BIN)/python -m pytest -n 2 --dist loadgroup tests/fuzz
 
 bench: setup
 	$(BIN)/python bench/episode_throughput.py

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -36,7 +37,32 @@ def airflow_env() -> None:
     typer.echo(shell_exports(embedded_env()))
 
 
-def main() -> None:
+def one_line(text: str) -> str:
+    """A message as one printable line: whitespace runs (newlines too) as one space, unencodable characters escaped."""
+    return " ".join(text.split()).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    sys.stderr.write(f"error: {one_line(redact(message))}\n")
+    sys.stderr.flush()
+    sys.exit(code)
+
+
+def _option_error(exc: typer.TyperException) -> NoReturn:
+    """Option parsing and the like: the offending option or command, on one line (typer would print a usage box)."""
+    ctx = getattr(exc, "ctx", None)
+    command = ctx.command_path if ctx is not None else "coworkenv"
+    if type(exc).__name__ == "NoArgsIsHelpError":  # `coworkenv` or `coworkenv schema` alone: the help, then why
+        sys.stdout.write(exc.format_message() + "\n")
+        fail(f"{command}: give a command (listed above)")
+    hint = f" (see {command} --help)" if ctx is not None else ""
+    fail(f"{command}: {exc.format_message()}{hint}")
+
+
+def main(args: list[str] | None = None) -> None:
+    """The one error boundary of every command. Bad input or environment → exit code 2 and one line on stderr:
+    `CoworkEnvError` (the library's refusals), typer's option errors, and `OSError`s (a path that cannot be read or
+    written, a full disk) or `MemoryError`. Any other exception is a bug: it propagates with its traceback (exit 1)."""
     import importlib
     import pkgutil
 
@@ -45,11 +71,28 @@ def main() -> None:
     for module in pkgutil.iter_modules(package.__path__):  # every command module registers on import
         importlib.import_module(f"coworkenv.cli.{module.name}")
 
+    args = sys.argv[1:] if args is None else args
+    for arg in args:  # undecodable bytes arrive as lone surrogates: no output (JSON, Parquet, a run's config) can hold them
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            fail(f"argument {arg!r} is not valid UTF-8: CoworkEnv takes UTF-8 paths, names and settings")
     try:
-        app()
+        code = app(args=args, prog_name="coworkenv", standalone_mode=False)
     except CoworkEnvError as exc:
-        typer.echo(f"error: {redact(str(exc))}", err=True)
-        sys.exit(2)
+        fail(str(exc))
+    except typer.TyperException as exc:  # typer's own click: UsageError, BadParameter, NoSuchOption, …
+        _option_error(exc)
+    except typer.Abort:
+        fail("aborted", 130)
+    except OSError as exc:
+        if exc.errno == errno.EPIPE:  # the reader of our output went away (`| head`): nothing to report
+            sys.exit(1)
+        where = f"{exc.filename}: " if exc.filename else ""
+        fail(f"{where}{exc.strerror or exc}")
+    except MemoryError:
+        fail("out of memory")
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

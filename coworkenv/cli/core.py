@@ -11,6 +11,7 @@ import typer
 
 from coworkenv.cli.app import TaskOpt, app, print_json, schema_app
 from coworkenv.errors import CoworkEnvError
+from coworkenv.files import staged_file
 
 
 @schema_app.command("task")
@@ -64,8 +65,9 @@ def grade(
     from coworkenv.spec.io import load_model, load_task
 
     spec = load_task(task)
+    replay = load_model(Trajectory, trajectory)  # its errors name the file already
     try:
-        result = grade_trajectory(spec, load_model(Trajectory, trajectory))
+        result = grade_trajectory(spec, replay)
     except CoworkEnvError as exc:
         raise CoworkEnvError(f"{trajectory}: {exc}") from None
     print_json(result.model_dump(mode="json"))
@@ -81,18 +83,15 @@ def run(
     from coworkenv.grading.play import play
     from coworkenv.spec.io import load_task
 
-    spec = load_task(task)
-    episode = play(spec, agent=agent)
-    result = episode.grade
-    text = json.dumps(episode.trajectory.to_dict(), indent=2, ensure_ascii=False) + "\n"
-    if out is None:
-        sys.stdout.write(text)
-    else:
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise CoworkEnvError(f"{out}: cannot write: {exc}") from None
+    with staged_file(out) as tmp:  # a bad --out is refused before the episode is played
+        spec = load_task(task)
+        episode = play(spec, agent=agent)
+        result = episode.grade
+        text = json.dumps(episode.trajectory.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        if tmp is None:
+            sys.stdout.write(text)
+        else:
+            tmp.write_text(text, encoding="utf-8")
     typer.echo(f"{spec.id}: agent={agent} score={result.score} passed={result.passed}", err=True)
 
 
@@ -125,7 +124,8 @@ def check_with_progress(path: Path) -> list:
     from coworkenv.spec.io import load_tasks
 
     specs = load_tasks(path)
-    with Progress(console=Console(stderr=True), transient=True) as progress:
+    console = Console(stderr=True)
+    with Progress(console=console, transient=True, disable=not console.is_terminal) as progress:  # stderr stays for errors
         bar = progress.add_task("checking tasks", total=len(specs))
         reports = check_tasks(specs, progress=lambda: progress.advance(bar))
     return reports

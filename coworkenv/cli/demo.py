@@ -27,7 +27,7 @@ def _airflow(args: list[str], env: dict[str, str], log: Path) -> bool:
 def demo(
     tasks: Annotated[Path, typer.Argument(help="Hand-written tasks to gate first.")] = Path("examples/tasks"),
     airflow: Annotated[bool, typer.Option(help="Run the synthesis DAG on the embedded Airflow.")] = True,
-    n: Annotated[int, typer.Option("--n", help="Tasks the synthesis run generates.")] = DEMO_CONF["n"],
+    n: Annotated[int, typer.Option("--n", min=1, max=10_000, help="Tasks the synthesis run generates.")] = DEMO_CONF["n"],
 ) -> None:
     """Gate the example tasks (oracle 1.0, empty 0.0, prohibited ⇒ 0), then run the synthesis DAG on the embedded
     Airflow and show the release it published, its row counts and a SQL mart over it."""

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
+from coworkenv.errors import CoworkEnvError, format_validation_error
 from coworkenv.pipeline.config import read_config_file
 
 CONFIG_FILE = "config_file"
@@ -49,9 +50,11 @@ def config_parameters(model: type[BaseModel]) -> list[inspect.Parameter]:
 
 
 def config_values(model: type[BaseModel], kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The settings from `--config` and the options (which win), taken out of a command's keyword arguments."""
+    """The settings from `--config` and the options (which win), taken out of a command's keyword arguments; a value
+    the model refuses is reported with the option that gave it (`--n`), or the file and field (`run.yaml: n`)."""
     file = kwargs.pop(CONFIG_FILE, None)
     values = read_config_file(file) if file is not None else {}
+    options = set()
     for name, field in model.model_fields.items():
         given = kwargs.pop(name, None)
         if given is None:
@@ -59,6 +62,15 @@ def config_values(model: type[BaseModel], kwargs: dict[str, Any]) -> dict[str, A
         if typing.get_origin(_option_type(field.annotation)[0]) is list:
             given = [v.strip() for item in given for v in item.split(",") if v.strip()]
         values[name] = given
+        options.add(name)
+    try:
+        model.model_validate(values)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        field = str(first["loc"][0]) if first.get("loc") else ""
+        if field in options:
+            raise CoworkEnvError(f"{option_name(field)}: {str(first['msg']).removeprefix('Value error, ')}") from None
+        raise CoworkEnvError(format_validation_error(exc, str(file) if file is not None and field in values else "")) from None
     return values
 
 

@@ -40,7 +40,8 @@ def _progress(what: str, total: int) -> Iterator[Callable[..., None]]:
     from rich.console import Console
     from rich.progress import Progress
 
-    with Progress(console=Console(stderr=True), transient=True) as progress:
+    console = Console(stderr=True)
+    with Progress(console=console, transient=True, disable=not console.is_terminal) as progress:  # stderr stays for errors
         bar = progress.add_task(what, total=total)
         yield lambda n=1, *_: progress.advance(bar, n)
 
@@ -86,20 +87,20 @@ def generate(
     tasks: Annotated[list[Path] | None, typer.Option(help="Take the tasks from these files instead of generating (repeatable).")] = None,
 ) -> None:
     """Start a run: plan it and generate its shards (or take its tasks from files) into generated/."""
-    from coworkenv.pipeline.generate import generate_shard, import_tasks
-    from coworkenv.pipeline.plan import plan_run, start_run
+    from coworkenv.pipeline.generate import generate_run, import_tasks
+    from coworkenv.pipeline.plan import plan_run
     from coworkenv.spec.io import load_model
     from coworkenv.synth.planner import Plan
 
     config = synthesis_config(settings)
     run = _open(run_id or _new_run_id(), data_root)
     if tasks:
-        start_run(run, config)
-        shards = import_tasks(run, tasks, config.shards)
+        shards = import_tasks(run, tasks, config.shards, start=config)
     else:
+        llm = _llm(config)
         planned = plan_run(run, config, load_model(Plan, plan) if plan else None)
         with _progress("generating", sum(s["tasks"] for s in planned)) as step:
-            shards = [generate_shard(run, shard, _llm(config), progress=step) for shard in planned]
+            shards = generate_run(run, planned, llm, progress=step)
     total, rejected = sum(s["tasks"] for s in shards), sum(s["rejections"] for s in shards)
     typer.echo(f"run {run.run_id}: {total} task(s) in {len(shards)} shard(s), {rejected} rejection(s) → {run.file('generated')}")
 

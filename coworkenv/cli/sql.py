@@ -17,6 +17,7 @@ import typer
 from coworkenv.cli.app import app
 from coworkenv.data.sql_limits import QueryLimits
 from coworkenv.errors import CoworkEnvError
+from coworkenv.files import read_text
 
 FORMATS = ("table", "csv", "json")
 MIB = 1024 * 1024
@@ -134,7 +135,7 @@ def sql(
     if (statement is None) == (file is None):
         raise CoworkEnvError("give either a SQL statement or --file FILE (not both)")
     if file is not None:
-        statement = read_sql_file(file)
+        statement = read_text(file)
     con = connect(data_root, release, limits=limits, verify=verify)
     try:
         result = run_query(con, statement or "", limits)
@@ -146,15 +147,6 @@ def sql(
         write_json(result)
     else:
         write_table(result, max_rows)
-
-
-def read_sql_file(file: Path) -> str:
-    try:
-        return file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CoworkEnvError(f"{file}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise CoworkEnvError(f"{file}: not UTF-8 text (byte {exc.start})") from None
 
 
 def query_limits(memory_limit: str, threads: int | None, timeout: float, max_result_rows: int, max_result_mb: float) -> QueryLimits:

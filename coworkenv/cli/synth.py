@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from coworkenv.cli.app import app
 from coworkenv.cli.options import with_config_options
+from coworkenv.files import staged_file
 from coworkenv.synth.generate import GenerateRequest
 
 
@@ -33,17 +34,15 @@ def plan_command(
         request = GenerateRequest.model_validate(settings)
     except ValidationError as exc:
         raise CoworkEnvError(format_validation_error(exc)) from None
-    the_plan = plan_for(request, load_model(CapabilityProfile, profile) if profile else None)
-    table = Table("capability", "difficulty", "family", "count", "seeds", "why")
-    for row in the_plan.rows:
-        seeds = f"{row.seed_start}..{row.seed_start + row.count - 1}"
-        table.add_row(row.capability, str(row.difficulty), row.family, str(row.count), seeds, row.reason)
+    with staged_file(out) as tmp:  # a bad --out is refused before anything is planned or printed
+        the_plan = plan_for(request, load_model(CapabilityProfile, profile) if profile else None)
+        table = Table("capability", "difficulty", "family", "count", "seeds", "why")
+        for row in the_plan.rows:
+            seeds = f"{row.seed_start}..{row.seed_start + row.count - 1}"
+            table.add_row(row.capability, str(row.difficulty), row.family, str(row.count), seeds, row.reason)
+        if tmp is not None:
+            tmp.write_text(the_plan.model_dump_json(indent=2), encoding="utf-8")
     Console().print(table)
-    if out is not None:
-        try:
-            out.write_text(the_plan.model_dump_json(indent=2), encoding="utf-8")
-        except OSError as exc:
-            raise CoworkEnvError(f"{out}: cannot write: {exc}") from None
 
 
 @app.command("families")

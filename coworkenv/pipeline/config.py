@@ -13,6 +13,7 @@ from typing import Any, Self
 from pydantic import Field, ValidationError, model_validator
 
 from coworkenv.errors import CoworkEnvError, format_validation_error
+from coworkenv.files import read_text
 from coworkenv.llm import LLMConfig
 from coworkenv.sandbox.choices import RuntimeChoice
 from coworkenv.synth.generate import GenerateRequest
@@ -72,13 +73,10 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     import yaml
 
     path = Path(path)
+    text = read_text(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CoworkEnvError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CoworkEnvError(f"{path}: cannot read: {exc}") from None
-    except (yaml.YAMLError, RecursionError) as exc:
+        data = yaml.safe_load(text)
+    except (yaml.YAMLError, RecursionError, ValueError) as exc:  # ValueError: an integer of more than 4,300 digits
         raise CoworkEnvError(f"{path}: not valid YAML: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
     if data is None:
         return {}

@@ -17,7 +17,14 @@ STAGES = ("validated", "rollouts")
 
 def staged_digests(run: RunDir) -> dict[str, str]:
     """sha256 of each staged table file: what the gates passed is what gets published."""
-    return {name: hashlib.sha256(run.file("tables", f"{name}.parquet").read_bytes()).hexdigest() for name in TABLES}
+    digests = {}
+    for name in TABLES:
+        path = run.file("tables", f"{name}.parquet")
+        try:
+            digests[name] = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError as exc:
+            raise CoworkEnvError(f"{path}: cannot read ({exc.strerror or type(exc).__name__}): build the run again") from None
+    return digests
 
 
 def gate_tables(run: RunDir) -> dict[str, Any]:
@@ -33,5 +40,6 @@ def gate_tables(run: RunDir) -> dict[str, Any]:
 def require_passed(run: RunDir) -> None:
     """Refuse tables that were not gated, or were rebuilt after the gates passed."""
     passed = run.file(*GATES_PASSED)
-    if not passed.exists() or read_json(passed).get("tables") != staged_digests(run):
+    record = read_json(passed) if passed.exists() else None
+    if not isinstance(record, dict) or record.get("tables") != staged_digests(run):
         raise CoworkEnvError(f"run {run.run_id!r}: the staged tables have not passed the gates (coworkenv gate --run-id {run.run_id})")

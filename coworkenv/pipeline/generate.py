@@ -7,13 +7,16 @@ from pathlib import Path
 from typing import Any
 
 from coworkenv.errors import CoworkEnvError
+from coworkenv.files import read_text, staged
 from coworkenv.llm import LLMConfig
+from coworkenv.pipeline.config import SynthesisConfig
+from coworkenv.pipeline.plan import start_run
 from coworkenv.pipeline.rundir import RunDir, write_jsonl
 from coworkenv.synth.generate import GenerateRequest, generate
 from coworkenv.synth.planner import Plan, PlanRow
 
 
-def generate_shard(run: RunDir, shard: dict[str, Any], llm: LLMConfig | None = None, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def _generate(run: RunDir, shard: dict[str, Any], llm: LLMConfig | None, progress: Callable[[int], None] | None) -> tuple[list[str], list[str]]:
     from coworkenv.synth.llm import LLMGenerator  # the OpenAI client is imported only where an endpoint is used
 
     config = run.config()
@@ -21,35 +24,55 @@ def generate_shard(run: RunDir, shard: dict[str, Any], llm: LLMConfig | None = N
     request = GenerateRequest(n=max(1, shard["tasks"]), seed=config.seed, generator=config.generator, llm_share=config.llm_share)
     generator = LLMGenerator(llm) if llm is not None else None
     tasks, rejections = generate(request, Plan(n=shard["tasks"], seed=config.seed, rows=rows), llm=generator, progress=progress)
-    write_jsonl(run.shard_file("generated", shard["shard"], "tasks"), [t.to_json() for t in tasks])
-    write_jsonl(run.shard_file("generated", shard["shard"], "rejections"), [r.model_dump_json() for r in rejections])
-    return {"shard": shard["shard"], "tasks": len(tasks), "rejections": len(rejections)}
+    return [t.to_json() for t in tasks], [r.model_dump_json() for r in rejections]
 
 
-def import_tasks(run: RunDir, paths: Sequence[Path], shards: int) -> list[dict[str, Any]]:
-    """Take tasks from files (hand-written, or written by another tool) as the run's generated shards: each task's raw
-    text, unparsed (it is untrusted and parsed only by the battery, in the sandbox). A `.jsonl` file gives one task per
-    non-blank line, any other file one task, a directory its `.json`/`.jsonl` files in name order."""
+def _write_shard(folder: Path, shard: int, tasks: list[str], rejections: list[str]) -> dict[str, Any]:
+    write_jsonl(folder / f"shard-{shard:04d}.tasks.jsonl", tasks)
+    write_jsonl(folder / f"shard-{shard:04d}.rejections.jsonl", rejections)
+    return {"shard": shard, "tasks": len(tasks), "rejections": len(rejections)}
+
+
+def generate_shard(run: RunDir, shard: dict[str, Any], llm: LLMConfig | None = None, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """One shard (Airflow maps over them): its files are written whole, next to the other shards'."""
+    return _write_shard(run.file("generated"), shard["shard"], *_generate(run, shard, llm, progress))
+
+
+def generate_run(
+    run: RunDir, shards: Sequence[dict[str, Any]], llm: LLMConfig | None = None, progress: Callable[[int], None] | None = None
+) -> list[dict[str, Any]]:
+    """Every shard of the run, `generated/` replaced only when all of them were made."""
+    made = [(shard["shard"], *_generate(run, shard, llm, progress)) for shard in shards]
+    with staged(run.file("generated"), folder=True) as folder:
+        return [_write_shard(folder, *shard) for shard in made]
+
+
+def read_task_texts(paths: Sequence[Path]) -> list[str]:
+    """Each task's raw text, unparsed (it is untrusted and parsed only by the battery, in the sandbox). A `.jsonl`
+    file gives one task per non-blank line, any other file one task, a directory its `.json`/`.jsonl` files in name
+    order."""
     texts = []
     for path in paths:
         files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in (".json", ".jsonl")) if path.is_dir() else [path]
         if not path.exists() or not files:
             raise CoworkEnvError(f"{path}: no such file, or a directory without .json/.jsonl files")
         for file in files:
-            try:
-                text = file.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise CoworkEnvError(f"{file}: cannot read: {exc}") from None
+            text = read_text(file)
             if file.suffix == ".jsonl":
                 texts += [line for line in text.splitlines() if line.strip()]
             elif text.strip():  # a pretty-printed object: raw newlines are only whitespace between JSON tokens
                 texts.append(" ".join(text.splitlines()))
     if not texts:
         raise CoworkEnvError("no tasks in " + ", ".join(map(str, paths)))
+    return texts
+
+
+def import_tasks(run: RunDir, paths: Sequence[Path], shards: int, start: SynthesisConfig | None = None) -> list[dict[str, Any]]:
+    """Take tasks from files (hand-written, or written by another tool) as the run's generated shards; with `start`,
+    the run is started with that config once every file has been read (a bad file leaves the run as it was)."""
+    texts = read_task_texts(paths)
+    if start is not None:
+        start_run(run, start)
     size = -(-len(texts) // shards)
-    out = []
-    for i in range(0, len(texts), size):
-        write_jsonl(run.shard_file("generated", i // size, "tasks"), texts[i : i + size])
-        write_jsonl(run.shard_file("generated", i // size, "rejections"), [])
-        out.append({"shard": i // size, "tasks": len(texts[i : i + size]), "rejections": 0})
-    return out
+    with staged(run.file("generated"), folder=True) as folder:
+        return [_write_shard(folder, i // size, texts[i : i + size], []) for i in range(0, len(texts), size)]

@@ -7,6 +7,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from coworkenv.errors import CoworkEnvError
+from coworkenv.files import parse_json, staged
 from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.rundir import RunDir, validated, write_json, write_jsonl
 from coworkenv.repair.loop import metrics, repair_many
@@ -17,8 +19,8 @@ from coworkenv.sandbox.choices import IN_PROCESS
 def _spec_data(line: str) -> dict[str, Any] | None:
     """The task's JSON object, or None when there is nothing to repair (not JSON, or not an object)."""
     try:
-        data = json.loads(line)
-    except (ValueError, RecursionError):
+        data = parse_json(line, "task")
+    except CoworkEnvError:
         return None
     return data if isinstance(data, dict) else None
 
@@ -38,14 +40,15 @@ def repair_run(run: RunDir, llm: LLMConfig | None = None, progress: Callable[[in
         outcomes = repair_in_sandbox(items, rounds=config.repair_rounds, workers=config.workers, runtime=config.runtime, llm=repairer,
                                      progress=progress, budget_s=config.task_budget_s)  # fmt: skip
     kept = [o for o in outcomes if o.repaired and o.spec is not None and o.validation is not None]
-    write_jsonl(run.file("repaired", "tasks.jsonl"), [json.dumps(o.spec, ensure_ascii=False) for o in kept])
-    write_jsonl(run.file("repaired", "validations.jsonl"), [o.validation.model_dump_json() for o in kept])
     attempts = [
         json.dumps({"task_id": f"{o.task_id}-r{a.round}", "parent_id": o.task_id, **a.model_dump(mode="json")}, ensure_ascii=False)
         for o in outcomes
         for a in o.attempts
     ]
-    write_jsonl(run.file("repaired", "attempts.jsonl"), attempts)
     summary = metrics(outcomes).model_dump(mode="json") if outcomes else {}
-    write_json(run.file("repaired", "metrics.json"), summary)
+    with staged(run.file("repaired"), folder=True) as folder:  # the four files agree with each other, or stay as they were
+        write_jsonl(folder / "tasks.jsonl", [json.dumps(o.spec, ensure_ascii=False) for o in kept])
+        write_jsonl(folder / "validations.jsonl", [o.validation.model_dump_json() for o in kept])
+        write_jsonl(folder / "attempts.jsonl", attempts)
+        write_json(folder / "metrics.json", summary)
     return {"invalid": len(items), "repaired": len(kept), "metrics": summary}

@@ -25,10 +25,13 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from coworkenv.data.root import DataRoot, local_path, open_root
-from coworkenv.errors import CoworkEnvError
+from coworkenv.errors import CoworkEnvError, format_validation_error
+from coworkenv.files import parse_json, read_text
 from coworkenv.pipeline.config import SynthesisConfig, synthesis_config
 from coworkenv.redact import scrub_configured
 from coworkenv.spec.task import TaskSpec
@@ -69,7 +72,10 @@ class RunDir:
         path = self.file("config.json")
         if not path.exists():
             raise CoworkEnvError(f"run {self.run_id!r} has not been planned under {self.data_root.url} (no {path.name}): generate it first")
-        return synthesis_config(json.loads(path.read_text(encoding="utf-8")), str(path))
+        data = read_json(path)
+        if not isinstance(data, dict):
+            raise CoworkEnvError(f"{path}: expected a JSON object, got {type(data).__name__}")
+        return synthesis_config(data, str(path))
 
     # --- shards ---
 
@@ -78,7 +84,10 @@ class RunDir:
         names = sorted(self.file("generated").glob("shard-*.tasks.jsonl"))
         if not names:
             raise CoworkEnvError(f"run {self.run_id!r} has no generated tasks under {self.path}: generate it first")
-        return [int(p.name.split(".")[0].removeprefix("shard-")) for p in names]
+        number = [p.name.split(".")[0].removeprefix("shard-") for p in names]
+        if bad := next((p for p, n in zip(names, number, strict=True) if not n.isdigit()), None):
+            raise CoworkEnvError(f"{bad}: not a shard file of this run (shard-NNNN.tasks.jsonl)")
+        return [int(n) for n in number]
 
     def shard_file(self, stage: str, shard: int, what: str) -> Path:
         return self.file(stage, f"shard-{shard:04d}.{what}.jsonl")
@@ -99,11 +108,37 @@ def write_jsonl(path: Path, lines: Iterable[str]) -> None:
 
 def read_jsonl(path: Path) -> list[str]:
     """The non-blank lines of a JSON Lines file (none when it does not exist)."""
-    return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()] if path.exists() else []
+    return [line for line in read_text(path).splitlines() if line.strip()] if path.exists() else []
 
 
 def read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
+    """A JSON file of the run, or a one-line error naming it."""
+    return parse_json(read_text(path), str(path))
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON Lines file of the run (none when it does not exist), or an error naming the line."""
+    rows = []
+    for number, line in enumerate(read_jsonl(path), start=1):
+        row = parse_json(line, f"{path}:{number}")
+        if not isinstance(row, dict):
+            raise CoworkEnvError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
+        rows.append(row)
+    return rows
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def read_models(model: type[M], path: Path) -> list[M]:
+    """A JSON Lines file of the run as models, or an error naming the offending line and field."""
+    out = []
+    for number, row in enumerate(read_rows(path), start=1):
+        try:
+            out.append(model.model_validate(row))
+        except ValidationError as exc:
+            raise CoworkEnvError(format_validation_error(exc, f"{path}:{number}")) from None
+    return out
 
 
 def write_json(path: Path, value: Any) -> None:
@@ -118,7 +153,7 @@ def validated(run: RunDir) -> list[tuple[str, TaskValidation]]:
     out = []
     for shard in run.shard_ids():
         lines = read_jsonl(run.shard_file("generated", shard, "tasks"))
-        verdicts = [TaskValidation.model_validate_json(v) for v in read_jsonl(run.shard_file("validated", shard, "validations"))]
+        verdicts = read_models(TaskValidation, run.shard_file("validated", shard, "validations"))
         if len(verdicts) != len(lines):
             raise CoworkEnvError(f"run {run.run_id!r}: shard {shard} has {len(lines)} tasks but {len(verdicts)} verdicts: validate it first")
         out += list(zip(lines, verdicts, strict=True))
@@ -128,7 +163,7 @@ def validated(run: RunDir) -> list[tuple[str, TaskValidation]]:
 def repaired(run: RunDir) -> list[tuple[str, TaskValidation]]:
     """The repaired specs with the battery's verdict on each (both written by the repair stage)."""
     lines = read_jsonl(run.file("repaired", "tasks.jsonl"))
-    verdicts = [TaskValidation.model_validate_json(v) for v in read_jsonl(run.file("repaired", "validations.jsonl"))]
+    verdicts = read_models(TaskValidation, run.file("repaired", "validations.jsonl"))
     if len(verdicts) != len(lines):
         raise CoworkEnvError(f"run {run.run_id!r}: {len(lines)} repaired tasks but {len(verdicts)} verdicts: repair it again")
     return list(zip(lines, verdicts, strict=True))
@@ -141,4 +176,11 @@ def verdicts(run: RunDir) -> list[tuple[str, TaskValidation]]:
 
 def valid_tasks(tasks: list[tuple[str, TaskValidation]]) -> list[tuple[TaskSpec, TaskValidation]]:
     """The valid ones of `verdicts(run)`, parsed (they passed the battery in the sandbox)."""
-    return [(TaskSpec.model_validate_json(line), v) for line, v in tasks if v.valid]
+    out = []
+    for line, v in tasks:
+        if v.valid:
+            try:
+                out.append((TaskSpec.model_validate_json(line), v))
+            except ValidationError as exc:  # the run directory was changed after validation
+                raise CoworkEnvError(format_validation_error(exc, f"run {v.task_id!r}: task {v.task_id!r} (marked valid)")) from None
+    return out

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -10,20 +9,14 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from coworkenv.errors import CoworkEnvError, format_validation_error
+from coworkenv.files import parse_json, read_text
 from coworkenv.spec.task import TaskSpec
 
 M = TypeVar("M", bound=BaseModel)
 
 
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def _parse(model: type[M], text: str, where: str) -> M:
-    try:
-        data = json.loads(text, parse_constant=_reject_constant)
-    except ValueError as exc:
-        raise CoworkEnvError(f"{where}: not valid JSON: {exc}") from None
+    data = parse_json(text, where)
     if not isinstance(data, dict):
         raise CoworkEnvError(f"{where}: expected a JSON object, got {type(data).__name__}")
     try:
@@ -32,18 +25,9 @@ def _parse(model: type[M], text: str, where: str) -> M:
         raise CoworkEnvError(format_validation_error(exc, where)) from None
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CoworkEnvError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CoworkEnvError(f"{path}: cannot read: {exc}") from None
-
-
 def load_model(model: type[M], path: str | Path) -> M:
     path = Path(path)
-    return _parse(model, _read(path), str(path))
+    return _parse(model, read_text(path), str(path))
 
 
 def iter_models(model: type[M], path: str | Path) -> Iterator[M]:
@@ -56,7 +40,7 @@ def iter_models(model: type[M], path: str | Path) -> Iterator[M]:
         for file in files:
             yield from iter_models(model, file)
     elif path.suffix == ".jsonl":
-        for number, line in enumerate(_read(path).splitlines(), start=1):
+        for number, line in enumerate(read_text(path).splitlines(), start=1):
             if line.strip():
                 yield _parse(model, line, f"{path}:{number}")
     else:

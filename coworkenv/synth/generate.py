@@ -68,6 +68,8 @@ class GenerateRequest(BaseModel):
     @field_validator("families")
     @classmethod
     def _known_families(cls, names: list[str] | None) -> list[str] | None:
+        if names is not None and not names:
+            raise ValueError("an empty list: give at least one family, or leave it out for all")
         for name in names or ():
             load_families().get(name)  # unknown names fail with a "did you mean"
         return names
@@ -75,6 +77,8 @@ class GenerateRequest(BaseModel):
     @field_validator("capabilities")
     @classmethod
     def _known_capabilities(cls, names: list[str] | None) -> list[str] | None:
+        if names is not None and not names:
+            raise ValueError("an empty list: give at least one capability, or leave it out for all")
         for name in names or ():
             CAPABILITIES.get(name)
         return names

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from coworkenv.caps import CAPS
+from coworkenv.errors import CoworkEnvError
 from coworkenv.spec.capabilities import CAPABILITIES
 from coworkenv.synth.family import Family, load_families
 
@@ -152,7 +153,7 @@ def make_plan(
                 by_capability[cap].append(fam)
     caps = [c for c in CAPABILITIES.names() if by_capability.get(c)]
     if not caps:
-        raise ValueError("no family exercises the requested capabilities")
+        raise CoworkEnvError("no family exercises the requested capabilities")
 
     cells: dict[str, dict[int, ProfileRow]] = defaultdict(dict)
     for row in profile.rows if profile else ():

@@ -322,6 +322,21 @@ def bad(tmp_path_factory) -> dict[str, tuple[subprocess.CompletedProcess[str], t
     bad_spec = d / "spec-unknown-tool.json"
     cases["run:invalid-spec"] = (("run", "--task", bad_spec, "--out", out), ("mail_sendd",), out)
     cases["run:unknown-agent"] = (("run", "--task", TASK, "--agent", "gpt-7", "--out", out), ("unknown agent", "gpt-7"), out)
+    deep = d / "deep.json"
+    deep.write_text("[" * 100_000, encoding="utf-8")
+    surrogate = d / "surrogate.json"
+    surrogate.write_text(json.dumps(_task_with(lambda s: s.update(instruction="\ud800"))), encoding="utf-8")
+    cases["deep:task"] = (grade_args(deep, oracle), ("deep.json", "nested deeper"), None)
+    cases["deep:trajectory"] = (grade_args(TASK, deep), ("deep.json", "nested deeper"), None)
+    cases["surrogate:task"] = (("run", "--task", surrogate, "--out", out), ("surrogate.json", "lone surrogate"), out)
+    cases["option:value-out-of-range"] = (("sql", "select 1", "--max-rows", "0"), ("--max-rows",), None)
+    cases["option:unknown"] = (("plan", "--bogus", "1"), ("--bogus",), None)
+    cases["option:required-missing"] = (("grade", "--task", TASK), ("--trajectory",), None)
+    cases["option:setting-out-of-range"] = (("plan", "--n", "0"), ("--n", "greater than or equal to 1"), None)
+    cases["option:workers"] = (("synthesize", "--workers", "0", "--data-root", d / "root"), ("--workers",), None)
+    cases["option:repair-rounds"] = (("generate", "--repair-rounds", "99", "--data-root", d / "root"), ("--repair-rounds",), None)
+    cases["out:under-a-file"] = (("plan", "--n", "3", "--out", garbage / "plan.json"), ("garbage.json", "a parent of it is a file"), None)
+    cases["out:a-folder"] = (("run", "--task", TASK, "--out", d), (d.name, "is a directory"), None)
     procs = cli_many([args for args, _, _ in cases.values()])
     return {name: (proc, needles, out) for (name, (_, needles, out)), proc in zip(cases.items(), procs, strict=True)}
 
@@ -329,6 +344,8 @@ def bad(tmp_path_factory) -> dict[str, tuple[subprocess.CompletedProcess[str], t
 BAD_CASES = (
     [f"spec:{n}" for n in BAD_SPECS] + [f"trajectory:{n}" for n in BAD_TRAJECTORIES]
     + ["missing:task", "missing:trajectory", "non-json:task", "non-json:trajectory", "run:invalid-spec", "run:unknown-agent"]
+    + ["deep:task", "deep:trajectory", "surrogate:task", "option:value-out-of-range", "option:unknown", "option:required-missing",
+       "option:setting-out-of-range", "option:workers", "option:repair-rounds", "out:under-a-file", "out:a-folder"]
 )  # fmt: skip
 
 
@@ -338,6 +355,13 @@ def test_bad_input_exits_2_with_one_line_naming_the_problem(bad, case):
     assert_one_line_error(proc, *needles)
     if out is not None:
         assert not out.exists(), "no trajectory is written for bad input"
+
+
+@pytest.mark.parametrize("case", [f"trajectory:{n}" for n in BAD_TRAJECTORIES])
+def test_grade_names_the_trajectory_once(bad, case):
+    proc, needles, _ = bad[case]
+    name = needles[-1]
+    assert proc.stderr.count(name) == 1, proc.stderr
 
 
 # --- check: the grading-consistency gate on task files ----------------------------------------------

@@ -54,7 +54,7 @@ def test_form_fields_from_the_json_schema():
     assert _param_schema(props["profile"])["type"] == ["string", "null"]
 
 
-@pytest.mark.parametrize(("text", "needle"), [("- a\n", "expected a mapping"), ("n: [1\n", "not valid YAML"), ("\xff", "cannot read")])
+@pytest.mark.parametrize(("text", "needle"), [("- a\n", "expected a mapping"), ("n: [1\n", "not valid YAML"), ("\xff", "not UTF-8")])
 def test_config_files(tmp_path, text, needle):
     path = tmp_path / "run.yaml"
     path.write_bytes(text.encode("latin-1"))

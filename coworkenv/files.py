@@ -1,0 +1,157 @@
+"""The one way to read a JSON input and to write an output: a user's file is read whole or refused with one line naming
+it; an output appears whole, under its name, only when everything that makes it has succeeded."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from coworkenv.errors import CoworkEnvError
+
+MAX_DEPTH = 64
+"""Arrays and objects nested deeper than this are refused: no contract needs more, and deeper data would overflow the
+recursion of whatever walks it later (hashing, validation, printing)."""
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def read_text(path: str | os.PathLike[str]) -> str:
+    """A UTF-8 text file, or a one-line error naming it (missing, a directory, unreadable, not UTF-8)."""
+    path = Path(path)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CoworkEnvError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise CoworkEnvError(f"{path}: is a directory, not a file") from None
+    except UnicodeDecodeError as exc:
+        raise CoworkEnvError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise CoworkEnvError(f"{path}: cannot read: {_reason(exc)}") from None
+
+
+def _check_values(data: Any, where: str) -> None:
+    """Depth, number and text checks without recursion: `1e999` would be read as infinity, and lone surrogates
+    (`"\\ud800"`) cannot be written as UTF-8 anywhere."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            items: list[Any] = [*value.keys(), *value.values()]
+        elif isinstance(value, list):
+            items = value
+        else:
+            if isinstance(value, float) and not math.isfinite(value):
+                raise CoworkEnvError(f"{where}: a number too large for a 64-bit float")
+            if isinstance(value, str):
+                try:
+                    value.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise CoworkEnvError(f"{where}: text {value[:40]!r} holds a lone surrogate (not valid Unicode)") from None
+            continue
+        if depth > MAX_DEPTH:
+            raise CoworkEnvError(f"{where}: nested deeper than {MAX_DEPTH} levels")
+        stack.extend((item, depth + 1) for item in items)
+
+
+def parse_json(text: str, where: str) -> Any:
+    """JSON text → plain data, or a one-line error naming `where` (not JSON, NaN/Infinity, too deep, lone surrogates)."""
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise CoworkEnvError(f"{where}: nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as exc:
+        raise CoworkEnvError(f"{where}: not valid JSON: {exc}") from None
+    _check_values(data, where)
+    return data
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    return parse_json(read_text(path), str(path))
+
+
+# --- outputs ---------------------------------------------------------------------------------------------------
+
+
+def _prepare(dest: Path, folder: bool) -> Path:
+    """The temporary path next to `dest` (in its folder, so the rename stays on one file system), after checking that
+    `dest` can be replaced by a file or folder at all: a bad destination is refused before any work is done."""
+    if dest.is_dir() and not folder:
+        raise CoworkEnvError(f"{dest}: is a directory; give a file name")
+    if dest.exists() and not dest.is_dir() and folder:
+        raise CoworkEnvError(f"{dest}: is a file; give a folder")
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise CoworkEnvError(f"{dest}: cannot write: a parent of it is a file, not a folder") from None
+    except OSError as exc:
+        raise CoworkEnvError(f"{dest}: cannot write: {_reason(exc)}") from None
+    return dest.with_name(f".{dest.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+@contextmanager
+def staged(dest: str | os.PathLike[str], folder: bool = False) -> Iterator[Path]:
+    """A temporary path next to `dest` to write the output to (a folder, created, when `folder`); renamed over `dest`
+    when the block succeeds, removed when it fails, so `dest` is either untouched or whole."""
+    dest = Path(dest)
+    tmp = _prepare(dest, folder)
+    if folder:
+        tmp.mkdir()
+    try:
+        yield tmp
+        _rename(tmp, dest, folder)
+    except BaseException:
+        _remove(tmp)
+        raise
+
+
+def _rename(tmp: Path, dest: Path, folder: bool) -> None:
+    try:
+        if folder and dest.is_dir():
+            old = dest.with_name(f".{dest.name}.old-{uuid.uuid4().hex[:8]}")  # a folder cannot replace a non-empty one
+            dest.rename(old)
+            tmp.rename(dest)
+            _remove(old)
+        else:
+            tmp.replace(dest)
+    except OSError as exc:
+        raise CoworkEnvError(f"{dest}: cannot write: {_reason(exc)}") from None
+
+
+def write_output(dest: str | os.PathLike[str], text: str) -> None:
+    """A text output (UTF-8), whole or not at all."""
+    with staged(dest) as tmp:
+        try:
+            tmp.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise CoworkEnvError(f"{dest}: cannot write: {_reason(exc)}") from None
+
+
+@contextmanager
+def staged_file(dest: str | os.PathLike[str] | None) -> Iterator[Path | None]:
+    """`staged(dest)` for an optional output file (None: nothing to stage, the command prints instead)."""
+    if dest is None:
+        yield None
+        return
+    with staged(dest) as tmp:
+        yield tmp
