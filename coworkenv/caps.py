@@ -18,6 +18,9 @@ class InputCaps(BaseModel):
 
     spec_chars: int = Field(5_000_000, description="Characters of one TaskSpec JSON text; a longer one is refused before it is parsed.")
     json_depth: int = Field(32, description="Nesting depth of objects and lists anywhere in a spec (a real spec needs about 8).")
+    file_json_depth: int = Field(
+        64, description="Nesting depth of any JSON file a command reads (plan, profile, trajectory, feedback): deeper overflows what walks it."
+    )
     json_values: int = Field(500_000, description="JSON values (objects, lists, strings, numbers, …) in one spec, all together.")
     collection_items: int = Field(10_000, description="Items of any one list or object in a spec: files, messages, sheet rows, a row's cells, …")
     string_chars: int = Field(1_000_000, description="Characters of any one string in a spec (a file's content included: the write limit).")

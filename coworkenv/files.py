@@ -13,11 +13,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from coworkenv.caps import CAPS
 from coworkenv.errors import CoworkEnvError
 
-MAX_DEPTH = 64
-"""Arrays and objects nested deeper than this are refused: no contract needs more, and deeper data would overflow the
-recursion of whatever walks it later (hashing, validation, printing)."""
+MAX_DEPTH = CAPS.file_json_depth
 
 
 def _reject_constant(name: str) -> None:
