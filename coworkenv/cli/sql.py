@@ -153,6 +153,9 @@ def query_limits(memory_limit: str, threads: int | None, timeout: float, max_res
     """The command's limit options as `QueryLimits`; a bad value is named by its option."""
     from pydantic import ValidationError
 
+    for option, value in (("--timeout", timeout), ("--max-result-mb", max_result_mb)):
+        if not math.isfinite(value):
+            raise CoworkEnvError(f"{option}: must be a finite number, not {value}")
     given = {"memory_limit": memory_limit, "timeout_s": timeout, "max_rows": max_result_rows, "max_bytes": int(max_result_mb * MIB)}
     try:
         return QueryLimits(**given, **({"threads": threads} if threads is not None else {}))

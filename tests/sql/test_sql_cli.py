@@ -106,7 +106,7 @@ def test_table_is_truncated_with_a_note_and_cells_are_not_markup(run_sql):
         ({"statement": "select 1", "fmt": "xml"}, "--format must be one of table, csv, json"),
         ({"statement": "select 1", "file": "sql/queries/coverage_gaps.sql"}, "either a SQL statement or --file"),
         ({}, "either a SQL statement or --file"),
-        ({"file": "sql/queries/nope.sql"}, "nope.sql: cannot read"),
+        ({"file": "sql/queries/nope.sql"}, "nope.sql: no such file"),
         ({"statement": "select 1", "test": True}, "--test runs the column tests of sql/*/schema.yml: give no SQL statement or --file"),
         ({"test": True, "release": "r9"}, "unknown release 'r9'"),
     ],
