@@ -109,3 +109,27 @@ def test_the_fallback_hands_over_a_boot_program_its_uid_cannot_reach(monkeypatch
     assert int(uid) != 0 and main.startswith("/proc/self/fd/")
     with WorkerPool(workers=1, runtime=runtime, limits=LIMITS) as pool:  # the worker boots the same way
         assert pool.map("echo", ["booted"])[0].output == "booted"
+
+
+OPEN_100_FILES = """
+import json
+kept, error = [], None
+try:
+    for i in range(100):
+        kept.append(open(f"f{i}", "w"))
+except OSError as exc:
+    error = exc.errno
+print(json.dumps({"opened": len(kept), "errno": error}))
+"""
+
+
+def test_open_files_limit(runtime: Runtime):
+    """`Limits.open_files` is RLIMIT_NOFILE in the sandbox: 100 files fit under 256 descriptors, not under 64."""
+    import errno
+
+    roomy = runtime.run(OPEN_100_FILES, limits=LIMITS.model_copy(update={"open_files": 256}))
+    assert roomy.ok and json.loads(roomy.stdout) == {"opened": 100, "errno": None}, roomy
+    tight = runtime.run(OPEN_100_FILES, limits=LIMITS.model_copy(update={"open_files": 64}))
+    assert tight.ok, tight
+    seen = json.loads(tight.stdout)
+    assert seen["errno"] == errno.EMFILE and 40 <= seen["opened"] < 64, seen  # stdio and the interpreter's own descriptors count too
