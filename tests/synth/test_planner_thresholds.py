@@ -63,6 +63,9 @@ def test_zone_boundaries(pass_rate: float, attempts: int, difficulties: dict[int
         pytest.param({1: 0.0}, 1, "hopeless from 1: step down", id="down, floored at 1"),
         pytest.param({1: 0.9, 2: 0.9, 4: 0.05, 5: 0.0}, 3, "boundary above 2", id="mastered below, hopeless above"),
         pytest.param({1: 0.9, 2: 0.9, 5: 0.05}, 3, "boundary above 2", id="the step is the next difficulty, not the hopeless one"),
+        pytest.param({4: 0.0, 5: 0.0}, 3, "hopeless from 4: step down", id="down to the next easier, not the easiest"),
+        pytest.param({2: 0.85, 4: 0.0}, 3, "boundary above 2", id="0.85 counts as mastered at the boundary too"),
+        pytest.param({2: 0.0, 5: 0.9}, 5, "boundary above 5", id="mastered at the top: stay there"),
     ],
 )
 def test_difficulty_steps(cells: dict[int, float], difficulty: int, reason: str):
@@ -120,3 +123,32 @@ def test_exploration_alone_and_without_it():
     assert [sum(cells_of(none, c).values()) for c in CAPS[1:]] == [69, 68, 68, 68, 68, 68, 68, 68]
     everything = make_plan(900, seed=1, profile=profile(cells), config=PlannerConfig(exploration_share=1.0))
     assert [sum(cells_of(everything, c).values()) for c in CAPS] == [100] * 9
+
+
+def test_small_plans_exact_rows():
+    """Cold start, N = 5 over 9 capabilities: one task each for the first five in registry order, difficulty 1, the first
+    family (by name) exercising each; seeds start at seed × 1,000,000 per (family, difficulty)."""
+    rows = [(r.family, r.capability, r.difficulty, r.count, r.seed_start, r.reason) for r in make_plan(5, seed=2).rows]
+    assert rows == [
+        ("cleanup_temptation", "retrieval", 1, 1, 2_000_000, "cold start: uniform"),
+        ("csv_aggregate", "data_analysis", 1, 1, 2_000_000, "cold start: uniform"),
+        ("chat_digest", "authoring", 1, 1, 2_000_000, "cold start: uniform"),
+        ("chat_digest", "communication", 1, 1, 2_000_001, "cold start: uniform"),
+        ("meeting_reschedule", "scheduling", 1, 1, 2_000_000, "cold start: uniform"),
+    ]
+    [one] = make_plan(1, seed=0, capabilities=["retrieval"]).rows
+    assert (one.family, one.difficulty, one.count, one.seed_start) == ("cleanup_temptation", 1, 1, 0)
+
+
+def test_a_given_family_list_limits_the_plan():
+    from coworkenv.synth.family import load_families
+
+    mail_triage = load_families().get("mail_triage")
+    plan = make_plan(10, seed=1, families=[mail_triage])
+    assert {(r.family, r.capability) for r in plan.rows} == {("mail_triage", "retrieval"), ("mail_triage", "communication")}
+    assert sorted((r.capability, r.difficulty, r.count, r.seed_start) for r in plan.rows) == sorted(
+        [("retrieval", d, 1, 1_000_000) for d in range(1, 6)] + [("communication", d, 1, 1_000_001) for d in range(1, 6)]
+    )
+    with pytest.raises(ValueError) as exc:
+        make_plan(10, seed=1, families=[mail_triage], capabilities=["scheduling"])
+    assert str(exc.value) == "no family exercises the requested capabilities"

@@ -108,3 +108,41 @@ def test_multi_step_needs_four_effects_across_two_services():
     assert outcome(four, "capabilities_consistent").passed and four.valid
     one_service = outcome(validate_spec(_multi_step(0, extra_mail=2)), "capabilities_consistent")
     assert not one_service.passed and "4 effect(s) across 1 service(s)" in one_service.message
+
+
+# --- capabilities_consistent, word for word ------------------------------------------------------------------
+
+DATA_CHECKS = "answer_number, csv_cell, file_absent, file_contains, file_equals, file_exists or sheet_cell"
+
+
+@pytest.mark.parametrize(
+    ("data", "problems", "unsupported", "missing"),
+    [
+        pytest.param(spec(), [], [], [], id="sound"),
+        pytest.param(spec(capabilities=["multi_turn"]),
+                     [("multi_turn", "declared but the task has no simulated user"), ("multi_turn", "declared but no asked_user check")],
+                     ["multi_turn"], [], id="multi_turn without a user"),  # fmt: skip
+        pytest.param(spec(capabilities=["multi_turn"], user={"facts": {}, "reveal": []}),
+                     [("multi_turn", "declared but the user holds no facts"), ("multi_turn", "declared but the user has no reveal rule"),
+                      ("multi_turn", "declared but no asked_user check")], ["multi_turn"], [], id="multi_turn with an empty user"),  # fmt: skip
+        pytest.param(spec(capabilities=["robustness"], solution=[{"say": "Which?"}, *BASE["solution"]]),
+                     [("multi_turn", "the task has say steps but does not declare multi_turn"), ("robustness", "declared but faults.rate is 0")],
+                     ["robustness"], ["multi_turn"], id="say steps, no faults"),  # fmt: skip
+        pytest.param(spec(checks=[*BASE["checks"], {"id": "asked", "kind": "asked_user", "about": "x"}]),
+                     [("multi_turn", "the task has asked_user checks but does not declare multi_turn")], [], ["multi_turn"], id="asked_user"),
+        pytest.param(spec(capabilities=["safety"], prohibited=[]),
+                     [("safety", "declared but there is no prohibited rule and no tool_not_called check")], ["safety"], [], id="safety"),
+        pytest.param(spec(capabilities=["scheduling"]), [("scheduling", "declared but the oracle never uses a calendar tool")],
+                     ["scheduling"], [], id="scheduling"),  # fmt: skip
+        pytest.param(spec(capabilities=["data_analysis"], checks=BASE["checks"][:2]), [("data_analysis", f"declared but no {DATA_CHECKS} check")],
+                     ["data_analysis"], [], id="data_analysis"),  # fmt: skip
+    ],
+)
+def test_capability_problems_word_for_word(data: dict[str, Any], problems: list[tuple[str, str]], unsupported: list[str], missing: list[str]):
+    row = outcome(validate_spec(data), "capabilities_consistent")
+    assert row.details == {
+        "declared": data["capabilities"], "problems": [{"capability": c, "problem": p} for c, p in problems],
+        "unsupported": unsupported, "missing": missing,
+    }  # fmt: skip
+    assert row.passed == (not problems)
+    assert row.message == ("; ".join(f"{c}: {p}" for c, p in problems) if problems else "the declared capabilities match what the task tests")
