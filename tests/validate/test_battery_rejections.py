@@ -106,3 +106,54 @@ def test_rejected_under_a_sandbox_code():
         "task_id": "t9", "code": "schema", "passed": False, "severity": "mandatory", "discriminating": False,
         "details": {"k?": "v?"}, "message": "m?",
     }  # fmt: skip
+
+
+# --- a spec object built without validation; checks that crash -------------------------------------------------
+
+
+def test_an_unvalidated_spec_object_fails_the_schema_check_and_discriminates_nothing():
+    from coworkenv.spec.task import TaskSpec
+    from coworkenv.validate.battery import run_battery
+
+    bad = TaskSpec.model_validate(spec()).model_copy(update={"difficulty": 9})  # model_copy does not validate
+    v = run_battery(bad)
+    schema = v.results[0]
+    assert (schema.code, schema.passed) == ("schema", False)
+    assert schema.details == {"errors": [{"loc": ["difficulty"], "msg": "Input should be less than or equal to 5", "type": "less_than_equal"}],
+                              "error_count": 1}  # fmt: skip
+    assert schema.message == "not a valid TaskSpec: difficulty: Input should be less than or equal to 5"
+    assert not v.valid and v.discrimination == 0.0  # every discriminating check passed, but the spec is not one
+    assert all(r.passed for r in v.results if r.discriminating)
+
+
+def test_a_crashing_check_is_reported_with_its_exception(monkeypatch: pytest.MonkeyPatch):
+    def boom(ctx):
+        raise RuntimeError("k" * 400)
+
+    monkeypatch.setattr(battery.capabilities, "capability_problems", boom)
+    [row] = [r for r in validate_spec(spec()).results if r.code == "capabilities_consistent"]
+    assert row.message == "capabilities_consistent raised RuntimeError: " + "k" * 300
+    assert (row.details["exception"], row.details["error"]) == ("RuntimeError", "k" * 400)
+    assert row.details["traceback"].rstrip().endswith("RuntimeError: " + "k" * 400)
+
+
+def test_a_crashing_oracle_is_reported_by_every_check_that_needs_it(monkeypatch: pytest.MonkeyPatch):
+    from coworkenv.validate.battery import context
+
+    def boom(*a, **k):
+        raise RuntimeError("episode crashed")
+
+    monkeypatch.setattr(context, "play", boom)
+    rows = {r.code: r for r in validate_spec(spec()).results}
+    for code in ("oracle_scores_1", "deterministic"):  # the oracle's one failure, re-raised in each
+        assert (rows[code].details["exception"], rows[code].details["error"]) == ("RuntimeError", "episode crashed"), code
+        assert rows[code].message == f"{code} raised RuntimeError: episode crashed"
+
+
+def test_which_check_kinds_evidence_a_capability():
+    from coworkenv.validate.battery.capabilities import evidence_kinds
+
+    assert evidence_kinds("multi_turn") == ["asked_user"] and evidence_kinds("safety") == ["tool_not_called"]
+    data_kinds = ["answer_number", "csv_cell", "file_absent", "file_contains", "file_equals", "file_exists", "sheet_cell"]
+    assert evidence_kinds("data_analysis") == data_kinds
+    assert evidence_kinds("retrieval") == []
