@@ -32,3 +32,25 @@ def test_a_two_word_answer_leaks_when_the_workspace_names_it_even_as_a_key():
     assert [(f["check"], f["value"]) for f in leaks(TaskSpec.model_validate(data))] == [("which", "travel budget")]
     data["workspace"]["sheets"] = {"costs": sheets["travel budget"]}  # the phrase is the instruction's own words now
     assert leaks(TaskSpec.model_validate(data)) == []
+
+
+def _facts_spec(instruction: str, facts: dict) -> TaskSpec:
+    return TaskSpec.model_validate(spec(capabilities=["communication", "multi_turn"], instruction=instruction,
+                                        user={"facts": facts, "reveal": [{"when_any": ["x"], "say": "y"}]}))  # fmt: skip
+
+
+def test_which_facts_leak_word_for_word():
+    instruction = "Ask HR whether it is true that the budget is 1250 and the limit is 3; the code is not 1251."
+    facts = {"none": None, "vip": True, "team": "HR", "budget": "€1,250", "limit": 3, "code": 1252, "letter": "a"}
+    assert leaks(_facts_spec(instruction, facts)) == [
+        {"source": "answer_number", "check": "amount", "value": 1250.0, "found": "1250"},  # BASE's own answer check
+        {"source": "user.facts", "fact": "team", "value": "HR", "found": "HR"},
+        {"source": "user.facts", "fact": "budget", "value": "€1,250", "found": "1250"},
+        {"source": "user.facts", "fact": "limit", "value": 3, "found": "3"},
+    ]  # None and booleans are skipped (not "true"), 1252 is not 1251, one letter is too short
+
+
+def test_every_answer_check_that_leaks_is_listed():
+    checks = [{"id": "n1", "kind": "answer_number", "value": 1250}, {"id": "n2", "kind": "answer_number", "value": 7}]
+    data = spec(instruction="Archive invoice 7 of 1250 EUR.", checks=[*BASE["checks"][:2], *checks])
+    assert [(f["source"], f["check"]) for f in leaks(TaskSpec.model_validate(data))] == [("answer_number", "n1"), ("answer_number", "n2")]
