@@ -128,13 +128,12 @@ def test_an_unvalidated_spec_object_fails_the_schema_check_and_discriminates_not
 
 def test_a_crashing_check_is_reported_with_its_exception(monkeypatch: pytest.MonkeyPatch):
     def boom(ctx):
-        raise RuntimeError("k" * 400)
+        raise RuntimeError("k" * 2500)
 
     monkeypatch.setattr(battery.capabilities, "capability_problems", boom)
     [row] = [r for r in validate_spec(spec()).results if r.code == "capabilities_consistent"]
-    assert row.message == "capabilities_consistent raised RuntimeError: " + "k" * 300
-    assert (row.details["exception"], row.details["error"]) == ("RuntimeError", "k" * 400)
-    assert row.details["traceback"].rstrip().endswith("RuntimeError: " + "k" * 400)
+    assert row.message == "capabilities_consistent raised RuntimeError: " + "k" * 300  # the message: 300 characters of it
+    assert (row.details["exception"], row.details["error"]) == ("RuntimeError", "k" * 2000)  # the details: 2,000
 
 
 def test_a_crashing_oracle_is_reported_by_every_check_that_needs_it(monkeypatch: pytest.MonkeyPatch):
