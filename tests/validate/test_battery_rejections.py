@@ -156,3 +156,14 @@ def test_which_check_kinds_evidence_a_capability():
     data_kinds = ["answer_number", "csv_cell", "file_absent", "file_contains", "file_equals", "file_exists", "sheet_cell"]
     assert evidence_kinds("data_analysis") == data_kinds
     assert evidence_kinds("retrieval") == []
+
+
+def test_at_most_50_schema_errors_are_kept_but_all_are_counted():
+    row = the_row(validate_spec(spec(checks=list(range(60)))).model_dump(mode="json"), task_id="t-base")
+    assert len(row["details"]["errors"]) == 50 and row["details"]["error_count"] == 60
+    assert row["details"]["errors"][49]["loc"] == ["checks", 49]
+    assert row["message"] == "not a valid TaskSpec: checks.0: Input should be a valid dictionary or object to extract fields from (and 59 more)"
+
+
+def test_a_huge_numeric_task_id_is_cut_to_200_characters():
+    assert validate_spec_json(json.dumps({"id": int("9" * 300)}))["task_id"] == "9" * 200
