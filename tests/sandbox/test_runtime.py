@@ -57,8 +57,10 @@ def test_run_in_a_given_scratch_dir(runtime: Runtime):
 
 @pytest.mark.skipif(not ROOT, reason="only a root parent hands the scratch dir to another uid")
 def test_the_fallback_refuses_a_scratch_dir_its_uid_cannot_reach(tmp_path: Path):
-    with pytest.raises(SandboxError, match="cannot enter"):
+    with pytest.raises(SandboxError) as exc:
         get_runtime("rlimit").run("print(1)", scratch=tmp_path / "deep", limits=LIMITS)
+    why = "is below a directory that an unprivileged uid cannot enter; put it somewhere like /tmp"
+    assert str(exc.value) == f"the scratch dir {tmp_path / 'deep'} {why}"
 
 
 @pytest.mark.parametrize(
