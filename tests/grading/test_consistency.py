@@ -78,3 +78,11 @@ def test_pass_at_k_needs_k_trials():
     assert str(exc.value) == "k=4 is larger than the number of trials n=3"
     assert pass_hat_k(3, 3, 4) == 1.0  # pass^k extrapolates: no such bound
     assert (pass_at_k(4, 1, 2), pass_hat_k(4, 2, 2)) == (0.5, 0.25)
+
+
+def test_an_empty_trajectory_earns_nothing_not_even_robustness():
+    from coworkenv.grading.play import play
+
+    grade = play(TaskSpec.model_validate(spec()), agent="null").grade
+    assert (grade.empty, grade.completion, grade.robustness, grade.score, grade.passed, grade.violations) == (True, 0.0, 0.0, 0.0, False, [])
+    assert [(c.id, c.passed, c.reason) for c in grade.checks] == [(c["id"], False, "empty trajectory") for c in BASE["checks"]]

@@ -22,3 +22,4 @@ def test_limits_are_frozen_documented_and_strict():
     assert (limits.cpu_s, limits.wall_s, limits.file_size_mb) == (30.0, 60.0, 64)
     assert (limits.open_files, limits.output_bytes, limits.processes) == (256, 1_000_000, 32)
     assert Limits(cpu_s=1.2).cpu_rlimit() == (2, 3)
+    assert Limits(cpu_s=0.5).cpu_rlimit() == (1, 2)  # at least a second: RLIMIT_CPU counts whole seconds
