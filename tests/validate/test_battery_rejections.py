@@ -167,3 +167,23 @@ def test_at_most_50_schema_errors_are_kept_but_all_are_counted():
 
 def test_a_huge_numeric_task_id_is_cut_to_200_characters():
     assert validate_spec_json(json.dumps({"id": int("9" * 300)}))["task_id"] == "9" * 200
+
+
+def test_details_are_made_plain_json_bounded_in_depth_and_size():
+    class Loud:
+        def __repr__(self) -> str:
+            return "L" * 3000
+
+    nested: Any = 0
+    for _ in range(40):
+        nested = [nested]
+    details = {"nan": float("nan"), "inf": float("-inf"), "x": 1.5, 7: (1, 2), "s": {3}, "loud": Loud(), "deep": nested, "k\ud800": "\udc80"}
+    row = rejected("t", "schema", details, "m").results[0].details
+    assert {k: v for k, v in row.items() if k != "deep"} == {
+        "nan": "nan", "inf": "-inf", "x": 1.5, "7": [1, 2], "s": [3], "loud": "L" * 2000, "k?": "?",
+    }  # fmt: skip
+    level, depth = row["deep"], 1  # the dict is depth 0, "deep" depth 1: lists down to depth 32, then the rest as text
+    while isinstance(level, list):
+        [level] = level
+        depth += 1
+    assert depth == 32 and level == "[" * 9 + "0" + "]" * 9
