@@ -135,3 +135,19 @@ def test_open_files_limit(runtime: Runtime):
     assert tight.ok, tight
     seen = json.loads(tight.stdout)
     assert seen["errno"] == errno.EMFILE and 40 <= seen["opened"] < 64, seen  # stdio and the interpreter's own descriptors count too
+
+
+def test_no_descriptor_of_the_host_reaches_a_task(runtime: Runtime, tmp_path: Path):
+    """Even one the host marked inheritable: the task starts with stdio and what the runtime passes on purpose."""
+    host_file = tmp_path / "host.txt"
+    host_file.write_text("host data")
+    fd = os.open(host_file, os.O_RDONLY)
+    high = 200  # above anything the sandboxed interpreter opens itself, below the default open_files limit
+    os.dup2(fd, high, inheritable=True)
+    try:
+        code = f"import errno, os\ntry:\n    print(os.read({high}, 100))\nexcept OSError as exc:\n    print(errno.errorcode[exc.errno])"
+        result = runtime.run(code, limits=LIMITS)
+    finally:
+        os.close(high)
+        os.close(fd)
+    assert result.ok and result.stdout == "EBADF\n", result
