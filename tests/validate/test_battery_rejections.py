@@ -187,3 +187,18 @@ def test_details_are_made_plain_json_bounded_in_depth_and_size():
         [level] = level
         depth += 1
     assert depth == 32 and level == "[" * 9 + "0" + "]" * 9
+
+
+def test_a_spec_object_that_cannot_even_be_serialized_fails_the_schema_check():
+    from coworkenv.spec.task import TaskSpec
+    from coworkenv.validate.battery import run_battery
+
+    class Opaque:
+        pass
+
+    v = run_battery(TaskSpec.model_validate(spec()).model_copy(update={"instruction": Opaque()}))
+    schema = v.results[0]
+    error = f"Unable to serialize unknown type: {Opaque!r}"
+    assert (schema.code, schema.passed) == ("schema", False)
+    assert schema.details == {"errors": [{"loc": [], "msg": error, "type": "PydanticSerializationError"}]}
+    assert schema.message == f"not a valid TaskSpec: {error}" and not v.valid and v.discrimination == 0.0
