@@ -40,15 +40,16 @@ def _facts_spec(instruction: str, facts: dict) -> TaskSpec:
 
 
 def test_which_facts_leak_word_for_word():
-    instruction = "Ask HR in Lyon whether it is true that none of the 1 budget is 1250 and the limit is 3; the code is not 1251."
-    facts = {"none": None, "vip": True, "team": "HR", "budget": "€1,250", "limit": 3, "code": 1252, "letter": "a", "trip": [None, False, "Lyon"]}
+    instruction = "Ask HR in Lyon whether it is true that none of the 1 budget is 1250 and the limit is 3; a code is not 1251."
+    facts = {"none": None, "vip": True, "team": "HR", "budget": "€1,250", "limit": 3, "code": 1252, "letter": "a",
+             "trip": [None, False, 10**400, "Lyon"]}
     assert leaks(_facts_spec(instruction, facts)) == [
         {"source": "answer_number", "check": "amount", "value": 1250.0, "found": "1250"},  # BASE's own answer check
         {"source": "user.facts", "fact": "team", "value": "HR", "found": "HR"},
         {"source": "user.facts", "fact": "budget", "value": "€1,250", "found": "1250"},
         {"source": "user.facts", "fact": "limit", "value": 3, "found": "3"},
-        {"source": "user.facts", "fact": "trip[2]", "value": "Lyon", "found": "Lyon"},
-    ]  # None and booleans are skipped (not "none", not 1), 1252 is not 1251, one letter is too short
+        {"source": "user.facts", "fact": "trip[3]", "value": "Lyon", "found": "Lyon"},
+    ]  # None and booleans are skipped (not "none", not 1), 1252 is not 1251, one letter is too short, 10**400 is no float
 
 
 def test_every_answer_check_that_leaks_is_listed():
