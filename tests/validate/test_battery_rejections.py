@@ -34,6 +34,11 @@ def test_text_that_is_not_json(text: str | bytes):
     assert error["msg"].startswith("not valid JSON: ") and row["message"] == f"not a valid TaskSpec: {error['msg']}"
 
 
+def test_the_json_decoders_own_words():
+    row = the_row(validate_spec_json('{"a": 1'))
+    assert row["details"]["errors"][0]["msg"] == "not valid JSON: Expecting ',' delimiter: line 1 column 8 (char 7)"
+
+
 def test_json_nested_deeper_than_the_parser_goes():
     row = the_row(validate_spec_json("[" * 100_000 + "]" * 100_000))
     assert row["details"]["errors"][0]["type"] == "json_invalid" and row["message"].startswith("not a valid TaskSpec: not valid JSON: ")
