@@ -12,7 +12,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 AIRFLOW_ENV = eval "$$($(BIN)/coworkenv airflow-env)"
 
-.PHONY: setup demo test test-fast fuzz bench lint lock airflow-standalone clean
+.PHONY: setup demo test test-fast fuzz mutation bench lint lock airflow-standalone clean
 
 setup: $(STAMP)
 
@@ -42,6 +42,21 @@ bench: setup
 
 lint: setup
 	$(BIN)/ruff check coworkenv dags tests bench
+
+# Mutation testing (docs/reliability.md, "Mutation testing"): mutmut over grading, the battery, the planner and the
+# sandbox limits ([tool.mutmut] in pyproject.toml names the files and the targeted tests); a fresh run every time
+# (mutants/ is scratch: cached verdicts would outlive the tests that produced them), then a summary per module.
+MUTATION_CHILDREN ?= 1
+MUTATION_SUMMARY = { n = split($$1, a, "."); m = a[1]; for (i = 2; i < n; i++) m = m "." a[i]; sub(/^ +/, "", m); \
+	c[m, $$2]++; mods[m]; t[$$2]++; all++ } \
+	END { for (m in mods) printf "%-40s %4d killed %4d survived %4d timeout\n", m, c[m, "killed"], c[m, "survived"], c[m, "timeout"] | "sort"; \
+	close("sort"); printf "all: %d mutants, %d killed, %d survived, %d timeout: %.1f%% killed\n", all, t["killed"], t["survived"], \
+	t["timeout"], 100 * t["killed"] / all }
+
+mutation: setup
+	rm -rf mutants
+	$(BIN)/mutmut run --max-children $(MUTATION_CHILDREN)
+	@$(BIN)/mutmut results --all true | awk -F': ' '$(MUTATION_SUMMARY)'
 
 airflow-standalone: setup
 	@$(AIRFLOW_ENV) && $(BIN)/airflow standalone

@@ -43,7 +43,8 @@ def example_value(pattern: Any) -> Any:
             end = pattern.index("]", i + 2)
             members = pattern[i + 1 : end]
             if members[0] in "!^":
-                out.append(next(c for c in "xyz0_-" if c not in members[1:]))
+                # No candidate left outside the class: a member, so the call fails to match and the caller says so.
+                out.append(next((c for c in "xyz0_-" if c not in members[1:]), members[1:2]))
             else:
                 out.append(members[0])
             i = end

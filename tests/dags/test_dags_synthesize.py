@@ -89,3 +89,55 @@ def test_the_cli_publishes_the_same_release_as_the_dag(synthesize_dag, airflow_h
     assert cli_manifest.row_counts == dag_manifest.row_counts and cli_manifest.row_counts["tasks"] > 0
     assert cli_manifest.content_hashes == dag_manifest.content_hashes
     assert cli_manifest.config == dag_manifest.config
+
+
+@pytest.mark.slow
+def test_a_failing_gate_fails_the_run_and_publishes_nothing(synthesize_dag, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A run whose staged tasks table breaks a Great Expectations rule (one oracle score of 0.5, written over the
+    built table before the gate reads it): the real gate fails, the run ends failed, `publish` never runs and
+    `LATEST` still names the release of the run before."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import coworkenv.pipeline.build as build_stage
+    from coworkenv.data.reader import latest_release, list_releases
+    from coworkenv.pipeline.gate import gate_tables
+    from coworkenv.pipeline.rundir import GATES_PASSED, RunDir
+    from coworkenv.quality.gates import GateFailed
+
+    root = tmp_path / "data"
+    monkeypatch.setenv("COWORKENV_DATA_ROOT", str(root))  # a data root of its own: no other test's release in it
+    conf = {"n": 4, "seed": 3, "shards": 1, "runtime": "none", "families": ["mail_triage"], "repair_rounds": 0}
+    first = synthesize_dag.test(run_conf=conf)
+    assert str(first.state) == "success"
+    before = latest_release(root)
+    assert before is not None and [m.release_id for m in list_releases(root)] == [before]
+    latest_bytes = (root / "releases" / "LATEST").read_bytes()
+
+    real_build = build_stage.build_tables
+
+    def build_then_break_a_row(run: RunDir) -> dict[str, int]:
+        rows = real_build(run)
+        path = run.file("tables", "tasks.parquet")
+        table = pq.read_table(path)
+        i = table.schema.get_field_index("oracle_score")
+        scores = table.column(i).to_pylist()
+        scores[0] = 0.5
+        pq.write_table(table.set_column(i, table.schema.field(i), pa.array(scores, table.schema.field(i).type)), path)
+        return rows
+
+    monkeypatch.setattr(build_stage, "build_tables", build_then_break_a_row)  # the DAG's build task imports it when it runs
+    second = synthesize_dag.test(run_conf={**conf, "seed": 4})
+    assert str(second.state) == "failed"
+    states = {ti.task_id: str(ti.state) for ti in second.get_task_instances()}
+    assert (states["build"], states["gate"], states["publish"]) == ("success", "failed", "upstream_failed"), states
+    assert latest_release(root) == before and (root / "releases" / "LATEST").read_bytes() == latest_bytes
+    assert [m.release_id for m in list_releases(root)] == [before]
+    assert [p.name for p in (root / "releases").iterdir() if p.name != "LATEST"] == [before]  # no temporary folder left either
+
+    run = RunDir.open(second.run_id, root)
+    assert not run.file(*GATES_PASSED).exists()  # nothing recorded as gated
+    assert (run.file("quality") / "data_docs" / "validated" / "index.html").exists()  # the failing gate's report
+    with pytest.raises(GateFailed) as failed:  # the same gate again: it is GX's `oracle_scores_1` rule that failed
+        gate_tables(run)
+    assert "oracle_scores_1" in str(failed.value)

@@ -81,6 +81,7 @@ def _text(result: JobResult) -> str:
         pytest.param("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)", "sandbox_crash", id="segfault"),
         pytest.param("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)", "sandbox_crash", id="kill-the-worker"),
         pytest.param("raise SystemExit(3)", "job_error", id="exit-status"),
+        pytest.param("fds = [open('/dev/null') for _ in range(1000)]", "job_error", id="descriptor-hog"),  # Limits.open_files is 256
     ],
 )
 def test_resource_abuse_is_contained_by_the_pool(pool: WorkerPool, source: str, code: str):

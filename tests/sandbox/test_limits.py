@@ -19,4 +19,7 @@ def test_limits_are_frozen_documented_and_strict():
     for name in ("cpu_s", "memory_mb", "file_size_mb", "open_files", "output_bytes", "wall_s", "processes"):
         assert Limits.model_fields[name].description, name
     assert limits.memory_mb == 1024  # ~1 GiB of address space by default, configurable
+    assert (limits.cpu_s, limits.wall_s, limits.file_size_mb) == (30.0, 60.0, 64)
+    assert (limits.open_files, limits.output_bytes, limits.processes) == (256, 1_000_000, 32)
     assert Limits(cpu_s=1.2).cpu_rlimit() == (2, 3)
+    assert Limits(cpu_s=0.5).cpu_rlimit() == (1, 2)  # at least a second: RLIMIT_CPU counts whole seconds

@@ -57,8 +57,10 @@ def test_run_in_a_given_scratch_dir(runtime: Runtime):
 
 @pytest.mark.skipif(not ROOT, reason="only a root parent hands the scratch dir to another uid")
 def test_the_fallback_refuses_a_scratch_dir_its_uid_cannot_reach(tmp_path: Path):
-    with pytest.raises(SandboxError, match="cannot enter"):
+    with pytest.raises(SandboxError) as exc:
         get_runtime("rlimit").run("print(1)", scratch=tmp_path / "deep", limits=LIMITS)
+    why = "is below a directory that an unprivileged uid cannot enter; put it somewhere like /tmp"
+    assert str(exc.value) == f"the scratch dir {tmp_path / 'deep'} {why}"
 
 
 @pytest.mark.parametrize(
@@ -109,3 +111,43 @@ def test_the_fallback_hands_over_a_boot_program_its_uid_cannot_reach(monkeypatch
     assert int(uid) != 0 and main.startswith("/proc/self/fd/")
     with WorkerPool(workers=1, runtime=runtime, limits=LIMITS) as pool:  # the worker boots the same way
         assert pool.map("echo", ["booted"])[0].output == "booted"
+
+
+OPEN_100_FILES = """
+import json
+kept, error = [], None
+try:
+    for i in range(100):
+        kept.append(open(f"f{i}", "w"))
+except OSError as exc:
+    error = exc.errno
+print(json.dumps({"opened": len(kept), "errno": error}))
+"""
+
+
+def test_open_files_limit(runtime: Runtime):
+    """`Limits.open_files` is RLIMIT_NOFILE in the sandbox: 100 files fit under 256 descriptors, not under 64."""
+    import errno
+
+    roomy = runtime.run(OPEN_100_FILES, limits=LIMITS.model_copy(update={"open_files": 256}))
+    assert roomy.ok and json.loads(roomy.stdout) == {"opened": 100, "errno": None}, roomy
+    tight = runtime.run(OPEN_100_FILES, limits=LIMITS.model_copy(update={"open_files": 64}))
+    assert tight.ok, tight
+    seen = json.loads(tight.stdout)
+    assert seen["errno"] == errno.EMFILE and 40 <= seen["opened"] < 64, seen  # stdio and the interpreter's own descriptors count too
+
+
+def test_no_descriptor_of_the_host_reaches_a_task(runtime: Runtime, tmp_path: Path):
+    """Even one the host marked inheritable: the task starts with stdio and what the runtime passes on purpose."""
+    host_file = tmp_path / "host.txt"
+    host_file.write_text("host data")
+    fd = os.open(host_file, os.O_RDONLY)
+    high = 200  # above anything the sandboxed interpreter opens itself, below the default open_files limit
+    os.dup2(fd, high, inheritable=True)
+    try:
+        code = f"import errno, os\ntry:\n    print(os.read({high}, 100))\nexcept OSError as exc:\n    print(errno.errorcode[exc.errno])"
+        result = runtime.run(code, limits=LIMITS)
+    finally:
+        os.close(high)
+        os.close(fd)
+    assert result.ok and result.stdout == "EBADF\n", result

@@ -11,11 +11,23 @@ from coworkenv.spec import CAPABILITIES, SERVICE_NAMES
 from coworkenv.synth.family import load_families
 from coworkenv.synth.generate import GenerateRequest, generate, summarize
 
+GENERATED_DIGEST = """
+import hashlib
+from coworkenv.synth.generate import GenerateRequest, generate
+tasks, _ = generate(GenerateRequest(n=200, seed=4))
+print(hashlib.sha256("\\n".join(t.to_json() for t in tasks).encode()).hexdigest())
+"""
 
-def test_same_request_same_tasks():
+
+def test_same_request_same_tasks_in_other_processes():
+    import hashlib
+
+    from tests.support.processes import HASH_SEEDS, python_output
+
     first, _ = generate(GenerateRequest(n=200, seed=4))
-    again, _ = generate(GenerateRequest(n=200, seed=4))
-    assert [t.to_json() for t in first] == [t.to_json() for t in again]
+    digest = hashlib.sha256("\n".join(t.to_json() for t in first).encode()).hexdigest()
+    for hash_seed in HASH_SEEDS:  # fresh interpreters with other string-hash seeds
+        assert python_output(GENERATED_DIGEST, hash_seed).strip() == digest
     other, _ = generate(GenerateRequest(n=200, seed=5))
     assert {t.id for t in first}.isdisjoint({t.id for t in other})
 

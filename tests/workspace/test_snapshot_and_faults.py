@@ -59,6 +59,16 @@ def test_same_spec_same_calls_same_bytes_and_hash():
     assert json.dumps(a.to_dict(), sort_keys=True) == json.dumps(b.to_dict(), sort_keys=True)
 
 
+def test_same_spec_same_calls_same_hashes_in_other_processes():
+    from tests.support.processes import HASH_SEEDS, python_output
+
+    code = ("from tests.workspace.test_snapshot_and_faults import rich_spec, run_calls\n"
+            "ep = run_calls(rich_spec()).finish('done')\nprint(ep.final_hash, ep.evidence_hash)")  # fmt: skip
+    ep = run_calls(rich_spec()).finish("done")
+    for hash_seed in HASH_SEEDS:
+        assert python_output(code, hash_seed).split() == [ep.final_hash, ep.evidence_hash]
+
+
 def test_spec_from_reordered_json_gives_the_same_initial_state():
     data = spec_dict()
     reordered = json.loads(json.dumps(data, sort_keys=True))
