@@ -12,6 +12,11 @@ import typer
 from coworkenv.cli.app import TaskOpt, app, print_json, schema_app
 from coworkenv.errors import CoworkEnvError
 from coworkenv.files import staged_file
+from coworkenv.sandbox.budget import IN_PROCESS_BUDGET_S, wall_budget
+
+BudgetOpt = Annotated[
+    float, typer.Option("--budget-s", min=0.1, max=86_400, help="Wall-clock seconds one task's in-process work may take; more is an error.")
+]
 
 
 @schema_app.command("task")
@@ -58,6 +63,7 @@ def tools(
 def grade(
     task: TaskOpt,
     trajectory: Annotated[Path, typer.Option("--trajectory", "-j", help="Trajectory JSON file.")],
+    budget_s: BudgetOpt = IN_PROCESS_BUDGET_S,
 ) -> None:
     """Replay a trajectory on a fresh workspace and print its grade as JSON."""
     from coworkenv.episode.trajectory import Trajectory
@@ -66,10 +72,11 @@ def grade(
 
     spec = load_task(task)
     replay = load_model(Trajectory, trajectory)  # its errors name the file already
-    try:
-        result = grade_trajectory(spec, replay)
-    except CoworkEnvError as exc:
-        raise CoworkEnvError(f"{trajectory}: {exc}") from None
+    with wall_budget(budget_s, f"grading {trajectory}"):
+        try:
+            result = grade_trajectory(spec, replay)
+        except CoworkEnvError as exc:
+            raise CoworkEnvError(f"{trajectory}: {exc}") from None
     print_json(result.model_dump(mode="json"))
 
 
@@ -78,6 +85,7 @@ def run(
     task: TaskOpt,
     agent: Annotated[str, typer.Option(help="Policy to run: oracle or null.")] = "oracle",
     out: Annotated[Path | None, typer.Option(help="Write the trajectory JSON here (default: stdout).")] = None,
+    budget_s: BudgetOpt = IN_PROCESS_BUDGET_S,
 ) -> None:
     """Run one episode with an agent and write its trajectory; the grade goes to stderr."""
     from coworkenv.grading.play import play
@@ -85,7 +93,8 @@ def run(
 
     with staged_file(out) as tmp:  # a bad --out is refused before the episode is played
         spec = load_task(task)
-        episode = play(spec, agent=agent)
+        with wall_budget(budget_s, f"{spec.id}: the {agent} episode"):
+            episode = play(spec, agent=agent)
         result = episode.grade
         text = json.dumps(episode.trajectory.to_dict(), indent=2, ensure_ascii=False) + "\n"
         if tmp is None:
@@ -116,7 +125,7 @@ def reports_table(reports: list) -> Any:
     return table
 
 
-def check_with_progress(path: Path) -> list:
+def check_with_progress(path: Path, budget_s: float | None = None) -> list:
     from rich.console import Console
     from rich.progress import Progress
 
@@ -127,17 +136,19 @@ def check_with_progress(path: Path) -> list:
     console = Console(stderr=True)
     with Progress(console=console, transient=True, disable=not console.is_terminal) as progress:  # stderr stays for errors
         bar = progress.add_task("checking tasks", total=len(specs))
-        reports = check_tasks(specs, progress=lambda: progress.advance(bar))
+        reports = check_tasks(specs, progress=lambda: progress.advance(bar), budget_s=budget_s)
     return reports
 
 
 @app.command()
-def check(tasks: Annotated[Path, typer.Argument(help="A task file (.json/.jsonl) or a directory of them.")]) -> None:
+def check(
+    tasks: Annotated[Path, typer.Argument(help="A task file (.json/.jsonl) or a directory of them.")], budget_s: BudgetOpt = IN_PROCESS_BUDGET_S
+) -> None:
     """Check tasks against the grading-consistency gate (oracle 1.0, empty 0.0, a prohibited call zeroes the score) and
     replay their oracle and null trajectories; exit 1 if any task fails. Trusted task files only: it runs in-process."""
     from rich.console import Console
 
-    reports = check_with_progress(tasks)
+    reports = check_with_progress(tasks, budget_s)
     console = Console()
     console.print(reports_table(reports))
     failed = [r for r in reports if not r.gate_passed]

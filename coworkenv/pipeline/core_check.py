@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from coworkenv.grading.consistency import consistency_gate
 from coworkenv.grading.play import play
 from coworkenv.grading.score import grade_trajectory
+from coworkenv.sandbox.budget import BudgetExceeded, wall_budget
 from coworkenv.spec.io import load_tasks
 from coworkenv.spec.task import TaskSpec
 
@@ -27,12 +28,16 @@ class TaskReport(BaseModel):
     failures: list[str]
 
 
-def check_task(spec: TaskSpec) -> TaskReport:
-    """Gate the task, then run the oracle and null agents and grade their trajectories by replay."""
-    gate = consistency_gate(spec)
-    scores = {}
-    for agent in ("oracle", "null"):
-        scores[agent] = grade_trajectory(spec, play(spec, agent=agent).trajectory).score
+def check_task(spec: TaskSpec, budget_s: float | None = None) -> TaskReport:
+    """Gate the task, then run the oracle and null agents and grade their trajectories by replay; a task that runs
+    past `budget_s` (in-process, on the main thread) fails with the reason instead of holding up the others."""
+    try:
+        with wall_budget(budget_s, spec.id):
+            gate = consistency_gate(spec)
+            scores = {agent: grade_trajectory(spec, play(spec, agent=agent).trajectory).score for agent in ("oracle", "null")}
+    except BudgetExceeded as exc:
+        return TaskReport(task_id=spec.id, family=spec.family, capabilities=list(spec.capabilities), gate_passed=False,
+                          oracle_score=0.0, null_score=0.0, failures=[str(exc)])  # fmt: skip
     failures = list(gate.failures)
     if scores["oracle"] != gate.oracle_score:
         failures.append(f"replayed oracle trajectory scores {scores['oracle']}, live run {gate.oracle_score}")
@@ -47,10 +52,10 @@ def check_task(spec: TaskSpec) -> TaskReport:
     )
 
 
-def check_tasks(tasks: Iterable[TaskSpec], progress: Callable[[], None] | None = None) -> list[TaskReport]:
+def check_tasks(tasks: Iterable[TaskSpec], progress: Callable[[], None] | None = None, budget_s: float | None = None) -> list[TaskReport]:
     reports = []
     for spec in tasks:
-        reports.append(check_task(spec))
+        reports.append(check_task(spec, budget_s))
         if progress is not None:
             progress()
     return reports

@@ -115,3 +115,25 @@ def test_the_in_process_commands_refuse_a_regex_re2_cannot_run(tmp_path: Path):
         proc = cli(*args)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, (args, proc.stderr)
         assert len(proc.stderr.strip().splitlines()) == 1 and "not supported by the linear-time engine" in proc.stderr, proc.stderr
+
+
+def test_the_in_process_commands_stop_a_slow_oracle_at_their_budget(tmp_path: Path):
+    """Without a sandbox, `check`, `run` and `grade` still bound each task: the slow oracle (about 30 s of replay)
+    stops at `--budget-s`, as a failed task under `check` and a one-line error, with nothing written, under `run` and
+    `grade`."""
+    spec = json.loads(slow_oracle().text)
+    task = tmp_path / "slow.json"
+    task.write_text(json.dumps(spec), encoding="utf-8")
+    check = cli("check", task, "--budget-s", "1")
+    assert check.returncode == 1, check.stderr
+    assert f"{spec['id']}: ran past its budget of 1 s and was stopped" in " ".join(check.stdout.split())
+    run = cli("run", "--task", task, "--out", tmp_path / "t.json", "--budget-s", "1")
+    assert run.returncode == 2 and run.stderr == f"error: {spec['id']}: the oracle episode: ran past its budget of 1 s and was stopped\n"
+    assert not (tmp_path / "t.json").exists()
+    calls = [{"id": f"c{i}", "type": "function", "function": {"name": "mail_search", "arguments": json.dumps({"query": "no-such-words"})}}
+             for i in range(490)]  # fmt: skip
+    trajectory = tmp_path / "searches.json"
+    trajectory.write_text(json.dumps({"task_id": spec["id"], "messages": [{"role": "assistant", "tool_calls": calls}]}), encoding="utf-8")
+    grade = cli("grade", "--task", task, "--trajectory", trajectory, "--budget-s", "1")
+    assert grade.returncode == 2 and grade.stdout == "", grade.stderr
+    assert grade.stderr == f"error: grading {trajectory}: ran past its budget of 1 s and was stopped\n"
