@@ -119,6 +119,7 @@ def safe_message(text: str, limit: int = 500) -> str:
 
 
 def short_error(exc: BaseException, limit: int = 500) -> str:
-    """`Type: message` of an exception, redacted, without host paths or traceback, at most `limit` characters."""
+    """`Type: message` of an exception, redacted, without host paths or traceback; the message at most `limit`
+    characters."""
     message = safe_message(str(exc), limit)
-    return (f"{type(exc).__name__}: {message}" if message else type(exc).__name__)[:limit]
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__

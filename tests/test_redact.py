@@ -75,7 +75,7 @@ def test_short_error_has_no_traceback_no_host_path_no_secret():
         text = short_error(exc)
     assert text == f"OSError: cannot open …/run.json with {REDACTED}"
     assert short_error(ValueError()) == "ValueError"
-    assert len(short_error(ValueError("x" * 900), 100)) == 100
+    assert short_error(ValueError("x" * 900), 100) == "ValueError: " + "x" * 100  # the message is cut, not the type
     described = f'RuntimeError: boom {KEY}\nTraceback (most recent call last):\n  File "/opt/venv/lib/x.py", line 1'
     assert safe_message(described) == f"RuntimeError: boom {REDACTED}"
     assert without_host_paths("see /var/lib/x/y.txt and files/a.txt") == "see …/y.txt and files/a.txt"

@@ -7,6 +7,7 @@ from collections import Counter
 
 import pytest
 
+from coworkenv.errors import CoworkEnvError
 from coworkenv.spec.capabilities import CAPABILITIES
 from coworkenv.synth.planner import CapabilityProfile, PlannerConfig, ProfileRow, make_plan
 
@@ -149,6 +150,6 @@ def test_a_given_family_list_limits_the_plan():
     assert sorted((r.capability, r.difficulty, r.count, r.seed_start) for r in plan.rows) == sorted(
         [("retrieval", d, 1, 1_000_000) for d in range(1, 6)] + [("communication", d, 1, 1_000_001) for d in range(1, 6)]
     )
-    with pytest.raises(ValueError) as exc:
+    with pytest.raises(CoworkEnvError) as exc:
         make_plan(10, seed=1, families=[mail_triage], capabilities=["scheduling"])
     assert str(exc.value) == "no family exercises the requested capabilities"

@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from coworkenv.redact import short_error
+from coworkenv.redact import safe_message, short_error
 from coworkenv.spec.task import TaskSpec
 from coworkenv.validate.battery.context import MAX_SPEC_CHARS, Context
 from coworkenv.validate.battery.references import schema_failure
@@ -42,17 +42,21 @@ def _jsonable(value: Any, depth: int = 0) -> Any:
     if isinstance(value, str):
         return clean_text(value)
     if depth >= 32:
-        return clean_text(str(value)[:2000])
+        return clean_text(str(value)[:DETAIL_CHARS])
     if isinstance(value, dict):
         return {clean_text(str(k)): _jsonable(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
         return [_jsonable(v, depth + 1) for v in value]
-    return clean_text(str(value)[:2000])
+    return clean_text(str(value)[:DETAIL_CHARS])
+
+
+DETAIL_CHARS = 2000
+"""Characters kept of a crashed check's error message (its details) and of any stray value in details."""
 
 
 def _exception_details(exc: BaseException) -> dict[str, Any]:
     """A short error, not a traceback: the validations table is published, and a traceback names host paths."""
-    return {"exception": type(exc).__name__, "error": short_error(exc)}
+    return {"exception": type(exc).__name__, "error": safe_message(str(exc), DETAIL_CHARS)}
 
 
 def run_battery(spec: TaskSpec) -> TaskValidation:
@@ -146,5 +150,5 @@ def validate_spec_json(text: str) -> dict[str, Any]:
     except MemoryError:
         raise
     except (Exception, RecursionError) as exc:  # noqa: BLE001 — the last line of defence: still an answer
-        message = f"validation crashed: {type(exc).__name__}: {str(exc)[:300]}"
+        message = f"validation crashed: {short_error(exc, 300)}"
         return rejected("", "schema", {**_exception_details(exc), "internal_error": True}, message).model_dump(mode="json")
