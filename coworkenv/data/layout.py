@@ -17,7 +17,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_serializer
+from pydantic import BaseModel, ConfigDict, field_serializer, field_validator
 
 from coworkenv.errors import CoworkEnvError
 
@@ -42,6 +42,15 @@ class FileEntry(BaseModel):
     rows: int
     bytes: int
     sha256: str
+
+    @field_validator("path")
+    @classmethod
+    def _inside_the_release(cls, path: str) -> str:
+        """A damaged or hand-edited manifest must not point a reader outside its release (or at an impossible name)."""
+        parts = path.split("/")
+        if "\x00" in path or path.startswith("/") or any(part in ("", ".", "..") for part in parts) or not path.endswith(".parquet"):
+            raise ValueError(f"{path!r} is not a Parquet file inside the release")
+        return path
 
 class Manifest(BaseModel):
     """`manifest.json`: what a release holds and where it came from."""

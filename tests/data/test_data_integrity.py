@@ -163,3 +163,14 @@ def test_a_data_root_that_is_a_file_is_named(tmp_path):
     (tmp_path / "d" / "releases").write_text("x")
     with pytest.raises(CoworkEnvError, match="releases is not a directory"):
         latest_release(tmp_path / "d")
+
+
+@pytest.mark.parametrize("path", ["../other/part-0.parquet", "/etc/passwd.parquet", "tasks/\x00part-0.parquet", "tasks//part-0.parquet", "tasks/part-0.csv"])
+def test_a_manifest_entry_outside_the_release_is_refused(path: str):
+    from pydantic import ValidationError
+
+    from coworkenv.data.layout import FileEntry
+
+    with pytest.raises(ValidationError, match="is not a Parquet file inside the release"):
+        FileEntry(path=path, rows=1, bytes=1, sha256="0" * 64)
+    assert FileEntry(path="tasks/family=mail_triage/part-0.parquet", rows=1, bytes=1, sha256="0" * 64).rows == 1
