@@ -72,6 +72,21 @@ class Manifest(BaseModel):
     files: dict[str, list[FileEntry]] = {}
     """Per table: its Parquet files, in read order."""
 
+    @field_validator("release_id")
+    @classmethod
+    def _release_name(cls, value: str | None) -> str | None:
+        if value is not None and not RELEASE_NAME.match(value):
+            raise ValueError(f"{value!r} is not a release id")
+        return value
+
+    @field_validator("files")
+    @classmethod
+    def _table_names(cls, files: dict[str, list[FileEntry]]) -> dict[str, list[FileEntry]]:
+        for table in files:
+            if not RELEASE_NAME.match(table):
+                raise ValueError(f"{table!r} is not a table name")
+        return files
+
     @field_serializer("created_at")
     def _utc_text(self, value: datetime) -> str:
         """Always `YYYY-MM-DDTHH:MM:SS.ffffffZ`, so that manifests sort by time as text too."""

@@ -165,7 +165,9 @@ def test_a_data_root_that_is_a_file_is_named(tmp_path):
         latest_release(tmp_path / "d")
 
 
-@pytest.mark.parametrize("path", ["../other/part-0.parquet", "/etc/passwd.parquet", "tasks/\x00part-0.parquet", "tasks//part-0.parquet", "tasks/part-0.csv"])
+@pytest.mark.parametrize(
+    "path", ["../other/part-0.parquet", "/etc/passwd.parquet", "tasks/\x00part-0.parquet", "tasks//part-0.parquet", "tasks/part-0.csv"]
+)
 def test_a_manifest_entry_outside_the_release_is_refused(path: str):
     from pydantic import ValidationError
 
