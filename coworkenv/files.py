@@ -129,7 +129,11 @@ def _rename(tmp: Path, dest: Path, folder: bool) -> None:
         if folder and dest.is_dir():
             old = dest.with_name(f".{dest.name}.old-{uuid.uuid4().hex[:8]}")  # a folder cannot replace a non-empty one
             dest.rename(old)
-            tmp.rename(dest)
+            try:
+                tmp.rename(dest)
+            except BaseException:
+                old.rename(dest)  # the previous output stays where it was
+                raise
             _remove(old)
         else:
             tmp.replace(dest)

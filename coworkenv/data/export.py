@@ -1,8 +1,8 @@
 """Exports of a release for people outside this ecosystem: Hugging Face `datasets` folders or JSON Lines.
 
 Both write into `out/` one entry per table plus a copy of `manifest.json`, after a full check of the release against its
-manifest (`coworkenv.data.integrity`). The export is written in a hidden `.tmp-<name>-*` folder beside `out/` and
-renamed into place once complete (a previous `out/`, with `--overwrite`, is replaced only then): a failure leaves
+manifest (`coworkenv.data.integrity`). The export is written in a hidden temporary folder beside `out/`
+(`coworkenv.files.staged`) and renamed into place once complete (a previous `out/`, with `--overwrite`, is replaced only then): a failure leaves
 `out/` as it was.
 - `hf`: `out/<table>/` saved with `datasets.Dataset.save_to_disk` (load with `datasets.load_from_disk`);
 - `jsonl`: `out/<table>.jsonl`, one JSON object per row (nested messages stay nested; JSON-string columns stay strings).
@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-import shutil
 from pathlib import Path
 from typing import Literal
 
 from coworkenv.data.integrity import check_release
-from coworkenv.data.layout import TMP_PREFIX, Manifest
+from coworkenv.data.layout import Manifest
 from coworkenv.data.reader import read_manifest, read_table
 from coworkenv.data.root import DataRoot, open_root
 from coworkenv.data.schemas import TABLES
 from coworkenv.errors import CoworkEnvError
+from coworkenv.files import staged
 
 ExportFormat = Literal["hf", "jsonl"]
 FORMATS: tuple[str, ...] = ("hf", "jsonl")
@@ -34,32 +33,6 @@ def _check_target(out: Path, overwrite: bool) -> None:
         raise CoworkEnvError(f"{out}: exists and is not a directory")
     if out.is_dir() and any(out.iterdir()) and not overwrite:
         raise CoworkEnvError(f"{out}: not empty (pass --overwrite to replace its contents)")
-
-
-def _staging(out: Path) -> Path:
-    """A hidden temporary folder beside `out` (same filesystem, so the final rename is atomic)."""
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        staging = out.parent / f"{TMP_PREFIX}{out.name}-{secrets.token_hex(6)}"
-        staging.mkdir()  # not mkdtemp: the export keeps the usual permissions (umask), not 0700
-        return staging
-    except OSError as exc:
-        raise CoworkEnvError(f"{out}: cannot create it ({exc.strerror or exc})") from None
-
-
-def _move_into_place(staging: Path, out: Path) -> None:
-    """Rename the finished export to `out`; a previous `out` is moved aside first and removed only afterwards."""
-    if not out.exists():
-        os.rename(staging, out)
-        return
-    aside = staging.with_name(staging.name + "-previous")
-    os.rename(out, aside)
-    try:
-        os.rename(staging, out)
-    except BaseException:
-        os.rename(aside, out)
-        raise
-    shutil.rmtree(aside, ignore_errors=True)
 
 
 def _export_hf(root: DataRoot, manifest: Manifest, table: str, out: Path) -> None:
@@ -99,15 +72,12 @@ def export_release(
     check_release(root, manifest, names, full=True)  # an export reads every byte anyway: hashing them costs little more
     target = Path(os.path.abspath(out))
     _check_target(target, overwrite)
-    staging = _staging(target)
     write = _export_hf if fmt == "hf" else _export_jsonl
     try:
-        for name in names:
-            write(root, manifest, name, staging)
-        (staging / "manifest.json").write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        _move_into_place(staging, target)
+        with staged(target, folder=True) as staging:
+            for name in names:
+                write(root, manifest, name, staging)
+            (staging / "manifest.json").write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
     except OSError as exc:
         raise CoworkEnvError(f"{target}: export failed, nothing written ({exc.strerror or exc})") from None
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)  # gone after a successful rename; the partial export otherwise
     return manifest
