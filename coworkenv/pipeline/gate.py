@@ -9,8 +9,9 @@ from typing import Any
 
 from coworkenv.data.schemas import TABLES
 from coworkenv.errors import CoworkEnvError
+from coworkenv.files import read_json
 from coworkenv.pipeline.build import staged_tables
-from coworkenv.pipeline.rundir import GATES_PASSED, RunDir, read_json, write_json
+from coworkenv.pipeline.rundir import GATES_PASSED, RunDir, write_json
 
 STAGES = ("validated", "rollouts")
 

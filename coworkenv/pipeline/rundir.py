@@ -31,7 +31,7 @@ from pydantic import BaseModel, ValidationError
 
 from coworkenv.data.root import DataRoot, local_path, open_root
 from coworkenv.errors import CoworkEnvError, format_validation_error
-from coworkenv.files import parse_json, read_text
+from coworkenv.files import parse_json, read_json, read_text, write_output
 from coworkenv.pipeline.config import SynthesisConfig, synthesis_config
 from coworkenv.redact import scrub_configured
 from coworkenv.spec.task import TaskSpec
@@ -94,12 +94,9 @@ class RunDir:
 
 
 def write_text(path: Path, text: str) -> None:
-    """Whole or not at all: written next to its place, then renamed over it. The last line of defence for secrets:
-    a configured secret (the run's API key) never reaches a run file, whatever carried it this far."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(scrub_configured(text), encoding="utf-8")
-    tmp.replace(path)
+    """Whole or not at all (`files.write_output`). The last line of defence for secrets: a configured secret (the
+    run's API key) never reaches a run file, whatever carried it this far."""
+    write_output(path, scrub_configured(text))
 
 
 def write_jsonl(path: Path, lines: Iterable[str]) -> None:
@@ -109,11 +106,6 @@ def write_jsonl(path: Path, lines: Iterable[str]) -> None:
 def read_jsonl(path: Path) -> list[str]:
     """The non-blank lines of a JSON Lines file (none when it does not exist)."""
     return [line for line in read_text(path).splitlines() if line.strip()] if path.exists() else []
-
-
-def read_json(path: Path) -> Any:
-    """A JSON file of the run, or a one-line error naming it."""
-    return parse_json(read_text(path), str(path))
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
