@@ -6,8 +6,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from coworkenv.agents.base import AGENTS
 from coworkenv.agents.registry import POLICIES
 from coworkenv.episode.runner import RETRIES_PER_STEP
+from coworkenv.errors import CoworkEnvError
 from coworkenv.spec.task import AnswerStep, SayStep, SolutionStep, TaskSpec, ToolStep
 
 RETRYABLE = (429, 500)
@@ -70,3 +72,22 @@ class NullPolicy:
 
     def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         return {"role": "assistant", "content": ""}
+
+
+class ScriptedAgent:
+    """`oracle` and `null` as agents: one fresh scripted policy per episode, run anywhere (mode `local`)."""
+
+    mode = "local"
+    model = ""
+
+    def __init__(self, kind: str, target: str | None = None):
+        if target:
+            raise CoworkEnvError(f"agent {kind!r} takes no target (got {kind}:{target})")
+        self.kind = self.label = kind
+
+    def policy(self, spec: TaskSpec, *, seed: int = 0) -> ScriptedPolicy | NullPolicy:
+        return POLICIES.get(self.kind)(spec)
+
+
+AGENTS.add("oracle", lambda target=None, **_: ScriptedAgent("oracle", target))
+AGENTS.add("null", lambda target=None, **_: ScriptedAgent("null", target))
