@@ -26,6 +26,8 @@ LAYERS: list[set[str]] = [
     {"repair"},
     {"data"},
     {"rollout"},
+    {"eval"},
+    {"train"},
     {"quality"},
     {"pipeline"},
     {"cli"},

@@ -1,0 +1,1 @@
+"""Evaluation (docs/architecture.md, "Evaluation"): benchmark suites, contamination, metrics with confidence intervals, reports."""

@@ -1,0 +1,1 @@
+"""Models and training (docs/architecture.md, "Models"): the offline tiny model."""
