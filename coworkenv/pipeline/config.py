@@ -8,10 +8,11 @@ this model): a new field appears in all three at once.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Literal, Self
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from coworkenv.caps import CAPS
 from coworkenv.errors import CoworkEnvError, format_validation_error
 from coworkenv.files import read_text
 from coworkenv.llm import LLMConfig
@@ -19,25 +20,41 @@ from coworkenv.sandbox.choices import RuntimeChoice
 from coworkenv.synth.generate import GenerateRequest
 
 
-class SynthesisConfig(GenerateRequest):
-    """What a synthesis run makes: plan → generate → validate → repair → rollout → build → gate → publish. The fields
-    of what to generate come from `GenerateRequest`; these add the endpoint, repair, sandbox and sharding settings."""
+class EndpointSettings(BaseModel):
+    """An OpenAI-compatible endpoint for the LLM roles of a job (generator, repairer, agent, simulated user)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     llm_conn_id: str | None = Field(
         None, title="LLM connection",
         description="Airflow connection of an OpenAI-compatible endpoint (host = base URL, password = API key, extra = "
-        '{"model": ...}), for LLM generation and LLM repair; Airflow runs only.',
+        '{"model": ...}); Airflow runs only.',
     )  # fmt: skip
     llm_base_url: str | None = Field(None, title="LLM base URL", description="OpenAI-compatible endpoint, instead of a connection.")
     llm_model: str | None = Field(None, title="LLM model", description="Model name at that endpoint.")
     llm_api_key_env: str = Field("OPENAI_API_KEY", title="LLM key variable", description="Environment variable holding the endpoint's API key.")
     llm_concurrency: int = Field(4, ge=1, le=256, title="LLM concurrency", description="LLM requests in flight at once.")
     llm_timeout_s: float = Field(120.0, gt=0, title="LLM timeout", description="LLM request timeout in seconds.")
+
+    def llm(self) -> LLMConfig | None:
+        """The endpoint given by base URL and model (an Airflow connection is resolved by `pipeline.airflow`)."""
+        if not (self.llm_base_url and self.llm_model):
+            return None
+        return LLMConfig(base_url=self.llm_base_url, model=self.llm_model, api_key_env=self.llm_api_key_env,
+                         concurrency=self.llm_concurrency, timeout_s=self.llm_timeout_s)  # fmt: skip
+
+
+RUNTIME_FIELD = Field("auto", title="Sandbox", description="Sandbox runtime (auto: bubblewrap when available; none: in-process, trusted input only).")
+
+
+class SynthesisConfig(EndpointSettings, GenerateRequest):
+    """What a synthesis run makes: plan → generate → validate → repair → rollout → build → gate → publish. The fields
+    of what to generate come from `GenerateRequest`; these add the endpoint (for LLM generation and LLM repair),
+    repair, sandbox and sharding settings."""
+
     repair_rounds: int = Field(3, ge=0, le=10, title="Repair rounds", description="Repair rounds before a task is rejected.")
     workers: int = Field(2, ge=1, le=64, title="Sandbox workers", description="Sandboxed workers per shard (validation, repair, rollouts).")
-    runtime: RuntimeChoice = Field(
-        "auto", title="Sandbox", description="Sandbox runtime (auto: bubblewrap when available; none: in-process, trusted input only)."
-    )
+    runtime: RuntimeChoice = RUNTIME_FIELD
     task_budget_s: float | None = Field(
         None, gt=0, le=86_400, title="Task budget",
         description="Wall-clock seconds one task may take in a sandboxed stage (validate, repair, rollout); over it, the task fails "
@@ -52,12 +69,70 @@ class SynthesisConfig(GenerateRequest):
             raise ValueError(f"generator {self.generator!r} needs an LLM endpoint: llm_conn_id (in Airflow), or llm_base_url and llm_model")
         return self
 
-    def llm(self) -> LLMConfig | None:
-        """The endpoint given by base URL and model (an Airflow connection is resolved by `pipeline.airflow`)."""
-        if not (self.llm_base_url and self.llm_model):
-            return None
-        return LLMConfig(base_url=self.llm_base_url, model=self.llm_model, api_key_env=self.llm_api_key_env,
-                         concurrency=self.llm_concurrency, timeout_s=self.llm_timeout_s)  # fmt: skip
+
+class EvaluationConfig(EndpointSettings):
+    """What an evaluation run measures (docs/architecture.md, "Evaluation"): an agent on a suite, k trials per task →
+    `eval_results`, `trajectories` and `capability_profile` rows, a report and the profile the planner reads. The
+    endpoint settings serve `openai:<model>` agents (the model name comes from the agent spec) and the LLM user."""
+
+    agent: str = Field(
+        "oracle", title="Agent", min_length=1,
+        description="The agent: oracle, null, random, hf:<model dir>, or openai:<model> (at the endpoint below).",
+    )  # fmt: skip
+    suite: str = Field(
+        "bench", title="Suite", min_length=1,
+        description="What to evaluate on: a release id, `bench` (the newest coworkenv-bench release), or a .jsonl file of TaskSpecs.",
+    )  # fmt: skip
+    trials: int = Field(3, ge=1, le=32, title="Trials", description="Trials per task (k of pass@k and pass^k).")
+    limit: int | None = Field(None, ge=1, le=CAPS.tasks_per_run, title="Task limit", description="Evaluate only the suite's first N tasks.")
+    workers: int = Field(2, ge=1, le=64, title="Workers", description="Processes for local agents (oracle, null, random).")
+    runtime: RuntimeChoice = RUNTIME_FIELD
+    batch_size: int = Field(16, ge=1, le=512, title="Batch size", description="Episodes generated together by a local model (hf: agents).")
+    max_new_tokens: int = Field(256, ge=1, le=32_768, title="Max new tokens", description="Reply length limit of a local model, per turn.")
+    temperature: float = Field(0.0, ge=0.0, le=2.0, title="Temperature", description="Sampling temperature of model agents (0: greedy).")
+    max_turns: int | None = Field(
+        None, ge=1, le=10_000, title="Turn limit", description="Assistant turns per episode (default: enough for the task's solution)."
+    )
+    episode_wall_s: float = Field(
+        300.0, gt=0, le=86_400, title="Episode time limit", description="Wall-clock seconds per episode; over it, the trial fails."
+    )
+    user: Literal["scripted", "llm"] = Field(
+        "scripted", title="Simulated user",
+        description="The simulated user of multi-turn tasks: the spec's scripted rules, or an LLM persona at the endpoint "
+        "(it reveals only the spec's facts, in their order).",
+    )  # fmt: skip
+    seed: int = Field(
+        0,
+        ge=0,
+        title="Seed",
+        description="Seed of sampling agents and the bootstrap: the same settings give the same results where the agent is deterministic.",
+    )
+    train_releases: list[str] | None = Field(
+        None, title="Training releases",
+        description="Task releases the model was trained on, for the contamination check (default: the LATEST task release, if any).",
+    )  # fmt: skip
+    contamination_threshold: float = Field(
+        0.8,
+        gt=0.0,
+        le=1.0,
+        title="Near-duplicate threshold",
+        description="Instruction similarity (MinHash Jaccard) at which a suite task counts as a near-duplicate of a training task.",
+    )
+    max_contaminated_share: float = Field(
+        0.0,
+        ge=0.0,
+        le=1.0,
+        title="Allowed contamination",
+        description="Share of suite tasks that may match training tasks before the evaluation refuses to run.",
+    )
+
+
+def evaluation_config(values: dict[str, Any], where: str = "") -> EvaluationConfig:
+    """An evaluation config from plain values, or a one-line error naming the offending field."""
+    try:
+        return EvaluationConfig.model_validate(values)
+    except ValidationError as exc:
+        raise CoworkEnvError(format_validation_error(exc, where)) from None
 
 
 def synthesis_config(values: dict[str, Any], where: str = "") -> SynthesisConfig:

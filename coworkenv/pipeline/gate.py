@@ -28,13 +28,14 @@ def staged_digests(run: RunDir) -> dict[str, str]:
     return digests
 
 
-def gate_tables(run: RunDir) -> dict[str, Any]:
+def gate_tables(run: RunDir, stages: tuple[str, ...] = STAGES) -> dict[str, Any]:
+    """The gates of `stages` (a synthesis run's by default; an evaluation run's is `evaluated`)."""
     from coworkenv.quality.gates import run_gate  # Great Expectations takes seconds to import
 
     run.file(*GATES_PASSED).unlink(missing_ok=True)
     tables = staged_tables(run)
-    statistics = {stage: run_gate(stage, tables, report_dir=run.file("quality")).statistics for stage in STAGES}
-    write_json(run.file(*GATES_PASSED), {"stages": list(STAGES), "tables": staged_digests(run)})
+    statistics = {stage: run_gate(stage, tables, report_dir=run.file("quality")).statistics for stage in stages}
+    write_json(run.file(*GATES_PASSED), {"stages": list(stages), "tables": staged_digests(run)})
     return statistics
 
 

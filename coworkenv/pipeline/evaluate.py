@@ -1,0 +1,231 @@
+"""The evaluation run (docs/architecture.md, "Evaluation"), stage by stage over the run directory:
+
+prepare (the suite's tasks, the contamination check) → trials (the rollout engine; resumable) → build (the
+`eval_results`, `trajectories` and `capability_profile` tables, the report, the profile) → gate (`evaluated`) →
+publish (a release of kind `eval`). `evaluate` runs them in order, the `coworkenv_evaluate` DAG one task each, and
+`coworkenv eval` is `evaluate` with a progress bar.
+
+```
+eval/config.json         the run's EvaluationConfig
+eval/suite.json          which suite: name, kind, source, release id, task count
+eval/suite.jsonl         the tasks evaluated, one TaskSpec JSON per line
+eval/contamination.json  the contamination report against the training releases
+eval/trials.jsonl        one trial record per line, appended as trials finish (a killed run resumes from it)
+report/                  report.html, summary.json, *.png, profile.json
+tables/, quality/        as in a synthesis run
+```
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from coworkenv.data.layout import Manifest
+from coworkenv.data.root import DataRoot
+from coworkenv.errors import CoworkEnvError
+from coworkenv.files import read_json
+from coworkenv.llm import LLMConfig
+from coworkenv.pipeline.config import EvaluationConfig, evaluation_config
+from coworkenv.pipeline.rundir import RunDir, read_jsonl, write_json, write_jsonl
+from coworkenv.spec.task import TaskSpec
+
+EVAL_DIR = "eval"
+REPORT_DIR = "report"
+StageHook = Callable[[str, Any], None]
+
+
+def write_config(run: RunDir, config: EvaluationConfig) -> None:
+    write_json(run.file(EVAL_DIR, "config.json"), config.model_dump(mode="json"))
+
+
+def read_config(run: RunDir) -> EvaluationConfig:
+    path = run.file(EVAL_DIR, "config.json")
+    if not path.exists():
+        raise CoworkEnvError(f"run {run.run_id!r} is not an evaluation run under {run.data_root.url} (no {EVAL_DIR}/config.json)")
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise CoworkEnvError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    return evaluation_config(data, str(path))
+
+
+def suite_tasks(run: RunDir) -> list[TaskSpec]:
+    """The tasks the prepare stage chose (they were checked when the suite was loaded)."""
+    lines = read_jsonl(run.file(EVAL_DIR, "suite.jsonl"))
+    if not lines:
+        raise CoworkEnvError(f"run {run.run_id!r} has no suite: prepare it first")
+    return [TaskSpec.model_validate_json(line) for line in lines]
+
+
+def suite_info(run: RunDir) -> dict[str, Any]:
+    info = read_json(run.file(EVAL_DIR, "suite.json"))
+    if not isinstance(info, dict):
+        raise CoworkEnvError(f"run {run.run_id!r}: {EVAL_DIR}/suite.json is not a JSON object: prepare it again")
+    return info
+
+
+# --- stages -----------------------------------------------------------------------------------------------------
+
+
+def prepare(run: RunDir, config: EvaluationConfig) -> dict[str, Any]:
+    """Resolve the suite, keep its first `limit` tasks, and refuse to go on if they overlap the training data."""
+    from coworkenv.eval.contamination import check_contamination, ensure_clean, training_tasks
+    from coworkenv.eval.suite import load_suite
+
+    write_config(run, config)
+    suite = load_suite(config.suite, run.data_root)
+    tasks = list(suite.tasks[: config.limit] if config.limit else suite.tasks)
+    if not tasks:
+        raise CoworkEnvError(f"suite {config.suite!r} has no tasks")
+    releases = training_releases(run.data_root, config, suite.release_id)
+    report = check_contamination(tasks, training_tasks(run.data_root, releases), threshold=config.contamination_threshold)
+    write_json(run.file(EVAL_DIR, "contamination.json"), {"training_releases": releases, **report.to_dict()})
+    ensure_clean(report, max_share=config.max_contaminated_share)
+    write_jsonl(run.file(EVAL_DIR, "suite.jsonl"), [t.to_json() for t in tasks])
+    info = {"name": suite.name, "kind": suite.kind, "source": suite.source, "release_id": suite.release_id, "tasks": len(tasks)}
+    write_json(run.file(EVAL_DIR, "suite.json"), info)
+    return {**info, "training_releases": releases, "contaminated": report.contaminated_tasks}
+
+
+def training_releases(data_root: DataRoot, config: EvaluationConfig, suite_release: str | None) -> list[str]:
+    """The releases to check the suite against: those named, else the LATEST task release (none on a fresh root)."""
+    from coworkenv.data.reader import latest_release
+
+    if config.train_releases:
+        return list(config.train_releases)
+    latest = latest_release(data_root)
+    return [latest] if latest and latest != suite_release else []
+
+
+def agent_options(config: EvaluationConfig, llm: LLMConfig | None) -> dict[str, Any]:
+    """The options of the configured agent's kind (each kind takes only its own)."""
+    from coworkenv.agents import parse_agent
+
+    kind, target = parse_agent(config.agent)
+    if kind == "hf":
+        return {"batch_size": config.batch_size, "max_new_tokens": config.max_new_tokens, "temperature": config.temperature}
+    if kind == "openai":
+        if llm is None:
+            raise CoworkEnvError(f"agent {config.agent!r} needs an endpoint: llm_base_url (or llm_conn_id in Airflow)")
+        return {"llm": llm.model_copy(update={"model": target or llm.model, "temperature": config.temperature})}
+    return {}
+
+
+def user_llm(config: EvaluationConfig, llm: LLMConfig | None) -> LLMConfig | None:
+    if config.user != "llm":
+        return None
+    if llm is None:
+        raise CoworkEnvError("user 'llm' needs an endpoint: llm_base_url and llm_model (or llm_conn_id in Airflow)")
+    return llm
+
+
+def run_trials_stage(run: RunDir, llm: LLMConfig | None = None, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Every task × trial of the suite, appended to `eval/trials.jsonl`; finished trials of an earlier attempt are kept."""
+    from coworkenv.agents import load_agent
+    from coworkenv.rollout.engine import run_trials
+
+    config = read_config(run)
+    agent = load_agent(config.agent, **agent_options(config, llm))
+    records = run_trials(
+        suite_tasks(run), agent, trials=config.trials, workers=config.workers, store=run.file(EVAL_DIR, "trials.jsonl"),
+        runtime=config.runtime, max_turns=config.max_turns, episode_wall_s=config.episode_wall_s, user=config.user,
+        user_llm=user_llm(config, llm), progress=progress, seed=config.seed,
+    )  # fmt: skip
+    failed = [r for r in records if r.status != "ok"]
+    return {"trials": len(records), "failed": len(failed), "passed": sum(1 for r in records if r.grade.passed and r.status == "ok")}
+
+
+def build(run: RunDir, out: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """The run's tables (staged for the gate), its report and profile (under `out`, default the run's `report/`)."""
+    import pyarrow.parquet as pq
+
+    from coworkenv.data.build import capability_profile_table, eval_results_table, trajectories_table
+    from coworkenv.data.schemas import TABLES, conform_table
+    from coworkenv.eval.metrics import summarize
+    from coworkenv.eval.profile import capability_profile, profile_rows
+    from coworkenv.eval.report import write_report
+    from coworkenv.files import staged
+    from coworkenv.pipeline.rundir import GATES_PASSED
+    from coworkenv.rollout.engine import read_records
+    from coworkenv.rollout.record import eval_row_of, trajectory_row_of
+
+    config = read_config(run)
+    specs = {t.id: t for t in suite_tasks(run)}
+    suite = suite_info(run)
+    records = read_records(run.file(EVAL_DIR, "trials.jsonl"))
+    expected = len(specs) * config.trials
+    if len(records) != expected:
+        raise CoworkEnvError(f"run {run.run_id!r}: {len(records)} of {expected} trials recorded: run the trials stage again")
+    label = records[0].agent if records else config.agent
+    eval_rows = [eval_row_of(specs[r.task_id], r, eval_id=run.run_id, suite=suite["name"]) for r in records]
+    tables = {name: conform_table(name, None) for name in TABLES}
+    tables["eval_results"] = eval_results_table(eval_rows)
+    tables["trajectories"] = trajectories_table(trajectory_row_of(specs[r.task_id], r) for r in records)
+    tables["capability_profile"] = capability_profile_table(profile_rows(eval_rows, model=label))
+    with staged(run.file("tables"), folder=True) as staging:
+        for name, table in tables.items():
+            pq.write_table(table, staging / f"{name}.parquet")
+        run.file(*GATES_PASSED).unlink(missing_ok=True)
+    report_dir = Path(out) if out is not None else run.file(REPORT_DIR)
+    summary = summarize(eval_rows, seed=config.seed)
+    profile = capability_profile(eval_rows, model=label)
+    write_report(report_dir, summary, eval_rows, title=f"{label} on {suite['name']}",
+                 extra_files={"profile.json": profile.model_dump_json(indent=2) + "\n"})  # fmt: skip
+    return {"eval_results": len(eval_rows), "report": str(report_dir / "report.html"), "pass_rate": summary.overall.pass_rate.value}
+
+
+def gate(run: RunDir) -> dict[str, Any]:
+    from coworkenv.pipeline.gate import gate_tables
+
+    return gate_tables(run, stages=("evaluated",))
+
+
+def publish(run: RunDir) -> Manifest:
+    """The gated tables as a release of kind `eval` (LATEST keeps pointing at the newest task release)."""
+    from coworkenv.data.publisher import publish_release
+    from coworkenv.pipeline.build import staged_tables
+    from coworkenv.pipeline.gate import require_passed
+
+    config = read_config(run)
+    require_passed(run)
+    parent = suite_info(run).get("release_id")
+    return publish_release(staged_tables(run), data_root=run.data_root, run_id=run.run_id, parent=parent,
+                           config=config.model_dump(mode="json"), kind="eval")  # fmt: skip
+
+
+def evaluate(
+    config: EvaluationConfig,
+    run_id: str,
+    data_root: str | os.PathLike[str] | DataRoot | None = None,
+    *,
+    llm: LLMConfig | None = None,
+    out: str | os.PathLike[str] | None = None,
+    progress: Callable[[int], None] | None = None,
+    on_stage: StageHook | None = None,
+) -> Manifest:
+    """prepare → trials → build → gate → publish; the same run id resumes an interrupted evaluation."""
+    run = RunDir.open(run_id, data_root)
+    llm = llm if llm is not None else config.llm()
+
+    def done(stage: str, result: Any) -> Any:
+        if on_stage is not None:
+            on_stage(stage, result)
+        return result
+
+    done("prepare", prepare(run, config))
+    done("trials", run_trials_stage(run, llm, progress))
+    done("build", build(run, out))
+    done("gate", gate(run))
+    return done("publish", publish(run))
+
+
+def summary_of(run: RunDir, out: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """The run's `summary.json` (written by the build stage)."""
+    path = (Path(out) if out is not None else run.file(REPORT_DIR)) / "summary.json"
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise CoworkEnvError(f"{path}: expected a JSON object")
+    return data
+
