@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, SecretStr
 
 from coworkenv.llm import LLMConfig
-from coworkenv.pipeline.config import SynthesisConfig
+from coworkenv.pipeline.config import EndpointSettings
 
 _PARAM_KEYS = ("type", "title", "description", "enum", "items", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
                "minLength", "maxLength", "format", "examples")  # fmt: skip
@@ -38,7 +38,7 @@ def params_from(model: type[BaseModel]) -> dict[str, Any]:
     return {name: Param(field.default, **_param_schema(props[name])) for name, field in model.model_fields.items()}
 
 
-def llm_endpoint(config: SynthesisConfig) -> LLMConfig | None:
+def llm_endpoint(config: EndpointSettings) -> LLMConfig | None:
     """A run's LLM endpoint in a DAG task: its Airflow connection, else its base URL and model, else none. The key is
     registered with Airflow's log masker and with `coworkenv.redact` before the task can log or store anything."""
     from airflow.sdk.log import mask_secret

@@ -1,0 +1,102 @@
+"""
+### CoworkEnv evaluation run
+
+Measures an **agent** on a **suite**, Claw-Eval style: the suite's tasks (a release id, `bench` for the newest
+`coworkenv-bench` release, or a JSONL file) are checked against the training releases for **contamination**, then
+played `trials` times each by the agent (`oracle`, `null`, `random`, `hf:<model dir>`, `openai:<model>` at the
+connection's endpoint) → `eval_results`, `trajectories` and `capability_profile` rows → the **`evaluated` Great
+Expectations gate** → a release of kind `eval`. The report (`report.html` with plots, `summary.json`: pass rate,
+pass@k, pass^k, mean score, safety and format-error rates, each with a bootstrap 95% CI, overall and per group and
+capability) and the capability profile the planner reads (`profile.json`) are under
+`<data root>/runs/<run id>/report/` and update the `coworkenv-eval-report` and `coworkenv-capability-profile`
+assets.
+
+Outside Airflow, `coworkenv eval` runs the same stages; the same run id resumes an interrupted evaluation.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from airflow.sdk import Asset, dag, get_current_context, task
+
+from coworkenv.pipeline.airflow import params_from
+from coworkenv.pipeline.config import EvaluationConfig
+
+EVAL_REPORT = Asset("coworkenv-eval-report", uri="coworkenv://eval/report")
+CAPABILITY_PROFILE = Asset("coworkenv-capability-profile", uri="coworkenv://eval/capability-profile")
+
+
+def _run():
+    from coworkenv.pipeline.rundir import RunDir
+
+    return RunDir.open(get_current_context()["run_id"])
+
+
+@dag(
+    dag_id="coworkenv_evaluate",
+    doc_md=__doc__,
+    schedule=None,
+    catchup=False,
+    max_active_runs=2,
+    tags=["coworkenv", "evaluation"],
+    default_args={"owner": "coworkenv", "retries": 1, "retry_delay": timedelta(seconds=20)},
+    params=params_from(EvaluationConfig),
+)
+def coworkenv_evaluate():
+    @task
+    def prepare() -> dict:
+        """Validate the settings, resolve the suite, check it against the training releases for contamination."""
+        from airflow.sdk.exceptions import AirflowFailException
+
+        from coworkenv.errors import CoworkEnvError
+        from coworkenv.pipeline.config import evaluation_config
+        from coworkenv.pipeline.evaluate import prepare as prepare_run
+
+        try:
+            return prepare_run(_run(), evaluation_config(dict(get_current_context()["params"]), "settings"))
+        except CoworkEnvError as exc:
+            raise AirflowFailException(str(exc)) from None  # bad settings or a contaminated suite: retrying cannot help
+
+    @task
+    def trials(suite: dict) -> dict:
+        """Every task × trial played by the agent (resumes the trials a failed attempt finished)."""
+        from coworkenv.pipeline.airflow import llm_endpoint
+        from coworkenv.pipeline.evaluate import read_config, run_trials_stage
+
+        run = _run()
+        return run_trials_stage(run, llm_endpoint(read_config(run)))
+
+    @task(outlets=[EVAL_REPORT, CAPABILITY_PROFILE])
+    def build(played: dict) -> dict:
+        """eval_results, trajectories and capability_profile tables; the report and the profile."""
+        from coworkenv.pipeline.evaluate import build as build_run
+
+        return build_run(_run())
+
+    @task(retries=0)
+    def gate(rows: dict) -> dict:
+        """The `evaluated` Great Expectations gate; a failure stops the run here and nothing is published."""
+        from airflow.sdk.exceptions import AirflowFailException
+
+        from coworkenv.pipeline.evaluate import gate as gate_run
+        from coworkenv.quality.gates import GateFailed
+
+        try:
+            return gate_run(_run())
+        except GateFailed as exc:
+            raise AirflowFailException(str(exc)) from None
+
+    @task
+    def publish(gates: dict) -> dict:
+        """The gated tables as a release of kind `eval`."""
+        from coworkenv.pipeline.evaluate import publish as publish_run
+
+        manifest = publish_run(_run())
+        print(f"published evaluation release {manifest.release_id}: {manifest.row_counts}")
+        return {"release_id": manifest.release_id, "row_counts": manifest.row_counts}
+
+    publish(gate(build(trials(prepare()))))
+
+
+coworkenv_evaluate()
