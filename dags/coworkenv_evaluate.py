@@ -67,7 +67,7 @@ def coworkenv_evaluate():
         run = _run()
         return run_trials_stage(run, llm_endpoint(read_config(run)))
 
-    @task(outlets=[EVAL_REPORT, CAPABILITY_PROFILE])
+    @task
     def build(played: dict) -> dict:
         """eval_results, trajectories and capability_profile tables; the report and the profile."""
         from coworkenv.pipeline.evaluate import build as build_run
@@ -87,9 +87,9 @@ def coworkenv_evaluate():
         except GateFailed as exc:
             raise AirflowFailException(str(exc)) from None
 
-    @task
+    @task(outlets=[EVAL_REPORT, CAPABILITY_PROFILE])
     def publish(gates: dict) -> dict:
-        """The gated tables as a release of kind `eval`."""
+        """The gated tables as a release of kind `eval`; the report and the profile become visible as assets."""
         from coworkenv.pipeline.evaluate import publish as publish_run
 
         manifest = publish_run(_run())
