@@ -25,7 +25,7 @@ NewRunIdOpt = Annotated[
 DataRootOpt = Annotated[str | None, typer.Option("--data-root", help="Data root (default: $COWORKENV_DATA_ROOT, else ./data).")]
 
 
-def _new_run_id() -> str:
+def new_run_id() -> str:
     return "cli__" + datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%SZ")
 
 
@@ -36,14 +36,23 @@ def _open(run_id: str, data_root: str | None) -> Any:
 
 
 @contextmanager
-def _progress(what: str, total: int) -> Iterator[Callable[..., None]]:
+def progress_bar(what: str, total: int | None) -> Iterator[Callable[..., None]]:
+    """A rich progress bar on stderr (stdout stays for results); the callable advances it, or sets its total when
+    called with `total=` (for work whose size is known only once it starts)."""
     from rich.console import Console
     from rich.progress import Progress
 
     console = Console(stderr=True)
     with Progress(console=console, transient=True, disable=not console.is_terminal) as progress:  # stderr stays for errors
         bar = progress.add_task(what, total=total)
-        yield lambda n=1, *_: progress.advance(bar, n)
+
+        def step(n: int = 1, *_: Any, total: int | None = None) -> None:
+            if total is not None:
+                progress.update(bar, total=total)
+            else:
+                progress.advance(bar, n)
+
+        yield step
 
 
 def _llm(config: SynthesisConfig) -> Any:
@@ -61,7 +70,7 @@ def synthesize(settings: dict[str, Any], run_id: NewRunIdOpt = None, data_root: 
 
     config = synthesis_config(settings)
     llm = _llm(config)
-    run_id = run_id or _new_run_id()
+    run_id = run_id or new_run_id()
     typer.echo(f"run {run_id}")
     manifest = run_all(config, run_id, data_root, llm=llm, on_stage=lambda stage, result: typer.echo(f"  {stage}: {_summary(result)}"))
     typer.echo(f"published release {manifest.release_id}: " + ", ".join(f"{t} {n}" for t, n in manifest.row_counts.items()))
@@ -93,13 +102,13 @@ def generate(
     from coworkenv.synth.planner import Plan
 
     config = synthesis_config(settings)
-    run = _open(run_id or _new_run_id(), data_root)
+    run = _open(run_id or new_run_id(), data_root)
     if tasks:
         shards = import_tasks(run, tasks, config.shards, start=config)
     else:
         llm = _llm(config)
         planned = plan_run(run, config, load_model(Plan, plan) if plan else None)
-        with _progress("generating", sum(s["tasks"] for s in planned)) as step:
+        with progress_bar("generating", sum(s["tasks"] for s in planned)) as step:
             shards = generate_run(run, planned, llm, progress=step)
     total, rejected = sum(s["tasks"] for s in shards), sum(s["rejections"] for s in shards)
     typer.echo(f"run {run.run_id}: {total} task(s) in {len(shards)} shard(s), {rejected} rejection(s) → {run.file('generated')}")
@@ -114,7 +123,7 @@ def validate(run_id: RunIdOpt, data_root: DataRootOpt = None) -> None:
     run = _open(run_id, data_root)
     shards = run.shard_ids()
     total = sum(len(read_jsonl(run.shard_file("generated", s, "tasks"))) for s in shards)
-    with _progress("validating", total) as step:
+    with progress_bar("validating", total) as step:
         results = [validate_shard(run, shard, progress=step) for shard in shards]
     valid = sum(r["valid"] for r in results)
     codes: dict[str, int] = {}
@@ -134,7 +143,7 @@ def repair(run_id: RunIdOpt, data_root: DataRootOpt = None) -> None:
     run = _open(run_id, data_root)
     config = run.config()
     invalid = sum(1 for _, v in validated(run) if not v.valid)
-    with _progress("repairing", invalid) as step:
+    with progress_bar("repairing", invalid) as step:
         result = repair_run(run, _llm(config), progress=step)
     rate = result["metrics"].get("rescue_rate", 0.0) if result["metrics"] else 0.0
     typer.echo(f"run {run_id}: {result['repaired']} of {result['invalid']} invalid task(s) repaired (rescue rate {rate:.0%})")

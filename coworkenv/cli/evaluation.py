@@ -1,0 +1,131 @@
+"""`coworkenv eval`: an agent on a suite, Claw-Eval style (docs/architecture.md, "Evaluation"); `eval compare` two
+evaluations task by task; `eval bench` builds the held-out `coworkenv-bench` suite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from coworkenv.cli.app import app
+from coworkenv.cli.options import with_config_options
+from coworkenv.cli.pipeline import DataRootOpt, NewRunIdOpt, new_run_id, progress_bar
+from coworkenv.errors import CoworkEnvError
+from coworkenv.pipeline.config import EvaluationConfig, evaluation_config
+
+eval_app = typer.Typer(
+    help="Evaluate an agent on a suite (eval), compare two evaluations (eval compare), build the benchmark suite (eval bench).",
+    no_args_is_help=False,
+)
+app.add_typer(eval_app, name="eval")
+
+OutOpt = Annotated[Path | None, typer.Option("--out", help="Write the report here (default: the run's report/ folder).")]
+
+
+def _figure(metric: dict[str, Any] | Any) -> str:
+    value, lo, hi = (metric["value"], metric["lo"], metric["hi"]) if isinstance(metric, dict) else (metric.value, metric.lo, metric.hi)
+    return f"{value:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def _llm(config: EvaluationConfig) -> Any:
+    if config.llm_conn_id and not config.llm_base_url:
+        raise CoworkEnvError("llm_conn_id names an Airflow connection; outside Airflow give llm_base_url (and the key in llm_api_key_env)")
+    if config.llm_base_url:
+        from coworkenv.agents import parse_agent
+        from coworkenv.llm import LLMConfig
+
+        kind, target = parse_agent(config.agent)
+        model = config.llm_model or (target if kind == "openai" else None)
+        if model:
+            return LLMConfig(base_url=config.llm_base_url, model=model, api_key_env=config.llm_api_key_env,
+                             concurrency=config.llm_concurrency, timeout_s=config.llm_timeout_s)  # fmt: skip
+    return None
+
+
+@eval_app.callback(invoke_without_command=True)
+@with_config_options(EvaluationConfig)
+def evaluate(ctx: typer.Context, settings: dict[str, Any], run_id: NewRunIdOpt = None, data_root: DataRootOpt = None, out: OutOpt = None) -> None:
+    """Evaluate an agent on a suite: contamination check, k trials per task, eval_results rows, the `evaluated` gate,
+    an `eval` release, a report (HTML with plots, summary.json) and the capability profile. The same --run-id resumes."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    from coworkenv.pipeline.evaluate import evaluate as run_all
+    from coworkenv.pipeline.evaluate import summary_of
+    from coworkenv.pipeline.rundir import RunDir
+
+    config = evaluation_config(settings)
+    llm = _llm(config)
+    run_id = run_id or new_run_id().replace("cli__", "eval__")
+    console = Console()
+    console.print(f"evaluation {run_id}: {config.agent} on {config.suite}, {config.trials} trial(s) per task")
+    def on_stage(stage: str, result: Any) -> None:
+        if stage == "prepare":
+            step(total=result["tasks"] * config.trials)
+            console.print(f"  suite {result['name']}: {result['tasks']} task(s); contamination check against "
+                          f"{', '.join(result['training_releases']) or 'no training release'}: clean")  # fmt: skip
+        elif stage == "trials":
+            console.print(f"  trials: {result['trials']} played, {result['passed']} passed, {result['failed']} failed")
+        elif stage == "gate":
+            console.print("  gate evaluated: passed")
+
+    with progress_bar("playing", None) as step:
+        manifest = run_all(config, run_id, data_root, llm=llm, out=out, progress=step, on_stage=on_stage)
+    summary = summary_of(RunDir.open(run_id, data_root), out)
+    table = Table("group", "tasks", "pass rate", "pass@k", "pass^k", "mean score", title=f"{summary.get('agent', config.agent)} (95% CI)")
+    for name, figures in [("all", summary["overall"]), *summary.get("groups", {}).items()]:
+        table.add_row(name, str(figures["n_tasks"]), _figure(figures["pass_rate"]), _figure(figures["pass_at_k"]),
+                      _figure(figures["pass_hat_k"]), _figure(figures["mean_score"]))  # fmt: skip
+    console.print(table)
+    report = Path(out) if out is not None else RunDir.open(run_id, data_root).file("report")
+    console.print(f"release {manifest.release_id} (kind eval); report: {report / 'report.html'}; profile: {report / 'profile.json'}")
+
+
+@eval_app.command()
+def compare(
+    base: Annotated[str, typer.Argument(help="The base evaluation: its release id or run id.")],
+    candidate: Annotated[str, typer.Argument(help="The candidate evaluation: its release id or run id.")],
+    data_root: DataRootOpt = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Write a comparison report (HTML, PNG, comparison.json) here.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap and the permutation test.")] = 0,
+) -> None:
+    """Paired per-task comparison of two evaluations: the score delta with a bootstrap CI and a permutation p-value,
+    and the per-capability and per-group deltas."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from coworkenv.eval.compare import compare as compare_rows
+    from coworkenv.eval.rows import eval_rows_of
+
+    a, b = eval_rows_of(base, data_root), eval_rows_of(candidate, data_root)
+    result = compare_rows(a, b, seed=seed)
+    console = Console()
+    console.print(result.headline())
+    table = Table("capability / group", "tasks", "base", "candidate", "delta [95% CI]", "p")
+    for row in result.breakdown():
+        table.add_row(*row)
+    console.print(table)
+    if out is not None:
+        from coworkenv.eval.report import write_comparison
+
+        write_comparison(out, result, a, b)
+        console.print(f"comparison report: {out / 'report.html'}")
+
+
+@eval_app.command()
+def bench(
+    n: Annotated[int, typer.Option("--n", min=3, max=10_000, help="Tasks in the suite (before validation).")] = 300,
+    seed: Annotated[int, typer.Option(help="Suite seed (drawn from the reserved benchmark range).")] = 0,
+    workers: Annotated[int, typer.Option(min=1, max=64, help="Sandboxed validation workers.")] = 2,
+    data_root: DataRootOpt = None,
+) -> None:
+    """Build the held-out `coworkenv-bench` suite (reserved seeds, held-out phrasings, validated in the sandbox) and
+    publish it as a release of kind `benchmark`."""
+    from coworkenv.eval.suite import build_bench
+
+    with progress_bar("validating", n) as step:
+        manifest = build_bench(n=n, seed=seed, workers=workers, data_root=data_root, progress=step)
+    typer.echo(f"published benchmark release {manifest.release_id}: {manifest.row_counts.get('tasks', 0)} task(s)")
