@@ -98,20 +98,31 @@ def compare(
     from rich.table import Table
 
     from coworkenv.eval.compare import compare as compare_rows
-    from coworkenv.eval.rows import eval_rows_of
+    from coworkenv.eval.metrics import summarize
+    from coworkenv.pipeline.evaluate import eval_rows
 
-    a, b = eval_rows_of(base, data_root), eval_rows_of(candidate, data_root)
+    a, b = eval_rows(base, data_root), eval_rows(candidate, data_root)
     result = compare_rows(a, b, seed=seed)
     console = Console()
-    console.print(result.headline())
-    table = Table("capability / group", "tasks", "base", "candidate", "delta [95% CI]", "p")
-    for row in result.breakdown():
-        table.add_row(*row)
+    o = result.overall
+    console.print(f"{result.candidate_agent} ({candidate}) against {result.base_agent} ({base}) on {result.n_paired} paired task(s)"
+                  + (f"; unpaired: {result.only_base} only in the base, {result.only_candidate} only in the candidate"
+                     if result.only_base or result.only_candidate else ""))  # fmt: skip
+    for name, d in (("mean score", o.mean_score), ("pass rate", o.pass_rate)):
+        verdict = "significant" if d.p_value < 0.05 else "not significant"
+        console.print(f"  {name}: {d.base:.3f} → {d.candidate:.3f}, delta {d.value:+.3f} [{d.lo:+.3f}, {d.hi:+.3f}], "
+                      f"p = {d.p_value:.4g} ({verdict} at 0.05)")  # fmt: skip
+    table = Table("slice", "tasks", "base", "candidate", "delta [95% CI]", "p", title=f"mean score by group and capability ({result.test})")
+    slices = [("all", o), *((f"group {k}", v) for k, v in result.groups.items()), *result.capabilities.items()]
+    for name, s in slices:
+        d = s.mean_score
+        table.add_row(name, str(s.n_tasks), f"{d.base:.3f}", f"{d.candidate:.3f}", f"{d.value:+.3f} [{d.lo:+.3f}, {d.hi:+.3f}]", f"{d.p_value:.3g}")
     console.print(table)
     if out is not None:
-        from coworkenv.eval.report import write_comparison
+        from coworkenv.eval.report import write_report
 
-        write_comparison(out, result, a, b)
+        title = f"{result.candidate_agent} against {result.base_agent}"
+        write_report(out, summarize(b, seed=seed), b, comparison=result, title=title)
         console.print(f"comparison report: {out / 'report.html'}")
 
 

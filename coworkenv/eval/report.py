@@ -7,7 +7,7 @@ import base64
 import html
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coworkenv.errors import CoworkEnvError
 from coworkenv.eval import plots
@@ -17,9 +17,12 @@ from coworkenv.eval.rows import TaskResult, as_rows, per_task
 from coworkenv.files import staged
 from coworkenv.grading.score import PASS_THRESHOLD
 
+if TYPE_CHECKING:
+    from coworkenv.synth.planner import CapabilityProfile
+
 WORST_TASKS = 20
-REPORT_FILES = ("summary.json", "comparison.json", "report.html", "capabilities.png", "groups.png", "difficulties.png",
-                "scores.png", "comparison.png")  # fmt: skip
+REPORT_FILES = ("summary.json", "comparison.json", "profile.json", "report.html", "capabilities.png", "groups.png",
+                "difficulties.png", "scores.png", "comparison.png")  # fmt: skip
 """Everything a report folder may hold: `write_report` replaces the folder, so it refuses one holding anything else."""
 
 _COLUMNS = (("mean_score", "mean score"), ("pass_rate", "pass rate"), ("pass_at_k", "pass@k"), ("pass_hat_k", "pass^k"),
@@ -143,9 +146,10 @@ def _check_folder(out_dir: Path) -> None:
 
 
 def write_report(out_dir: str | Path, summary: Summary, rows: Any, *, comparison: Comparison | None = None,
-                 title: str = "CoworkEnv evaluation") -> Path:  # fmt: skip
+                 title: str = "CoworkEnv evaluation", profile: CapabilityProfile | None = None) -> Path:  # fmt: skip
     """Write the report folder `out_dir` (replacing an earlier report there): `summary.json`, `comparison.json` when
-    comparing, the PNG plots and `report.html`. `rows` are the rows `summary` was made from."""
+    comparing, `profile.json` (the capability profile the planner reads) when given, the PNG plots and `report.html`.
+    `rows` are the rows `summary` was made from."""
     out_dir = Path(out_dir)
     rows = as_rows(rows)
     tasks = per_task(rows)
@@ -169,6 +173,8 @@ def write_report(out_dir: str | Path, summary: Summary, rows: Any, *, comparison
             (tmp / "summary.json").write_text(summary.to_json(), encoding="utf-8")
             if comparison is not None:
                 (tmp / "comparison.json").write_text(comparison.to_json(), encoding="utf-8")
+            if profile is not None:
+                (tmp / "profile.json").write_text(profile.model_dump_json(indent=2) + "\n", encoding="utf-8")
             for name, png in images.items():
                 (tmp / name).write_bytes(png)
             (tmp / "report.html").write_text(page, encoding="utf-8")

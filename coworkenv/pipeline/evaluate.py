@@ -141,10 +141,10 @@ def build(run: RunDir, out: str | os.PathLike[str] | None = None) -> dict[str, A
     """The run's tables (staged for the gate), its report and profile (under `out`, default the run's `report/`)."""
     import pyarrow.parquet as pq
 
-    from coworkenv.data.build import capability_profile_table, eval_results_table, trajectories_table
+    from coworkenv.data.build import eval_results_table, trajectories_table
     from coworkenv.data.schemas import TABLES, conform_table
     from coworkenv.eval.metrics import summarize
-    from coworkenv.eval.profile import capability_profile, profile_rows
+    from coworkenv.eval.profile import capability_profile, profile_table
     from coworkenv.eval.report import write_report
     from coworkenv.files import staged
     from coworkenv.pipeline.rundir import GATES_PASSED
@@ -163,7 +163,7 @@ def build(run: RunDir, out: str | os.PathLike[str] | None = None) -> dict[str, A
     tables = {name: conform_table(name, None) for name in TABLES}
     tables["eval_results"] = eval_results_table(eval_rows)
     tables["trajectories"] = trajectories_table(trajectory_row_of(specs[r.task_id], r) for r in records)
-    tables["capability_profile"] = capability_profile_table(profile_rows(eval_rows, model=label))
+    tables["capability_profile"] = profile_table(eval_rows, model=label)
     with staged(run.file("tables"), folder=True) as staging:
         for name, table in tables.items():
             pq.write_table(table, staging / f"{name}.parquet")
@@ -171,8 +171,7 @@ def build(run: RunDir, out: str | os.PathLike[str] | None = None) -> dict[str, A
     report_dir = Path(out) if out is not None else run.file(REPORT_DIR)
     summary = summarize(eval_rows, seed=config.seed)
     profile = capability_profile(eval_rows, model=label)
-    write_report(report_dir, summary, eval_rows, title=f"{label} on {suite['name']}",
-                 extra_files={"profile.json": profile.model_dump_json(indent=2) + "\n"})  # fmt: skip
+    write_report(report_dir, summary, eval_rows, title=f"{label} on {suite['name']}", profile=profile)
     return {"eval_results": len(eval_rows), "report": str(report_dir / "report.html"), "pass_rate": summary.overall.pass_rate.value}
 
 
@@ -229,3 +228,26 @@ def summary_of(run: RunDir, out: str | os.PathLike[str] | None = None) -> dict[s
         raise CoworkEnvError(f"{path}: expected a JSON object")
     return data
 
+
+
+def eval_rows(ref: str, data_root: str | os.PathLike[str] | DataRoot | None = None) -> list[dict[str, Any]]:
+    """One evaluation's `eval_results` rows: from its release (kind `eval`) or, before it is published, its run's
+    staged table."""
+    import pyarrow.parquet as pq
+
+    from coworkenv.data.reader import complete_manifest, read_table
+    from coworkenv.data.root import open_root
+    from coworkenv.data.schemas import EVAL_RESULTS
+
+    root = open_root(data_root)
+    if complete_manifest(root, ref) is not None:
+        rows = read_table(root, ref, "eval_results").to_pylist()
+    else:
+        run = RunDir.open(ref, root)
+        staged = run.file("tables", "eval_results.parquet")
+        if not staged.exists():
+            raise CoworkEnvError(f"{ref!r} is neither an evaluation release nor an evaluation run under {root.url}")
+        rows = pq.read_table(staged, schema=EVAL_RESULTS).to_pylist()
+    if not rows:
+        raise CoworkEnvError(f"{ref!r} holds no eval_results rows: is it an evaluation?")
+    return rows
