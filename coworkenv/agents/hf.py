@@ -106,8 +106,9 @@ class HFAgent:
         return HFPolicy(self, seed)
 
     def reply_batch(self, requests: Sequence[Request]) -> list[Reply]:
-        """One reply per request, in order. Requests are generated together in chunks of `batch_size`; a request
-        whose prompt cannot be rendered or does not fit the context gets `Reply.error`, the others go on."""
+        """One reply per request, in order. Requests are generated together in chunks of `batch_size`, prompts of
+        similar length together (less padding to compute); a request whose prompt cannot be rendered or does not fit
+        the context gets `Reply.error`, the others go on."""
         replies: list[Reply | None] = [None] * len(requests)
         ready: list[tuple[int, list[int]]] = []
         for index, request in enumerate(requests):
@@ -116,6 +117,7 @@ class HFAgent:
                 replies[index] = ids
             else:
                 ready.append((index, ids))
+        ready.sort(key=lambda item: (len(item[1]), item[0]))
         for start in range(0, len(ready), self.batch_size):
             chunk = ready[start : start + self.batch_size]
             for (index, _), reply in zip(chunk, self._generate(chunk, [requests[i] for i, _ in chunk]), strict=True):
