@@ -100,7 +100,9 @@ class HFAgent:
         eos = generation.eos_token_id if generation.eos_token_id is not None else self.tokenizer.eos_token_id
         self.eos_ids = sorted({*(eos if isinstance(eos, list) else [eos]), self.tokenizer.eos_token_id} - {None})
         self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.eos_ids[0]
-        self.context = min(self.lm.config.max_position_embeddings, self.tokenizer.model_max_length or 10**9)
+        positions = getattr(self.lm.config, "max_position_embeddings", None) or 10**9
+        self.context = min(positions, self.tokenizer.model_max_length or 10**9)
+        """Prompt plus reply, in tokens: a longer prompt fails its trial."""
 
     def policy(self, spec: TaskSpec, *, seed: int = 0) -> HFPolicy:
         return HFPolicy(self, seed)

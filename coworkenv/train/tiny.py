@@ -151,12 +151,14 @@ def build_tiny_model(out: Path, *, seed: int = 0, config: TinyConfig | None = No
             "transformers": transformers.__version__,
             "tokenizers": tokenizers.__version__,
             "torch": torch.__version__.split("+")[0],
-        },  # fmt: skip
+        },
     }
     with staged(out, folder=True) as tmp, quiet_transformers():
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
         (tmp / CARD).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        for file in tmp.iterdir():  # safetensors writes its file owner-only; a model is for every user of the machine
+            file.chmod(0o644)
     return out
 
 
