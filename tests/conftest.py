@@ -3,6 +3,17 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
+
+import pytest
 
 for _key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
     os.environ.setdefault(_key, "1")
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The offline tiny model (`coworkenv model tiny`, seed 0), built once per test process."""
+    from coworkenv.train.tiny import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("models") / "tiny", seed=0)
