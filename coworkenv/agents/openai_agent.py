@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -93,10 +94,11 @@ class OpenAIAgent:
 
     async def areply(self, request: Request) -> Reply:
         """The next assistant turn; never raises for what the endpoint does (no reply: `Reply.error`)."""
+        start = time.perf_counter()
         try:
             completion = await self.chat.complete(request.messages, tools=request.tools or None, seed=request.seed)
         except LLMError as exc:
-            return failed_reply(f"{exc.code}: {exc.reason}")
+            return failed_reply(f"{exc.code}: {exc.reason}", time.perf_counter() - start)
         return reply_from(completion, first_id=_tool_calls_before(request.messages) + 1)
 
     def policy(self, spec: TaskSpec, *, seed: int = 0) -> OpenAIPolicy:

@@ -21,6 +21,8 @@ from coworkenv.llm.client import LLMConfig, LLMError, retry_delay
 from coworkenv.llm.wire import Transport, make_transport
 from coworkenv.redact import REDACTED, configured_secrets, redact
 
+ERROR_CHARS = 300
+"""How much of an error body a reason keeps (after redaction)."""
 RETRY_STATUS = frozenset({408, 409, 425, 429})
 """Besides every 5xx: statuses that say "try again later"."""
 
@@ -58,6 +60,19 @@ def _scrub(value: Any, secrets: list[str]) -> Any:
     if isinstance(value, list):
         return [_scrub(v, secrets) for v in value]
     return value
+
+
+def error_text(data: bytes) -> str:
+    """What an error body says: the OpenAI-style `error.message` (or `detail`), else the body itself."""
+    text = data.decode("utf-8", "replace").strip()
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        return text
+    error = payload.get("error") if isinstance(payload, dict) else None
+    message = error.get("message") if isinstance(error, dict) else error if isinstance(error, str) else None
+    message = message or (payload.get("detail") if isinstance(payload, dict) else None)
+    return str(message) if message else text
 
 
 def _int(value: Any) -> int:
@@ -125,8 +140,7 @@ class AsyncChat:
                     except ValueError as exc:
                         raise LLMError("bad_reply", f"the endpoint's reply is not a chat completion ({exc})") from None
                     return Completion(message, prompt, completion, time.perf_counter() - start, attempt + 1, finish)
-                text = data.decode("utf-8", "replace")
-                code, reason = "http_error", f"HTTP {status}: {redact(text)[:200]}"
+                code, reason = "http_error", f"HTTP {status}: {redact(error_text(data))[:ERROR_CHARS]}"
                 if status < 500 and status not in RETRY_STATUS:
                     raise LLMError(code, reason)
             if attempt + 1 < attempts:

@@ -27,7 +27,7 @@ import sys
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -81,15 +81,18 @@ class Behaviour:
         self.max_in_flight = 0
         self.statuses: dict[int, int] = {}
         self.seeds: list[Any] = []
+        self.authorization: str | None = None
 
     def stats(self) -> dict[str, Any]:
         return {"requests": self.requests, "in_flight": self.in_flight, "max_in_flight": self.max_in_flight,
-                "statuses": {str(k): v for k, v in sorted(self.statuses.items())}, "seeds": self.seeds[-1000:]}  # fmt: skip
+                "statuses": {str(k): v for k, v in sorted(self.statuses.items())}, "seeds": self.seeds[-1000:],
+                "authorization": self.authorization}  # fmt: skip
 
     async def chat(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
         self.requests += 1
         number = self.requests
         self.seeds.append(body.get("seed"))
+        self.authorization = next((v for k, v in headers.items() if k.lower() == "authorization"), None)
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
@@ -213,17 +216,24 @@ class Endpoint:
     """`http://127.0.0.1:<port>/v1`"""
     pid: int
     port: int
+    process: subprocess.Popen = field(repr=False, compare=False)
 
     def stats(self) -> dict[str, Any]:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/stats", timeout=10) as response:
             return json.loads(response.read())
 
     def kill(self) -> None:
-        """Stop the server now (SIGKILL to its process id): an endpoint that dies mid-run."""
+        """Stop the server now (SIGKILL to its process id) and wait until it is gone: an endpoint that dies mid-run."""
+        _kill(self.process)
+
+
+def _kill(process: subprocess.Popen) -> None:
+    if process.poll() is None:
         try:
-            os.kill(self.pid, signal.SIGKILL)
+            os.kill(process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+    process.wait(timeout=10)
 
 
 def option_args(**options: Any) -> list[str]:
@@ -247,16 +257,13 @@ def instant_endpoint(**options: Any) -> Iterator[Endpoint]:
         line = proc.stdout.readline() if proc.stdout else ""
         if not line.startswith("READY "):
             raise RuntimeError(f"the instant endpoint did not start: {line!r} {proc.stderr.read() if proc.stderr else ''}")
-        endpoint = Endpoint(base_url=f"http://127.0.0.1:{int(line.split()[1])}/v1", pid=proc.pid, port=int(line.split()[1]))
+        port = int(line.split()[1])
+        endpoint = Endpoint(base_url=f"http://127.0.0.1:{port}/v1", pid=proc.pid, port=port, process=proc)
         with urllib.request.urlopen(f"{endpoint.base_url}/models", timeout=10) as response:  # ready = it answers
             assert response.status == 200
         yield endpoint
     finally:
-        try:
-            os.kill(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait(timeout=10)
+        _kill(proc)
         for stream in (proc.stdout, proc.stderr):
             if stream:
                 stream.close()
