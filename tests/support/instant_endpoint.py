@@ -7,7 +7,9 @@ the reply is a native tool call to the first tool, its arguments built from the 
 final text answer. `usage` is filled. Faults on request: `--fail-first N` / `--fail-every K` answer `--fail-status`
 (500, 429, …), `--delay S` waits, `--hang` never answers, `--malformed` writes a broken `<tool_call>` block into the
 content, `--text-calls` a well-formed one, `--bad-arguments` a native call whose arguments are not JSON, and
-`--echo-headers` copies the request's headers (the API key among them) into error bodies and final answers.
+`--echo-headers` copies the request's headers (the API key among them) into error bodies and final answers;
+`--say TEXT` makes TEXT the final answer (`{facts}` in it: the `- name: value` lines of the system message, which is
+how an LLM user is told its facts).
 `GET /stats` reports the requests seen, the most in flight at once and the seeds sent.
 
 Run it as `python tests/support/instant_endpoint.py --port N` (port 0: any free one; the first line on stdout is
@@ -65,6 +67,12 @@ def arguments_for(parameters: dict[str, Any]) -> dict[str, Any]:
     """Arguments holding exactly the schema's required properties."""
     properties = parameters.get("properties") or {}
     return {name: example_value(properties.get(name, {}), name) for name in parameters.get("required") or ()}
+
+
+def _facts(messages: list[Any]) -> list[str]:
+    """The values of the `- name: value` lines of the system message (what an LLM user was told it knows)."""
+    system = next((m.get("content") or "" for m in messages if isinstance(m, dict) and m.get("role") == "system"), "")
+    return [line.split(": ", 1)[1] for line in str(system).splitlines() if line.startswith("- ") and ": " in line]
 
 
 def _tokens(text: str) -> int:
@@ -128,7 +136,10 @@ class Behaviour:
                 message["tool_calls"] = [{"id": f"call_{turns + 1}", "type": "function", "function": {"name": name, "arguments": arguments}}]
             finish, produced = "tool_calls", message["content"] or arguments
         else:
-            message["content"] = f"Done after {turns} tool turns."
+            if self.o.say is not None:
+                message["content"] = self.o.say.replace("{facts}", "; ".join(_facts(messages)))
+            else:
+                message["content"] = f"Done after {turns} tool turns."
             if self.o.echo_headers:
                 message["content"] += f"\n{json.dumps(headers)}"
             finish, produced = "stop", message["content"]
@@ -197,6 +208,7 @@ def parse_options(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--malformed", action="store_true", help="Tool calls as a broken <tool_call> block in the content.")
     parser.add_argument("--text-calls", action="store_true", help="Tool calls as well-formed <tool_call> blocks in the content.")
     parser.add_argument("--bad-arguments", action="store_true", help="Native tool calls whose arguments are not JSON.")
+    parser.add_argument("--say", help="The final answer's text; {facts} becomes the values listed in the system message.")
     parser.add_argument("--echo-headers", action="store_true", help="Error bodies and final answers carry the request's headers.")
     return parser.parse_args(argv)
 
