@@ -38,7 +38,7 @@ class LLMConfig(BaseModel):
     backoff_s: float = Field(1.0, ge=0, description="First retry delay; doubles on every retry (plus up to 10 % jitter).")
     concurrency: int = Field(4, ge=1, description="Requests in flight at once.")
     temperature: float = Field(0.7, ge=0, description="Sampling temperature.")
-    max_tokens: int = Field(6000, ge=256, description="Reply length limit.")
+    max_tokens: int = Field(6000, ge=1, description="Reply length limit in tokens.")
     json_mode: bool = Field(False, description="Ask for response_format=json_object (if the server supports it).")
     extra_body: dict[str, Any] = Field(
         {}, description="Further request fields the server understands, e.g. vLLM's top_k or transformers serve's generation_config."

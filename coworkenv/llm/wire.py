@@ -2,9 +2,9 @@
 length or chunked, `http` and `https`), and httpx where a proxy applies.
 
 Why not the `openai` package here: against a local endpoint that answers at once, its per-request overhead (request
-and response models, httpx's pool) caps a 2-core machine at about 400 requests/s, far below what the rollout engine
-needs; the streams poster does an order of magnitude more (docs/benchmarks.md). Hosted APIs behind a proxy keep
-httpx, which honours the proxy environment variables.
+and response models, httpx's pool) caps a 2-core machine at about 400 requests/s, below what the rollout engine
+needs; the streams poster does over ten times that. Hosted APIs behind a proxy keep httpx, which honours the proxy
+environment variables.
 """
 
 from __future__ import annotations
