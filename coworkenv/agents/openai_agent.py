@@ -57,6 +57,8 @@ def reply_from(completion: Completion, *, first_id: int = 1) -> Reply:
     """An endpoint's completion as a turn: native tool calls, else tool calls written in the text, else the text."""
     message = completion.message
     content = message.get("content")
+    if isinstance(content, list):  # content parts
+        content = "".join(part.get("text") or "" for part in content if isinstance(part, dict))
     content = content if isinstance(content, str) else ""
     cost: dict[str, Any] = {"prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
                             "latency_s": completion.latency_s,

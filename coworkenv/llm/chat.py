@@ -131,7 +131,7 @@ class AsyncChat:
                     status, data = await session.transport.post("/chat/completions", body, session.headers, self.config.timeout_s)
             except TimeoutError:
                 code, reason = "timeout", f"no reply within {self.config.timeout_s} s"
-            except (OSError, asyncio.IncompleteReadError, ValueError) as exc:
+            except (OSError, EOFError, ValueError, asyncio.LimitOverrunError) as exc:  # EOFError: a reply cut short
                 code, reason = "transport", f"{type(exc).__name__}: {redact(str(exc))[:200]}".rstrip(": ")
             else:
                 if status == 200:

@@ -56,7 +56,8 @@ class Refused(Exception):
 
 
 class LLMError(Exception):
-    """A request that produced no reply: `code` is `refusal`, `timeout` or `http_error`."""
+    """A request that produced no reply: `code` is `refusal`, `timeout`, `http_error`, `transport` (connection
+    refused, reset or cut short) or `bad_reply` (a 200 that is no chat completion)."""
 
     def __init__(self, code: str, reason: str):
         reason = redact(reason)

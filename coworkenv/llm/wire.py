@@ -79,6 +79,9 @@ class StreamsTransport:
             writer.write(request)
             await writer.drain()
             status, keep_alive, body = await _read_response(reader)
+        except asyncio.LimitOverrunError:
+            writer.close()
+            raise ProtocolError("a response line is too long") from None
         except BaseException:
             writer.close()
             raise
@@ -102,10 +105,7 @@ class StreamsTransport:
 async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bool, bytes]:
     """(status, whether the connection may be reused, body) of one HTTP/1.1 response."""
     while True:
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-        except asyncio.LimitOverrunError:
-            raise ProtocolError("the response headers are too long") from None
+        head = await reader.readuntil(b"\r\n\r\n")
         lines = head.decode("latin-1").split("\r\n")
         status_line = lines[0].split(" ", 2)
         if len(status_line) < 2 or not status_line[0].startswith("HTTP/1.") or not status_line[1].isdigit():

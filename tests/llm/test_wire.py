@@ -98,3 +98,22 @@ def test_only_http_urls_and_proxies_pick_httpx(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("http_proxy", "http://proxy.test:3128")
     monkeypatch.setenv("no_proxy", "")
     assert type(make_transport("http://10.1.2.3:8000/v1", 4)).__name__ == "HttpxTransport"
+
+
+@pytest.mark.parametrize(
+    ("answer", "error"),
+    [(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort", asyncio.IncompleteReadError),
+     (b"HTTP/1.1 200 OK\r\nX-Long: " + b"a" * 70_000 + b"\r\n\r\n{}", ProtocolError)],
+    ids=["body-cut-short", "header-too-long"],
+)  # fmt: skip
+def test_broken_responses_raise_what_the_chat_client_retries(answer: bytes, error: type[Exception]):
+    async def run():
+        server, port, _ = await _serve([answer], close_after_each=True)
+        transport = StreamsTransport(f"http://127.0.0.1:{port}")
+        try:
+            with pytest.raises(error):
+                await transport.post("/x", b"{}", {}, 5)
+        finally:
+            server.close()
+
+    asyncio.run(run())
