@@ -103,6 +103,10 @@ class OpenAIAgent:
             return failed_reply(f"{exc.code}: {exc.reason}", time.perf_counter() - start)
         return reply_from(completion, first_id=_tool_calls_before(request.messages) + 1)
 
+    async def aclose(self) -> None:
+        """Close the connections of the running event loop (call it before the loop ends)."""
+        await self.chat.aclose()
+
     def policy(self, spec: TaskSpec, *, seed: int = 0) -> OpenAIPolicy:
         return OpenAIPolicy(self, seed)
 
@@ -120,7 +124,7 @@ class OpenAIPolicy:
         try:
             return await self.agent.areply(request)
         finally:
-            await self.agent.chat.aclose()
+            await self.agent.aclose()
 
     def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         request = Request(messages=list(messages), tools=tools, seed=self.seed)

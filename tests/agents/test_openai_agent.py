@@ -30,7 +30,13 @@ def agent_at(endpoint, **options) -> OpenAIAgent:
 
 
 def ask(agent: OpenAIAgent, messages=MESSAGES, tools=TOOLS, seed: int = 0):
-    return asyncio.run(agent.areply(Request(messages=messages, tools=tools, seed=seed)))
+    async def once():
+        try:
+            return await agent.areply(Request(messages=messages, tools=tools, seed=seed))
+        finally:
+            await agent.aclose()
+
+    return asyncio.run(once())
 
 
 def test_native_tool_calls_usage_seed_then_a_final_answer():
@@ -79,7 +85,9 @@ def test_the_concurrency_limit_holds_at_the_server():
         agent = agent_at(endpoint, concurrency=3)
 
         async def many():
-            return await asyncio.gather(*(agent.areply(Request(MESSAGES, TOOLS, seed=i)) for i in range(12)))
+            replies = await asyncio.gather(*(agent.areply(Request(MESSAGES, TOOLS, seed=i)) for i in range(12)))
+            await agent.aclose()
+            return replies
 
         replies = asyncio.run(many())
         stats = endpoint.stats()
@@ -128,6 +136,7 @@ def test_an_endpoint_killed_mid_run_fails_the_turn_and_the_run_goes_on():
             first = await agent.areply(Request(MESSAGES, TOOLS))
             endpoint.kill()
             rest = await asyncio.gather(*(agent.areply(Request([*MESSAGES, first.message], TOOLS, seed=i)) for i in range(4)))
+            await agent.aclose()
             return first, rest
 
         first, rest = asyncio.run(run())

@@ -38,6 +38,16 @@ def agent_for(served, **options):
     return load_agent(f"openai:{served.model}", **{**settings, **options})
 
 
+def turn(agent, request: Request):
+    async def once():
+        try:
+            return await agent.areply(request)
+        finally:
+            await agent.aclose()
+
+    return asyncio.run(once())
+
+
 def well_formed(reply) -> None:
     """A turn that the episode and the trajectory contract accept, whatever the model wrote."""
     assert reply.message["role"] == "assistant"
@@ -51,8 +61,8 @@ def test_a_few_turns_of_a_real_task(served):
     agent = agent_for(served)
     assert agent.label == "openai:tiny" and "/" not in agent.label
     messages, tools = initial_messages(SPEC), tool_schemas(SPEC.tools)
-    for turn in range(3):
-        reply = asyncio.run(agent.areply(Request(messages, tools, seed=turn)))
+    for number in range(3):
+        reply = turn(agent, Request(messages, tools, seed=number))
         assert reply.error is None, reply.error
         well_formed(reply)
         assert reply.prompt_tokens > 0 and reply.completion_tokens > 0 and reply.latency_s > 0
@@ -65,7 +75,7 @@ def test_a_few_turns_of_a_real_task(served):
 def test_sampled_garbage_is_plain_text_or_a_format_error(served):
     sample = {"generation_config": json.dumps({"do_sample": True, "max_new_tokens": 48})}
     agent = agent_for(served, extra_body=sample, temperature=1.0)  # temperature 0 would turn sampling off again
-    replies = [asyncio.run(agent.areply(Request(initial_messages(SPEC), tool_schemas(SPEC.tools), seed=seed))) for seed in range(3)]
+    replies = [turn(agent, Request(initial_messages(SPEC), tool_schemas(SPEC.tools), seed=seed)) for seed in range(3)]
     for reply in replies:
         if reply.error is None:
             well_formed(reply)
@@ -79,6 +89,6 @@ def test_a_malformed_tool_call_breaks_the_server_not_the_agent(served, tiny_mode
 
     tool_call = AutoTokenizer.from_pretrained(tiny_model_dir).convert_tokens_to_ids("<tool_call>")
     agent = agent_for(served, extra_body={"logit_bias": {str(tool_call): 100.0}})
-    reply = asyncio.run(agent.areply(Request(initial_messages(SPEC), tool_schemas(SPEC.tools))))
+    reply = turn(agent, Request(initial_messages(SPEC), tool_schemas(SPEC.tools)))
     assert reply.error == "http_error: HTTP 500: Internal Server Error (after 2 attempts)"
     assert reply.message == {"role": "assistant", "content": ""}

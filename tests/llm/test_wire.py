@@ -19,10 +19,11 @@ def _length(body: bytes, extra: str = "") -> bytes:
 
 async def _serve(answers: list[bytes], close_after_each: bool = False):
     """A socket server that answers each request with the next canned response; counts connections and requests."""
-    seen = {"connections": 0, "requests": []}
+    seen = {"connections": 0, "requests": [], "writers": []}
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         seen["connections"] += 1
+        seen["writers"].append(writer)
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -40,6 +41,15 @@ async def _serve(answers: list[bytes], close_after_each: bool = False):
     return server, server.sockets[0].getsockname()[1], seen
 
 
+async def _stop(server: asyncio.Server, seen: dict) -> None:
+    """Close the server and the connections it still holds (keep-alive ones included)."""
+    server.close()
+    for writer in seen["writers"]:
+        writer.close()
+    await server.wait_closed()
+    await asyncio.sleep(0.01)  # the handlers see their connections end
+
+
 def test_chunked_and_interim_responses_are_read_and_the_connection_is_reused():
     async def run():
         server, port, seen = await _serve([CHUNKED, _length(b'{"ok": 1}')])
@@ -47,7 +57,7 @@ def test_chunked_and_interim_responses_are_read_and_the_connection_is_reused():
         first = await transport.post("/chat/completions", b'{"a": 1}', {"Authorization": "Bearer k"}, 5)
         second = await transport.post("/chat/completions", b"{}", {}, 5)
         await transport.aclose()
-        server.close()
+        await _stop(server, seen)
         return first, second, seen
 
     first, second, seen = asyncio.run(run())
@@ -69,7 +79,7 @@ def test_a_server_that_closes_the_connection_gets_a_fresh_one(say_so: bool):
             results.append(await transport.post("/x", b"{}", {}, 5))
             await asyncio.sleep(0.05)  # the server's close reaches the idle connection
         await transport.aclose()
-        server.close()
+        await _stop(server, seen)
         return results, seen
 
     results, seen = asyncio.run(run())
@@ -78,13 +88,13 @@ def test_a_server_that_closes_the_connection_gets_a_fresh_one(say_so: bool):
 
 def test_a_peer_that_does_not_speak_http_is_a_protocol_error():
     async def run():
-        server, port, _ = await _serve([b"SSH-2.0-OpenSSH\r\n\r\n"])
+        server, port, seen = await _serve([b"SSH-2.0-OpenSSH\r\n\r\n"])
         transport = StreamsTransport(f"http://127.0.0.1:{port}")
         try:
             with pytest.raises(ProtocolError, match="status line"):
                 await transport.post("/x", b"{}", {}, 5)
         finally:
-            server.close()
+            await _stop(server, seen)
 
     asyncio.run(run())
 
@@ -108,12 +118,12 @@ def test_only_http_urls_and_proxies_pick_httpx(monkeypatch: pytest.MonkeyPatch):
 )  # fmt: skip
 def test_broken_responses_raise_what_the_chat_client_retries(answer: bytes, error: type[Exception]):
     async def run():
-        server, port, _ = await _serve([answer], close_after_each=True)
+        server, port, seen = await _serve([answer], close_after_each=True)
         transport = StreamsTransport(f"http://127.0.0.1:{port}")
         try:
             with pytest.raises(error):
                 await transport.post("/x", b"{}", {}, 5)
         finally:
-            server.close()
+            await _stop(server, seen)
 
     asyncio.run(run())
