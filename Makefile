@@ -39,6 +39,7 @@ fuzz: setup
 bench: setup
 	$(BIN)/python bench/episode_throughput.py
 	$(BIN)/python bench/synth_throughput.py
+	$(BIN)/python bench/tiny_model.py
 
 lint: setup
 	$(BIN)/ruff check coworkenv dags tests bench

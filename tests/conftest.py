@@ -13,7 +13,7 @@ for _key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
 
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The offline tiny model (`coworkenv model tiny`, seed 0), built once per test process."""
+    """The offline tiny model (`coworkenv model tiny`, seed 0), built once per test process; read-only (copy it to change it)."""
     from coworkenv.train.tiny import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("models") / "tiny", seed=0)

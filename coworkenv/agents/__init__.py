@@ -2,7 +2,7 @@
 nothing), `openai:<model>` (an OpenAI-compatible endpoint), and the agents named by spec strings
 (`load_agent("hf:models/tiny")`)."""
 
-from coworkenv.agents import openai_agent, persona, scripted  # noqa: F401  (register openai, oracle, null; the llm user)
+from coworkenv.agents import hf, openai_agent, persona, scripted  # noqa: F401  (register hf, openai, oracle, null; the llm user)
 from coworkenv.agents.base import AGENTS, Agent, Reply, Request, load_agent, parse_agent, reply_of
 from coworkenv.agents.registry import POLICIES, make_policy
 from coworkenv.agents.users import USERS, make_user

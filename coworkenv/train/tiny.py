@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from coworkenv.agents.hf import quiet_transformers
 from coworkenv.errors import CoworkEnvError
 from coworkenv.files import staged
 from coworkenv.train.corpus import CONTROL_TOKENS, EXAMPLES, TAG_TOKENS, chat_template, corpus_documents, without_control_tokens
@@ -95,7 +94,7 @@ def _model(tokenizer: Any, config: TinyConfig, seed: int) -> Any:
         num_attention_heads=config.num_attention_heads,
         num_key_value_heads=config.num_key_value_heads,
         max_position_embeddings=config.max_position_embeddings,
-        tie_word_embeddings=True,
+        tie_word_embeddings=False,  # tied, a random model echoes its last input token forever
         bos_token_id=None,
         eos_token_id=eos,
         pad_token_id=tokenizer.pad_token_id,
@@ -110,20 +109,6 @@ def _model(tokenizer: Any, config: TinyConfig, seed: int) -> Any:
         bos_token_id=None, temperature=None, top_p=None, top_k=None,
     )  # fmt: skip
     return model
-
-
-@contextmanager
-def quiet_transformers() -> Iterator[None]:
-    """No progress bars from transformers while saving or loading (the CLI prints its own summary)."""
-    from transformers.utils import logging
-
-    enabled = logging.is_progress_bar_enabled()
-    logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if enabled:
-            logging.enable_progress_bar()
 
 
 def _hash_documents(documents: list[str]) -> str:
@@ -166,12 +151,14 @@ def build_tiny_model(out: Path, *, seed: int = 0, config: TinyConfig | None = No
             "transformers": transformers.__version__,
             "tokenizers": tokenizers.__version__,
             "torch": torch.__version__.split("+")[0],
-        },  # fmt: skip
+        },
     }
     with staged(out, folder=True) as tmp, quiet_transformers():
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
         (tmp / CARD).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        for file in tmp.iterdir():  # safetensors writes its file owner-only; a model is for every user of the machine
+            file.chmod(0o644)
     return out
 
 

@@ -42,6 +42,7 @@ def load(path: Path):
 
 def test_the_model_is_small_and_described_by_its_card(tiny_model_dir: Path) -> None:
     assert {p.name for p in tiny_model_dir.iterdir()} == FILES
+    assert all(p.stat().st_mode & 0o044 == 0o044 for p in tiny_model_dir.iterdir())  # readable by every user
     card = read_card(tiny_model_dir)
     assert card["seed"] == 0 and card["config"] == TinyConfig().model_dump()
     assert 100_000 <= card["parameters"] <= 1_000_000

@@ -1,0 +1,193 @@
+"""`hf:<dir>`: a local transformers causal LM as an agent (docs/architecture.md, "Agents").
+
+The model is loaded once per run from a local directory (never a hub). Each conversation is rendered with the
+model's own chat template and `tools=`; replies for many episodes are generated together (`reply_batch`: left
+padding and an attention mask, chunks of `batch_size`), and each output is read with `parse_reply`, so malformed
+output is a format error of that turn, never a crash. Greedy decoding by default (deterministic); with a temperature
+the sampling is seeded from the requests' seeds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from coworkenv.agents.base import AGENTS, Reply, Request, failed_reply
+from coworkenv.agents.parsing import parse_reply
+from coworkenv.errors import CoworkEnvError
+from coworkenv.spec.task import TaskSpec
+
+
+@contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """No progress bars from transformers while loading or saving a model (commands print their own summary)."""
+    from transformers.utils import logging
+
+    enabled = logging.is_progress_bar_enabled()
+    logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if enabled:
+            logging.enable_progress_bar()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def _calls_so_far(messages: Sequence[dict[str, Any]]) -> int:
+    return sum(len(m.get("tool_calls") or ()) for m in messages if isinstance(m, dict))
+
+
+def _sampling_seed(chunk: Sequence[Request]) -> int:
+    """One seed for a chunk, from its requests' seeds and turns: the same episodes at the same turns sample alike."""
+    key = ",".join(f"{r.seed}:{len(r.messages)}" for r in chunk)
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big") % (2**63)
+
+
+class HFPolicy:
+    """One episode's view of a shared `HFAgent`: `act` generates for this conversation alone. Replies are kept
+    (`replies`) so a synchronous run can still see tokens, latency and format errors."""
+
+    def __init__(self, agent: HFAgent, seed: int):
+        self.agent = agent
+        self.seed = seed
+        self.replies: list[Reply] = []
+
+    def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        reply = self.agent.reply_batch([Request(messages=messages, tools=tools, seed=self.seed)])[0]
+        self.replies.append(reply)
+        return reply.message
+
+
+class HFAgent:
+    """A causal LM with a chat template, from a local directory; one per run, shared by all its episodes."""
+
+    kind = "hf"
+    mode = "batch"
+
+    def __init__(
+        self,
+        target: str | None,
+        *,
+        max_new_tokens: int | None = None,
+        temperature: float = 0.0,
+        batch_size: int = 16,
+        device: str | None = None,
+        **_: Any,
+    ):
+        if not target:
+            raise CoworkEnvError("agent 'hf' needs a local model directory: hf:<dir>, e.g. hf:models/tiny")
+        path = Path(target)
+        if not path.is_dir():
+            raise CoworkEnvError(f"hf:{target}: no such model directory")
+        if batch_size < 1 or temperature < 0 or (max_new_tokens is not None and max_new_tokens < 1):
+            raise CoworkEnvError(f"hf:{target}: batch_size and max_new_tokens must be >= 1 and temperature >= 0")
+        self.path = path
+        self.model = path.resolve().name
+        self.label = f"hf:{self.model}"
+        self.temperature = float(temperature)
+        self.batch_size = batch_size
+        self.tokenizer, self.lm, self.device = _load(path, target, device)
+        generation = self.lm.generation_config
+        self.max_new_tokens = max_new_tokens or generation.max_new_tokens or 256
+        eos = generation.eos_token_id if generation.eos_token_id is not None else self.tokenizer.eos_token_id
+        self.eos_ids = sorted({*(eos if isinstance(eos, list) else [eos]), self.tokenizer.eos_token_id} - {None})
+        self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.eos_ids[0]
+        positions = getattr(self.lm.config, "max_position_embeddings", None) or 10**9
+        self.context = min(positions, self.tokenizer.model_max_length or 10**9)
+        """Prompt plus reply, in tokens: a longer prompt fails its trial."""
+
+    def policy(self, spec: TaskSpec, *, seed: int = 0) -> HFPolicy:
+        return HFPolicy(self, seed)
+
+    def reply_batch(self, requests: Sequence[Request]) -> list[Reply]:
+        """One reply per request, in order. Requests are generated together in chunks of `batch_size`, prompts of
+        similar length together (less padding to compute); a request whose prompt cannot be rendered or does not fit
+        the context gets `Reply.error`, the others go on."""
+        replies: list[Reply | None] = [None] * len(requests)
+        ready: list[tuple[int, list[int]]] = []
+        for index, request in enumerate(requests):
+            ids = self._prompt_ids(request)
+            if isinstance(ids, Reply):
+                replies[index] = ids
+            else:
+                ready.append((index, ids))
+        ready.sort(key=lambda item: (len(item[1]), item[0]))
+        for start in range(0, len(ready), self.batch_size):
+            chunk = ready[start : start + self.batch_size]
+            for (index, _), reply in zip(chunk, self._generate(chunk, [requests[i] for i, _ in chunk]), strict=True):
+                replies[index] = reply
+        return [r for r in replies if r is not None]
+
+    def _prompt_ids(self, request: Request) -> list[int] | Reply:
+        start = time.perf_counter()
+        try:
+            rendered = self.tokenizer.apply_chat_template(
+                request.messages, tools=request.tools or None, add_generation_prompt=True, tokenize=True, return_dict=True
+            )
+        except Exception as exc:  # noqa: BLE001 — a conversation the template refuses fails this trial, not the run
+            return failed_reply(f"the chat template cannot render this conversation: {_first_line(exc)}", time.perf_counter() - start)
+        ids = list(rendered["input_ids"])
+        if len(ids) >= self.context:
+            return failed_reply(f"the prompt is {len(ids)} tokens, more than the model's context of {self.context}", time.perf_counter() - start)
+        return ids
+
+    def _generate(self, chunk: list[tuple[int, list[int]]], requests: list[Request]) -> list[Reply]:
+        import torch
+
+        start = time.perf_counter()
+        width = max(len(ids) for _, ids in chunk)
+        input_ids = torch.tensor([[self.pad_id] * (width - len(ids)) + ids for _, ids in chunk], device=self.device)
+        attention = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for _, ids in chunk], device=self.device)
+        budget = min(self.max_new_tokens, self.context - width)
+        sampling = self.temperature > 0
+        options: dict[str, Any] = {"do_sample": sampling, "max_new_tokens": budget, "eos_token_id": self.eos_ids, "pad_token_id": self.pad_id}
+        options |= {"temperature": self.temperature, "top_p": 1.0, "top_k": 0} if sampling else {"temperature": None, "top_p": None, "top_k": None}
+        try:
+            with torch.inference_mode(), torch.random.fork_rng(devices=[] if self.device == "cpu" else None):
+                if sampling:
+                    torch.manual_seed(_sampling_seed(requests))
+                output = self.lm.generate(input_ids=input_ids, attention_mask=attention, **options)
+        except Exception as exc:  # noqa: BLE001 — generation that crashes fails these trials with the reason
+            latency = time.perf_counter() - start
+            return [failed_reply(f"generation failed: {type(exc).__name__}: {_first_line(exc)}", latency) for _ in chunk]
+        latency = time.perf_counter() - start
+        replies = []
+        for (_, ids), request, row in zip(chunk, requests, output[:, width:].tolist(), strict=True):
+            stop = next((i for i, token in enumerate(row) if token in self.eos_ids), None)
+            completion = row if stop is None else row[: stop + 1]
+            raw = self.tokenizer.decode(completion if stop is None else completion[:-1], skip_special_tokens=True)
+            parsed = parse_reply(raw, first_id=_calls_so_far(request.messages) + 1)
+            meta = {"batch": len(chunk), "finish": "length" if stop is None else "stop"}
+            replies.append(Reply(message=parsed.message(), format_error=parsed.format_error, prompt_tokens=len(ids),
+                                 completion_tokens=len(completion), latency_s=latency, raw=raw, meta=meta))  # fmt: skip
+        return replies
+
+
+def _load(path: Path, target: str, device: str | None) -> tuple[Any, Any, str]:
+    """(tokenizer, model, device) from local files only; anything wrong is one line naming the directory."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        with quiet_transformers():
+            tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+            model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype="auto")
+        model.to(device)
+    except Exception as exc:  # noqa: BLE001 — missing files, a bad config, an unknown architecture, a bad device
+        raise CoworkEnvError(f"hf:{target}: cannot load a causal LM from it: {_first_line(exc)}") from None
+    if not tokenizer.chat_template:
+        raise CoworkEnvError(f"hf:{target}: the tokenizer has no chat template")
+    model.eval()
+    return tokenizer, model, device
+
+
+AGENTS.add("hf", lambda target=None, **options: HFAgent(target, **options))
