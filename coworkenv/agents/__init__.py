@@ -1,8 +1,10 @@
 """Policies that act in episodes (docs/architecture.md, "Agents"): `oracle` (the task's own solution), `null` (does
-nothing), and the agents named by spec strings (`load_agent("hf:models/tiny")`)."""
+nothing), `openai:<model>` (an OpenAI-compatible endpoint), and the agents named by spec strings
+(`load_agent("hf:models/tiny")`)."""
 
-from coworkenv.agents import hf, scripted  # noqa: F401  (register hf, oracle and null)
+from coworkenv.agents import hf, openai_agent, persona, scripted  # noqa: F401  (register hf, openai, oracle, null; the llm user)
 from coworkenv.agents.base import AGENTS, Agent, Reply, Request, load_agent, parse_agent, reply_of
 from coworkenv.agents.registry import POLICIES, make_policy
+from coworkenv.agents.users import USERS, make_user
 
-__all__ = ["AGENTS", "POLICIES", "Agent", "Reply", "Request", "load_agent", "make_policy", "parse_agent", "reply_of"]
+__all__ = ["AGENTS", "POLICIES", "USERS", "Agent", "Reply", "Request", "load_agent", "make_policy", "make_user", "parse_agent", "reply_of"]

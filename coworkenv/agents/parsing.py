@@ -95,3 +95,12 @@ def parse_reply(text: str | None, *, first_id: int = 1) -> ParsedReply:
         return ParsedReply(content="", tool_calls=_calls(value, first_id))
     except ValueError as exc:
         return ParsedReply(content=text, tool_calls=[], format_error=str(exc))
+
+
+def native_calls(calls: Any, *, first_id: int = 1) -> list[dict[str, Any]]:
+    """An endpoint's native `tool_calls` checked and renumbered `call_<n>` from `first_id` (ids the conversation
+    can rely on, the same on every run); ValueError names what is malformed (a missing name, arguments that are
+    not a JSON object)."""
+    if not isinstance(calls, list):
+        raise ValueError(f"tool_calls must be a list, got {type(calls).__name__}")
+    return _calls(calls, first_id)

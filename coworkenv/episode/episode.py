@@ -7,7 +7,7 @@ from typing import Any
 
 from coworkenv.canonical import canonical_json, content_hash
 from coworkenv.episode.evidence import Evidence
-from coworkenv.episode.user import scripted_reply
+from coworkenv.episode.user import ScriptedUser, UserSimulator
 from coworkenv.spec.task import TaskSpec
 from coworkenv.workspace.runtime import DEFAULT_MAX_WRITE_BYTES, Workspace
 from coworkenv.workspace.snapshot import diff_states
@@ -19,8 +19,10 @@ class EpisodeFinished(RuntimeError):
 
 
 class Episode:
-    def __init__(self, spec: TaskSpec, *, max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES):
+    def __init__(self, spec: TaskSpec, *, max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES, user: UserSimulator | None = None):
+        """`user` answers the assistant's messages in a live episode (default: the spec's scripted user)."""
         self.spec = spec
+        self.user: UserSimulator = ScriptedUser(spec.user) if user is None else user
         self.workspace = Workspace(
             json.loads(spec.initial_state_json),
             allowed=frozenset(spec.tools),
@@ -53,7 +55,7 @@ class Episode:
         passes False for every message but the last, which it then gives to `finish`.
         """
         self._check_open()
-        reply = scripted_reply(self.spec.user, text, self.user_rounds)
+        reply = self.user.reply(text, self.user_rounds)
         if reply is None and may_end:
             self.finish(text)
             return None

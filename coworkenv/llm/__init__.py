@@ -1,6 +1,8 @@
 """The one OpenAI-wire chat client (vLLM, SGLang, `transformers serve`, hosted APIs), shared by the LLM task
-generator, the LLM repairer and, later, the agents and the simulated user."""
+generator, the LLM repairer (`ChatClient`, synchronous), the `openai:` agents and the LLM user (`AsyncChat`, with
+tools; `ChatClient`)."""
 
-from coworkenv.llm.client import ChatClient, LLMConfig, LLMError, Refused, extract_json, looks_like_refusal
+from coworkenv.llm.chat import AsyncChat, Completion
+from coworkenv.llm.client import ChatClient, LLMConfig, LLMError, Refused, extract_json, looks_like_refusal, retry_delay
 
-__all__ = ["ChatClient", "LLMConfig", "LLMError", "Refused", "extract_json", "looks_like_refusal"]
+__all__ = ["AsyncChat", "ChatClient", "Completion", "LLMConfig", "LLMError", "Refused", "extract_json", "looks_like_refusal", "retry_delay"]

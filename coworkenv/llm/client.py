@@ -38,8 +38,11 @@ class LLMConfig(BaseModel):
     backoff_s: float = Field(1.0, ge=0, description="First retry delay; doubles on every retry (plus up to 10 % jitter).")
     concurrency: int = Field(4, ge=1, description="Requests in flight at once.")
     temperature: float = Field(0.7, ge=0, description="Sampling temperature.")
-    max_tokens: int = Field(6000, ge=256, description="Reply length limit.")
+    max_tokens: int = Field(6000, ge=1, description="Reply length limit in tokens.")
     json_mode: bool = Field(False, description="Ask for response_format=json_object (if the server supports it).")
+    extra_body: dict[str, Any] = Field(
+        {}, description="Further request fields the server understands, e.g. vLLM's top_k or transformers serve's generation_config."
+    )
 
     def key(self) -> str:
         """The key to send; registered for redaction, so no text this process redacts can carry it."""
@@ -53,7 +56,8 @@ class Refused(Exception):
 
 
 class LLMError(Exception):
-    """A request that produced no reply: `code` is `refusal`, `timeout` or `http_error`."""
+    """A request that produced no reply: `code` is `refusal`, `timeout`, `http_error`, `transport` (connection
+    refused, reset or cut short) or `bad_reply` (a 200 that is no chat completion)."""
 
     def __init__(self, code: str, reason: str):
         reason = redact(reason)
@@ -85,7 +89,8 @@ class ChatClient:
         }  # fmt: skip
         if self.config.json_mode:
             kwargs["response_format"] = {"type": "json_object"}
-        delay = self.config.backoff_s
+        if self.config.extra_body:
+            kwargs["extra_body"] = dict(self.config.extra_body)
         for attempt in range(self.config.max_retries + 1):
             try:
                 reply = self.client.chat.completions.create(**kwargs)
@@ -96,8 +101,7 @@ class ChatClient:
             except (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError):
                 if attempt == self.config.max_retries:
                     raise
-                self.sleep(delay * (1.0 + 0.1 * random.random()))  # jitter: concurrent requests do not retry in lockstep
-                delay *= 2
+                self.sleep(retry_delay(self.config.backoff_s, attempt))
         raise AssertionError("unreachable")
 
     def ask(self, messages: list[dict[str, str]], seed: int) -> str:
@@ -116,6 +120,12 @@ class ChatClient:
             raise LLMError("http_error", f"HTTP {exc.status_code}: {redact(str(exc))[:200]}") from None
         except openai.APIError as exc:
             raise LLMError("http_error", f"{type(exc).__name__}: {redact(str(exc))[:200]}") from None
+
+
+def retry_delay(backoff_s: float, attempt: int) -> float:
+    """The wait before retry `attempt + 1`: `backoff_s` doubled per retry, plus up to 10 % jitter, so that concurrent
+    requests that failed together do not retry in lockstep."""
+    return backoff_s * 2**attempt * (1.0 + 0.1 * random.random())
 
 
 def looks_like_refusal(text: str) -> bool:
