@@ -65,10 +65,21 @@ def _train_tokenizer(documents: list[str], vocab_size: int) -> Any:
     return tokenizer
 
 
+RESPONSE_TEMPLATE = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "<|im_start|>assistant\n",
+    "fields": {"content": {"close_pattern": r"\s*(?:<\|im_end\|>|<\|endoftext\|>)", "content": "text"}},
+}
+"""How `transformers serve` reads a reply of this model: all of it as text. Its built-in Qwen template parses
+`<tool_call>` blocks itself and answers HTTP 500 when one is not JSON — as a random model's mostly are — so the
+client reads the calls instead (`agents/parsing.py`), and malformed ones become format errors of the turn."""
+
+
 def _fast_tokenizer(tokenizer: Any, config: TinyConfig) -> Any:
     from transformers import PreTrainedTokenizerFast
 
     return PreTrainedTokenizerFast(
+        response_template=RESPONSE_TEMPLATE,
         tokenizer_object=tokenizer,
         eos_token="<|im_end|>",
         pad_token="<|pad|>",
