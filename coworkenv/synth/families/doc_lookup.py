@@ -154,7 +154,7 @@ def doc_lookup(d: Draft) -> TaskSpec:
         "Quick question: {listed}? Check {where}.",
         listed=listed, where=where,
         held_out=(
-            "What does {where} say about {listed}?",
+            "Look in {where} and tell me {listed}.",
             "Could you dig up {listed} from {where}?",
             "I'm looking for {listed}; {where} should have the details.",
             "Help me find {listed} - it's written down in {where}.",
