@@ -14,7 +14,7 @@ DataRootOpt = Annotated[str | None, typer.Option("--data-root", help="Data root:
 
 @app.command("releases")
 def releases_command(data_root: DataRootOpt = None) -> None:
-    """List the complete releases, oldest first, with their row counts (* marks LATEST)."""
+    """List the complete releases, oldest first, with their kind and row counts (* marks LATEST, the newest task release)."""
     from rich.console import Console
     from rich.table import Table
 
@@ -29,11 +29,11 @@ def releases_command(data_root: DataRootOpt = None) -> None:
         console.print(f"no releases under {root.url}")
         return
     latest = latest_release(root)
-    table = Table("release", "created", "parent", *TABLES, title=f"releases under {root.url}", title_justify="left")
+    table = Table("release", "kind", "created", "parent", *TABLES, title=f"releases under {root.url}", title_justify="left")
     for m in manifests:
         marker = "* " if m.release_id == latest else "  "
         counts = [str(m.row_counts.get(name, "-")) for name in TABLES]
-        table.add_row(marker + m.release_id, m.created_at.strftime("%Y-%m-%dT%H:%M:%SZ"), m.parent or "", *counts)
+        table.add_row(marker + m.release_id, m.kind, m.created_at.strftime("%Y-%m-%dT%H:%M:%SZ"), m.parent or "", *counts)
     console.print(table)
 
 

@@ -56,8 +56,12 @@ from them.
 <data root>/releases/<release_id>/manifest.json
 <data root>/releases/<release_id>/<table>/part-0.parquet                    unpartitioned tables
 <data root>/releases/<release_id>/<table>/<key>=<value>/part-<n>.parquet    partitioned tables
-<data root>/releases/LATEST                                                 id of the newest complete release
+<data root>/releases/LATEST                                                 id of the newest complete task release
 ```
+
+- A release has a kind (manifest `kind`): `tasks` (what the factory publishes and training reads), `benchmark`
+  (a held-out suite, `coworkenv-bench`) or `eval`. Only task releases move `LATEST`, so training always reads the
+  newest task release; the other kinds are read by their id and listed with the rest.
 
 - The data root is `$COWORKENV_DATA_ROOT`, else `./data`; any fsspec URL works (`file:///srv/data`,
   `s3://bucket/prefix`, `memory://x` in tests). Credentials come from the filesystem's usual configuration.
@@ -74,8 +78,8 @@ Example: run `manual__2026-12-04T08:30:00+00:00` → `r-manual-2026-12-04t08-30-
 
 The id is a pure function of the run id, so a rerun (an Airflow retry, a re-triggered run) targets the same
 release. Publishing a run id whose release exists compares the tables: identical → nothing is written and the
-stored manifest is returned (`LATEST` is moved to it if it is not already there and no newer release exists);
-different → `ReleaseConflict` (a run id must always produce the same data; use a new run id for new data).
+stored manifest is returned (`LATEST` is moved to a task release if it is not already there and no newer one
+exists); different tables, or another kind → `ReleaseConflict` (a run id must always produce the same data; use a new run id for new data).
 Table files are deterministic: the same tables give byte-identical Parquet files with the same pyarrow version.
 
 ## Manifest
@@ -87,6 +91,7 @@ Table files are deterministic: the same tables give byte-identical Parquet files
 | `format_version` | Layout version (1). |
 | `release_id` | The release id. |
 | `run_id` | The run id it was derived from. |
+| `kind` | `tasks` (the default; training data), `benchmark` (a held-out suite, `coworkenv-bench`) or `eval`; only tasks move `LATEST`. |
 | `parent` | The release this one builds on (usually the previous `LATEST`), or null. |
 | `created_at` | UTC time of publication. |
 | `code_version` | `coworkenv.__version__` + `+g<commit>[.dirty]` from a git checkout (no paths); `$COWORKENV_CODE_VERSION` overrides. |

@@ -3,8 +3,11 @@
 ```
 <data root>/releases/<release_id>/manifest.json
 <data root>/releases/<release_id>/<table>/[<key>=<value>/]part-<n>.parquet
-<data root>/releases/LATEST                 the id of the newest complete release
+<data root>/releases/LATEST                 the id of the newest complete task release
 ```
+
+A release has a kind (`Manifest.kind`): `tasks` (what the factory publishes and training reads), `benchmark` (a
+held-out suite, `coworkenv-bench`) or `eval`. Only task releases move `LATEST`; the others are read by id.
 
 The release id is a pure function of the run id (`release_id_for`): `r-<slug of the run id>-<first 8 hex of
 sha256(run id)>`, so a rerun of the same run id targets the same release.
@@ -15,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import re
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, field_serializer, field_validator
 
@@ -28,6 +31,10 @@ LOCK_FILE = ".lock"
 """`releases/.lock`: held briefly while a writer claims a temporary name or a publisher removes orphaned ones."""
 FORMAT_VERSION = 1
 RELEASE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
+ReleaseKind = Literal["tasks", "benchmark", "eval"]
+RELEASE_KINDS: tuple[str, ...] = get_args(ReleaseKind)
+TASKS_KIND: ReleaseKind = "tasks"
+"""The kind `LATEST` follows: training reads the newest task release."""
 
 
 class ReleaseConflict(CoworkEnvError):
@@ -60,6 +67,8 @@ class Manifest(BaseModel):
     format_version: int = FORMAT_VERSION
     release_id: str
     run_id: str
+    kind: ReleaseKind = TASKS_KIND
+    """`tasks` (training data: only these move `LATEST`), `benchmark` (a held-out suite) or `eval`; absent: `tasks`."""
     parent: str | None
     created_at: datetime
     code_version: str

@@ -8,8 +8,10 @@
   written under its final name with `manifest.json` written **last**, then `LATEST` is overwritten (a single-object
   put, atomic on object stores). A directory without `manifest.json` is an incomplete release: readers ignore it and
   the next publish of that run id replaces it. `LATEST` only ever names complete releases.
+- Only task releases (`kind="tasks"`, the default) move `LATEST`, which training reads; a benchmark or eval release
+  is published the same way and read by its id.
 - Publishing identical tables for a run id again is a no-op (the stored manifest is returned); different tables
-  raise `ReleaseConflict`. Temporaries no live writer holds (each writer locks its own) are removed on publish.
+  (or another kind) raise `ReleaseConflict`. Temporaries no live writer holds (each writer locks its own) are removed on publish.
 
 `COWORKENV_RELEASE_FAULT=<stage>:exit|pause` (testing only) stops the writer at a stage: `exit` leaves the process
 at once, `pause` announces the stage (on stderr, and in the file named by `COWORKENV_RELEASE_FAULT_MARKER`) and
@@ -48,10 +50,13 @@ from coworkenv.data.layout import (
     LATEST_FILE,
     LOCK_FILE,
     MANIFEST_FILE,
+    RELEASE_KINDS,
+    TASKS_KIND,
     TMP_PREFIX,
     FileEntry,
     Manifest,
     ReleaseConflict,
+    ReleaseKind,
     content_hash_of,
     release_id_for,
 )
@@ -330,14 +335,17 @@ def publish_release(
     run_id: str,
     parent: str | None,
     config: Mapping[str, Any] | None,
+    kind: ReleaseKind = TASKS_KIND,
 ) -> Manifest:
-    """Publish the tables as release `release_id_for(run_id)` and point `LATEST` at it.
+    """Publish the tables as release `release_id_for(run_id)` of `kind`; a task release becomes `LATEST`.
 
     Tables absent from `tables` (or None) are written empty. Every table is checked against its schema first;
     nothing is written if one does not fit. Publishing a run id whose release already exists returns the stored
-    manifest if the tables are identical (moving `LATEST` to it unless a newer release is there) and raises
-    `ReleaseConflict` otherwise.
+    manifest if the tables and the kind are identical (moving `LATEST` to a task release unless a newer one is
+    there) and raises `ReleaseConflict` otherwise.
     """
+    if kind not in RELEASE_KINDS:
+        raise CoworkEnvError(f"unknown release kind {kind!r}; kinds are: {', '.join(RELEASE_KINDS)}")
     root = open_root(data_root)
     release_id = release_id_for(run_id)
     unknown = sorted(set(tables) - set(TABLES))
@@ -350,7 +358,7 @@ def publish_release(
 
     existing = complete_manifest(root, release_id)
     if existing is not None:
-        return _republish(root, existing, conformed)
+        return _republish(root, existing, conformed, kind)
 
     final = root.join(RELEASES_DIR, release_id)
     claim = None
@@ -367,7 +375,7 @@ def publish_release(
         files = _write_tables(root, target, conformed)
         _checkpoint("tables_written")
         manifest = Manifest(
-            release_id=release_id, run_id=run_id, parent=parent, created_at=_now(), code_version=code_version(),
+            release_id=release_id, run_id=run_id, kind=kind, parent=parent, created_at=_now(), code_version=code_version(),
             config=config_json, row_counts={n: t.num_rows for n, t in conformed.items()},
             schema_fingerprints={n: fingerprint(TABLES[n]) for n in TABLES},
             content_hashes={n: content_hash_of(e) for n, e in files.items()}, files=files,
@@ -384,7 +392,7 @@ def publish_release(
                 if other is None:
                     raise CoworkEnvError(f"{final} exists but is not a complete release (no {MANIFEST_FILE}): remove it and publish again") from None
                 root.fs.rm(target, recursive=True)
-                return _republish(root, other, conformed)
+                return _republish(root, other, conformed, kind)
             _fsync_dir(root.releases)
     except BaseException:
         if root.local and root.fs.exists(target) and target != final:
@@ -394,12 +402,18 @@ def publish_release(
         if claim is not None:
             os.close(claim)
     _checkpoint("visible")
-    _set_latest(root, release_id)
+    if kind == TASKS_KIND:
+        _set_latest(root, release_id)
     _checkpoint("published")
     return manifest
 
-def _republish(root: DataRoot, existing: Manifest, tables: Mapping[str, pa.Table]) -> Manifest:
-    """The release exists: check that the tables are the same, then make sure `LATEST` has caught up."""
+def _republish(root: DataRoot, existing: Manifest, tables: Mapping[str, pa.Table], kind: ReleaseKind) -> Manifest:
+    """The release exists: check that the kind and tables are the same, then make sure `LATEST` has caught up."""
+    if existing.kind != kind:
+        raise ReleaseConflict(
+            f"release {existing.release_id} (run {existing.run_id!r}) already exists as a {existing.kind} release, "
+            f"not {kind}: use a new run id"
+        )
     differ = []
     for name, table in tables.items():
         entries = [FileEntry(path=f.path, rows=f.rows, bytes=len(f.data), sha256=f.sha256) for f in _serialize(name, table)]
@@ -414,7 +428,7 @@ def _republish(root: DataRoot, existing: Manifest, tables: Mapping[str, pa.Table
             f"{', '.join(differ)}: a rerun of a run id must produce the same tables (use a new run id for new data)"
         )
     current = latest_release(root)
-    if current != existing.release_id:
+    if kind == TASKS_KIND and current != existing.release_id:
         newer = complete_manifest(root, current) if current else None
         if newer is None or newer.created_at <= existing.created_at:
             _set_latest(root, existing.release_id)

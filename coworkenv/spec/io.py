@@ -15,7 +15,8 @@ from coworkenv.spec.task import TaskSpec
 M = TypeVar("M", bound=BaseModel)
 
 
-def _parse(model: type[M], text: str, where: str) -> M:
+def parse_model(model: type[M], text: str, where: str) -> M:
+    """One JSON object of `model`; an error is one line naming `where` (a file, `file:line`) and the field."""
     data = parse_json(text, where)
     if not isinstance(data, dict):
         raise CoworkEnvError(f"{where}: expected a JSON object, got {type(data).__name__}")
@@ -27,7 +28,7 @@ def _parse(model: type[M], text: str, where: str) -> M:
 
 def load_model(model: type[M], path: str | Path) -> M:
     path = Path(path)
-    return _parse(model, read_text(path), str(path))
+    return parse_model(model, read_text(path), str(path))
 
 
 def iter_models(model: type[M], path: str | Path) -> Iterator[M]:
@@ -42,7 +43,7 @@ def iter_models(model: type[M], path: str | Path) -> Iterator[M]:
     elif path.suffix == ".jsonl":
         for number, line in enumerate(read_text(path).splitlines(), start=1):
             if line.strip():
-                yield _parse(model, line, f"{path}:{number}")
+                yield parse_model(model, line, f"{path}:{number}")
     else:
         yield load_model(model, path)
 

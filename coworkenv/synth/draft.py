@@ -3,6 +3,12 @@
 A draft owns a `random.Random` seeded from (family, seed, difficulty), so a family that draws only from
 `draft` is deterministic: the same triple always yields a byte-identical spec.
 
+A draft belongs to a *split*: `train` (every release the factory publishes) or `bench` (the held-out suite,
+`coworkenv-bench`). Instruction phrasings (`variant(..., held_out=...)`) differ between them: a bench task says
+what it asks in words no training task uses. The bench split draws exactly what the train split draws from the
+draft's random stream (its own phrasing choice comes from a second stream), so both splits of one seed build the
+same workspace, checks and oracle, and the train split's output is what it was before splits existed.
+
 The workspace a draft fills is one section per registered service (`draft.state`), and the record helpers
 (`add_mail`, `add_doc`, `add_sheet`, …) come from the services themselves (each `Service.draft`), so a new service
 brings its own helpers.
@@ -11,9 +17,10 @@ brings its own helpers.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from coworkenv.spec.task import TaskSpec
 from coworkenv.synth import vocab
@@ -26,16 +33,42 @@ T = TypeVar("T")
 
 EPOCH = datetime(2026, 11, 30, tzinfo=UTC)  # a Monday
 
+Split = Literal["train", "bench"]
+SPLITS: tuple[Split, ...] = ("train", "bench")
+"""`train`: the phrasings of every release the factory publishes; `bench`: the held-out ones of `coworkenv-bench`."""
+
+
+@dataclass(frozen=True)
+class Phrasing:
+    """One `variant` call: the phrasings it could use in each split, its fields and the text it gave."""
+
+    templates: tuple[str, ...]
+    held_out: tuple[str, ...]
+    fields: Mapping[str, Any] = field(repr=False)
+    text: str
+
+    def renderings(self, split: Split) -> list[str]:
+        """Every text the call could give in `split`."""
+        chosen = self.held_out if split == "bench" and self.held_out else self.templates
+        return [t.format(**self.fields) for t in chosen]
+
 
 class Draft:
-    def __init__(self, family: Family, seed: int, difficulty: int):
+    def __init__(self, family: Family, seed: int, difficulty: int, split: Split = "train"):
         if difficulty not in DIFFICULTY_KNOBS:
             raise ValueError(f"difficulty must be 1–5, got {difficulty}")
+        if split not in SPLITS:
+            raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
         self.family = family
         self.seed = seed
         self.difficulty = difficulty
+        self.split: Split = split
         self.knobs = DIFFICULTY_KNOBS[difficulty]
         self.rng = random.Random(f"{family.name}|{family.version}|{seed}|{difficulty}")
+        # A stream of its own, so that choosing a held-out phrasing leaves `rng` where the train split leaves it.
+        self._held_out_rng = random.Random(f"{family.name}|{family.version}|{seed}|{difficulty}|held-out")
+        self.phrasings: list[Phrasing] = []
+        """Every `variant` call so far, in order (tests check that bench instructions are held out)."""
         self.company = self.rng.choice(vocab.COMPANIES)
         self.domain = f"{self.company.lower().replace(' ', '')}.test"
         weekday = self.rng.randrange(0, 30)
@@ -79,9 +112,17 @@ class Draft:
     def amount(self, lo: int, hi: int, step: int = 1) -> int:
         return self.rng.randrange(lo // step, hi // step + 1) * step
 
-    def variant(self, *templates: str, **fields: Any) -> str:
-        """One of several phrasings, filled in: wording varies as much as the data."""
-        return self.pick(templates).format(**fields)
+    def variant(self, *templates: str, held_out: Sequence[str] = (), **fields: Any) -> str:
+        """One of several phrasings, filled in: wording varies as much as the data.
+
+        `held_out`: phrasings only the bench split uses (every variant that words the instruction has them). The
+        train split's draw is made in both splits, so the rest of the task does not depend on the split."""
+        template = self.pick(templates)
+        if self.split == "bench" and held_out:
+            template = held_out[self._held_out_rng.randrange(len(held_out))]
+        text = template.format(**fields)
+        self.phrasings.append(Phrasing(tuple(templates), tuple(held_out), dict(fields), text))
+        return text
 
     @staticmethod
     def number(value: float) -> str:

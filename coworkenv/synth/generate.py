@@ -13,9 +13,19 @@ from coworkenv.errors import CoworkEnvError, format_validation_error
 from coworkenv.registry import UnknownName
 from coworkenv.spec.capabilities import CAPABILITIES
 from coworkenv.spec.task import TaskSpec
-from coworkenv.synth.draft import Draft
+from coworkenv.synth.draft import Draft, Split
 from coworkenv.synth.family import Family, load_families
-from coworkenv.synth.planner import CapabilityProfile, Plan, PlannerConfig, PlanRow, make_plan
+from coworkenv.synth.planner import (
+    MAX_RUN_SEED,
+    RESERVED_SEED_BASE,
+    CapabilityProfile,
+    Plan,
+    PlannerConfig,
+    PlanRow,
+    check_run_seed,
+    make_plan,
+    reserved_rows,
+)
 
 GeneratorKind = Literal["procedural", "llm", "mixed"]
 
@@ -57,13 +67,19 @@ class GenerateRequest(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     n: int = Field(100, ge=1, le=CAPS.tasks_per_run, title="Tasks", description="Tasks to generate.")
-    seed: int = Field(0, ge=0, title="Seed", description="Run seed: the same settings give the same tasks.")
+    seed: int = Field(0, ge=0, title="Seed", json_schema_extra={"maximum": MAX_RUN_SEED},
+                      description=f"Run seed (0-{MAX_RUN_SEED}): the same settings give the same tasks.")  # fmt: skip
     families: list[str] | None = _names_field("families", load_families().names())
     capabilities: list[str] | None = _names_field("capabilities", CAPABILITIES.names())
     difficulty_min: int = Field(1, ge=1, le=5, title="Lowest difficulty", description="Lowest difficulty (1-5).")
     difficulty_max: int = Field(5, ge=1, le=5, title="Highest difficulty", description="Highest difficulty (1-5), at least the lowest.")
     generator: GeneratorKind = Field("procedural", title="Generator", description="Where tasks come from.")
     llm_share: float = Field(0.25, ge=0, le=1, title="LLM share", description="Share of LLM-written tasks when the generator is mixed.")
+
+    @field_validator("seed")
+    @classmethod
+    def _below_reserved(cls, seed: int) -> int:
+        return check_run_seed(seed)
 
     @field_validator("families")
     @classmethod
@@ -111,17 +127,17 @@ def plan_for(request: GenerateRequest, profile: CapabilityProfile | None = None,
     return make_plan(request.n, request.seed, families, profile, cfg, request.capabilities)
 
 
-def build_task(family: Family, seed: int, difficulty: int) -> TaskSpec:
-    return family.build(Draft(family, seed, difficulty))
+def build_task(family: Family, seed: int, difficulty: int, split: Split = "train") -> TaskSpec:
+    return family.build(Draft(family, seed, difficulty, split))
 
 
-def procedural_tasks(rows: Sequence[PlanRow]) -> Iterator[TaskSpec | Rejection]:
+def procedural_tasks(rows: Sequence[PlanRow], split: Split = "train") -> Iterator[TaskSpec | Rejection]:
     """Every task of the plan rows, in order; a family bug becomes a rejection, not a crash."""
     for row in rows:
         fam = load_families().get(row.family)
         for seed in row.seeds:
             try:
-                yield build_task(fam, seed, row.difficulty)
+                yield build_task(fam, seed, row.difficulty, split)
             except ValidationError as exc:
                 yield Rejection(generator=fam.generator, family=fam.name, capability=row.capability, difficulty=row.difficulty,
                                 seed=seed, code="invalid_spec", reason=format_validation_error(exc))  # fmt: skip
@@ -146,12 +162,18 @@ def summarize(items: Sequence[TaskSpec | Rejection]) -> Summary:
     )
 
 
-def check_plan(plan: Plan) -> Plan:
-    """Fail fast, before any work, on a plan naming unknown families or capabilities."""
+def check_plan(plan: Plan, split: Split = "train") -> Plan:
+    """Fail fast, before any work, on a plan naming unknown families or capabilities, or (outside the bench split)
+    using task seeds reserved for held-out suites."""
     for row in plan.rows:
         load_families().get(row.family)
         if row.capability not in CAPABILITIES:
             raise UnknownName(CAPABILITIES.unknown_message(row.capability))
+    reserved = reserved_rows(plan) if split == "train" else []
+    if reserved:
+        row = reserved[0]
+        raise CoworkEnvError(f"plan row {row.family}/d{row.difficulty} uses task seeds from {row.seed_start}: seeds from "
+                             f"{RESERVED_SEED_BASE} on are reserved for the held-out benchmark suite")  # fmt: skip
     return plan
 
 
@@ -172,20 +194,24 @@ def generate(
     plan: Plan | None = None,
     llm: Any = None,
     progress: Callable[[int], None] | None = None,
+    split: Split = "train",
 ) -> tuple[list[TaskSpec], list[Rejection]]:
-    """Run a plan. `llm` is an `LLMGenerator` for llm/mixed generation."""
-    plan = check_plan(plan or plan_for(request))
+    """Run a plan. `llm` is an `LLMGenerator` for llm/mixed generation; `split="bench"` (procedural only) words the
+    instructions with the held-out phrasings and may use reserved seeds."""
+    plan = check_plan(plan or plan_for(request), split)
     if request.generator == "procedural":
         procedural_rows, llm_rows = list(plan.rows), []
     elif request.generator == "llm":
         procedural_rows, llm_rows = [], list(plan.rows)
     else:
         procedural_rows, llm_rows = split_plan(plan, request.llm_share)
+    if llm_rows and split != "train":
+        raise CoworkEnvError(f"the {split} split is procedural only: its phrasings are the families' held-out ones")
     if llm_rows and llm is None:
         raise CoworkEnvError("llm generation needs an LLM endpoint (--llm-base-url / --llm-conn)")
     tasks: list[TaskSpec] = []
     rejections: list[Rejection] = []
-    for item in procedural_tasks(procedural_rows):
+    for item in procedural_tasks(procedural_rows, split):
         (tasks if isinstance(item, TaskSpec) else rejections).append(item)
         if progress:
             progress(1)

@@ -12,6 +12,9 @@ Policy (every knob is a `PlannerConfig` field):
 - A capability's share is split over its target difficulties by weight and then evenly over the families that
   exercise it. Counts are rounded by largest remainder, so the plan sums to exactly N.
 - Without a profile (cold start) the plan is uniform over capabilities × difficulties.
+
+Seeds: run seed S gives task seeds in [S·SEED_STRIDE, (S+1)·SEED_STRIDE); run seeds stop at MAX_RUN_SEED, so task
+seeds from RESERVED_SEED_BASE on are left to held-out suites (`bench_run_seed`; `coworkenv.eval.suite`).
 """
 
 from __future__ import annotations
@@ -28,6 +31,29 @@ from coworkenv.synth.family import Family, load_families
 
 SEED_STRIDE = 1_000_000
 """Seed ranges of different runs never overlap: run seed S draws task seeds from [S·stride, (S+1)·stride)."""
+RESERVED_SEED_BASE = 1_000_000 * SEED_STRIDE
+"""Task seeds from here on belong to held-out suites (`coworkenv-bench`): no training run reaches them."""
+MAX_RUN_SEED = RESERVED_SEED_BASE // SEED_STRIDE - 1
+"""The highest seed a run may have: its task seeds, below (S+1)·stride, stay under the reserved base."""
+BENCH_SEED_LIMIT = MAX_RUN_SEED
+"""The highest seed a held-out suite may have (its task seeds stay below 2·base, well inside int64)."""
+
+
+def check_run_seed(seed: int) -> int:
+    """A training run's seed, refused with one line when its task seeds would reach the reserved range."""
+    if seed > MAX_RUN_SEED:
+        raise ValueError(
+            f"run seed {seed} is above {MAX_RUN_SEED}: task seeds from {RESERVED_SEED_BASE} on are reserved for "
+            "the held-out benchmark suite (coworkenv-bench)"
+        )
+    return seed
+
+
+def bench_run_seed(seed: int) -> int:
+    """The plan seed of held-out suite `seed`: its task seeds are RESERVED_SEED_BASE + seed·stride + k."""
+    if not 0 <= seed <= BENCH_SEED_LIMIT:
+        raise CoworkEnvError(f"a benchmark suite's seed must be between 0 and {BENCH_SEED_LIMIT}, got {seed}")
+    return RESERVED_SEED_BASE // SEED_STRIDE + seed
 
 
 class ProfileRow(BaseModel):
@@ -96,6 +122,11 @@ class Plan(BaseModel):
         if total != self.n:
             raise ValueError(f"the rows' counts add up to {total} tasks, not n = {self.n}")
         return self
+
+
+def reserved_rows(plan: Plan) -> list[PlanRow]:
+    """The plan's rows whose task seeds reach into the reserved range."""
+    return [row for row in plan.rows if row.seed_start + row.count > RESERVED_SEED_BASE]
 
 
 def _largest_remainder(weights: dict, total: int) -> dict:

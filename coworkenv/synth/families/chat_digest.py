@@ -166,11 +166,19 @@ def chat_digest(d: Draft) -> TaskSpec:
         "I was away; what got decided in {where}, and who took on which action item?",
         "Summarise {where}: decisions and action items (and their owners), nothing else.",
         where=where,
+        held_out=(
+            "Read through {where} for me and list every decision that was made, plus each action item and its owner.",
+            "Could you comb {where} for decisions and to-dos? For every to-do I need the person responsible.",
+            "I haven't kept up with {where}. Pull together what was decided and which tasks were handed to whom.",
+            "Skim {where} and extract the decisions along with the action items and the people who own them; skip the small talk.",
+        ),
     )  # fmt: skip
     # Context: surface variety only; it never names an owner or a chosen option (they are what the checks look for).
     owners = {x[1].split()[0] for x in actions}
     context = d.variant(
         "", "", "Back from {city}. ", "I missed {weekday}'s discussions. ", "{who} says a lot happened yesterday. ",
+        held_out=("", "Just got back from {city}. ", "{weekday} was a blur and I didn't follow the channels. ",
+                  "According to {who}, the channels were busy yesterday. "),
         who=d.pick([n for n in names if n.split()[0] not in owners] or ["Everyone"]),
         city=d.pick([c for c, _ in vocab.CITIES if c not in {x[2] for x in decisions}]), weekday=d.day_name(-1).split()[0],
     )  # fmt: skip
@@ -178,10 +186,14 @@ def chat_digest(d: Draft) -> TaskSpec:
     if amb >= 2:
         ask += " Where a decision was changed, only the final call counts."
     parts = [ask, d.variant("Write them into a new doc titled '{t}'.", "Put them in a new document called '{t}'.",
-                            "Create a doc '{t}' with them.", t=title)]  # fmt: skip
+                            "Create a doc '{t}' with them.", t=title,
+                            held_out=("Save the digest as a new doc named '{t}'.", "Start a fresh document, '{t}', and record them there.",
+                                      "The write-up should live in a new doc with the title '{t}'."))]  # fmt: skip
     if e >= 2:
         parts.append(d.variant("Then post a short summary of the decisions to #{l}.",
-                               "Also post the decisions in a short message to #{l}.", l=leads))  # fmt: skip
+                               "Also post the decisions in a short message to #{l}.", l=leads,
+                               held_out=("Afterwards share a brief recap of the decisions in #{l}.",
+                                         "Drop a quick note in #{l} summarising what was decided.")))  # fmt: skip
     else:
         parts.append(d.pick(["Don't post anything anywhere.", "No need to post anything.", "Keep it in the doc; don't post it."]))
     if log_id is not None:

@@ -64,6 +64,11 @@ def csv_aggregate(d: Draft) -> TaskSpec:
         "From {source}, work out the {what} {where} for {who}.",
         "{who} needs the {what} {where}; the data is in {source}.",
         "Quick one from {who}: {what} {where}, based on {source}.",
+        held_out=(
+            "{who} wants to know the {what} {where}. Please calculate it from {source}.",
+            "Can you figure out the {what} {where} using {source}? It's for {who}.",
+            "Request from {who}: calculate the {what} {where} with the numbers in {source}.",
+        ),
         what=what, where=where, source=source, who=f"{requester['name']} ({requester['team']})",
     )  # fmt: skip
     if write:

@@ -134,7 +134,10 @@ def doc_lookup(d: Draft) -> TaskSpec:
     # --- the instruction -----------------------------------------------------------------------------
     quoted = amb == 0 and d.chance(0.5)  # ask with the doc's own label rather than a paraphrase
     phrase = (lambda f: f"the '{f[0]}' value") if quoted else (lambda f: f[1]) if amb == 0 else (lambda f: f[2])
-    where = f"our {topic.lower()} policy" if amb == 0 else d.variant("our policies", "the company policy docs", "the handbook docs")
+    where = f"our {topic.lower()} policy" if amb == 0 else d.variant(
+        "our policies", "the company policy docs", "the handbook docs",
+        held_out=("the policy documents", "our internal policy pages", "the pages where the company keeps its rules"),
+    )
     if amb >= 2:
         where += " (make sure you use the current version)"
     wanted = [phrase(f) for f in asked]
@@ -150,6 +153,12 @@ def doc_lookup(d: Draft) -> TaskSpec:
         "Please find {listed} in {where}.",
         "Quick question: {listed}? Check {where}.",
         listed=listed, where=where,
+        held_out=(
+            "Look in {where} and tell me {listed}.",
+            "Could you dig up {listed} from {where}?",
+            "I'm looking for {listed}; {where} should have the details.",
+            "Help me find {listed} - it's written down in {where}.",
+        ),
     )  # fmt: skip
     # A context sentence: surface variety only (weekday names, never digits: the answer is a number).
     who = d.person(in_contacts=False)
@@ -158,6 +167,8 @@ def doc_lookup(d: Draft) -> TaskSpec:
         "{who} ({team}) wants to double-check something. ", "{who} from {team} asked me and I'm not sure. ",
         "I'm heading to {city} on {weekday}. ", "Onboarding {who} this week, so: ", "Before my {topic} with {who} on {weekday}: ",
         "A question from the {project} team. ", "{who} and I disagree on this one. ",
+        held_out=("{who} from {team} raised this with me. ", "This came up while planning the {project} {topic} for {weekday}. ",
+                  "I'm off to {city} on {weekday} and want to be sure. ", "For the {project} team: ", "Settling a debate with {who}: "),
         project=d.pick(vocab.PROJECTS), topic=d.pick(vocab.MEETING_TOPICS), weekday=d.day_name(d.amount(1, 6)).split()[0],
         who=who["name"], team=who["team"], city=who["city"],
     )  # fmt: skip
@@ -168,7 +179,10 @@ def doc_lookup(d: Draft) -> TaskSpec:
         parts.append(f"Also save these answers in a new doc titled '{summary_title}' (plain numbers, with the owner's email).")
     first_ask = phrase(first) if amb == 0 else "the answer to the first question"
     parts.append(d.variant("Reply with {first} first, as a plain number.", "Start your answer with {first}, number only.",
-                           "Give {first} first (just the number)" + (", then the rest." if len(wanted) > 1 else "."), first=first_ask))  # fmt: skip
+                           "Give {first} first (just the number)" + (", then the rest." if len(wanted) > 1 else "."), first=first_ask,
+                           held_out=("Lead your reply with {first} as a bare number.", "Open your answer with {first}, written as a plain number.",
+                                     "Put {first} at the very start of your reply (number only)"
+                                     + (", followed by the rest." if len(wanted) > 1 else "."))))  # fmt: skip
     bits = [f"{values[f[0]]} {f[3]} ({f[0].lower()})" for f in asked]
     if ask_contact:
         bits.append(f"owner {contact['email']}")

@@ -144,7 +144,8 @@ def file_organize(d: Draft) -> TaskSpec:
 
     # --- the instruction -----------------------------------------------------------------------------
     if d.knobs.ambiguity >= 1:
-        how = d.variant("following the filing rules in {c}", "the way {c} says", "according to {c}", c=conventions)
+        how = d.variant("following the filing rules in {c}", "the way {c} says", "according to {c}", c=conventions,
+                        held_out=("as laid out in {c}", "using the conventions described in {c}", "by the rules written down in {c}"))
     else:
         how = "so that " + "; ".join(rules)
     ask = d.variant(
@@ -154,21 +155,33 @@ def file_organize(d: Draft) -> TaskSpec:
         "Could you file away everything in {src}/ {how}?",
         "Time to organise {src}/: move the files {how}.",
         src=src, how=how,
+        held_out=(
+            "Could you sort out my {src}/ folder {how}?",
+            "Please go through {src}/ and move each file {how}.",
+            "I need {src}/ cleaned up: relocate its files {how}.",
+            "Get my {src}/ folder in order by moving the files {how}.",
+        ),
     )  # fmt: skip
     # Context sentence: surface variety only, nothing in it changes the task.
     colleague = d.person(in_contacts=False)["name"]
     context = d.variant(
         "", "{who} takes over this machine on {day}. ", "I'm cleaning up before the {project} {topic} on {day}. ",
         "Quick chore before {day}: ", "{who} asked me to get my files in order. ",
+        held_out=("{who} is taking over my laptop on {day}. ", "Getting ready for the {project} {topic} on {day}. ",
+                  "Small task before {day}: ", "{who} wants my files tidy. "),
         who=colleague, day=d.day_name(d.amount(1, 9)), project=d.pick(vocab.PROJECTS), topic=d.pick(vocab.MEETING_TOPICS),
     )  # fmt: skip
     if context.endswith(": "):
         ask = ask[0].lower() + ask[1:]
     parts = [context + ask, d.variant("Keep the file names unchanged and leave files no rule covers where they are.",
-                            "Don't rename anything; files that match no rule stay put.")]  # fmt: skip
+                            "Don't rename anything; files that match no rule stay put.",
+                            held_out=("File names must stay as they are, and any file not covered by a rule remains where it is.",
+                                      "No renaming, please; anything the rules don't mention stays in place."))]  # fmt: skip
     if e >= 2:
         parts.append(d.variant("Delete the temporary files (names ending in .tmp) but nothing else.",
-                               "The .tmp files are leftovers; delete those and only those."))  # fmt: skip
+                               "The .tmp files are leftovers; delete those and only those.",
+                               held_out=("Remove the .tmp files (they're temporary), and don't delete anything else.",
+                                         "Only the temporary .tmp files should be deleted; everything else is kept.")))  # fmt: skip
     else:
         parts.append("Don't delete anything.")
     if e >= 3:
@@ -176,6 +189,10 @@ def file_organize(d: Draft) -> TaskSpec:
             "Then write {index} listing the new path of every file you moved, one per line, sorted alphabetically, nothing else.",
             "Finally create {index} with just the new paths of the moved files, one per line in alphabetical order.",
             index=index,
+            held_out=(
+                "Afterwards, create {index} containing only the new path of each moved file, one per line, alphabetically sorted.",
+                "Last step: write {index} with the moved files' new paths in alphabetical order, one per line and nothing else.",
+            ),
         ))  # fmt: skip
     done = f"Moved {len(moves)} files out of {src}/" + (f" and deleted {len(temps)} temporary files." if e >= 2 else ".")
     return d.build(" ".join(parts), done)

@@ -98,13 +98,20 @@ def flaky_inbox(d: Draft) -> TaskSpec:
         "Acknowledge {scope}: one reply each, mentioning the order number. File them under '{folder}' afterwards.",
         "Go through {scope}, answer each with a quick note that includes its order number, and move them into '{folder}'.",
         scope=scope, folder=folder,
+        held_out=(
+            "For {scope}, send a brief reply acknowledging it and quoting the order number, then file each one in '{folder}'.",
+            "Could you answer {scope} with a quick acknowledgement (include the order number in each) and then move them to '{folder}'?",
+            "I need {scope} acknowledged - one short reply per message that cites its order number - and afterwards moved to '{folder}'.",
+        ),
     )  # fmt: skip
     if escalate:
         instruction += f" The {escalation} also needs to be forwarded to {who}."
     account_owner = d.person(in_contacts=False)["name"].split()[0]
     context = d.variant("{c} is {o}'s account, so keep it friendly.", "{o} asked me to look after {c} this week.",
                         "{c} buys {p} from us and {o} wants quick answers.", "Covering for {o} on the {c} account.",
-                        c=customer, o=account_owner, p=d.pick(vocab.PRODUCTS))  # fmt: skip
+                        c=customer, o=account_owner, p=d.pick(vocab.PRODUCTS),
+                        held_out=("I'm minding the {c} account while {o} is out.", "{o} normally handles {c}, but it's on me this week.",
+                                  "{c} is one of {o}'s customers; they buy {p} from us."))  # fmt: skip
     flaky = d.pick(["", "Mail has been flaky all morning, so retry if a call fails.", "The mail server keeps timing out today."])
     signature = d.pick(["", f"Thanks, {d.me['name'].split()[0]}", f"- {d.me['name'].split()[0]}"])
     instruction = " ".join(p for p in (context, instruction, flaky, signature) if p)

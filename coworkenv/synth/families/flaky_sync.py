@@ -83,12 +83,19 @@ def flaky_sync(d: Draft) -> TaskSpec:
         "Copy the figures from {source} into the this_week column of the {sheet} sheet.{rows}{plan} Then post the total in #{channel}.",
         "Please sync {source} to the {sheet} sheet (column this_week).{rows}{plan} Afterwards tell #{channel} the total.",
         "Update {sheet}: this_week should match {source}.{rows}{plan} Finish with a note with the total in #{channel}.",
+        held_out=(
+            "Bring the this_week column of the {sheet} sheet in line with {source}.{rows}{plan} When that's done, share the total in #{channel}.",
+            "Could you transfer the numbers in {source} to the {sheet} sheet, column this_week?{rows}{plan} Then let #{channel} know the total.",
+            "The {sheet} sheet's this_week column needs the figures from {source}.{rows}{plan} Post the total to #{channel} at the end.",
+        ),
         source=source, sheet=sheet, rows=rows_note, plan=plan_note, channel=channel,
     )  # fmt: skip
     flaky = d.pick(["", "The sheets API has been flaky today.", "Heads-up: our services are timing out now and then.", "Retry if something fails."])
     asker = d.person(in_contacts=False)["name"].split()[0]
     purpose = d.variant("{who} needs it for the {meeting}.", "It's for {who}'s {meeting}.", "{who} is waiting on it for the {meeting}.",
-                        who=asker, meeting=f"{d.pick(vocab.PROJECTS)} {d.pick(vocab.MEETING_TOPICS)}")  # fmt: skip
+                        who=asker, meeting=f"{d.pick(vocab.PROJECTS)} {d.pick(vocab.MEETING_TOPICS)}",
+                        held_out=("{who} wants it ready for the {meeting}.", "This feeds into {who}'s {meeting}.",
+                                  "{who} plans to use it at the {meeting}."))  # fmt: skip
     signature = d.pick(["", f"Thanks, {d.me['name'].split()[0]}"])
     instruction = " ".join(p for p in (instruction, purpose, flaky, "Reply with the total first.", signature) if p)
     return d.build(instruction, f"{total} {metric} in total this week; {n} regions copied into {sheet} and posted in #{channel}.")

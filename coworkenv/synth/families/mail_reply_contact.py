@@ -158,7 +158,18 @@ def mail_reply_contact(d: Draft) -> TaskSpec:
         "Can you handle the {plural} from {who} in my inbox? Answer from the {company} policy docs and put each policy's owner "
         "(named in the doc, email in contacts) in cc.",
         plural=plural, who=who, company=d.company,
+        held_out=(
+            "Please deal with the policy {plural} from {who} in my inbox: answer from the current {company} policy docs and cc "
+            "the owner of each policy (the doc names the owner; look up their address in contacts).",
+            "Reply to the policy {plural} {who} sent me, using the figures in our {company} policy docs. Copy in the owner of "
+            "the policy - the doc says who it is and contacts has the email.",
+            "I owe {who} an answer on their policy {plural}. Find the figures in the {company} policy docs and answer by mail "
+            "with the policy's owner (named in the doc, address in contacts) in cc.",
+        ),
     )  # fmt: skip
-    instruction += d.variant(" Quote each figure with its unit as the doc writes it.", " Give the figure and its unit exactly as in the doc.")
-    instruction += d.variant(" Nothing leaves the company.", " Keep everything internal.", "")
+    instruction += d.variant(" Quote each figure with its unit as the doc writes it.", " Give the figure and its unit exactly as in the doc.",
+                             held_out=(" Write each figure with its unit exactly as it appears in the doc.",
+                                       " Keep the units as the doc states them, next to each figure."))
+    instruction += d.variant(" Nothing leaves the company.", " Keep everything internal.", "",
+                             held_out=(" Don't send anything outside the company.", " No external recipients, please.", ""))
     return d.build(instruction, f"Answered {len(questions)} {plural}, each with the policy owner in cc.")

@@ -67,5 +67,10 @@ def mail_triage(d: Draft) -> TaskSpec:
         "Please take care of the {vendor} billing mail: {who} needs each invoice forwarded, and the originals go to '{folder}'.",
         "Invoices from {vendor} should reach {who}. Forward them one by one and archive them in '{folder}'.",
         vendor=vendor, who=who, folder=folder, plural=plural,
+        held_out=(
+            "Please forward each {vendor} invoice in my inbox to {who} and then move those messages into '{folder}'.",
+            "{who} needs the {vendor} {plural} forwarded, one message per invoice; file the originals in '{folder}' afterwards.",
+            "Can you get the {vendor} {plural} to {who}? Forward each one separately, then put the original mail in the '{folder}' folder.",
+        ),
     )  # fmt: skip
     return d.build(instruction, f"Forwarded {n_invoices} {plural} from {vendor} to {finance['name']} and moved them to {folder}.")

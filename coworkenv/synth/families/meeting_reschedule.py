@@ -191,11 +191,21 @@ def meeting_reschedule(d: Draft) -> TaskSpec:
         "There are requests from {names} in my inbox about my meetings. Carry them out in the calendar and let the "
         "attendees of each meeting know by email; put the meeting's title in the subject line.",
         names=names,
+        held_out=(
+            "{names} asked me by email to move or cancel a few of my meetings. Please apply those changes to my calendar and "
+            "then email the attendees of every meeting you changed, with the meeting's title in the subject.",
+            "My inbox has meeting change requests from {names}. Update the calendar to match and notify each changed "
+            "meeting's attendees by email (the subject must include the meeting title).",
+        ),
     )  # fmt: skip
     instruction += d.variant(
         " Move a meeting by updating it (keep its length); only act on requests from colleagues at @{domain}.",
         " Keep a moved meeting's duration and update the existing event; ignore requests from outside @{domain}.",
         domain=d.domain,
+        held_out=(
+            " To move a meeting, update the existing event and keep its duration; requests from outside @{domain} are to be ignored.",
+            " Only colleagues at @{domain} count; a moved meeting keeps its length and stays the same event.",
+        ),
     )  # fmt: skip
     done = "; ".join(
         f"moved '{ev['title']}' to {_when(d, ev['new_start'])}" if ev["kind"] == "move" else f"cancelled '{ev['title']}'" for ev in handled

@@ -180,9 +180,14 @@ def meeting_schedule(d: Draft) -> TaskSpec:
             "within {h0}:00–{h1}:00 in every attendee's own time zone (see their contact cards)",
             "inside each attendee's local working hours, {h0}:00 to {h1}:00 in their time zone (it is on their contact card)",
             h0=hours[0], h1=hours[1],
+            held_out=(
+                "during {h0}:00–{h1}:00 local time for every attendee (their time zones are on their contact cards)",
+                "so that it falls between {h0}:00 and {h1}:00 for each attendee in their own time zone (see contacts)",
+            ),
         )  # fmt: skip
     else:
-        window = d.variant("between {h0}:00 and {h1}:00 UTC", "within working hours ({h0}:00–{h1}:00 UTC)", h0=hours[0], h1=hours[1])
+        window = d.variant("between {h0}:00 and {h1}:00 UTC", "within working hours ({h0}:00–{h1}:00 UTC)", h0=hours[0], h1=hours[1],
+                           held_out=("from {h0}:00 to {h1}:00 UTC", "inside the {h0}:00–{h1}:00 UTC window"))
     instruction = d.variant(
         "Set up a {dur} '{title}' with {who} on {day}. Take the earliest slot {window} that starts on the hour or "
         "half hour and where none of us has another meeting.",
@@ -191,10 +196,22 @@ def meeting_schedule(d: Draft) -> TaskSpec:
         "I need a {dur} meeting called '{title}' with {who} on {day}. Find the earliest free slot for everyone "
         "{window} (start times on the hour or half hour) and put it in the calendar.",
         dur=DURATIONS[minutes], title=title, who=who, day=d.day_name(offset), window=window,
+        held_out=(
+            "Please schedule a {dur} meeting, '{title}', with {who} on {day}. Pick the earliest start {window}, on the hour "
+            "or half past, when nobody involved has a conflict.",
+            "Could you find time on {day} for '{title}' ({dur}) with {who}? Use the first slot {window} that begins at :00 "
+            "or :30 and where all of us are free.",
+            "Book the earliest {dur} slot on {day} {window} for '{title}' with {who} - start on the hour or half hour, and "
+            "make sure everyone is free.",
+        ),
     )  # fmt: skip
     instruction += d.variant(
         " The calendar shows everyone's meetings in UTC; a meeting blocks each of its attendees, and I have to attend too.",
         " Everyone's meetings are on the shared calendar (UTC); an event blocks all its attendees, me included.",
+        held_out=(
+            " Times on the calendar are UTC; any event blocks all of its attendees, and I need to be there as well.",
+            " Read everyone's availability from the shared calendar (in UTC): an event blocks every attendee, including me.",
+        ),
     )
     names = ", ".join(p["name"] for p in attendees)
     return d.build(instruction, f"Booked '{title}' on {d.day_name(offset)}, {_clock(start)}–{_clock(end)} UTC, with {names}.")

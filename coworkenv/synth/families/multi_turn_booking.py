@@ -129,6 +129,11 @@ def multi_turn_booking(d: Draft) -> TaskSpec:
         "Can you put {what} with {who} in my calendar{details}?",
         "Please set up {what} with {who}{details} - ask me for anything you need.",
         "I need {what} with {who} booked{details}.",
+        held_out=(
+            "Please schedule {what} with {who}{details}.",
+            "Could you get {what} with {who} onto my calendar{details}? Check with me on anything missing.",
+            "Set up {what} with {who} for me{details}.",
+        ),
         what=what, who=who, details=(", " + ", ".join(details)) if details else "",
     )  # fmt: skip
     preamble = d.pick(["", "Quick one.", "Calendar favour:", "Hi!", "Morning.", "One more thing for this week's admin:"])

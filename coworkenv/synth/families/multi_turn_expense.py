@@ -125,6 +125,11 @@ def multi_turn_expense(d: Draft) -> TaskSpec:
         "Add my {desc} {when} to {where}{cat}; mark it submitted.",
         "Can you put the {desc} {when} into {where}{cat}? Status should be submitted.",
         "I need the {desc} {when} recorded in {where}{cat} as a submitted expense.",
+        held_out=(
+            "Please record the {desc} {when} in {where}{cat} with status submitted.",
+            "Could you enter my {desc} {when} into {where}{cat}? It should be marked submitted.",
+            "Log my {desc} {when} in {where}{cat} and set its status to submitted.",
+        ),
         desc=description, when=when_text, cat=category_text, where=where,
     )  # fmt: skip
     preamble = d.pick(["", "Expense admin:", "Hi!", "Quick one before I forget.", "Receipt time."])

@@ -161,25 +161,38 @@ def onboarding_chain(d: Draft) -> TaskSpec:
             "{hire} ({email}) joins the {team} team on {day}; their manager is {manager} and their buddy is {buddy}.",
             "New hire alert: {hire} <{email}> starts in {team} on {day}. Manager: {manager}. Buddy: {buddy}.",
             hire=hire["name"], email=hire["email"], team=team, day=d.day_name(start_day), manager=manager["name"], buddy=buddy["name"],
+            held_out=(
+                "{hire} ({email}) starts in {team} on {day}, with {manager} as manager and {buddy} as buddy.",
+                "We have a new starter: {hire}, {email}, joining {team} on {day}. {manager} will be the manager and {buddy} the buddy.",
+            ),
         )  # fmt: skip
     else:
         intro = d.variant(
             "HR emailed me about our new starter {hire}; the details (start day, manager, buddy) are in that mail.",
             "{hire} is starting soon - see the HR 'New starter' email for who their manager and buddy are.",
             hire=hire["name"],
+            held_out=(
+                "Our new starter {hire} is joining soon; HR's mail has the start day, the manager and the buddy.",
+                "HR sent me the details for {hire}, who starts soon - the manager, the buddy and the start day are in that email.",
+            ),
         )  # fmt: skip
     steps = [
         f"Book a {minutes}-minute meeting titled '{intro_title}' on their first day at {hour}:00 UTC with {hire_first}, the manager and the buddy.",
         d.variant("Send {first} a welcome email (subject with 'Welcome') cc'ing the manager, and mention the buddy's full name.",
-                  "Email {first} a welcome note - put 'Welcome' in the subject, cc the manager, name the buddy in full.", first=hire_first),
+                  "Email {first} a welcome note - put 'Welcome' in the subject, cc the manager, name the buddy in full.", first=hire_first,
+                  held_out=("Write {first} a welcome mail: a subject containing 'Welcome', the manager in cc, and the buddy named in full.",
+                            "Send a welcome message to {first} with 'Welcome' in the subject and the manager cc'd; include the buddy's full name.")),
         d.variant("Open an IT ticket titled 'Equipment for {hire}' asking for a {a} and a {b}, assigned to {it}.",
                   "Raise a ticket 'Equipment for {hire}' for a {a} and a {b}; assign it to {it}.",
-                  hire=hire["name"], a=items[0], b=items[1], it=it["email"] if d.knobs.ambiguity == 0 else "our IT Support contact"),
+                  hire=hire["name"], a=items[0], b=items[1], it=it["email"] if d.knobs.ambiguity == 0 else "our IT Support contact",
+                  held_out=("Create an IT ticket called 'Equipment for {hire}' requesting a {a} and a {b}, and assign it to {it}.",
+                            "File a ticket titled 'Equipment for {hire}' for a {a} plus a {b}, assigned to {it}.")),
         f"Write a checklist to {path} listing the manager's and buddy's full names and the IT ticket id.",
     ]  # fmt: skip
     if extra:
         steps.append("Also " + "; ".join(extra) + ".")
-    lead = d.variant("Please handle the onboarding.", "Can you run the onboarding steps?", "Onboarding time!", "")
+    lead = d.variant("Please handle the onboarding.", "Can you run the onboarding steps?", "Onboarding time!", "",
+                     held_out=("Could you take care of the onboarding?", "Here's the onboarding to do.", ""))
     instruction = " ".join(s for s in [intro, lead, *steps] if s)
     answer = f"Onboarding for {hire['name']} done: intro booked, welcome sent, IT ticket {tid} opened, checklist at {path}."
     return d.build(instruction, answer)

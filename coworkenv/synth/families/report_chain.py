@@ -166,17 +166,23 @@ def report_chain(d: Draft) -> TaskSpec:
         who, ticket = f"the colleague who emailed me asking for the {region} number", "the matching report ticket"
     steps = [
         d.variant("Work out {what} from the {source} sheet.", "Using the {source} sheet, compute {what}.",
-                  "Take {what} from the {source} sheet.", what=what, source=source),
-        d.variant("Put it in a new doc titled '{t}'.", "Write it up in a new doc called '{t}'.", t=doc_title),
+                  "Take {what} from the {source} sheet.", what=what, source=source,
+                  held_out=("Calculate {what} using the {source} sheet.", "From the {source} sheet, figure out {what}.")),
+        d.variant("Put it in a new doc titled '{t}'.", "Write it up in a new doc called '{t}'.", t=doc_title,
+                  held_out=("Record it in a new doc named '{t}'.", "Create a doc called '{t}' with it.")),
         d.variant("Mail the figure to {who}{cc}.", "Email the number to {who}{cc}.", who=who,
-                  cc=(", cc'ing " + (manager["email"] if d.knobs.ambiguity == 0 else "whoever was cc'd on the request")) if cc_manager else ""),
+                  cc=(", cc'ing " + (manager["email"] if d.knobs.ambiguity == 0 else "whoever was cc'd on the request")) if cc_manager else "",
+                  held_out=("Send the figure by email to {who}{cc}.", "Let {who} have the number by mail{cc}.")),
         d.variant("Then mark {ticket} {status} with a comment that cites the new doc's id.",
-                  "Finally set {ticket} to {status} and comment with the id of the doc you created.", ticket=ticket, status=status),
+                  "Finally set {ticket} to {status} and comment with the id of the doc you created.", ticket=ticket, status=status,
+                  held_out=("Last, set {ticket} to {status} and add a comment citing the id of the new doc.",
+                            "Then move {ticket} to {status}, commenting with the new doc's id.")),
     ]  # fmt: skip
     steps.append(f"Also fill in the {region} value for {month} in the {kpi_sheet} sheet.")
     if d.knobs.effects >= 4:
         steps.append(f"Post the figure and the doc id in #{channel}.")
-    intro = d.variant("Monthly reporting, please.", "Can you run this report for me?", "Quick reporting chore.", "")
+    intro = d.variant("Monthly reporting, please.", "Can you run this report for me?", "Quick reporting chore.", "",
+                      held_out=("Reporting task for you.", "Could you do this month's report?", ""))
     signature = d.pick(["", f"Thanks, {d.me['name'].split()[0]}", f"- {d.me['name'].split()[0]}"])
     instruction = " ".join(s for s in [intro, *steps, "Reply with the figure first.", signature] if s)
     answer = f"{number} {metric} for {region} in {month}; written to doc {doc_id}, mailed to {requester['name']}, ticket {tid} {status}."

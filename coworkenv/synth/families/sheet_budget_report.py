@@ -140,7 +140,8 @@ def sheet_budget_report(d: Draft) -> TaskSpec:
 
     # --- the instruction -----------------------------------------------------------------------------
     where = f"the '{sheet}' sheet" if d.knobs.ambiguity == 0 else d.variant(
-        "my team's ({team}) budget sheet", "the {team} budget sheet", "our {team} team's spend tracker", team=team
+        "my team's ({team}) budget sheet", "the {team} budget sheet", "our {team} team's spend tracker", team=team,
+        held_out=("the budget sheet for {team}", "the {team} team's budget tracker"),
     )  # fmt: skip
     cats = ", ".join(targets[:-1]) + f" and {targets[-1]}"
     ask = d.variant(
@@ -150,6 +151,11 @@ def sheet_budget_report(d: Draft) -> TaskSpec:
         "Please total the actual spend per category ({cats}) for {month} in {where}.",
         "Could you sum {where} by category for {month}? I only care about {cats}, actual amounts.",
         "Time for the monthly budget check: from {where}, get the actual {month} spend of {cats}.",
+        held_out=(
+            "From {where}, add up what was actually spent in {month} on {cats}, category by category.",
+            "Could you total the actual {month} spending for {cats} using {where}?",
+            "Please work out each category's actual spend in {month} for {cats}, from {where}.",
+        ),
         where=where, month=month, cats=cats,
     )  # fmt: skip
     parts = [ask]
@@ -158,6 +164,10 @@ def sheet_budget_report(d: Draft) -> TaskSpec:
         "Write the totals per category into a new doc called '{title}'",
         "Put them in a new document '{title}', one line per category with its total",
         title=title,
+        held_out=(
+            "Make a new doc called '{title}' listing each category with its total",
+            "Record the per-category totals in a new document titled '{title}'",
+        ),
     )  # fmt: skip
     if e >= 2:
         report += " and every line of those categories whose actual is above its budget"
@@ -174,5 +184,9 @@ def sheet_budget_report(d: Draft) -> TaskSpec:
         "Answer with the overspend first: the sum of actual minus budgeted over those categories' over-budget lines.",
         "Start your reply with the number: how much those categories' over-budget lines exceed their budgets in total.",
         "In your reply, lead with the total amount by which over-budget lines in those categories exceed their budgets.",
+        held_out=(
+            "Begin your reply with the total overspend: the sum of actual minus budget across the over-budget lines in those categories.",
+            "Your answer should open with one number: how far the over-budget lines in those categories exceed their budgets, summed.",
+        ),
     ))  # fmt: skip
     return d.build(" ".join(parts), f"{overspend} total overspend in {cats} for {month}; report '{title}' created.")

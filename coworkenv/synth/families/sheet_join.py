@@ -140,6 +140,10 @@ def sheet_join(d: Draft) -> TaskSpec:
             "'{sheet}' joined to {csv} on {sk} = {ck}",
             "the '{sheet}' sheet and the lookup file {csv} (its {ck} column is the sheet's {sk})",
             sheet=sheet, csv=csv_path, sk=sheet_key, ck=csv_key,
+            held_out=(
+                "the '{sheet}' sheet combined with {csv}, matching {sk} in the sheet to {ck} in the CSV",
+                "'{sheet}' plus {csv}, linked by the sheet's {sk} and the CSV's {ck}",
+            ),
         )  # fmt: skip
     else:
         lookup = "price list" if mode == "price" else "customer list with regions"
@@ -150,6 +154,8 @@ def sheet_join(d: Draft) -> TaskSpec:
             "the {kind} orders sheet and the matching {lookup} (a CSV somewhere in reference/)",
             "whichever sheet holds our orders, joined with the {lookup} in reference/",
             lookup=lookup, kind=d.pick(["latest", "current", "live"]),
+            held_out=("the orders sheet combined with the {lookup} file in reference/",
+                      "our {kind} orders sheet and the {lookup} stored under reference/"),
         )  # fmt: skip
     names = ", ".join(f"'{t}'" for t in targets)
     plural = f"each {label_word} ({names})" if len(targets) > 1 else f"the {label_word} '{targets[0]}'"
@@ -161,6 +167,11 @@ def sheet_join(d: Draft) -> TaskSpec:
         "Please sum up the {what} for {plural}, counting only {status} orders, from {source}.",
         "From {source}: what is the {what} of the {status} orders for {plural}?",
         source=source, what=what, status=status, plural=plural,
+        held_out=(
+            "Calculate the total {what} of the {status} orders for {plural}, using {source}.",
+            "What's the {what} across {status} orders for {plural}? Work it out from {source}.",
+            "Could you add up the {what} of {status} orders for {plural} based on {source}?",
+        ),
     )  # fmt: skip
     cells = d.variant(
         "Put {it} into the '{summary}' sheet's value column on the matching metric row{s}",
@@ -168,6 +179,10 @@ def sheet_join(d: Draft) -> TaskSpec:
         "Record {it} in '{summary}' (column value, the row{s} named after the metric)",
         "Then update the '{summary}' sheet: the value cell{s} of the matching metric row{s}",
         it="them" if len(targets) > 1 else "it", summary=summary, s="s" if len(targets) > 1 else "",
+        held_out=(
+            "Write {it} into the value column of the '{summary}' sheet, on the metric row{s} that match",
+            "Enter {it} in the '{summary}' sheet (value column, matching metric row{s})",
+        ),
     )  # fmt: skip
     first = f" (the '{targets[0]}' figure)" if len(targets) > 1 else ""
     instruction = f"{ask} {cells}, and reply with the number{first} first."

@@ -114,6 +114,13 @@ def ticket_chat_update(d: Draft) -> TaskSpec:
         "{lead} wants a tidy [{p}] queue: close every ticket whose customer confirmed the fix in the comments, and "
         "post a summary with the closed ticket ids to #{ch}.",
         p=project, ch=internal, lead=lead["name"],
+        held_out=(
+            "In the [{p}] project, close each ticket whose customer confirmed in the comments that it's resolved, and then "
+            "post the closed ticket ids to #{ch} for {lead}.",
+            "{lead} is gathering the [{p}] tickets that customers have confirmed as fixed in the comments. Close those "
+            "tickets and send their ids to #{ch}.",
+        ),
     )  # fmt: skip
-    instruction += d.variant(" Customer-facing channels are off limits.", " Nothing goes to public channels.", "")
+    instruction += d.variant(" Customer-facing channels are off limits.", " Nothing goes to public channels.", "",
+                             held_out=(" Stay out of customer-facing channels.", " Don't post in any public channel.", ""))
     return d.build(instruction, f"Closed {len(done)} [{project}] {plural} ({ids}) and posted them in #{internal}.")

@@ -54,7 +54,8 @@ def ticket_policy(d: Draft) -> TaskSpec:
     project, *other_projects = d.sample(vocab.PROJECTS, 3)
     version = f"{d.amount(2, 9)}.{d.amount(0, 9)}"
     doc_title = d.variant("{c} helpdesk routing policy v{v}", "Support routing & SLA rules v{v} ({c})",
-                          "{c} ticket triage policy v{v}", c=d.company, v=version)  # fmt: skip
+                          "{c} ticket triage policy v{v}", c=d.company, v=version,
+                          held_out=("{c} support queue routing guide v{v}", "Ticket routing handbook v{v} ({c})"))  # fmt: skip
     rules = _rules(d)
     exception, trigger, escalate = "", None, None
     if d.knobs.ambiguity >= 1:  # an exception clause that overrides the category table
@@ -139,6 +140,13 @@ def ticket_policy(d: Draft) -> TaskSpec:
         "Could you go through the unassigned tickets of the [{p}] project and route them as '{doc}' says? "
         "Assignee, priority and status per the policy, plus a comment. {lead} is waiting for it.",
         lead=lead["name"], p=project, doc=doc_title, plural=plural,
+        held_out=(
+            "Please triage the unassigned [{p}] {plural} according to '{doc}': assignee, priority and status as the doc "
+            "prescribes, and a short comment on each. {lead} asked for this.",
+            "{lead} wants the new unassigned [{p}] {plural} routed. Follow '{doc}' for the assignee, priority and status, "
+            "and comment briefly on each.",
+        ),
     )  # fmt: skip
-    instruction += d.variant(" Don't touch any other ticket.", " Leave every other ticket as it is.", " Other tickets stay as they are.")
+    instruction += d.variant(" Don't touch any other ticket.", " Leave every other ticket as it is.", " Other tickets stay as they are.",
+                             held_out=(" Leave all other tickets untouched.", " No other ticket should change."))
     return d.build(instruction, f"Routed {len(targets)} [{project}] {plural} per {doc_title}.")
