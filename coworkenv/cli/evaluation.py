@@ -138,5 +138,7 @@ def bench(
     from coworkenv.eval.suite import build_bench
 
     with progress_bar("validating", n) as step:
-        manifest = build_bench(n=n, seed=seed, workers=workers, data_root=data_root, progress=step)
-    typer.echo(f"published benchmark release {manifest.release_id}: {manifest.row_counts.get('tasks', 0)} task(s)")
+        built = build_bench(n=n, seed=seed, workers=workers, data_root=data_root, progress=step)
+    groups = ", ".join(f"{g} {c}" for g, c in built.suite.composition().get("group", {}).items())
+    typer.echo(f"published benchmark release {built.release_id}: {built.valid} valid task(s) of {built.generated} generated"
+               + (f" ({groups})" if groups else "") + (f"; rejected: {built.invalid_by_code}" if built.invalid else ""))  # fmt: skip

@@ -176,10 +176,27 @@ def build_bench(
 # --------------------------------------------------------------------------------------------- loading
 
 
+BENCH_REF = "bench"
+"""The suite reference meaning the newest benchmark release."""
+
+
+def newest_benchmark(data_root: Root = None) -> str:
+    """The id of the newest release of kind `benchmark`, or a one-line error saying how to build one."""
+    from coworkenv.data.reader import list_releases
+
+    root = open_root(data_root)
+    benches = [m for m in list_releases(root) if m.kind == "benchmark"]
+    if not benches:
+        raise CoworkEnvError(f"no benchmark release under {root.url}: build one with `coworkenv eval bench`")
+    return max(benches, key=lambda m: m.created_at).release_id
+
+
 def load_suite(ref: str | os.PathLike[str], data_root: Root = None) -> Suite:
-    """A suite from a `.jsonl` file of TaskSpecs (one per line) or a release id of any kind (`latest`: the newest
-    task release)."""
+    """A suite from a `.jsonl` file of TaskSpecs (one per line), `bench` (the newest benchmark release) or a release
+    id of any kind (`latest`: the newest task release)."""
     text = os.fspath(ref)
+    if text == BENCH_REF:
+        return _from_release(data_root, newest_benchmark(data_root))
     if text.endswith(".jsonl"):
         return _from_file(Path(text))
     if Path(text).is_file():

@@ -77,16 +77,16 @@ def prepare(run: RunDir, config: EvaluationConfig) -> dict[str, Any]:
     write_config(run, config)
     suite = load_suite(config.suite, run.data_root)
     tasks = list(suite.tasks[: config.limit] if config.limit else suite.tasks)
-    if not tasks:
-        raise CoworkEnvError(f"suite {config.suite!r} has no tasks")
-    releases = training_releases(run.data_root, config, suite.release_id)
-    report = check_contamination(tasks, training_tasks(run.data_root, releases), threshold=config.contamination_threshold)
-    write_json(run.file(EVAL_DIR, "contamination.json"), {"training_releases": releases, **report.to_dict()})
-    ensure_clean(report, max_share=config.max_contaminated_share)
+    release_id = suite.source if suite.kind != "file" else None
+    releases = training_releases(run.data_root, config, release_id)
+    report = check_contamination(tasks, training_tasks(run.data_root, releases), threshold=config.contamination_threshold,
+                                 max_share=config.max_contaminated_share)  # fmt: skip
+    write_json(run.file(EVAL_DIR, "contamination.json"), {"training_releases": releases, **report.model_dump(mode="json")})
+    ensure_clean(report)
     write_jsonl(run.file(EVAL_DIR, "suite.jsonl"), [t.to_json() for t in tasks])
-    info = {"name": suite.name, "kind": suite.kind, "source": suite.source, "release_id": suite.release_id, "tasks": len(tasks)}
+    info = {"name": suite.name, "kind": suite.kind, "source": suite.source, "release_id": release_id, "tasks": len(tasks)}
     write_json(run.file(EVAL_DIR, "suite.json"), info)
-    return {**info, "training_releases": releases, "contaminated": report.contaminated_tasks}
+    return {**info, "training_releases": releases, "contaminated": len(report.contaminated_ids), "max_similarity": report.max_similarity}
 
 
 def training_releases(data_root: DataRoot, config: EvaluationConfig, suite_release: str | None) -> list[str]:
