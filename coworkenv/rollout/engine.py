@@ -190,7 +190,7 @@ def _run_local(s: Settings, pending: list[Trial], keep: Callable[[TrialRecord], 
                     return record
                 error = f"bad_output: the worker answered for trial {record.task_id}/{record.trial}"
             except ValueError as exc:
-                error = error_text("bad_output", exc)
+                error = error_text("bad_output", str(exc))
         return failed_record(t.spec, agent=s.agent.label, model=s.agent.model, trial=t.trial, seed=t.seed, error=error)
 
     if runtime == IN_PROCESS:
@@ -247,7 +247,7 @@ def _apply(session: EpisodeSession, reply: Any) -> str | None:
         session.apply(reply.message, latency_s=reply.latency_s, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
                       format_error=reply.format_error)  # fmt: skip
     except BadMessage as exc:
-        return error_text("bad_output", exc)
+        return error_text("bad_output", str(exc))
     return None
 
 

@@ -32,13 +32,15 @@ def run_local_trial(spec: TaskSpec, agent: Agent, *, trial: int, seed: int, max_
         start = time.perf_counter()
         try:
             message = policy.act(session.messages, session.tools)
+        except MemoryError:  # a sandbox limit, not a bug of the agent's: the worker reports it (`sandbox_memory`)
+            raise
         except Exception as exc:  # noqa: BLE001
             error = error_text("agent_error", exc)
             break
         try:
             session.apply(message, latency_s=time.perf_counter() - start)
         except BadMessage as exc:
-            error = error_text("bad_output", exc)
+            error = error_text("bad_output", str(exc))
             break
     return session_record(session, agent=agent.label, model=agent.model, trial=trial, seed=seed, error=error)
 
