@@ -21,6 +21,7 @@ from typing import Any
 from coworkenv.agents.base import AGENTS, Agent, Reply, Request, load_agent
 from coworkenv.episode.session import BadMessage, EpisodeSession
 from coworkenv.errors import CoworkEnvError
+from coworkenv.rollout import local
 from coworkenv.rollout.local import run_local_trial, trial_from_payload, trial_payload
 from coworkenv.rollout.record import TrialRecord, error_text, failed_record, session_record, trial_seed
 from coworkenv.rollout.store import TrialStore
@@ -167,7 +168,11 @@ def _user_factory(user: str | UserFactory | None) -> UserFactory | None:
 
 def _agent_module(spec_text: str) -> str | None:
     """The module that registered the agent's kind, when it is not one a worker imports anyway."""
-    module = getattr(AGENTS.get(spec_text.partition(":")[0]), "__module__", None)
+    kind = spec_text.partition(":")[0]
+    if kind not in AGENTS:
+        raise CoworkEnvError(f"agent {spec_text!r}: a local agent runs in worker processes, made from its spec string; "
+                             "register its kind in AGENTS, or run it with runtime none and one worker")  # fmt: skip
+    module = getattr(AGENTS.get(kind), "__module__", None)
     return None if module is None or module.startswith("coworkenv.") else module
 
 
@@ -178,7 +183,7 @@ def _run_local(s: Settings, pending: list[Trial], keep: Callable[[TrialRecord], 
         return
     if s.user is not None:
         raise CoworkEnvError("a simulated user other than the scripted one needs an in-process run (runtime none, or a batch or async agent)")
-    module = _agent_module(s.agent_spec)
+    module = None if runtime == IN_PROCESS else _agent_module(s.agent_spec)
     payloads = [trial_payload(t.spec.to_json(), s.agent_spec, agent_module=module, trial=t.trial, seed=t.seed, max_turns=s.max_turns,
                               wall_s=s.wall_s) for t in pending]  # fmt: skip
 
@@ -194,6 +199,7 @@ def _run_local(s: Settings, pending: list[Trial], keep: Callable[[TrialRecord], 
         return failed_record(t.spec, agent=s.agent.label, model=s.agent.model, trial=t.trial, seed=t.seed, error=error)
 
     if runtime == IN_PROCESS:
+        local.AGENTS_MADE[(s.agent_spec, "")] = s.agent  # the forked workers use this very agent
         _process_pool(pending, payloads, workers, lambda i, out, err: keep(record_of(pending[i], out, err)))
         return
     from coworkenv.rollout import jobs  # noqa: F401  (registers the `trial` job)

@@ -14,8 +14,8 @@ from coworkenv.episode.session import BadMessage, EpisodeSession
 from coworkenv.rollout.record import TrialRecord, error_text, session_record
 from coworkenv.spec.task import TaskSpec
 
-_AGENTS: dict[tuple[str, str], Agent] = {}
-"""Agents made in this process, by (spec string, options): an agent is made once per worker, not per trial."""
+AGENTS_MADE: dict[tuple[str, str], Agent] = {}
+"""Agents made in this process, by (spec string, module that registers its kind): one per worker, not per trial."""
 
 
 def run_local_trial(spec: TaskSpec, agent: Agent, *, trial: int, seed: int, max_turns: int | None = None, wall_s: float | None = None,
@@ -50,9 +50,9 @@ def _agent(text: str, module: str | None) -> Agent:
     if module and kind not in AGENTS:
         importlib.import_module(module)  # the module that registers a kind defined outside coworkenv.agents
     key = (text, module or "")
-    if key not in _AGENTS:
-        _AGENTS[key] = load_agent(text)
-    return _AGENTS[key]
+    if key not in AGENTS_MADE:
+        AGENTS_MADE[key] = load_agent(text)
+    return AGENTS_MADE[key]
 
 
 def trial_payload(spec_json: str, agent: str, *, agent_module: str | None, trial: int, seed: int, max_turns: int | None,

@@ -9,7 +9,9 @@ from collections import defaultdict
 
 import pytest
 
+from coworkenv.agents.random_agent import RandomAgent
 from coworkenv.data.build import eval_results_table, trajectories_table
+from coworkenv.errors import CoworkEnvError
 from coworkenv.grading.metrics import pass_hat_k
 from coworkenv.rollout import engine, eval_rows, read_trials, run_trials, trajectory_rows, trial_seed
 from tests.rollout.agents import HOG, RAISES, SABOTAGE, SLOW
@@ -68,6 +70,15 @@ def test_random_is_deterministic_for_a_seed(examples):
     other = run_trials(examples, "random", trials=2, workers=2, seed=8)
     assert [r.without_timings() for r in first] == [r.without_timings() for r in again]
     assert [r.messages for r in first] != [r.messages for r in other]
+
+
+def test_an_agent_object_is_used_as_given_in_a_process_pool(examples):
+    records = run_trials(examples, RandomAgent(max_calls=2), trials=2, workers=2, runtime="none")
+    assert all(r.ok and 1 <= len(r.audit) <= 2 for r in records)
+    with pytest.raises(CoworkEnvError, match="register its kind"):
+        unregistered = RandomAgent()
+        unregistered.label = "mine"
+        run_trials(examples, unregistered, runtime="auto")
 
 
 def test_an_agent_that_raises_fails_its_trials_and_the_run_goes_on(examples, tmp_path):
