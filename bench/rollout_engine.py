@@ -5,7 +5,8 @@ Method: `n` procedural tasks (`generate(GenerateRequest(n, seed=1))`, not timed)
 episodes, grading, the trial records and the trials file (one fsync'd line per trial) included. Modes: the sandboxed
 pool under bubblewrap and under the rlimit fallback, runtime `none` with W workers (a forked process pool) and with
 one (in this process). Every record must be ok with score 1.0, or the run fails. Modes are interleaved repeat by
-repeat; the median (and min/max) is reported.
+repeat; the median (and min/max) is reported. Starting a sandboxed pool (its workers' warm-up imports included) is
+timed apart, and "after start-up" is the episodes over the median run time less the median start-up.
 
     python bench/rollout_engine.py                       # markdown table
     python bench/rollout_engine.py --n 200 --trials 1 --repeats 3 --json
@@ -33,7 +34,8 @@ if str(REPO) not in sys.path:
 
 from _common import machine_info  # noqa: E402
 
-from coworkenv.rollout import run_trials  # noqa: E402
+from coworkenv.rollout import jobs, run_trials  # noqa: E402, F401  (jobs: registers the `trial` job)
+from coworkenv.sandbox.pool import WorkerPool  # noqa: E402
 from coworkenv.sandbox.selection import bwrap_usable  # noqa: E402
 from coworkenv.synth.generate import GenerateRequest, generate  # noqa: E402
 
@@ -46,6 +48,14 @@ def modes_for(workers: int) -> dict[str, tuple[str, int]]:
     modes[f"none (process pool), {workers} workers"] = ("none", workers)
     modes["none (in-process), 1 worker"] = ("none", 1)
     return modes
+
+
+def startup_s(runtime: str, workers: int) -> float:
+    """Seconds to start (and stop) a pool of the `trial` job's workers."""
+    start = time.perf_counter()
+    with WorkerPool(workers=workers, runtime=runtime, warm=["trial"], jobs=["trial"]):
+        pass
+    return time.perf_counter() - start
 
 
 def run(n: int, trials: int, workers: int, repeats: int) -> dict[str, Any]:
@@ -67,7 +77,10 @@ def run(n: int, trials: int, workers: int, repeats: int) -> dict[str, Any]:
     results = {}
     for name, per_run in times.items():
         rates = sorted(episodes / s for s in per_run)
-        results[name] = {"median_s": statistics.median(per_run), "episodes_per_s": statistics.median(rates), "min": rates[0], "max": rates[-1]}
+        runtime, w = modes[name]
+        startup = statistics.median(startup_s(runtime, w) for _ in range(repeats)) if runtime != "none" else 0.0
+        results[name] = {"median_s": statistics.median(per_run), "episodes_per_s": statistics.median(rates), "min": rates[0], "max": rates[-1],
+                         "startup_s": startup, "after_startup_per_s": episodes / max(1e-9, statistics.median(per_run) - startup)}  # fmt: skip
     return {"n_tasks": len(specs), "trials": trials, "episodes": episodes, "oracle_calls": calls, "repeats": repeats,
             "load_avg": os.getloadavg(), "machine": machine_info(None), "modes": results}  # fmt: skip
 
@@ -77,11 +90,13 @@ def markdown(out: dict[str, Any]) -> str:
         f"{out['n_tasks']} tasks × {out['trials']} trial(s) = {out['episodes']} episodes ({out['oracle_calls']} oracle calls), "
         f"median of {out['repeats']}; load average {', '.join(f'{x:.1f}' for x in out['load_avg'])}; {out['machine']['cpu']}",
         "",
-        "| mode | run_trials | episodes/s (median) | min – max |",
-        "|---|---:|---:|---:|",
+        "| mode | run_trials | episodes/s (median) | min – max | pool start-up | episodes/s after start-up |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for name, m in out["modes"].items():
-        lines.append(f"| {name} | {m['median_s']:.2f} s | **{m['episodes_per_s']:.0f}** | {m['min']:.0f} – {m['max']:.0f} |")
+        startup = f"{m['startup_s']:.2f} s" if m["startup_s"] else "—"
+        lines.append(f"| {name} | {m['median_s']:.2f} s | **{m['episodes_per_s']:.0f}** | {m['min']:.0f} – {m['max']:.0f} | {startup} "
+                     f"| {m['after_startup_per_s']:.0f} |")
     return "\n".join(lines)
 
 

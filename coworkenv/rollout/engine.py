@@ -222,14 +222,18 @@ def _process_pool(pending: list[Trial], payloads: list[str], workers: int, done:
     context = multiprocessing.get_context("fork")
     with concurrent.futures.ProcessPoolExecutor(max_workers=min(workers, len(payloads)), mp_context=context) as pool:
         futures = {pool.submit(trial_from_payload, p): i for i, p in enumerate(payloads)}
-        for future in concurrent.futures.as_completed(futures):
-            try:
-                output, error = future.result(), None
-            except concurrent.futures.process.BrokenProcessPool as exc:
-                raise CoworkEnvError(f"the process pool died ({exc}); finished trials are kept: run again to continue") from None
-            except Exception as exc:  # noqa: BLE001 - e.g. a spec the worker could not read: this trial fails
-                output, error = None, error_text("job_error", exc)
-            done(futures[future], output, error)
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                try:
+                    output, error = future.result(), None
+                except concurrent.futures.process.BrokenProcessPool as exc:
+                    raise CoworkEnvError(f"the process pool died ({exc}); finished trials are kept: run again to continue") from None
+                except Exception as exc:  # noqa: BLE001 - e.g. a spec the worker could not read: this trial fails
+                    output, error = None, error_text("job_error", exc)
+                done(futures[future], output, error)
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)  # what has not started is not run
+            raise
 
 
 # --------------------------------------------------------------------------------------------- batch and async
