@@ -1,8 +1,8 @@
 """Policies that act in episodes (docs/architecture.md, "Agents"): `oracle` (the task's own solution), `null` (does
-nothing), `openai:<model>` (an OpenAI-compatible endpoint), and the agents named by spec strings
-(`load_agent("hf:models/tiny")`)."""
+nothing), `random` (random well-formed calls), `hf:<dir>` (a local transformers model), `openai:<model>` (an
+OpenAI-compatible endpoint) — agents named by spec strings (`load_agent("hf:models/tiny")`) — and the simulated users."""
 
-from coworkenv.agents import hf, openai_agent, persona, scripted  # noqa: F401  (register hf, openai, oracle, null; the llm user)
+from coworkenv.agents import hf, openai_agent, persona, random_agent, scripted  # noqa: F401  (register the agents and the llm user)
 from coworkenv.agents.base import AGENTS, Agent, Reply, Request, load_agent, parse_agent, reply_of
 from coworkenv.agents.registry import POLICIES, make_policy
 from coworkenv.agents.users import USERS, make_user

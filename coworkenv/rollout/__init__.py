@@ -1,9 +1,17 @@
-"""Rollouts: running policies in a task's episodes and recording graded trajectories (`trajectories` rows).
+"""Rollouts (docs/architecture.md, "Rollouts"): agents played in tasks' episodes, graded and recorded.
 
-Untrusted specs are rolled out in the sandbox (the `rollout` job, see `coworkenv.rollout.jobs`); `rollout_rows`
-is the same work in-process, for trusted input.
+`run_trials` (the engine) runs N tasks × k trials of any agent and keeps one `TrialRecord` per trial in a resumable
+trials file; `rollout_row` / `rollout_rows` / the `rollout` sandbox job are the synthesis pipeline's oracle rollouts
+(`trajectories` rows); `sft.sft_from_trials` turns an agent's own successes into SFT rows (rejection sampling).
 """
 
+from coworkenv.rollout.engine import run_trials
 from coworkenv.rollout.play import rollout_row, rollout_rows
+from coworkenv.rollout.record import TrialRecord, trial_seed
+from coworkenv.rollout.rows import eval_rows, record_eval_row, record_trajectory_row, trajectory_rows
+from coworkenv.rollout.store import TrialStore, read_trials
 
-__all__ = ["rollout_row", "rollout_rows"]
+__all__ = [
+    "TrialRecord", "TrialStore", "eval_rows", "read_trials", "record_eval_row", "record_trajectory_row", "rollout_row",
+    "rollout_rows", "run_trials", "trajectory_rows", "trial_seed",
+]  # fmt: skip

@@ -1,5 +1,9 @@
-"""The `rollout` sandbox job: a task's raw spec in, its oracle rollout's `trajectories` row out. Specs may be written by
-an LLM, so their episodes run in the sandbox like the battery's."""
+"""The rollout sandbox jobs. Specs may be written by an LLM, so their episodes run in the sandbox like the battery's:
+
+- `rollout`: a task's raw spec in, its oracle rollout's `trajectories` row out (the synthesis pipeline's stage);
+- `trial`: one trial of a `local` agent (`coworkenv.rollout.local.trial_payload`) in, its trial record out (the
+  rollout engine).
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,10 @@ def _warm() -> None:
     import coworkenv.rollout.play  # noqa: F401  (the episode and grading modules a rollout needs)
 
 
+def _warm_trial() -> None:
+    import coworkenv.rollout.local  # noqa: F401  (episodes, grading and the agents a trial needs)
+
+
 @job("rollout", warmup=_warm)
 def rollout(payload: str) -> dict[str, Any]:
     """`{"spec": <TaskSpec JSON text>, "agent": "oracle"}` → the rollout's `trajectories` row."""
@@ -21,3 +29,11 @@ def rollout(payload: str) -> dict[str, Any]:
 
     request = json.loads(payload)
     return rollout_row(TaskSpec.model_validate_json(request["spec"]), agent=request.get("agent", "oracle"))
+
+
+@job("trial", warmup=_warm_trial)
+def trial(payload: str) -> dict[str, Any]:
+    """A trial payload → the trial record (`TrialRecord` as JSON data)."""
+    from coworkenv.rollout.local import trial_from_payload
+
+    return trial_from_payload(payload)

@@ -186,8 +186,9 @@ class WorkerPool:
                          worker_restarts=restarts, duration_s=duration), keep  # fmt: skip
 
     def map(self, job: str, payloads: Sequence[str], progress: Callable[[int], None] | None = None, *,
-            budget_s: float | None = None) -> list[JobResult]:  # fmt: skip
-        """Run `job` on every payload; results in input order. `progress(1)` is called (in this thread) as each finishes.
+            budget_s: float | None = None, on_result: Callable[[JobResult], None] | None = None) -> list[JobResult]:  # fmt: skip
+        """Run `job` on every payload; results in input order. `on_result(result)`, then `progress(1)`, are called (in
+        this thread) as each finishes, so a caller can keep each result as it comes (the rollout engine appends it).
 
         Each task gets `budget_s` wall-clock seconds (default: the job's own budget, else `Limits.wall_s`); the worker
         stops a task at its budget (`sandbox_timeout`) and is replaced, so a hostile task costs the batch that much."""
@@ -212,6 +213,8 @@ class WorkerPool:
                     raise item if isinstance(item, SandboxError) else SandboxError(f"the worker pool failed: {item}") from item
                 results[item.index] = item
                 received += 1
+                if on_result is not None:
+                    on_result(item)
                 if progress is not None:
                     progress(1)
         finally:
@@ -232,13 +235,14 @@ class WorkerPool:
 
 
 def run_jobs(job: str, payloads: Sequence[str], *, workers: int = 2, runtime: str | Runtime = "auto", limits: Limits | None = None,
-             progress: Callable[[int], None] | None = None, budget_s: float | None = None) -> list[JobResult]:  # fmt: skip
+             progress: Callable[[int], None] | None = None, budget_s: float | None = None,
+             on_result: Callable[[JobResult], None] | None = None) -> list[JobResult]:  # fmt: skip
     """Run `job` over `payloads` in a fresh pool of sandboxed workers; one JobResult per payload, in order. `budget_s`:
-    each task's wall-clock budget (see `WorkerPool.map`)."""
+    each task's wall-clock budget; `on_result`: called with each result as it finishes (see `WorkerPool.map`)."""
     payloads = list(payloads)
     spec = JOBS.get(job)
     if not payloads:
         return []
     warm = [job] if spec.warmup is not None else []
     with WorkerPool(workers=max(1, min(workers, len(payloads))), runtime=runtime, limits=limits, warm=warm, jobs=[job]) as pool:
-        return pool.map(job, payloads, progress=progress, budget_s=budget_s)
+        return pool.map(job, payloads, progress=progress, budget_s=budget_s, on_result=on_result)

@@ -1,0 +1,102 @@
+"""EpisodeSession: one assistant turn at a time, with its trace, its endings and the same results as run_episode."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from coworkenv.agents import make_policy
+from coworkenv.episode import EpisodeSession, replay, run_episode
+from coworkenv.episode.episode import EpisodeFinished
+from coworkenv.episode.session import BadMessage, initial_messages
+from coworkenv.spec.io import load_task
+from tests.support import EXAMPLES
+
+MAIL = EXAMPLES / "01_mail_forward_invoices.json"
+MULTI_TURN = EXAMPLES / "08_multi_turn_vendor_demo.json"
+
+
+def _call(name: str, args: dict, call_id: str = "c1") -> dict:
+    return {"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "type": "function",
+                                                                   "function": {"name": name, "arguments": json.dumps(args)}}]}  # fmt: skip
+
+
+def test_a_turn_runs_its_calls_and_traces_them():
+    spec = load_task(MAIL)
+    session = EpisodeSession(spec)
+    assert session.messages == initial_messages(spec) and [t["function"]["name"] for t in session.tools] == spec.tools
+    session.apply(_call("mail_search", {"query": "invoice"}), latency_s=0.25, prompt_tokens=11, completion_tokens=3)
+    session.apply(_call("mail_read", {"id": "no-such-id"}, "c2"), format_error="unparsed")
+    assert not session.done and session.n_turns == 2
+    assert [m["role"] for m in session.messages[2:]] == ["assistant", "tool", "assistant", "tool"]
+    first, second = session.trace()
+    assert (first["latency_s"], first["prompt_tokens"], first["completion_tokens"], first["format_error"]) == (0.25, 11, 3, None)
+    assert first["calls"][0]["tool"] == "mail_search" and first["calls"][0]["arguments"] == {"query": "invoice"}
+    assert first["calls"][0]["status"] == "ok" and first["calls"][0]["code"] is None and first["calls"][0]["latency_s"] >= 0
+    assert second["format_error"] == "unparsed" and (second["calls"][0]["status"], second["calls"][0]["code"]) == ("error", 404)
+
+
+def test_the_final_answer_ends_it_and_finish_grades_the_live_evidence():
+    spec = load_task(MAIL)
+    session = EpisodeSession(spec)
+    policy = make_policy("oracle", spec)
+    while not session.done:
+        session.apply(policy.act(session.messages, session.tools))
+    assert session.ending == "answer"
+    trajectory, evidence = session.finish()
+    assert evidence.answer == spec.solution[-1].answer
+    assert replay(spec, trajectory).evidence_hash == evidence.evidence_hash
+    with pytest.raises(EpisodeFinished):
+        session.apply({"role": "assistant", "content": "again"})
+
+
+def test_a_message_the_user_answers_goes_on():
+    spec = load_task(MULTI_TURN)
+    say = next(step.say for step in spec.solution if hasattr(step, "say"))
+    session = EpisodeSession(spec)
+    session.apply({"role": "assistant", "content": say})
+    assert not session.done and session.messages[-1]["role"] == "user"
+
+
+def test_out_of_turns_it_is_graded_by_replay_like_run_episode():
+    spec = load_task(MAIL)
+    session = EpisodeSession(spec, max_turns=2)
+    policy = make_policy("oracle", spec)
+    while not session.done:
+        session.apply(policy.act(session.messages, session.tools))
+    assert session.ending == "turns" and session.n_turns == 2
+    trajectory, evidence = session.finish()
+    old_trajectory, old_evidence = run_episode(spec, make_policy("oracle", spec), max_turns=2)
+    assert trajectory == old_trajectory and evidence.evidence_hash == old_evidence.evidence_hash
+    assert evidence.evidence_hash == replay(spec, trajectory).evidence_hash
+
+
+def test_past_the_wall_clock_limit_it_ends():
+    spec = load_task(MAIL)
+    session = EpisodeSession(spec, wall_s=0.05)
+    session.apply(_call("mail_search", {"query": "invoice"}))
+    assert not session.done
+    time.sleep(0.06)
+    session.apply(_call("mail_search", {"query": "x"}, "c2"))
+    assert session.ending == "wall"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "text",
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": 3},
+        {"role": "assistant", "tool_calls": {"id": "x"}},
+        {"role": "assistant", "tool_calls": [{"id": "c1", "function": {"arguments": "{}"}}]},
+        {"role": "assistant", "tool_calls": [{"function": {"name": "mail_search"}}]},
+    ],
+)
+def test_what_is_not_an_assistant_message_is_refused_and_changes_nothing(message):
+    spec = load_task(MAIL)
+    session = EpisodeSession(spec)
+    with pytest.raises(BadMessage):
+        session.apply(message)
+    assert session.messages == initial_messages(spec) and session.n_turns == 0 and not session.episode.workspace.audit

@@ -1,0 +1,77 @@
+"""The engine with `batch` agents (lock-step ticks) and `async` agents (asyncio tasks), and their failures."""
+
+from __future__ import annotations
+
+import pytest
+
+from coworkenv.errors import CoworkEnvError
+from coworkenv.rollout import run_trials
+from tests.rollout.agents import AsyncOracle, BatchOracle
+
+TRIALS = 2
+
+
+def test_a_batch_agent_steps_episodes_in_lock_step(suite):
+    agent = BatchOracle(suite, TRIALS)
+    records = run_trials(suite, agent, trials=TRIALS, batch_size=8)
+    assert len(records) == TRIALS * len(suite) and all(r.ok and r.grade.score == 1.0 for r in records)
+    # every call carries one request per open episode (never two of the same), at most batch_size, and the open
+    # episodes are refilled from the queue: the batch is full until the queue runs dry
+    assert max(agent.sizes) == 8 and all(len(set(seeds)) == len(seeds) for seeds in agent.seeds_per_call)
+    first_short = next(i for i, n in enumerate(agent.sizes) if n < 8)
+    assert all(n == 8 for n in agent.sizes[:first_short]) and agent.sizes[first_short:] == sorted(agent.sizes[first_short:], reverse=True)
+    assert sum(agent.sizes) == sum(r.n_turns for r in records)
+    # what a Reply carries goes into the trace: tokens, the first turn's format error
+    r = records[0]
+    assert r.n_format_errors == 1 and r.trace[0]["format_error"] == "bad json" and r.prompt_tokens > 0 and r.completion_tokens == r.n_turns
+
+
+def test_an_async_agent_runs_episodes_concurrently_up_to_the_limit(suite):
+    agent = AsyncOracle(suite, TRIALS)
+    records = run_trials(suite, agent, trials=TRIALS, concurrency=5)
+    assert len(records) == TRIALS * len(suite) and all(r.ok and r.grade.score == 1.0 for r in records)
+    assert agent.max_in_flight == 5 and agent.calls == sum(r.n_turns for r in records)
+
+
+@pytest.mark.parametrize("make", [BatchOracle, AsyncOracle], ids=["batch", "async"])
+def test_failed_replies_fail_their_trials_and_the_run_goes_on(examples, make, tmp_path):
+    agent = make(examples, TRIALS)
+    agent.fail_task(examples[0].id, TRIALS, "error")
+    agent.fail_task(examples[1].id, TRIALS, "garbage")
+    records = run_trials(examples, agent, trials=TRIALS, store=tmp_path / "t.jsonl", batch_size=4, concurrency=4)
+    by_task = {r.task_id: r for r in records}
+    assert by_task[examples[0].id].error == "reply_error: endpoint down after 3 retries"
+    assert by_task[examples[1].id].error.startswith("bad_output: each tool call needs")
+    failed = [r for r in records if r.status == "failed"]
+    assert len(failed) == 2 * TRIALS and all(r.grade.score == 0.0 and r.n_turns == 0 for r in failed)
+    assert all(r.ok and r.grade.score == 1.0 for r in records if r.task_id not in (examples[0].id, examples[1].id))
+
+
+def test_a_batch_call_that_raises_fails_the_episodes_of_that_batch_only(examples):
+    agent = BatchOracle(examples, 1)
+    agent.fail_task(examples[5].id, 1, "raise")
+    records = run_trials(examples, agent, trials=1, batch_size=4)
+    failed = {r.task_id for r in records if r.status == "failed"}
+    bad_seed = next(iter(agent.fail))
+    in_that_call = next(seeds for seeds in agent.seeds_per_call if bad_seed in seeds)
+    assert failed == {agent.specs[seed].id for seed in in_that_call} and len(failed) > 1  # the episodes of that one call
+    assert all(r.error == "agent_error: RuntimeError: the model server went away" for r in records if r.task_id in failed)
+    assert all(r.grade.score == 1.0 for r in records if r.task_id not in failed)
+
+
+def test_an_async_agent_that_raises_or_hangs_fails_that_trial(examples):
+    agent = AsyncOracle(examples, 1)
+    agent.fail_task(examples[2].id, 1, "raise")
+    agent.hang = {seed for seed, spec in agent.specs.items() if spec.id == examples[3].id}
+    records = run_trials(examples, agent, trials=1, episode_wall_s=1.0)
+    by_task = {r.task_id: r for r in records}
+    assert by_task[examples[2].id].error == "agent_error: RuntimeError: the model server went away"
+    assert by_task[examples[3].id].error.startswith("wall_timeout:") and by_task[examples[3].id].grade.score == 0
+    assert sum(r.ok for r in records) == len(examples) - 2
+
+
+def test_a_simulated_user_factory_is_used_in_process_only(examples):
+    with pytest.raises(CoworkEnvError, match="in-process"):
+        run_trials(examples[:2], "oracle", workers=2, user=lambda spec: None)
+    with pytest.raises(CoworkEnvError, match="unknown simulated user"):
+        run_trials(examples[:2], "oracle", user="llm")
