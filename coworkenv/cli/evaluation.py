@@ -23,9 +23,17 @@ app.add_typer(eval_app, name="eval")
 OutOpt = Annotated[Path | None, typer.Option("--out", help="Write the report here (default: the run's report/ folder).")]
 
 
+def wide_console() -> Any:
+    """A rich console; in a log or a pipe, wide enough that figures and their intervals stay on one line."""
+    from rich.console import Console
+
+    console = Console()
+    return console if console.is_terminal else Console(width=160)
+
+
 def _figure(metric: dict[str, Any] | Any) -> str:
     value, lo, hi = (metric["value"], metric["lo"], metric["hi"]) if isinstance(metric, dict) else (metric.value, metric.lo, metric.hi)
-    return f"{value:.3f} [{lo:.3f}, {hi:.3f}]"
+    return f"{value:.2f} [{lo:.2f}, {hi:.2f}]"
 
 
 def _llm(config: EvaluationConfig) -> Any:
@@ -50,7 +58,6 @@ def evaluate(ctx: typer.Context, settings: dict[str, Any], run_id: NewRunIdOpt =
     an `eval` release, a report (HTML with plots, summary.json) and the capability profile. The same --run-id resumes."""
     if ctx.invoked_subcommand is not None:
         return
-    from rich.console import Console
     from rich.table import Table
 
     from coworkenv.pipeline.evaluate import evaluate as run_all
@@ -60,7 +67,7 @@ def evaluate(ctx: typer.Context, settings: dict[str, Any], run_id: NewRunIdOpt =
     config = evaluation_config(settings)
     llm = _llm(config)
     run_id = run_id or new_run_id().replace("cli__", "eval__")
-    console = Console()
+    console = wide_console()
     console.print(f"evaluation {run_id}: {config.agent} on {config.suite}, {config.trials} trial(s) per task")
     def on_stage(stage: str, result: Any) -> None:
         if stage == "prepare":
@@ -94,7 +101,6 @@ def compare(
 ) -> None:
     """Paired per-task comparison of two evaluations: the score delta with a bootstrap CI and a permutation p-value,
     and the per-capability and per-group deltas."""
-    from rich.console import Console
     from rich.table import Table
 
     from coworkenv.eval.compare import compare as compare_rows
@@ -103,7 +109,7 @@ def compare(
 
     a, b = eval_rows(base, data_root), eval_rows(candidate, data_root)
     result = compare_rows(a, b, seed=seed)
-    console = Console()
+    console = wide_console()
     o = result.overall
     console.print(f"{result.candidate_agent} ({candidate}) against {result.base_agent} ({base}) on {result.n_paired} paired task(s)"
                   + (f"; unpaired: {result.only_base} only in the base, {result.only_candidate} only in the candidate"

@@ -79,7 +79,8 @@ def prepare(run: RunDir, config: EvaluationConfig) -> dict[str, Any]:
     tasks = list(suite.tasks[: config.limit] if config.limit else suite.tasks)
     release_id = suite.source if suite.kind != "file" else None
     releases = training_releases(run.data_root, config, release_id)
-    report = check_contamination(tasks, training_tasks(run.data_root, releases), threshold=config.contamination_threshold,
+    training = training_tasks(run.data_root, releases) if releases else []
+    report = check_contamination(tasks, training, threshold=config.contamination_threshold,
                                  max_share=config.max_contaminated_share)  # fmt: skip
     write_json(run.file(EVAL_DIR, "contamination.json"), {"training_releases": releases, **report.model_dump(mode="json")})
     ensure_clean(report)
@@ -122,19 +123,29 @@ def user_llm(config: EvaluationConfig, llm: LLMConfig | None) -> LLMConfig | Non
 
 
 def run_trials_stage(run: RunDir, llm: LLMConfig | None = None, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Every task × trial of the suite, appended to `eval/trials.jsonl`; finished trials of an earlier attempt are kept."""
-    from coworkenv.agents import load_agent
-    from coworkenv.rollout.engine import run_trials
+    """Every task × trial of the suite, appended to `eval/trials.jsonl`; finished trials of an earlier attempt are kept.
+    `progress(n)` advances by the trials just finished."""
+    from coworkenv.agents import load_agent, make_user
+    from coworkenv.rollout import run_trials
 
     config = read_config(run)
     agent = load_agent(config.agent, **agent_options(config, llm))
+    persona = user_llm(config, llm)
+    user = (lambda spec: make_user("llm", spec, llm=persona)) if persona is not None else "scripted"
+    done = [0]
+
+    def advance(finished: int) -> None:
+        if progress is not None:
+            progress(finished - done[0])
+        done[0] = finished
+
     records = run_trials(
         suite_tasks(run), agent, trials=config.trials, workers=config.workers, store=run.file(EVAL_DIR, "trials.jsonl"),
-        runtime=config.runtime, max_turns=config.max_turns, episode_wall_s=config.episode_wall_s, user=config.user,
-        user_llm=user_llm(config, llm), progress=progress, seed=config.seed,
+        runtime=config.runtime, max_turns=config.max_turns, episode_wall_s=config.episode_wall_s, user=user, progress=advance,
+        seed=config.seed, batch_size=config.batch_size,
     )  # fmt: skip
-    failed = [r for r in records if r.status != "ok"]
-    return {"trials": len(records), "failed": len(failed), "passed": sum(1 for r in records if r.grade.passed and r.status == "ok")}
+    failed = [r for r in records if not r.ok]
+    return {"trials": len(records), "failed": len(failed), "passed": sum(1 for r in records if r.ok and r.grade.passed)}
 
 
 def build(run: RunDir, out: str | os.PathLike[str] | None = None) -> dict[str, Any]:
@@ -148,31 +159,30 @@ def build(run: RunDir, out: str | os.PathLike[str] | None = None) -> dict[str, A
     from coworkenv.eval.report import write_report
     from coworkenv.files import staged
     from coworkenv.pipeline.rundir import GATES_PASSED
-    from coworkenv.rollout.engine import read_records
-    from coworkenv.rollout.record import eval_row_of, trajectory_row_of
+    from coworkenv.rollout import eval_rows, read_trials, trajectory_rows
 
     config = read_config(run)
     specs = {t.id: t for t in suite_tasks(run)}
     suite = suite_info(run)
-    records = read_records(run.file(EVAL_DIR, "trials.jsonl"))
+    records = read_trials(run.file(EVAL_DIR, "trials.jsonl"))
     expected = len(specs) * config.trials
     if len(records) != expected:
         raise CoworkEnvError(f"run {run.run_id!r}: {len(records)} of {expected} trials recorded: run the trials stage again")
-    label = records[0].agent if records else config.agent
-    eval_rows = [eval_row_of(specs[r.task_id], r, eval_id=run.run_id, suite=suite["name"]) for r in records]
+    records.sort(key=lambda r: (r.task_id, r.trial))  # finishing order varies with the workers; the tables must not
+    label = records[0].agent
+    rows = eval_rows(records, specs, eval_id=run.run_id, suite=suite["name"])
     tables = {name: conform_table(name, None) for name in TABLES}
-    tables["eval_results"] = eval_results_table(eval_rows)
-    tables["trajectories"] = trajectories_table(trajectory_row_of(specs[r.task_id], r) for r in records)
-    tables["capability_profile"] = profile_table(eval_rows, model=label)
+    tables["eval_results"] = eval_results_table(rows)
+    tables["trajectories"] = trajectories_table(trajectory_rows(records, specs))
+    tables["capability_profile"] = profile_table(rows, model=label)
     with staged(run.file("tables"), folder=True) as staging:
         for name, table in tables.items():
             pq.write_table(table, staging / f"{name}.parquet")
         run.file(*GATES_PASSED).unlink(missing_ok=True)
     report_dir = Path(out) if out is not None else run.file(REPORT_DIR)
-    summary = summarize(eval_rows, seed=config.seed)
-    profile = capability_profile(eval_rows, model=label)
-    write_report(report_dir, summary, eval_rows, title=f"{label} on {suite['name']}", profile=profile)
-    return {"eval_results": len(eval_rows), "report": str(report_dir / "report.html"), "pass_rate": summary.overall.pass_rate.value}
+    summary = summarize(rows, seed=config.seed)
+    write_report(report_dir, summary, rows, title=f"{label} on {suite['name']}", profile=capability_profile(rows, model=label))
+    return {"eval_results": len(rows), "report": str(report_dir / "report.html"), "pass_rate": summary.overall.pass_rate.value}
 
 
 def gate(run: RunDir) -> dict[str, Any]:

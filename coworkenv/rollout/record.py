@@ -121,7 +121,7 @@ def session_record(session: EpisodeSession, *, agent: str, model: str, trial: in
         return failed_record(spec, agent=agent, model=model, trial=trial, seed=seed, error=reason, wall_s=session.elapsed(),
                              n_turns=session.n_turns, trace=session.trace())  # fmt: skip
     g = grade(spec, evidence)
-    errors = list(user_errors if user_errors is not None else getattr(session.episode, "user_errors", None) or ())
+    errors = list(user_errors if user_errors is not None else session.episode.user.errors)
     return TrialRecord(
         task_id=spec.id, trial=trial, agent=agent, model=model, seed=seed, status="failed" if error else "ok", error=error,
         messages=trajectory.to_dict()["messages"], trace=session.trace(), audit=[c.to_dict() for c in evidence.calls], diff=evidence.diff,
