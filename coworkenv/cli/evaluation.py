@@ -148,3 +148,19 @@ def bench(
     groups = ", ".join(f"{g} {c}" for g, c in built.suite.composition().get("group", {}).items())
     typer.echo(f"published benchmark release {built.release_id}: {built.valid} valid task(s) of {built.generated} generated"
                + (f" ({groups})" if groups else "") + (f"; rejected: {built.invalid_by_code}" if built.invalid else ""))  # fmt: skip
+
+
+@eval_app.command()
+def sft(
+    run_id: Annotated[str, typer.Option("--run-id", help="The evaluation run whose trials to sample.")],
+    out: Annotated[Path, typer.Option("--out", help="The Parquet file to write (TRL-ready `sft` rows).")],
+    threshold: Annotated[float, typer.Option(min=0.0, max=1.0, help="Keep trials scoring at least this (default 1.0: every check passed).")] = 1.0,
+    data_root: DataRootOpt = None,
+) -> None:
+    """Rejection sampling: an agent's own successful trials (status ok, score ≥ threshold, deduplicated per task) as
+    `sft` rows. Run the agent on training tasks (`--suite <task release>`), never on the benchmark."""
+    from coworkenv.pipeline.evaluate import sft_from_run
+    from coworkenv.pipeline.rundir import RunDir
+
+    result = sft_from_run(RunDir.open(run_id, data_root), out, threshold=threshold)
+    typer.echo(f"{result['sft_rows']} sft row(s) from {result['trials']} trial(s) → {out}")

@@ -261,3 +261,19 @@ def eval_rows(ref: str, data_root: str | os.PathLike[str] | DataRoot | None = No
     if not rows:
         raise CoworkEnvError(f"{ref!r} holds no eval_results rows: is it an evaluation?")
     return rows
+
+
+def sft_from_run(run: RunDir, dest: str | os.PathLike[str], *, threshold: float | None = None) -> dict[str, Any]:
+    """Rejection sampling (docs/architecture.md, "Rollouts"): the run's successful trials, deduplicated, as `sft` rows in
+    one Parquet file. Refused for a benchmark suite: training on a held-out suite would contaminate it."""
+    from coworkenv.rollout import read_trials
+    from coworkenv.rollout.sft import DEFAULT_THRESHOLD, write_sft
+
+    suite = suite_info(run)
+    if suite.get("kind") == "benchmark":
+        raise CoworkEnvError(f"run {run.run_id!r} evaluated the benchmark suite {suite['name']!r}: its trials must not become training data")
+    records = read_trials(run.file(EVAL_DIR, "trials.jsonl"))
+    if not records:
+        raise CoworkEnvError(f"run {run.run_id!r} has no trials: run it first")
+    rows = write_sft(records, suite_tasks(run), dest, threshold=DEFAULT_THRESHOLD if threshold is None else threshold)
+    return {"trials": len(records), "sft_rows": rows, "path": str(dest)}
