@@ -39,16 +39,7 @@ def _figure(metric: dict[str, Any] | Any) -> str:
 def _llm(config: EvaluationConfig) -> Any:
     if config.llm_conn_id and not config.llm_base_url:
         raise CoworkEnvError("llm_conn_id names an Airflow connection; outside Airflow give llm_base_url (and the key in llm_api_key_env)")
-    if config.llm_base_url:
-        from coworkenv.agents import parse_agent
-        from coworkenv.llm import LLMConfig
-
-        kind, target = parse_agent(config.agent)
-        model = config.llm_model or (target if kind == "openai" else None)
-        if model:
-            return LLMConfig(base_url=config.llm_base_url, model=model, api_key_env=config.llm_api_key_env,
-                             concurrency=config.llm_concurrency, timeout_s=config.llm_timeout_s)  # fmt: skip
-    return None
+    return config.llm()
 
 
 @eval_app.callback(invoke_without_command=True)
