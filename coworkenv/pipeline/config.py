@@ -126,7 +126,6 @@ class EvaluationConfig(EndpointSettings):
         description="Share of suite tasks that may match training tasks before the evaluation refuses to run.",
     )
 
-
     def llm(self) -> LLMConfig | None:
         """The endpoint given by base URL; its model is `llm_model`, else an `openai:<model>` agent's model."""
         kind, _, target = self.agent.partition(":")
@@ -135,6 +134,7 @@ class EvaluationConfig(EndpointSettings):
             return None
         return LLMConfig(base_url=self.llm_base_url, model=model, api_key_env=self.llm_api_key_env,
                          concurrency=self.llm_concurrency, timeout_s=self.llm_timeout_s)  # fmt: skip
+
 
 def evaluation_config(values: dict[str, Any], where: str = "") -> EvaluationConfig:
     """An evaluation config from plain values, or a one-line error naming the offending field."""
