@@ -40,6 +40,7 @@ bench: setup
 	$(BIN)/python bench/episode_throughput.py
 	$(BIN)/python bench/synth_throughput.py
 	$(BIN)/python bench/tiny_model.py
+	$(BIN)/python bench/rollout_endpoint.py
 
 lint: setup
 	$(BIN)/ruff check coworkenv dags tests bench

@@ -48,6 +48,18 @@ def test_the_environment_s_secrets_are_scrubbed(monkeypatch):
     assert redact("echo env-held-value-31 at http://plain.example/v1") == f"echo {REDACTED} at http://plain.example/v1"
 
 
+def test_the_configured_secrets_follow_the_environment_and_new_registrations(monkeypatch):
+    # configured_secrets is cached between calls: every change must still show at the next call
+    monkeypatch.setenv("CACHE_PROBE_TOKEN", "first-value-of-probe-1")
+    assert scrub_configured("first-value-of-probe-1") == REDACTED
+    monkeypatch.setenv("CACHE_PROBE_TOKEN", "second-value-of-probe-2")
+    assert scrub_configured("first-value-of-probe-1 second-value-of-probe-2") == f"first-value-of-probe-1 {REDACTED}"
+    monkeypatch.delenv("CACHE_PROBE_TOKEN")
+    assert scrub_configured("second-value-of-probe-2") == "second-value-of-probe-2"
+    register_secret("registered-after-a-call-3")
+    assert scrub_configured("registered-after-a-call-3") == REDACTED
+
+
 def test_hashes_ids_and_ordinary_text_are_left_alone():
     digest = hashlib.sha256(b"release").hexdigest()
     keep = [

@@ -303,7 +303,8 @@ async def _run_async(s: Settings, pending: list[Trial], keep: Callable[[TrialRec
                 try:
                     if remaining <= 0:
                         raise TimeoutError
-                    reply = await asyncio.wait_for(s.agent.areply(_request(session, t)), timeout=remaining)  # type: ignore[attr-defined]
+                    async with asyncio.timeout(remaining):  # not wait_for, which on 3.11 wraps each turn in a task of its own
+                        reply = await s.agent.areply(_request(session, t))  # type: ignore[attr-defined]
                 except TimeoutError:
                     session.stop("wall")
                     break
@@ -313,4 +314,9 @@ async def _run_async(s: Settings, pending: list[Trial], keep: Callable[[TrialRec
                 error = _apply(session, reply)
             keep(_finished(s, t, session, error))
 
-    await asyncio.gather(*(one(t) for t in pending))
+    try:
+        await asyncio.gather(*(one(t) for t in pending))
+    finally:
+        aclose = getattr(s.agent, "aclose", None)
+        if aclose is not None:  # the agent's connections belong to this loop, which ends here
+            await aclose()

@@ -1,12 +1,17 @@
-"""The engine with `batch` agents (lock-step ticks) and `async` agents (asyncio tasks), and their failures."""
+"""The engine with `batch` agents (lock-step ticks) and `async` agents (asyncio tasks, the `openai:` agent against a
+real endpoint process), and their failures."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
+from coworkenv.agents import load_agent
 from coworkenv.errors import CoworkEnvError
 from coworkenv.rollout import run_trials
 from tests.rollout.agents import AsyncOracle, BatchOracle
+from tests.support.instant_endpoint import instant_endpoint
 
 TRIALS = 2
 
@@ -75,3 +80,16 @@ def test_a_simulated_user_factory_is_used_in_process_only(examples):
         run_trials(examples[:2], "oracle", workers=2, user=lambda spec: None)
     with pytest.raises(CoworkEnvError, match="unknown simulated user"):
         run_trials(examples[:2], "oracle", user="llm")
+
+
+def test_the_openai_agent_through_the_engine_leaves_no_connection_open(generated):
+    # the engine's event loop ends with the agent's aclose: no socket outlives the run (the endpoint counts them)
+    with instant_endpoint(calls=2) as endpoint:
+        agent = load_agent("openai:instant", base_url=endpoint.base_url, api_key_env="COWORKENV_TEST_NO_SUCH_VARIABLE")
+        records = run_trials(generated[:12], agent, concurrency=4)
+        assert all(r.ok for r in records) and sorted(endpoint.stats()["seeds"]) == sorted(r.seed for r in records for _ in r.trace)
+        assert [len(r.trace) for r in records] == [3] * 12  # two tool-call turns, then the answer
+        deadline = time.monotonic() + 30
+        while endpoint.stats()["connections"] > 1 and time.monotonic() < deadline:  # 1: the stats request's own
+            time.sleep(0.05)
+        assert endpoint.stats()["connections"] == 1

@@ -10,7 +10,8 @@ content, `--text-calls` a well-formed one, `--bad-arguments` a native call whose
 `--echo-headers` copies the request's headers (the API key among them) into error bodies and final answers;
 `--say TEXT` makes TEXT the final answer (`{facts}` in it: the `- name: value` lines of the system message, which is
 how an LLM user is told its facts).
-`GET /stats` reports the requests seen, the most in flight at once and the seeds sent.
+`GET /stats` reports the requests seen, the most in flight at once, the connections open (its own included) and the
+seeds sent.
 
 Run it as `python tests/support/instant_endpoint.py --port N` (port 0: any free one; the first line on stdout is
 `READY <port>`), or from a test with `instant_endpoint(...)`, which starts it as a subprocess, waits until it answers
@@ -87,12 +88,13 @@ class Behaviour:
         self.requests = 0
         self.in_flight = 0
         self.max_in_flight = 0
+        self.connections = 0
         self.statuses: dict[int, int] = {}
         self.seeds: list[Any] = []
         self.authorization: str | None = None
 
     def stats(self) -> dict[str, Any]:
-        return {"requests": self.requests, "in_flight": self.in_flight, "max_in_flight": self.max_in_flight,
+        return {"requests": self.requests, "in_flight": self.in_flight, "max_in_flight": self.max_in_flight, "connections": self.connections,
                 "statuses": {str(k): v for k, v in sorted(self.statuses.items())}, "seeds": self.seeds[-1000:],
                 "authorization": self.authorization}  # fmt: skip
 
@@ -158,6 +160,7 @@ async def _respond(writer: asyncio.StreamWriter, status: int, payload: dict[str,
 
 
 async def _serve_connection(behaviour: Behaviour, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    behaviour.connections += 1
     try:
         while True:
             try:
@@ -191,6 +194,7 @@ async def _serve_connection(behaviour: Behaviour, reader: asyncio.StreamReader, 
     except (ConnectionError, asyncio.CancelledError):
         return
     finally:
+        behaviour.connections -= 1
         writer.close()
 
 
