@@ -133,6 +133,8 @@ def test_the_baselines_pass_nothing(bench_root, agent):
         assert {r["score"] for r in rows} == {0.0} and all(r["empty"] for r in rows)
     else:
         assert all(r["n_turns"] >= 1 for r in rows)  # it did call tools
+        again = stages.evaluate(settings(agent=agent, suite="bench", trials=2, seed=5), f"eval-{agent}", root)
+        assert again == manifest  # the same run again: nothing left to play, the same tables, publishing is a no-op
 
 
 # --- contamination -------------------------------------------------------------------------------------------------
