@@ -39,7 +39,7 @@ def _figure(metric: dict[str, Any] | Any) -> str:
 def _llm(config: EvaluationConfig) -> Any:
     if config.llm_conn_id and not config.llm_base_url:
         raise CoworkEnvError("llm_conn_id names an Airflow connection; outside Airflow give llm_base_url (and the key in llm_api_key_env)")
-    return config.llm()
+    return config.llm()  # the model: llm_model, else the one `openai:<model>` names
 
 
 @eval_app.callback(invoke_without_command=True)
@@ -59,10 +59,11 @@ def evaluate(ctx: typer.Context, settings: dict[str, Any], run_id: NewRunIdOpt =
     llm = _llm(config)
     run_id = run_id or new_run_id().replace("cli__", "eval__")
     console = wide_console()
-    console.print(f"evaluation {run_id}: {config.agent} on {config.suite}, {config.trials} trial(s) per task")
+
     def on_stage(stage: str, result: Any) -> None:
-        if stage == "prepare":
+        if stage == "prepare":  # printed once the settings, the agent and the suite are known to be good
             step(total=result["tasks"] * config.trials)
+            console.print(f"evaluation {run_id}: {config.agent} on {config.suite}, {config.trials} trial(s) per task")
             console.print(f"  suite {result['name']}: {result['tasks']} task(s); contamination check against "
                           f"{', '.join(result['training_releases']) or 'no training release'}: clean")  # fmt: skip
         elif stage == "trials":

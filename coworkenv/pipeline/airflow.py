@@ -44,7 +44,8 @@ def llm_endpoint(config: EndpointSettings) -> LLMConfig | None:
     from airflow.sdk.log import mask_secret
 
     if config.llm_conn_id:
-        llm = llm_config_from_connection(config.llm_conn_id, concurrency=config.llm_concurrency, timeout_s=config.llm_timeout_s)
+        llm = llm_config_from_connection(config.llm_conn_id, default_model=config.endpoint_model(), concurrency=config.llm_concurrency,
+                                         timeout_s=config.llm_timeout_s)  # fmt: skip
     else:
         llm = config.llm()
     if llm is not None:
@@ -54,9 +55,10 @@ def llm_endpoint(config: EndpointSettings) -> LLMConfig | None:
     return llm
 
 
-def llm_config_from_connection(conn_id: str, **overrides: Any) -> LLMConfig:
+def llm_config_from_connection(conn_id: str, *, default_model: str | None = None, **overrides: Any) -> LLMConfig:
     """An Airflow connection as an LLM endpoint: host = base URL (port appended when given separately), password =
-    API key (kept as a secret in the config, never exported), extra = other `LLMConfig` fields (e.g. `model`)."""
+    API key (kept as a secret in the config, never exported), extra = other `LLMConfig` fields (e.g. `model`; else
+    `default_model`, such as the model an `openai:<model>` agent names)."""
     from airflow.sdk import Connection
 
     conn = Connection.get(conn_id)
@@ -65,4 +67,7 @@ def llm_config_from_connection(conn_id: str, **overrides: Any) -> LLMConfig:
     if conn.port and base_url and "://" in base_url and base_url.count(":") < 2:
         base_url = f"{base_url.rstrip('/')}:{conn.port}"
     key = SecretStr(conn.password) if conn.password else None
-    return LLMConfig(base_url=base_url, api_key=key, **{**extra, **overrides})
+    fields = {**extra, **overrides}
+    if default_model and not fields.get("model"):
+        fields["model"] = default_model
+    return LLMConfig(base_url=base_url, api_key=key, **fields)

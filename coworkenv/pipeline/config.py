@@ -36,11 +36,16 @@ class EndpointSettings(BaseModel):
     llm_concurrency: int = Field(4, ge=1, le=256, title="LLM concurrency", description="LLM requests in flight at once.")
     llm_timeout_s: float = Field(120.0, gt=0, title="LLM timeout", description="LLM request timeout in seconds.")
 
+    def endpoint_model(self) -> str | None:
+        """The model to ask at the endpoint when none is named elsewhere (a connection's extra can name one)."""
+        return self.llm_model
+
     def llm(self) -> LLMConfig | None:
         """The endpoint given by base URL and model (an Airflow connection is resolved by `pipeline.airflow`)."""
-        if not (self.llm_base_url and self.llm_model):
+        model = self.endpoint_model()
+        if not (self.llm_base_url and model):
             return None
-        return LLMConfig(base_url=self.llm_base_url, model=self.llm_model, api_key_env=self.llm_api_key_env,
+        return LLMConfig(base_url=self.llm_base_url, model=model, api_key_env=self.llm_api_key_env,
                          concurrency=self.llm_concurrency, timeout_s=self.llm_timeout_s)  # fmt: skip
 
 
@@ -88,7 +93,11 @@ class EvaluationConfig(EndpointSettings):
     workers: int = Field(2, ge=1, le=64, title="Workers", description="Processes for local agents (oracle, null, random).")
     runtime: RuntimeChoice = RUNTIME_FIELD
     batch_size: int = Field(16, ge=1, le=512, title="Batch size", description="Episodes generated together by a local model (hf: agents).")
-    max_new_tokens: int = Field(256, ge=1, le=32_768, title="Max new tokens", description="Reply length limit of a local model, per turn.")
+    max_new_tokens: int | None = Field(
+        None, ge=1, le=32_768, title="Max new tokens",
+        description="Reply length limit of a model agent per turn, in tokens (hf: new tokens; openai: the request's max_tokens). "
+        "Default: the model's generation config, else 256 (hf:); the endpoint settings' 6000 (openai:).",
+    )  # fmt: skip
     temperature: float = Field(0.0, ge=0.0, le=2.0, title="Temperature", description="Sampling temperature of model agents (0: greedy).")
     max_turns: int | None = Field(
         None, ge=1, le=10_000, title="Turn limit", description="Assistant turns per episode (default: enough for the task's solution)."
@@ -126,14 +135,10 @@ class EvaluationConfig(EndpointSettings):
         description="Share of suite tasks that may match training tasks before the evaluation refuses to run.",
     )
 
-    def llm(self) -> LLMConfig | None:
-        """The endpoint given by base URL; its model is `llm_model`, else an `openai:<model>` agent's model."""
-        kind, _, target = self.agent.partition(":")
-        model = self.llm_model or (target if kind == "openai" else None)
-        if not (self.llm_base_url and model):
-            return None
-        return LLMConfig(base_url=self.llm_base_url, model=model, api_key_env=self.llm_api_key_env,
-                         concurrency=self.llm_concurrency, timeout_s=self.llm_timeout_s)  # fmt: skip
+    def endpoint_model(self) -> str | None:
+        """`llm_model`, else the model an `openai:<model>` agent names: the endpoint needs no second name for it."""
+        kind, _, target = self.agent.strip().partition(":")
+        return self.llm_model or (target if kind == "openai" and target else None)
 
 
 def evaluation_config(values: dict[str, Any], where: str = "") -> EvaluationConfig:

@@ -74,6 +74,7 @@ def prepare(run: RunDir, config: EvaluationConfig) -> dict[str, Any]:
     from coworkenv.eval.contamination import check_contamination, ensure_clean, training_tasks
     from coworkenv.eval.suite import load_suite
 
+    check_agent(config)
     write_config(run, config)
     suite = load_suite(config.suite, run.data_root)
     tasks = list(suite.tasks[: config.limit] if config.limit else suite.tasks)
@@ -100,6 +101,22 @@ def training_releases(data_root: DataRoot, config: EvaluationConfig, suite_relea
     return [latest] if latest and latest != suite_release else []
 
 
+def check_agent(config: EvaluationConfig) -> None:
+    """Refuse, before anything runs, an agent that cannot be made: an unknown kind, a missing model directory, an
+    endpoint agent (or LLM user) without an endpoint. Loading it (a model) waits for the trials stage."""
+    from coworkenv.agents import parse_agent
+
+    kind, target = parse_agent(config.agent)
+    if kind == "hf" and not (target and Path(target).is_dir()):
+        raise CoworkEnvError(f"hf:{target}: no such model directory" if target else "agent 'hf' needs a local model directory: hf:<dir>")
+    endpoint = bool(config.llm_base_url or config.llm_conn_id)
+    if kind == "openai" and not (endpoint and (config.endpoint_model() or config.llm_conn_id)):
+        raise CoworkEnvError(f"agent {config.agent!r} needs an endpoint: llm_base_url (or llm_conn_id in Airflow)" if not endpoint
+                             else "agent 'openai' needs a model: openai:<model>")  # fmt: skip
+    if config.user == "llm" and not endpoint:
+        raise CoworkEnvError("user 'llm' needs an endpoint: llm_base_url and llm_model (or llm_conn_id in Airflow)")
+
+
 def agent_options(config: EvaluationConfig, llm: LLMConfig | None) -> dict[str, Any]:
     """The options of the configured agent's kind (each kind takes only its own)."""
     from coworkenv.agents import parse_agent
@@ -110,7 +127,10 @@ def agent_options(config: EvaluationConfig, llm: LLMConfig | None) -> dict[str, 
     if kind == "openai":
         if llm is None:
             raise CoworkEnvError(f"agent {config.agent!r} needs an endpoint: llm_base_url (or llm_conn_id in Airflow)")
-        return {"llm": llm.model_copy(update={"model": target or llm.model, "temperature": config.temperature})}
+        update = {"model": target or llm.model, "temperature": config.temperature}
+        if config.max_new_tokens is not None:
+            update["max_tokens"] = config.max_new_tokens
+        return {"llm": llm.model_copy(update=update)}
     return {}
 
 
@@ -164,8 +184,10 @@ def build(run: RunDir, out: str | os.PathLike[str] | None = None) -> dict[str, A
     config = read_config(run)
     specs = {t.id: t for t in suite_tasks(run)}
     suite = suite_info(run)
-    records = read_trials(run.file(EVAL_DIR, "trials.jsonl"))
-    expected = len(specs) * config.trials
+    wanted = {(task_id, trial) for task_id in specs for trial in range(config.trials)}
+    # A run resumed with fewer trials or tasks leaves the others' records in the file: they are not this evaluation's.
+    records = [r for r in read_trials(run.file(EVAL_DIR, "trials.jsonl")) if r.key in wanted]
+    expected = len(wanted)
     if len(records) != expected:
         raise CoworkEnvError(f"run {run.run_id!r}: {len(records)} of {expected} trials recorded: run the trials stage again")
     records.sort(key=lambda r: (r.task_id, r.trial))  # finishing order varies with the workers; the tables must not
@@ -237,7 +259,6 @@ def summary_of(run: RunDir, out: str | os.PathLike[str] | None = None) -> dict[s
     if not isinstance(data, dict):
         raise CoworkEnvError(f"{path}: expected a JSON object")
     return data
-
 
 
 def eval_rows(ref: str, data_root: str | os.PathLike[str] | DataRoot | None = None) -> list[dict[str, Any]]:

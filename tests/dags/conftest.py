@@ -48,10 +48,7 @@ class AirflowHome:
 def airflow_home(tmp_path_factory: pytest.TempPathFactory) -> AirflowHome:
     """A fresh AIRFLOW_HOME with a migrated SQLite DB (migrated by a subprocess: nothing imported here)."""
     if "airflow" in sys.modules:
-        pytest.fail(
-            "airflow was imported before the airflow_home fixture configured it; "
-            "import airflow inside test functions only"
-        )
+        pytest.fail("airflow was imported before the airflow_home fixture configured it; import airflow inside test functions only")
     home = tmp_path_factory.mktemp("airflow_home")
     env = {**embedded_env(root=ROOT, home=home), "COWORKENV_DATA_ROOT": str(home / "data")}
     handle = AirflowHome(home=home, env=env)
@@ -92,6 +89,16 @@ def synthesize_dag(airflow_home: AirflowHome):
     bag = DagBag(dag_folder=str(DAGS_FOLDER / "coworkenv_synthesize.py"))
     assert not bag.import_errors, bag.import_errors
     return bag.get_dag("coworkenv_synthesize")
+
+
+@pytest.fixture
+def evaluate_dag(airflow_home: AirflowHome):
+    """The coworkenv_evaluate DAG object, parsed from dags/ by a DagBag."""
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(DAGS_FOLDER / "coworkenv_evaluate.py"))
+    assert not bag.import_errors, bag.import_errors
+    return bag.get_dag("coworkenv_evaluate")
 
 
 @pytest.fixture(scope="session")

@@ -33,6 +33,10 @@ BASE: dict[str, list[str]] = {
     "generate": ["--n", "2", "--data-root", "{root}", "--run-id", "z"],
     "synthesize": ["--n", "2", "--runtime", "none", "--data-root", "{root}", *POISON],
     **{stage: ["--run-id", "z", "--data-root", "{root}"] for stage in ("validate", "repair", "rollout", "build", "gate", "publish")},
+    # Two invalid settings each (fuzzing one leaves the other): no case builds a suite or a model.
+    "eval bench": ["--n", "2", "--workers", "0", "--data-root", "{root}"],
+    "eval compare": ["no-such-eval", "no-such-eval", "--data-root", "{root}"],
+    "model tiny": ["--out", "{file}", "--seed", "-1"],
 }  # fmt: skip
 ALLOWED = {"check": (0, 1, 2), "demo": (0, 1, 2), "gate": (0, 1, 2)}
 
