@@ -75,6 +75,7 @@ def prepare(run: RunDir, config: EvaluationConfig) -> dict[str, Any]:
     from coworkenv.eval.suite import load_suite
 
     check_agent(config)
+    check_resumable(run, config)
     write_config(run, config)
     suite = load_suite(config.suite, run.data_root)
     tasks = list(suite.tasks[: config.limit] if config.limit else suite.tasks)
@@ -89,6 +90,21 @@ def prepare(run: RunDir, config: EvaluationConfig) -> dict[str, Any]:
     info = {"name": suite.name, "kind": suite.kind, "source": suite.source, "release_id": release_id, "tasks": len(tasks)}
     write_json(run.file(EVAL_DIR, "suite.json"), info)
     return {**info, "training_releases": releases, "contaminated": len(report.contaminated_ids), "max_similarity": report.max_similarity}
+
+
+TRIAL_SETTINGS = ("agent", "suite", "seed", "temperature", "max_new_tokens", "max_turns", "user")
+"""What decides a trial's outcome: a run that holds trials resumes only with the same values (trials and limit may grow)."""
+
+
+def check_resumable(run: RunDir, config: EvaluationConfig) -> None:
+    """Refuse settings that would mix trials of different evaluations in one run, before anything is overwritten."""
+    if not run.file(EVAL_DIR, "trials.jsonl").exists() or not run.file(EVAL_DIR, "config.json").exists():
+        return
+    before = read_config(run)
+    changed = [name for name in TRIAL_SETTINGS if getattr(before, name) != getattr(config, name)]
+    if changed:
+        was = ", ".join(f"{name} {getattr(before, name)!r}" for name in changed)
+        raise CoworkEnvError(f"run {run.run_id!r} already holds trials with {was}: resume it with the same settings or use another --run-id")
 
 
 def training_releases(data_root: DataRoot, config: EvaluationConfig, suite_release: str | None) -> list[str]:

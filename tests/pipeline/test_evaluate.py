@@ -298,3 +298,16 @@ def test_an_openai_agent_takes_its_model_and_reply_limit_from_the_run(tmp_path, 
     rows = read_table(tmp_path / "data", manifest.release_id, "eval_results").to_pylist()
     assert {(r["agent"], r["model"], r["status"]) for r in rows} == {("openai:m1", "m1", "ok")} and len(rows) == 2
     assert all(r["prompt_tokens"] > 0 and r["n_turns"] == 2 for r in rows)
+
+
+def test_a_run_with_trials_resumes_only_with_the_same_trial_settings(tmp_path):
+    suite = write_suite(tmp_path / "suite.jsonl", example_tasks()[:2])
+    run = RunDir.open("resume-settings", tmp_path / "data")
+    config = EvaluationConfig(agent="oracle", suite=str(suite), trials=1, runtime="none", workers=1)
+    stages.prepare(run, config)
+    stages.run_trials_stage(run)
+    with pytest.raises(CoworkEnvError, match="already holds trials with agent 'oracle'"):
+        stages.prepare(run, config.model_copy(update={"agent": "random"}))
+    assert stages.read_config(run).agent == "oracle"  # nothing was overwritten
+    stages.prepare(run, config.model_copy(update={"trials": 2}))  # more trials of the same evaluation: a resume
+    assert stages.read_config(run).trials == 2
