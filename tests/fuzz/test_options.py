@@ -37,6 +37,8 @@ BASE: dict[str, list[str]] = {
     "eval bench": ["--n", "2", "--workers", "0", "--data-root", "{root}"],
     "eval compare": ["no-such-eval", "no-such-eval", "--data-root", "{root}"],
     "model tiny": ["--out", "{file}", "--seed", "-1"],
+    "eval": ["--agent", "oracle", "--suite", "missing.jsonl", "--trials", "0", "--runtime", "none", "--data-root", "{root}"],
+    "eval sft": ["--run-id", "z", "--out", "{out}", "--threshold", "2", "--data-root", "{root}"],
 }  # fmt: skip
 ALLOWED = {"check": (0, 1, 2), "demo": (0, 1, 2), "gate": (0, 1, 2)}
 
@@ -57,6 +59,8 @@ def _commands() -> dict[str, list]:
     def walk(group, prefix: list[str]) -> None:
         for name, command in group.commands.items():
             if hasattr(command, "commands"):
+                if [p for p in command.params if p.opts]:  # a group that runs on its own (`coworkenv eval --agent ...`)
+                    found[" ".join([*prefix, name])] = command.params
                 walk(command, [*prefix, name])
             else:
                 found[" ".join([*prefix, name])] = command.params
