@@ -158,3 +158,17 @@ def staged_file(dest: str | os.PathLike[str] | None) -> Iterator[Path | None]:
         return
     with staged(dest) as tmp:
         yield tmp
+
+
+def fsync_dir(path: str | os.PathLike[str]) -> None:
+    """Make a directory's entries (a file created or renamed in it) durable; best effort where the filesystem refuses."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # some filesystems refuse fsync on directories
+        pass
+    finally:
+        os.close(fd)

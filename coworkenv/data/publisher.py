@@ -64,6 +64,7 @@ from coworkenv.data.reader import complete_manifest, latest_release, read_files
 from coworkenv.data.root import RELEASES_DIR, DataRoot, open_root
 from coworkenv.data.schemas import PARTITIONS, TABLES, conform_table, fingerprint
 from coworkenv.errors import CoworkEnvError
+from coworkenv.files import fsync_dir
 
 STALE_TMP_SECONDS = 24 * 3600
 ROW_GROUP_SIZE = 128 * 1024
@@ -85,24 +86,15 @@ def _write_bytes(root: DataRoot, path: str, data: bytes | memoryview) -> None:
     else:
         root.fs.pipe_file(path, bytes(data))
 
-def _fsync_dir(path: str) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # some filesystems refuse fsync on directories
-        pass
-    finally:
-        os.close(fd)
 
 def _fsync_tree(path: str) -> None:
     for dirpath, _dirs, _files in os.walk(path, topdown=False):
-        _fsync_dir(dirpath)
+        fsync_dir(dirpath)
+
 
 def _makedirs(root: DataRoot, path: str) -> None:
     root.fs.makedirs(path, exist_ok=True)
+
 
 def _checkpoint(stage: str) -> None:
     """Testing hook (see the module doc): stop the writer at `stage` when COWORKENV_RELEASE_FAULT asks for it."""
@@ -122,6 +114,7 @@ def _checkpoint(stage: str) -> None:
     sys.stderr.flush()
     while True:
         time.sleep(3600)
+
 
 @lru_cache(maxsize=1)
 def code_version() -> str:
@@ -153,8 +146,10 @@ def code_version() -> str:
     dirty = git("status", "--porcelain", "--untracked-files=no")
     return f"{version}+g{commit}{'.dirty' if dirty else ''}"
 
+
 def _now() -> datetime:
     return datetime.now(UTC)
+
 
 @dataclass(frozen=True)
 class _File:
@@ -166,10 +161,12 @@ class _File:
     def sha256(self) -> str:
         return hashlib.sha256(self.data).hexdigest()
 
+
 def _parquet_bytes(table: pa.Table) -> memoryview:
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="zstd", row_group_size=ROW_GROUP_SIZE, write_statistics=True)
     return memoryview(sink.getvalue())
+
 
 def _partition_dir(keys: list[str], values: tuple[Any, ...], table: str) -> str:
     parts = []
@@ -178,6 +175,7 @@ def _partition_dir(keys: list[str], values: tuple[Any, ...], table: str) -> str:
             raise CoworkEnvError(f"table {table}: partition column {key} is empty")
         parts.append(f"{key}={quote(str(value), safe='')}")
     return "/".join(parts)
+
 
 def _groups(name: str, table: pa.Table) -> Iterator[tuple[str, pa.Table]]:
     """(relative directory, rows) per partition: partitions in ascending key order, row order kept within each."""
@@ -193,6 +191,7 @@ def _groups(name: str, table: pa.Table) -> Iterator[tuple[str, pa.Table]]:
         masks = [pc.equal(table.column(k), pa.scalar(v, table.schema.field(k).type)) for k, v in zip(keys, values, strict=True)]
         yield directory, table.filter(functools.reduce(pc.and_, masks))
 
+
 def _serialize(name: str, table: pa.Table) -> Iterator[_File]:
     """The table's Parquet files, in read order; deterministic for the same table and pyarrow version."""
     for directory, rows in _groups(name, table):
@@ -201,6 +200,7 @@ def _serialize(name: str, table: pa.Table) -> Iterator[_File]:
         for part in range(n_files):
             chunk = rows.slice(part * MAX_ROWS_PER_FILE, MAX_ROWS_PER_FILE)
             yield _File(f"{prefix}part-{part}.parquet", _parquet_bytes(chunk), chunk.num_rows)
+
 
 def _write_tables(root: DataRoot, target: str, tables: Mapping[str, pa.Table]) -> dict[str, list[FileEntry]]:
     written: dict[str, list[FileEntry]] = {}
@@ -215,15 +215,18 @@ def _write_tables(root: DataRoot, target: str, tables: Mapping[str, pa.Table]) -
         _checkpoint(f"table:{name}")
     return written
 
+
 def _json_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
     try:
         return json.loads(json.dumps(dict(config or {}), sort_keys=True, allow_nan=False))
     except (TypeError, ValueError) as exc:
         raise CoworkEnvError(f"release config must be JSON-serializable: {exc}") from None
 
+
 def _stale_tmp(name: str, now: float) -> bool:
     match = re.search(r"-(\d{9,})-[0-9a-f]+$", name)
     return bool(match) and now - int(match.group(1)) > STALE_TMP_SECONDS
+
 
 @contextmanager
 def _registry_lock(root: DataRoot) -> Iterator[None]:
@@ -236,6 +239,7 @@ def _registry_lock(root: DataRoot) -> Iterator[None]:
     finally:
         os.close(fd)  # closing releases the lock
 
+
 def _claim(root: DataRoot, path: str, *, directory: bool) -> int:
     """Create a temporary directory or file and lock it for as long as this writer lives (the returned descriptor is
     closed when it is done): a temporary whose lock is free belongs to a writer that died."""
@@ -247,6 +251,7 @@ def _claim(root: DataRoot, path: str, *, directory: bool) -> int:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     return fd
+
 
 def _orphaned(path: str, name: str, now: float) -> int | None:
     """A descriptor holding the lock of a temporary no live writer holds (the caller removes it, then closes it)."""
@@ -265,6 +270,7 @@ def _orphaned(path: str, name: str, now: float) -> int | None:
         os.close(fd)
         return None
     return fd
+
 
 def clean_stale_tmp(data_root: str | DataRoot) -> list[str]:
     """Remove temporary release directories and `LATEST` temporaries left by writers that died.
@@ -304,8 +310,10 @@ def clean_stale_tmp(data_root: str | DataRoot) -> list[str]:
                 os.close(fd)
     return removed
 
+
 def _tmp_name(what: str) -> str:
     return f"{TMP_PREFIX}{what}-{int(time.time())}-{secrets.token_hex(4)}"
+
 
 def _set_latest(root: DataRoot, release_id: str) -> None:
     target = root.join(RELEASES_DIR, LATEST_FILE)
@@ -320,13 +328,14 @@ def _set_latest(root: DataRoot, release_id: str) -> None:
         os.fsync(fd)
         _checkpoint("latest_temp_written")
         os.replace(tmp, target)
-        _fsync_dir(root.releases)
+        fsync_dir(root.releases)
     except BaseException:
         with suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
     finally:
         os.close(fd)
+
 
 def publish_release(
     tables: Mapping[str, pa.Table | None],
@@ -393,7 +402,7 @@ def publish_release(
                     raise CoworkEnvError(f"{final} exists but is not a complete release (no {MANIFEST_FILE}): remove it and publish again") from None
                 root.fs.rm(target, recursive=True)
                 return _republish(root, other, conformed, kind)
-            _fsync_dir(root.releases)
+            fsync_dir(root.releases)
     except BaseException:
         if root.local and root.fs.exists(target) and target != final:
             root.fs.rm(target, recursive=True)
@@ -407,12 +416,12 @@ def publish_release(
     _checkpoint("published")
     return manifest
 
+
 def _republish(root: DataRoot, existing: Manifest, tables: Mapping[str, pa.Table], kind: ReleaseKind) -> Manifest:
     """The release exists: check that the kind and tables are the same, then make sure `LATEST` has caught up."""
     if existing.kind != kind:
         raise ReleaseConflict(
-            f"release {existing.release_id} (run {existing.run_id!r}) already exists as a {existing.kind} release, "
-            f"not {kind}: use a new run id"
+            f"release {existing.release_id} (run {existing.run_id!r}) already exists as a {existing.kind} release, not {kind}: use a new run id"
         )
     differ = []
     for name, table in tables.items():
@@ -433,6 +442,7 @@ def _republish(root: DataRoot, existing: Manifest, tables: Mapping[str, pa.Table
         if newer is None or newer.created_at <= existing.created_at:
             _set_latest(root, existing.release_id)
     return existing
+
 
 def _stored_equals(root: DataRoot, manifest: Manifest, name: str, table: pa.Table) -> bool:
     ordered = pa.concat_tables([rows for _dir, rows in _groups(name, table)]) if table.num_rows else table

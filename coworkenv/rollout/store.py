@@ -15,6 +15,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from coworkenv.errors import CoworkEnvError
+from coworkenv.files import fsync_dir
 from coworkenv.rollout.record import TrialRecord
 
 
@@ -83,7 +84,7 @@ class TrialStore:
                 os.ftruncate(fd, whole)
                 os.fsync(fd)
             if created:
-                _fsync_dir(self.path.parent)
+                fsync_dir(self.path.parent)
         except BaseException:
             os.close(fd)
             raise
@@ -106,14 +107,3 @@ class TrialStore:
         if self._fd is not None:
             os.close(self._fd)  # releases the lock
             self._fd = None
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
