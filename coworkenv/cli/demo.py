@@ -111,9 +111,10 @@ def evaluate_demo(console: Any, env: dict[str, str], log: Path, root: str) -> No
         release = next(m for m in list_releases(root) if m.release_id not in before and m.kind == "eval")
         report = Path(root) / "runs" / safe_name(release.run_id) / "report"
         check = json.loads((report.parent / "eval" / "contamination.json").read_text())
+        near = (f"highest instruction similarity {check['max_similarity']:.2f}" if check["max_similarity"]
+                else f"no instruction similarity near {check['threshold']}")  # candidates are scored from threshold − LSH_MARGIN on
         console.print(f"contamination check against {', '.join(check['training_releases']) or 'no training release'}: "
-                      f"{len(check['contaminated_ids'])} of {check['suite_tasks']} tasks match, highest instruction similarity "
-                      f"{check['max_similarity']:.2f} (threshold {check['threshold']})")  # fmt: skip
+                      f"{len(check['contaminated_ids'])} of {check['suite_tasks']} tasks match; {near}")  # fmt: skip
         console.print(summary_table(json.loads((report / "summary.json").read_text()), conf["agent"]))
         reports.append((release.release_id, report))
     console.rule("[bold]7. coworkenv eval compare: the tiny model against the oracle, task by task")
