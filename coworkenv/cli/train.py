@@ -1,0 +1,31 @@
+"""`coworkenv train`: training jobs (docs/architecture.md, "Training"), one command per job, its options generated
+from the job's config model (and `--config job.yaml`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from coworkenv.cli.app import app
+from coworkenv.cli.options import with_config_options
+from coworkenv.cli.pipeline import DataRootOpt, progress_bar
+from coworkenv.train.sft import SFTJobConfig
+
+train_app = typer.Typer(help="Train models on released tasks (SFT).", no_args_is_help=True)
+app.add_typer(train_app, name="train")
+
+
+@train_app.command("sft")
+@with_config_options(SFTJobConfig)
+def sft_command(settings: dict[str, Any], data_root: DataRootOpt = None) -> None:
+    """Supervised fine-tuning (TRL SFTTrainer) on a release's `sft` rows, loss on assistant tokens only; the checkpoint
+    gets training.json (config, release, metrics) and curves.png."""
+    from coworkenv.train.sft import train_sft
+
+    config = SFTJobConfig.model_validate(settings)  # the options were checked against it already
+    with progress_bar("training", config.max_steps) as step:
+        record = train_sft(config, data_root, progress=step)
+    typer.echo(f"trained {record['steps']} step(s) on {record['rows']} conversation(s) of release {record['release_id']} "
+               f"in {record['seconds']:.0f} s: loss {record['first_loss']:.3f} → {record['last_loss']:.3f}")  # fmt: skip
+    typer.echo(f"checkpoint: {config.out} (training.json, curves.png); evaluate it with: coworkenv eval --agent hf:{config.out}")
