@@ -29,12 +29,11 @@ from coworkenv.errors import CoworkEnvError
 from coworkenv.files import read_json
 from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import EvaluationConfig, evaluation_config
-from coworkenv.pipeline.rundir import RunDir, read_jsonl, write_json, write_jsonl
+from coworkenv.pipeline.rundir import RunDir, StageHook, read_jsonl, stage_reporter, write_json, write_jsonl
 from coworkenv.spec.task import TaskSpec
 
 EVAL_DIR = "eval"
 REPORT_DIR = "report"
-StageHook = Callable[[str, Any], None]
 
 
 def write_config(run: RunDir, config: EvaluationConfig) -> None:
@@ -255,12 +254,7 @@ def evaluate(
     """prepare → trials → build → gate → publish; the same run id resumes an interrupted evaluation."""
     run = RunDir.open(run_id, data_root)
     llm = llm if llm is not None else config.llm()
-
-    def done(stage: str, result: Any) -> Any:
-        if on_stage is not None:
-            on_stage(stage, result)
-        return result
-
+    done = stage_reporter(on_stage)
     done("prepare", prepare(run, config))
     done("trials", run_trials_stage(run, llm, progress))
     done("build", build(run, out))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -120,6 +120,22 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
 
 
 M = TypeVar("M", bound=BaseModel)
+R = TypeVar("R")
+
+StageHook = Callable[[str, Any], None]
+"""Called with (stage, its result) after each stage of a whole run: progress reports."""
+
+
+def stage_reporter(on_stage: StageHook | None) -> Callable[[str, R], R]:
+    """`done(stage, result)`: tells `on_stage` (when given) and hands the result back, so a whole run reads as its
+    stages (`synthesize`, `evaluate`)."""
+
+    def done(stage: str, result: R) -> R:
+        if on_stage is not None:
+            on_stage(stage, result)
+        return result
+
+    return done
 
 
 def read_models(model: type[M], path: Path) -> list[M]:

@@ -4,8 +4,6 @@ maps the generate and validate stages over the shards; here they run one after t
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from typing import Any
 
 from coworkenv.data.layout import Manifest
 from coworkenv.data.root import DataRoot
@@ -18,11 +16,8 @@ from coworkenv.pipeline.plan import plan_run
 from coworkenv.pipeline.publish import publish
 from coworkenv.pipeline.repair import repair_run
 from coworkenv.pipeline.rollout import rollout_run
-from coworkenv.pipeline.rundir import RunDir
+from coworkenv.pipeline.rundir import RunDir, StageHook, stage_reporter
 from coworkenv.pipeline.validate import validate_shard
-
-StageHook = Callable[[str, Any], None]
-"""Called with (stage, its result) after each stage: progress reports."""
 
 
 def synthesize(
@@ -36,12 +31,7 @@ def synthesize(
     """plan → generate → validate → repair → rollout → build → gate → publish; returns the published release's manifest."""
     run = RunDir.open(run_id, data_root)
     llm = llm if llm is not None else config.llm()
-
-    def done(stage: str, result: Any) -> Any:
-        if on_stage is not None:
-            on_stage(stage, result)
-        return result
-
+    done = stage_reporter(on_stage)
     shards = done("plan", plan_run(run, config))
     for shard in shards:
         done("generate", generate_shard(run, shard, llm))
