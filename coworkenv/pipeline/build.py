@@ -25,6 +25,11 @@ def build_tables(run: RunDir) -> dict[str, int]:
     except (pa.ArrowException, KeyError, TypeError, ValueError) as exc:  # the run's rows edited: fields missing or of other types
         reason = f"no field {exc}" if isinstance(exc, KeyError) else str(exc).splitlines()[0][:300]
         raise CoworkEnvError(f"run {run.run_id!r}: its rollouts or repair attempts do not fit the release tables: {reason}") from None
+    return stage_tables(run, tables)
+
+
+def stage_tables(run: RunDir, tables: dict[str, pa.Table]) -> dict[str, int]:
+    """Write the run's release tables under `tables/` (whole or not at all) for the gates; the row counts."""
     with staged(run.file("tables"), folder=True) as out:
         for name, table in tables.items():
             pq.write_table(table, out / f"{name}.parquet")

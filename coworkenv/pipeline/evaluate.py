@@ -185,15 +185,12 @@ def run_trials_stage(run: RunDir, llm: LLMConfig | None = None, progress: Callab
 
 def build(run: RunDir, out: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """The run's tables (staged for the gate), its report and profile (under `out`, default the run's `report/`)."""
-    import pyarrow.parquet as pq
-
     from coworkenv.data.build import eval_results_table, trajectories_table
     from coworkenv.data.schemas import TABLES, conform_table
     from coworkenv.eval.metrics import summarize
     from coworkenv.eval.profile import capability_profile, profile_table
     from coworkenv.eval.report import write_report
-    from coworkenv.files import staged
-    from coworkenv.pipeline.rundir import GATES_PASSED
+    from coworkenv.pipeline.build import stage_tables
     from coworkenv.rollout import eval_rows, read_trials, trajectory_rows
 
     config = read_config(run)
@@ -212,10 +209,7 @@ def build(run: RunDir, out: str | os.PathLike[str] | None = None) -> dict[str, A
     tables["eval_results"] = eval_results_table(rows)
     tables["trajectories"] = trajectories_table(trajectory_rows(records, specs))
     tables["capability_profile"] = profile_table(rows, model=label)
-    with staged(run.file("tables"), folder=True) as staging:
-        for name, table in tables.items():
-            pq.write_table(table, staging / f"{name}.parquet")
-        run.file(*GATES_PASSED).unlink(missing_ok=True)
+    stage_tables(run, tables)
     report_dir = Path(out) if out is not None else run.file(REPORT_DIR)
     summary = summarize(rows, seed=config.seed)
     write_report(report_dir, summary, rows, title=f"{label} on {suite['name']}", profile=capability_profile(rows, model=label))
