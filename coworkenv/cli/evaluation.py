@@ -10,8 +10,7 @@ import typer
 
 from coworkenv.cli.app import app
 from coworkenv.cli.options import with_config_options
-from coworkenv.cli.pipeline import DataRootOpt, NewRunIdOpt, new_run_id, progress_bar
-from coworkenv.errors import CoworkEnvError
+from coworkenv.cli.pipeline import DataRootOpt, NewRunIdOpt, endpoint_outside_airflow, new_run_id, progress_bar
 from coworkenv.pipeline.config import EvaluationConfig, evaluation_config
 
 eval_app = typer.Typer(
@@ -36,12 +35,6 @@ def _figure(metric: dict[str, Any] | Any) -> str:
     return f"{value:.2f} [{lo:.2f}, {hi:.2f}]"
 
 
-def _llm(config: EvaluationConfig) -> Any:
-    if config.llm_conn_id and not config.llm_base_url:
-        raise CoworkEnvError("llm_conn_id names an Airflow connection; outside Airflow give llm_base_url (and the key in llm_api_key_env)")
-    return config.llm()  # the model: llm_model, else the one `openai:<model>` names
-
-
 @eval_app.callback(invoke_without_command=True)
 @with_config_options(EvaluationConfig)
 def evaluate(ctx: typer.Context, settings: dict[str, Any], run_id: NewRunIdOpt = None, data_root: DataRootOpt = None, out: OutOpt = None) -> None:
@@ -56,7 +49,7 @@ def evaluate(ctx: typer.Context, settings: dict[str, Any], run_id: NewRunIdOpt =
     from coworkenv.pipeline.rundir import RunDir
 
     config = evaluation_config(settings)
-    llm = _llm(config)
+    llm = endpoint_outside_airflow(config)  # the model: llm_model, else the one `openai:<model>` names
     run_id = run_id or new_run_id().replace("cli__", "eval__")
     console = wide_console()
 

@@ -16,7 +16,7 @@ import typer
 from coworkenv.cli.app import app
 from coworkenv.cli.options import with_config_options
 from coworkenv.errors import CoworkEnvError
-from coworkenv.pipeline.config import SynthesisConfig, synthesis_config
+from coworkenv.pipeline.config import EndpointSettings, SynthesisConfig, synthesis_config
 
 RunIdOpt = Annotated[str, typer.Option("--run-id", help="The run (its directory is <data root>/runs/<run id>/).")]
 NewRunIdOpt = Annotated[
@@ -55,9 +55,10 @@ def progress_bar(what: str, total: int | None) -> Iterator[Callable[..., None]]:
         yield step
 
 
-def _llm(config: SynthesisConfig) -> Any:
+def endpoint_outside_airflow(config: EndpointSettings) -> Any:
+    """The job's LLM endpoint in a command (None when it has none); an Airflow connection cannot be read here."""
     if config.llm_conn_id and not config.llm_base_url:
-        raise CoworkEnvError("llm_conn_id names an Airflow connection; outside Airflow give llm_base_url and llm_model")
+        raise CoworkEnvError("llm_conn_id names an Airflow connection, which only Airflow runs can read: give llm_base_url instead")
     return config.llm()
 
 
@@ -69,7 +70,7 @@ def synthesize(settings: dict[str, Any], run_id: NewRunIdOpt = None, data_root: 
     from coworkenv.pipeline.synthesize import synthesize as run_all
 
     config = synthesis_config(settings)
-    llm = _llm(config)
+    llm = endpoint_outside_airflow(config)
     run_id = run_id or new_run_id()
     typer.echo(f"run {run_id}")
     manifest = run_all(config, run_id, data_root, llm=llm, on_stage=lambda stage, result: typer.echo(f"  {stage}: {_summary(result)}"))
@@ -106,7 +107,7 @@ def generate(
     if tasks:
         shards = import_tasks(run, tasks, config.shards, start=config)
     else:
-        llm = _llm(config)
+        llm = endpoint_outside_airflow(config)
         planned = plan_run(run, config, load_model(Plan, plan) if plan else None)
         with progress_bar("generating", sum(s["tasks"] for s in planned)) as step:
             shards = generate_run(run, planned, llm, progress=step)
@@ -144,7 +145,7 @@ def repair(run_id: RunIdOpt, data_root: DataRootOpt = None) -> None:
     config = run.config()
     invalid = sum(1 for _, v in validated(run) if not v.valid)
     with progress_bar("repairing", invalid) as step:
-        result = repair_run(run, _llm(config), progress=step)
+        result = repair_run(run, endpoint_outside_airflow(config), progress=step)
     rate = result["metrics"].get("rescue_rate", 0.0) if result["metrics"] else 0.0
     typer.echo(f"run {run_id}: {result['repaired']} of {result['invalid']} invalid task(s) repaired (rescue rate {rate:.0%})")
 
