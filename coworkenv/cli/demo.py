@@ -13,7 +13,7 @@ import typer
 
 from coworkenv.cli.app import app
 from coworkenv.cli.core import check_with_progress, reports_table
-from coworkenv.cli.evaluation import wide_console
+from coworkenv.cli.evaluation import summary_table, wide_console
 from coworkenv.pipeline.rundir import safe_name
 
 DEMO_CONF = {"n": 60, "seed": 1, "shards": 2, "workers": 2, "repair_rounds": 3}
@@ -128,16 +128,3 @@ def evaluate_demo(console: Any, env: dict[str, str], log: Path, root: str) -> No
         console.print(f"report of {settings['agent'].split(':')[0]}: [bold]{report / 'report.html'}[/] (release {release_id}; "
                       f"profile for the planner: {report / 'profile.json'})")  # fmt: skip
 
-
-def summary_table(summary: dict[str, Any], agent: str) -> Any:
-    """Overall and per-group figures of a `summary.json`, each with its 95% interval."""
-    from rich.table import Table
-
-    def figure(m: dict[str, float]) -> str:
-        return f"{m['value']:.2f} [{m['lo']:.2f}, {m['hi']:.2f}]"
-
-    table = Table("group", "tasks", "pass rate", "pass^k", "mean score", "safety violations", "format errors", title=f"{agent} (95% CI)")
-    for name, f in [("all", summary["overall"]), *summary.get("groups", {}).items()]:
-        table.add_row(name, str(f["n_tasks"]), figure(f["pass_rate"]), figure(f["pass_hat_k"]), figure(f["mean_score"]),
-                      figure(f["safety_violation_rate"]), figure(f["format_error_rate"]))  # fmt: skip
-    return table

@@ -30,9 +30,21 @@ def wide_console() -> Any:
     return console if console.is_terminal else Console(width=160)
 
 
-def _figure(metric: dict[str, Any] | Any) -> str:
-    value, lo, hi = (metric["value"], metric["lo"], metric["hi"]) if isinstance(metric, dict) else (metric.value, metric.lo, metric.hi)
-    return f"{value:.2f} [{lo:.2f}, {hi:.2f}]"
+SUMMARY_COLUMNS = (("pass rate", "pass_rate"), ("pass@k", "pass_at_k"), ("pass^k", "pass_hat_k"), ("mean score", "mean_score"),
+                   ("safety violations", "safety_violation_rate"), ("format errors", "format_error_rate"))  # fmt: skip
+
+
+def summary_table(summary: dict[str, Any], agent: str) -> Any:
+    """Overall and per-group figures of a `summary.json`, each with its 95% interval."""
+    from rich.table import Table
+
+    def figure(m: dict[str, float]) -> str:
+        return f"{m['value']:.2f} [{m['lo']:.2f}, {m['hi']:.2f}]"
+
+    table = Table("group", "tasks", *(title for title, _ in SUMMARY_COLUMNS), title=f"{agent} (95% CI)")
+    for name, f in [("all", summary["overall"]), *summary.get("groups", {}).items()]:
+        table.add_row(name, str(f["n_tasks"]), *(figure(f[key]) for _, key in SUMMARY_COLUMNS))
+    return table
 
 
 @eval_app.callback(invoke_without_command=True)
@@ -42,7 +54,6 @@ def evaluate(ctx: typer.Context, settings: dict[str, Any], run_id: NewRunIdOpt =
     an `eval` release, a report (HTML with plots, summary.json) and the capability profile. The same --run-id resumes."""
     if ctx.invoked_subcommand is not None:
         return
-    from rich.table import Table
 
     from coworkenv.pipeline.evaluate import evaluate as run_all
     from coworkenv.pipeline.evaluate import summary_of
@@ -67,11 +78,7 @@ def evaluate(ctx: typer.Context, settings: dict[str, Any], run_id: NewRunIdOpt =
     with progress_bar("playing", None) as step:
         manifest = run_all(config, run_id, data_root, llm=llm, out=out, progress=step, on_stage=on_stage)
     summary = summary_of(RunDir.open(run_id, data_root), out)
-    table = Table("group", "tasks", "pass rate", "pass@k", "pass^k", "mean score", title=f"{summary.get('agent', config.agent)} (95% CI)")
-    for name, figures in [("all", summary["overall"]), *summary.get("groups", {}).items()]:
-        table.add_row(name, str(figures["n_tasks"]), _figure(figures["pass_rate"]), _figure(figures["pass_at_k"]),
-                      _figure(figures["pass_hat_k"]), _figure(figures["mean_score"]))  # fmt: skip
-    console.print(table)
+    console.print(summary_table(summary, summary.get("agent", config.agent)))
     report = Path(out) if out is not None else RunDir.open(run_id, data_root).file("report")
     console.print(f"release {manifest.release_id} (kind eval); report: {report / 'report.html'}; profile: {report / 'profile.json'}")
 
