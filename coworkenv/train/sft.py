@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -113,9 +114,7 @@ def train_sft(config: SFTJobConfig, data_root: Any = None, *, progress: Callable
         with quiet_transformers():
             trainer.save_model(str(tmp))
             tokenizer.save_pretrained(str(tmp))
-        import shutil
-
-        shutil.rmtree(tmp / "trainer", ignore_errors=True)
+        shutil.rmtree(tmp / "trainer", ignore_errors=True)  # the trainer's scratch folder: not part of the checkpoint
         record = {
             "job": "sft", "config": config.model_dump(mode="json"), "release_id": release_id, "base_model": str(base),
             "code_version": code_version(), "rows": dataset.num_rows, "steps": trainer.state.global_step,
