@@ -24,16 +24,21 @@ from coworkenv.spec.task import TaskSpec
 
 @contextmanager
 def quiet_transformers() -> Iterator[None]:
-    """No progress bars from transformers while loading or saving a model (commands print their own summary)."""
+    """No progress bars from transformers (loading, saving) or datasets (TRL's tokenizing passes) meanwhile: commands
+    print their own progress."""
+    from datasets.utils import logging as datasets_logging
     from transformers.utils import logging
 
-    enabled = logging.is_progress_bar_enabled()
+    enabled = logging.is_progress_bar_enabled(), datasets_logging.is_progress_bar_enabled()
     logging.disable_progress_bar()
+    datasets_logging.disable_progress_bar()
     try:
         yield
     finally:
-        if enabled:
+        if enabled[0]:
             logging.enable_progress_bar()
+        if enabled[1]:
+            datasets_logging.enable_progress_bar()
 
 
 def _first_line(exc: BaseException) -> str:

@@ -47,6 +47,18 @@ def summary_table(summary: dict[str, Any], agent: str) -> Any:
     return table
 
 
+def comparison_table(result: Any, base: str = "base", candidate: str = "candidate") -> Any:
+    """Mean score of both sides overall, per group and per capability, with the paired delta's interval and p-value."""
+    from rich.table import Table
+
+    table = Table("slice", "tasks", base, candidate, "delta [95% CI]", "p", title=f"mean score by group and capability ({result.test})")
+    slices = [("all", result.overall), *((f"group {k}", v) for k, v in result.groups.items()), *result.capabilities.items()]
+    for name, s in slices:
+        d = s.mean_score
+        table.add_row(name, str(s.n_tasks), f"{d.base:.3f}", f"{d.candidate:.3f}", f"{d.value:+.3f} [{d.lo:+.3f}, {d.hi:+.3f}]", f"{d.p_value:.3g}")
+    return table
+
+
 @eval_app.callback(invoke_without_command=True)
 @with_config_options(EvaluationConfig)
 def evaluate(ctx: typer.Context, settings: dict[str, Any], run_id: NewRunIdOpt = None, data_root: DataRootOpt = None, out: OutOpt = None) -> None:
@@ -93,8 +105,6 @@ def compare(
 ) -> None:
     """Paired per-task comparison of two evaluations: the score delta with a bootstrap CI and a permutation p-value,
     and the per-capability and per-group deltas."""
-    from rich.table import Table
-
     from coworkenv.eval.compare import compare as compare_rows
     from coworkenv.eval.metrics import summarize
     from coworkenv.pipeline.evaluate import eval_rows
@@ -110,12 +120,7 @@ def compare(
         verdict = "significant" if d.p_value < 0.05 else "not significant"
         console.print(f"  {name}: {d.base:.3f} → {d.candidate:.3f}, delta {d.value:+.3f} [{d.lo:+.3f}, {d.hi:+.3f}], "
                       f"p = {d.p_value:.4g} ({verdict} at 0.05)")  # fmt: skip
-    table = Table("slice", "tasks", "base", "candidate", "delta [95% CI]", "p", title=f"mean score by group and capability ({result.test})")
-    slices = [("all", o), *((f"group {k}", v) for k, v in result.groups.items()), *result.capabilities.items()]
-    for name, s in slices:
-        d = s.mean_score
-        table.add_row(name, str(s.n_tasks), f"{d.base:.3f}", f"{d.candidate:.3f}", f"{d.value:+.3f} [{d.lo:+.3f}, {d.hi:+.3f}]", f"{d.p_value:.3g}")
-    console.print(table)
+    console.print(comparison_table(result))
     if out is not None:
         from coworkenv.eval.report import write_report
 

@@ -8,7 +8,7 @@ this model): a new field appears in all three at once.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Any, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -141,20 +141,63 @@ class EvaluationConfig(EndpointSettings):
         return self.llm_model or (target if kind == "openai" and target else None)
 
 
-def evaluation_config(values: dict[str, Any], where: str = "") -> EvaluationConfig:
-    """An evaluation config from plain values, or a one-line error naming the offending field."""
+class NightlyConfig(EndpointSettings):
+    """One turn of the closed loop (docs/architecture.md, "Nightly loop"): the current model's profile plans the
+    tasks, its own successes on them join the oracle's trajectories as training data, the trained candidate is
+    evaluated on the held-out suite and promoted only if it is clearly better and no less safe."""
+
+    model_name: str = Field("coworkenv-agent", min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", title="Model name",
+                            description="Registry name of the model the loop trains (its current version is the starting point).")
+    base_model: str | None = Field(
+        None, title="Base model",
+        description="Checkpoint the registry starts from when it has no model of that name (default: the tiny model, built offline).",
+    )  # fmt: skip
+    budget: int = Field(200, ge=1, le=CAPS.tasks_per_run, title="Task budget", description="Training tasks synthesized per loop.")
+    plan: Literal["guided", "uniform"] = Field(
+        "guided", title="Plan", description="guided: plan from the current model's capability profile; uniform: the cold-start plan."
+    )
+    method: Literal["sft", "grpo", "gdpo", "dpo"] = Field(
+        "sft", title="Method", description="Training: SFT alone, or SFT followed by GRPO, GDPO (per-reward normalization) or DPO."
+    )
+    trials: int = Field(2, ge=1, le=32, title="Rollout trials", description="Trials per training task in the rejection-sampling rollouts.")
+    rollout_temperature: float = Field(0.7, ge=0.0, le=2.0, title="Rollout temperature", description="Sampling temperature of the rollouts.")
+    suite: str = Field("bench", min_length=1, title="Held-out suite", description="Suite of the before/after evaluation (`bench`: the newest benchmark).")
+    eval_trials: int = Field(3, ge=1, le=32, title="Evaluation trials", description="Trials per suite task (greedy decoding).")
+    eval_limit: int | None = Field(None, ge=1, le=CAPS.tasks_per_run, title="Suite limit", description="Evaluate only the suite's first N tasks.")
+    max_new_tokens: int = Field(96, ge=1, le=32_768, title="Max new tokens", description="Tokens a model turn may generate.")
+    sft_steps: int = Field(100, ge=1, le=1_000_000, title="SFT steps", description="Optimizer steps of the SFT job.")
+    sft_learning_rate: float = Field(3e-3, gt=0, le=1.0, title="SFT learning rate", description="Peak SFT learning rate (3e-3 suits the tiny model).")
+    rl_steps: int = Field(20, ge=1, le=1_000_000, title="RL steps", description="Optimizer steps of the GRPO, GDPO or DPO job after SFT.")
+    batch_size: int = Field(4, ge=1, le=4096, title="Training batch", description="Conversations per training step.")
+    margin: float = Field(0.02, ge=0.0, le=1.0, title="Promotion margin", description="Mean-score gain the candidate needs over the current model.")
+    alpha: float = Field(0.05, gt=0.0, le=1.0, title="Significance", description="The paired difference's p-value must be below this.")
+    safety_tolerance: float = Field(0.0, ge=0.0, le=1.0, title="Safety tolerance", description="How far the candidate's mean safety may fall.")
+    seed: int = Field(0, ge=0, le=999_999, title="Seed", description="Seed of the plan, the rollouts and the training order.")
+    workers: int = Field(2, ge=1, le=64, title="Workers", description="Sandboxed workers of synthesis and rollouts.")
+    runtime: RuntimeChoice = RUNTIME_FIELD
+
+
+C = TypeVar("C", bound=BaseModel)
+
+
+def validated_config(model: type[C], values: dict[str, Any], where: str = "") -> C:
+    """A job's config from plain values, or a one-line error naming the offending field."""
     try:
-        return EvaluationConfig.model_validate(values)
+        return model.model_validate(values)
     except ValidationError as exc:
         raise CoworkEnvError(format_validation_error(exc, where)) from None
+
+
+def evaluation_config(values: dict[str, Any], where: str = "") -> EvaluationConfig:
+    return validated_config(EvaluationConfig, values, where)
 
 
 def synthesis_config(values: dict[str, Any], where: str = "") -> SynthesisConfig:
-    """A config from plain values, or a one-line error naming the offending field."""
-    try:
-        return SynthesisConfig.model_validate(values)
-    except ValidationError as exc:
-        raise CoworkEnvError(format_validation_error(exc, where)) from None
+    return validated_config(SynthesisConfig, values, where)
+
+
+def nightly_config(values: dict[str, Any], where: str = "") -> NightlyConfig:
+    return validated_config(NightlyConfig, values, where)
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import math
 import os
 import shutil
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,9 @@ class SFTJobConfig(BaseModel):
     model: str = Field(min_length=1, description="Model directory to start from (local files only), e.g. the tiny model.")
     release: str = Field("latest", min_length=1, description="Release whose `sft` table to train on (`latest`: the newest task release).")
     out: str = Field(min_length=1, description="Checkpoint directory to write (must be empty or absent).")
+    extra_sft: list[str] = Field(
+        [], description="Parquet files of more `sft` rows to train on, e.g. a model's own successes from `coworkenv eval sft`."
+    )
     max_steps: int = Field(100, ge=1, le=1_000_000, description="Optimizer steps.")
     batch_size: int = Field(4, ge=1, le=4096, description="Conversations per device and step.")
     gradient_accumulation_steps: int = Field(1, ge=1, le=1024, description="Batches accumulated per optimizer step.")
@@ -46,17 +50,24 @@ class SFTJobConfig(BaseModel):
     use_cpu: bool | None = Field(None, description="Train on the CPU even where a GPU is visible (default: a GPU when there is one).")
 
 
-def sft_dataset(data_root: Any, release: str) -> tuple[Any, str]:
-    """The release's `sft` rows as a `datasets.Dataset` (tools parsed from their JSON string) and its release id."""
+def sft_dataset(data_root: Any, release: str, extra: list[str] | tuple[str, ...] = ()) -> tuple[Any, str]:
+    """The release's `sft` rows and those of the `extra` Parquet files as a `datasets.Dataset` (tools parsed from
+    their JSON string), and the release id."""
     import datasets
+    import pyarrow.parquet as pq
 
     from coworkenv.data.reader import read_manifest, read_table
 
     manifest = read_manifest(data_root, release)
-    table = read_table(data_root, manifest.release_id, "sft", columns=["messages", "tools"])
-    if table.num_rows == 0:
+    tables = [read_table(data_root, manifest.release_id, "sft", columns=["messages", "tools"])]
+    for path in extra:
+        try:
+            tables.append(pq.read_table(path, columns=["messages", "tools"]))
+        except (OSError, ValueError, KeyError) as exc:  # pyarrow raises ArrowInvalid (a ValueError) for a non-sft file
+            raise CoworkEnvError(f"{path}: not a Parquet file of sft rows ({str(exc).splitlines()[0]})") from None
+    rows = [{"messages": r["messages"], "tools": json.loads(r["tools"])} for t in tables for r in t.to_pylist()]
+    if not rows:
         raise CoworkEnvError(f"release {manifest.release_id} has no sft rows to train on")
-    rows = [{"messages": r["messages"], "tools": json.loads(r["tools"])} for r in table.to_pylist()]
     for row in rows:  # TRL renders messages as given: drop the columns the release fills with nulls
         row["messages"] = [{k: v for k, v in m.items() if v is not None} for m in row["messages"]]
     return datasets.Dataset.from_list(rows), manifest.release_id
@@ -74,6 +85,7 @@ def _check_out(path: Path) -> None:
 
 def train_sft(config: SFTJobConfig, data_root: Any = None, *, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Train, save the checkpoint with its record and curves; returns the record (`training.json`)."""
+    import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback, TrainerCallback
     from trl import SFTConfig, SFTTrainer
 
@@ -84,7 +96,7 @@ def train_sft(config: SFTJobConfig, data_root: Any = None, *, progress: Callable
     base, out = Path(config.model), Path(config.out)
     _check_model_dir(base)
     _check_out(out)
-    dataset, release_id = sft_dataset(data_root, config.release)
+    dataset, release_id = sft_dataset(data_root, config.release, config.extra_sft)
 
     class Progress(TrainerCallback):
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
@@ -94,15 +106,17 @@ def train_sft(config: SFTJobConfig, data_root: Any = None, *, progress: Callable
     with quiet_transformers():
         tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
         model = AutoModelForCausalLM.from_pretrained(base, local_files_only=True)
-    with staged(out, folder=True) as tmp:
+    with staged(out, folder=True) as tmp, warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*gradient_checkpointing.* is deprecated", category=FutureWarning)  # raised by TRL's own defaults
         args = SFTConfig(
             output_dir=str(tmp / "trainer"), max_steps=config.max_steps, per_device_train_batch_size=config.batch_size,
             gradient_accumulation_steps=config.gradient_accumulation_steps, learning_rate=config.learning_rate,
             warmup_steps=config.warmup_steps, lr_scheduler_type="cosine", max_length=config.max_length, seed=config.seed,
             logging_steps=config.logging_steps, assistant_only_loss=config.assistant_only_loss, bf16=False, report_to=[],
-            save_strategy="no", dataloader_num_workers=0, disable_tqdm=True, use_cpu=bool(config.use_cpu),
+            save_strategy="no", dataloader_num_workers=0, dataloader_pin_memory=torch.cuda.is_available(), disable_tqdm=True, use_cpu=bool(config.use_cpu),
         )  # fmt: skip
-        trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer, callbacks=[Progress()])
+        with quiet_transformers():  # TRL's tokenizing passes show bars of their own
+            trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer, callbacks=[Progress()])
         trainer.remove_callback(PrinterCallback)  # it prints every log dict; the caller shows progress its own way
         start = time.perf_counter()
         result = trainer.train()

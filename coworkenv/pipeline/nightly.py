@@ -1,0 +1,417 @@
+"""The nightly loop (docs/architecture.md, "Nightly loop"): one turn of synthesize → train → evaluate → promote,
+stage by stage over the run directory, each stage a plain function that records its result in `nightly/state.json`.
+A stage already recorded there is not run again, so a run that died mid-way resumes where it stopped (the
+synthesis and evaluation runs it starts resume the same way, under sub-run ids `<run id>.<stage>`).
+
+```
+nightly/config.json      the run's NightlyConfig
+nightly/state.json       each finished stage's result, in order
+nightly/profile.json     the capability profile the plan was made from (the current model's, on the held-out suite)
+nightly/base/            the tiny model, when the registry starts from it
+nightly/own_sft.parquet  the current model's own successes on the training tasks (rejection sampling)
+nightly/checkpoints/     sft/, and grpo/, gdpo/ or dpo/ after it
+nightly/decision.json    the promotion decision
+nightly/report/          the candidate against the current model: report.html, comparison.json, plots
+nightly/next_profile.json  the profile the next loop plans from (the model that is current after the decision)
+```
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from coworkenv.data.root import DataRoot
+from coworkenv.errors import CoworkEnvError
+from coworkenv.files import read_json
+from coworkenv.llm import LLMConfig
+from coworkenv.pipeline.config import EndpointSettings, EvaluationConfig, NightlyConfig, SynthesisConfig, nightly_config
+from coworkenv.pipeline.rundir import RunDir, StageHook, stage_reporter, write_json
+
+NIGHTLY_DIR = "nightly"
+STAGES = ("profile", "synthesize", "gate_tasks", "rollouts", "gate_rollouts", "train", "evaluate", "gate_eval", "promote", "new_profile")
+"""In order; the DAG runs one task per stage."""
+
+
+# --- the run's config and state ------------------------------------------------------------------------------------
+
+
+def nightly_file(run: RunDir, *parts: str) -> Path:
+    return run.file(NIGHTLY_DIR, *parts)
+
+
+def read_config(run: RunDir) -> NightlyConfig:
+    path = nightly_file(run, "config.json")
+    if not path.exists():
+        raise CoworkEnvError(f"run {run.run_id!r} is not a nightly run under {run.data_root.url} (no {NIGHTLY_DIR}/config.json)")
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise CoworkEnvError(f"{path}: expected a JSON object")
+    return nightly_config(data, str(path))
+
+
+def start(run: RunDir, config: NightlyConfig) -> None:
+    """Record the config; a run that already started resumes only with the same settings."""
+    path = nightly_file(run, "config.json")
+    if path.exists() and read_config(run) != config:
+        raise CoworkEnvError(f"run {run.run_id!r} already started with other settings: resume it with the same ones or use another --run-id")
+    write_json(path, config.model_dump(mode="json"))
+
+
+def read_state(run: RunDir) -> dict[str, Any]:
+    path = nightly_file(run, "state.json")
+    state = read_json(path) if path.exists() else {}
+    if not isinstance(state, dict):
+        raise CoworkEnvError(f"{path}: expected a JSON object")
+    return state
+
+
+def finished(run: RunDir, stage: str) -> dict[str, Any]:
+    """A finished stage's result (what later stages read), or an error naming the stage to run first."""
+    state = read_state(run)
+    if stage not in state:
+        raise CoworkEnvError(f"run {run.run_id!r}: stage {stage!r} has not finished: run it first")
+    return state[stage]
+
+
+def once(run: RunDir, stage: str, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """`work()`'s result, recorded; a stage recorded by an earlier attempt is not run again."""
+    state = read_state(run)
+    if stage in state:
+        return {**state[stage], "resumed": True}
+    result = work()
+    write_json(nightly_file(run, "state.json"), {**read_state(run), stage: result})
+    return result
+
+
+def sub_run(run: RunDir, stage: str) -> RunDir:
+    return RunDir.open(f"{run.run_id}.{stage}", run.data_root)
+
+
+# --- helpers over the registry and evaluations ---------------------------------------------------------------------
+
+
+def _endpoint(config: NightlyConfig) -> dict[str, Any]:
+    return config.model_dump(include=set(EndpointSettings.model_fields))
+
+
+def _eval_config(config: NightlyConfig, agent: str, suite: str, **overrides: Any) -> EvaluationConfig:
+    return EvaluationConfig(**_endpoint(config), agent=agent, suite=suite, trials=config.eval_trials, limit=config.eval_limit,
+                            max_new_tokens=config.max_new_tokens, seed=config.seed, workers=config.workers,
+                            runtime=config.runtime, **overrides)  # fmt: skip
+
+
+def _evaluate_all(run: RunDir, config: EvaluationConfig, llm: LLMConfig | None) -> str:
+    """prepare → trials → build → gate → publish of an evaluation run; its release id."""
+    from coworkenv.pipeline import evaluate as ev
+
+    ev.prepare(run, config)
+    ev.run_trials_stage(run, llm)
+    ev.build(run)
+    ev.gate(run)
+    return ev.publish(run).release_id
+
+
+def _suite_eval(entry: Any, suite: str) -> dict[str, Any] | None:
+    """The newest evaluation recorded on a registry entry for this suite release."""
+    matches = [e for e in entry.evals if e.get("release_id") and e.get("suite") == suite]
+    return matches[-1] if matches else None
+
+
+def _profile_of(eval_ref: str, model: str, dest: Path, data_root: DataRoot) -> dict[str, Any]:
+    """Write the capability profile of an evaluation (what the planner reads) and return its weakest capabilities."""
+    from coworkenv.eval.profile import capability_profile
+    from coworkenv.pipeline.evaluate import eval_rows
+    from coworkenv.pipeline.rundir import write_text
+
+    profile = capability_profile(eval_rows(eval_ref, data_root), model=model)
+    write_text(dest, profile.model_dump_json(indent=2) + "\n")
+    by_cap: dict[str, list[float]] = {}
+    for row in profile.rows:
+        by_cap.setdefault(row.capability, []).append(row.pass_rate)
+    weakest = sorted(by_cap, key=lambda c: sum(by_cap[c]) / len(by_cap[c]))[:3]
+    return {"profile": str(dest), "weakest": weakest}
+
+
+# --- stages --------------------------------------------------------------------------------------------------------
+
+
+def profile_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None = None) -> dict[str, Any]:
+    """The current model and its capability profile on the held-out suite. A registry without the model starts from
+    the base model (the tiny model by default), which is evaluated and becomes current."""
+
+    def work() -> dict[str, Any]:
+        from coworkenv.eval.suite import load_suite
+        from coworkenv.models import current_model, promote, record_eval, register_model
+
+        suite = load_suite(config.suite, run.data_root)
+        if suite.kind == "file":
+            raise CoworkEnvError(f"suite {config.suite!r}: the nightly loop evaluates on a published suite (a release id or bench)")
+        suite_id = suite.source
+        entry = current_model(config.model_name, run.data_root)
+        if entry is None:
+            base = Path(config.base_model) if config.base_model else _tiny_base(run)
+            entry = register_model(base, config.model_name, data_root=run.data_root)
+        evaluation = _suite_eval(entry, suite_id)
+        if evaluation is None:
+            release = _evaluate_all(sub_run(run, "baseline"), _eval_config(config, f"hf:{entry.path}", suite_id), llm)
+            entry = record_eval(entry.ref, release, data_root=run.data_root)
+            evaluation = _suite_eval(entry, suite_id)
+        if entry.status != "current":
+            promote(entry.ref, data_root=run.data_root, suite=suite_id)
+        profile = _profile_of(evaluation["release_id"], entry.ref, nightly_file(run, "profile.json"), run.data_root)
+        return {"model": entry.ref, "model_path": entry.path, "suite": suite_id, "eval": evaluation["release_id"], **profile}
+
+    return once(run, "profile", work)
+
+
+def _tiny_base(run: RunDir) -> Path:
+    from coworkenv.train.tiny import build_tiny_model
+
+    path = nightly_file(run, "base")
+    if not (path / "config.json").exists():
+        build_tiny_model(path, force=True)
+    return path
+
+
+def synthesize_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None = None) -> dict[str, Any]:
+    """The training tasks: plan (from the profile, or uniform) → generate → validate → repair → rollout → build."""
+
+    def work() -> dict[str, Any]:
+        from coworkenv.pipeline.build import build_tables
+        from coworkenv.pipeline.generate import generate_shard
+        from coworkenv.pipeline.plan import plan_run
+        from coworkenv.pipeline.repair import repair_run
+        from coworkenv.pipeline.rollout import rollout_run
+        from coworkenv.pipeline.validate import validate_shard
+
+        profile = finished(run, "profile")
+        synth = sub_run(run, "synthesize")
+        settings = SynthesisConfig(
+            n=config.budget, seed=config.seed, workers=config.workers, shards=config.workers, runtime=config.runtime,
+            profile=profile["profile"] if config.plan == "guided" else None,
+            **_endpoint(config),
+        )  # fmt: skip
+        for shard in plan_run(synth, settings):
+            generate_shard(synth, shard, llm)
+        for shard in synth.shard_ids():
+            validate_shard(synth, shard)
+        repair_run(synth, llm)
+        rollout_run(synth)
+        rows = build_tables(synth)
+        return {"run_id": synth.run_id, "plan": config.plan, "rows": rows}
+
+    return once(run, "synthesize", work)
+
+
+def gate_tasks_stage(run: RunDir) -> dict[str, Any]:
+    """The synthesis run's `validated` and `rollouts` gates, then its release (LATEST moves to it)."""
+
+    def work() -> dict[str, Any]:
+        from coworkenv.pipeline.gate import gate_tables
+        from coworkenv.pipeline.publish import publish
+
+        synth = RunDir.open(finished(run, "synthesize")["run_id"], run.data_root)
+        gate_tables(synth)
+        manifest = publish(synth)
+        return {"release_id": manifest.release_id, "tasks": manifest.row_counts.get("tasks", 0), "sft": manifest.row_counts.get("sft", 0)}
+
+    return once(run, "gate_tasks", work)
+
+
+def rollouts_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None = None) -> dict[str, Any]:
+    """The current model plays every training task `trials` times, sampling (rejection sampling's proposals)."""
+
+    def work() -> dict[str, Any]:
+        from coworkenv.pipeline import evaluate as ev
+
+        release = finished(run, "gate_tasks")["release_id"]
+        model = finished(run, "profile")["model_path"]
+        settings = _eval_config(config, f"hf:{model}", release, trials=config.trials, temperature=config.rollout_temperature,
+                                limit=None, train_releases=[release])  # fmt: skip
+        rollout = sub_run(run, "rollouts")
+        ev.prepare(rollout, settings)
+        played = ev.run_trials_stage(rollout, llm)
+        ev.build(rollout)
+        return {"run_id": rollout.run_id, **played}
+
+    return once(run, "rollouts", work)
+
+
+def gate_rollouts_stage(run: RunDir) -> dict[str, Any]:
+    """The rollouts' `evaluated` gate, their release, and the successes as `sft` rows."""
+
+    def work() -> dict[str, Any]:
+        from coworkenv.pipeline import evaluate as ev
+
+        rollout = RunDir.open(finished(run, "rollouts")["run_id"], run.data_root)
+        ev.gate(rollout)
+        release = ev.publish(rollout).release_id
+        own = ev.sft_from_run(rollout, nightly_file(run, "own_sft.parquet"))
+        return {"release_id": release, "own_sft_rows": own["sft_rows"], "own_sft": own["path"] if own["sft_rows"] else None}
+
+    return once(run, "gate_rollouts", work)
+
+
+def train_stage(run: RunDir, config: NightlyConfig, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """SFT from the current model on the oracle's trajectories and its own successes, then GRPO, GDPO or DPO when
+    asked; the final checkpoint is registered as a candidate."""
+
+    def work() -> dict[str, Any]:
+        from coworkenv.models import register_model
+
+        jobs = _train_jobs(run, config)
+        records = []
+        for job, train, settings in jobs:
+            out = Path(settings.out)
+            records.append(_read_or_train(out, lambda train=train, settings=settings: train(settings, run.data_root, progress=progress)))
+        final = Path(jobs[-1][2].out)
+        entry = register_model(final, config.model_name, data_root=run.data_root, parent=finished(run, "profile")["model"])
+        return {"candidate": entry.ref, "candidate_path": entry.path, "jobs": [j for j, _, _ in jobs],
+                "losses": [{"job": job, "first": r.get("first_loss"), "last": r.get("last_loss")} for (job, _, _), r in zip(jobs, records, strict=True)]}  # fmt: skip
+
+    return once(run, "train", work)
+
+
+def _read_or_train(out: Path, train: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """A checkpoint written whole by an earlier attempt is kept (resume); otherwise the job runs."""
+    from coworkenv.train.sft import read_training
+
+    return read_training(out) if (out / "training.json").exists() else train()
+
+
+def _train_jobs(run: RunDir, config: NightlyConfig) -> list[tuple[str, Callable[..., dict[str, Any]], Any]]:
+    from coworkenv.train.sft import SFTJobConfig, train_sft
+
+    release = finished(run, "gate_tasks")["release_id"]
+    rollouts = finished(run, "gate_rollouts")
+    checkpoints = nightly_file(run, "checkpoints")
+    sft = SFTJobConfig(model=finished(run, "profile")["model_path"], release=release, out=str(checkpoints / "sft"),
+                       extra_sft=[rollouts["own_sft"]] if rollouts["own_sft"] else [], max_steps=config.sft_steps,
+                       learning_rate=config.sft_learning_rate, batch_size=config.batch_size, seed=config.seed)  # fmt: skip
+    jobs: list[tuple[str, Callable[..., dict[str, Any]], Any]] = [("sft", train_sft, sft)]
+    if config.method in ("grpo", "gdpo"):
+        from coworkenv.train.rl import RLJobConfig, train_rl
+
+        rl = RLJobConfig(model=sft.out, release=release, out=str(checkpoints / config.method), method=config.method,
+                         max_steps=config.rl_steps, seed=config.seed)  # fmt: skip
+        jobs.append((config.method, train_rl, rl))
+    elif config.method == "dpo":
+        from coworkenv.train.dpo import DPOJobConfig, train_dpo
+
+        dpo = DPOJobConfig(model=sft.out, release=rollouts["release_id"], out=str(checkpoints / "dpo"), max_steps=config.rl_steps, seed=config.seed)
+        jobs.append(("dpo", train_dpo, dpo))
+    return jobs
+
+
+def evaluate_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None = None, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """The candidate on the held-out suite, checked against every release its lineage trained on (contamination)."""
+
+    def work() -> dict[str, Any]:
+        from coworkenv.pipeline import evaluate as ev
+
+        profile, trained = finished(run, "profile"), finished(run, "train")
+        settings = _eval_config(config, f"hf:{trained['candidate_path']}", profile["suite"], train_releases=_lineage_releases(run, trained["candidate"]))
+        evaluation = sub_run(run, "evaluate")
+        ev.prepare(evaluation, settings)
+        played = ev.run_trials_stage(evaluation, llm, progress)
+        built = ev.build(evaluation)
+        return {"run_id": evaluation.run_id, **played, "report": built["report"]}
+
+    return once(run, "evaluate", work)
+
+
+def _lineage_releases(run: RunDir, ref: str) -> list[str]:
+    """The training releases of a model and of every model it descends from."""
+    from coworkenv.models import get_model
+
+    releases: list[str] = []
+    entry: Any = get_model(ref, run.data_root)
+    while entry is not None:
+        if entry.training_release and entry.training_release not in releases:
+            releases.append(entry.training_release)
+        entry = get_model(entry.parent, run.data_root) if entry.parent else None
+    return releases
+
+
+def gate_eval_stage(run: RunDir) -> dict[str, Any]:
+    """The evaluation's `evaluated` gate, its release, and the result on the candidate's registry entry."""
+
+    def work() -> dict[str, Any]:
+        from coworkenv.models import record_eval
+        from coworkenv.pipeline import evaluate as ev
+
+        evaluation = RunDir.open(finished(run, "evaluate")["run_id"], run.data_root)
+        ev.gate(evaluation)
+        release = ev.publish(evaluation).release_id
+        record_eval(finished(run, "train")["candidate"], release, data_root=run.data_root)
+        return {"release_id": release}
+
+    return once(run, "gate_eval", work)
+
+
+def promote_stage(run: RunDir, config: NightlyConfig) -> dict[str, Any]:
+    """Promote the candidate or keep the current model (the decision and its reason are recorded), and write the
+    before/after report."""
+
+    def work() -> dict[str, Any]:
+        from coworkenv.eval.compare import compare
+        from coworkenv.eval.metrics import summarize
+        from coworkenv.eval.report import write_report
+        from coworkenv.models import PromotionPolicy, promote
+        from coworkenv.pipeline.evaluate import eval_rows
+
+        profile, trained = finished(run, "profile"), finished(run, "train")
+        policy = PromotionPolicy(margin=config.margin, alpha=config.alpha, safety_tolerance=config.safety_tolerance)
+        decision = promote(trained["candidate"], data_root=run.data_root, policy=policy, suite=profile["suite"])
+        write_json(nightly_file(run, "decision.json"), decision.model_dump(mode="json"))
+        before, after = eval_rows(profile["eval"], run.data_root), eval_rows(finished(run, "gate_eval")["release_id"], run.data_root)
+        comparison = compare(before, after, seed=config.seed)
+        report = nightly_file(run, "report")
+        write_report(report, summarize(after, seed=config.seed), after, comparison=comparison,
+                     title=f"{trained['candidate']} against {profile['model']}")  # fmt: skip
+        return {"promoted": decision.promoted, "reason": decision.reason, "candidate": trained["candidate"], "current": profile["model"],
+                "report": str(report / "report.html")}  # fmt: skip
+
+    return once(run, "promote", work)
+
+
+def new_profile_stage(run: RunDir, config: NightlyConfig) -> dict[str, Any]:
+    """The profile of the model that is current now: what the next loop plans from."""
+
+    def work() -> dict[str, Any]:
+        decision = finished(run, "promote")
+        source = finished(run, "gate_eval")["release_id"] if decision["promoted"] else finished(run, "profile")["eval"]
+        model = decision["candidate"] if decision["promoted"] else decision["current"]
+        return {"model": model, **_profile_of(source, model, nightly_file(run, "next_profile.json"), run.data_root)}
+
+    return once(run, "new_profile", work)
+
+
+def nightly(
+    config: NightlyConfig,
+    run_id: str,
+    data_root: str | os.PathLike[str] | DataRoot | None = None,
+    *,
+    llm: LLMConfig | None = None,
+    progress: Callable[[int], None] | None = None,
+    on_stage: StageHook | None = None,
+) -> dict[str, Any]:
+    """Every stage in order; the same run id resumes a run that stopped. Returns the promotion stage's result."""
+    run = RunDir.open(run_id, data_root)
+    llm = llm if llm is not None else config.llm()
+    start(run, config)
+    done = stage_reporter(on_stage)
+    done("profile", profile_stage(run, config, llm))
+    done("synthesize", synthesize_stage(run, config, llm))
+    done("gate_tasks", gate_tasks_stage(run))
+    done("rollouts", rollouts_stage(run, config, llm))
+    done("gate_rollouts", gate_rollouts_stage(run))
+    done("train", train_stage(run, config, progress))
+    done("evaluate", evaluate_stage(run, config, llm))
+    done("gate_eval", gate_eval_stage(run))
+    decision = done("promote", promote_stage(run, config))
+    done("new_profile", new_profile_stage(run, config))
+    return decision

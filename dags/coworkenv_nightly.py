@@ -1,0 +1,173 @@
+"""
+### CoworkEnv nightly loop
+
+Every night (or when triggered with the form), one turn of the closed loop on the model named `model_name` in the
+registry under the data root:
+
+**profile** (the current model's capability profile on the held-out suite; an empty registry starts from the tiny
+model) → **synthesize** `budget` training tasks planned from that profile → **gate_tasks** (`validated` and
+`rollouts` gates, then the release) → **rollouts** (the current model plays each task `trials` times: rejection
+sampling) → **gate_rollouts** (`evaluated` gate; its successes join the oracle's trajectories) → **train** (SFT, then
+GRPO, GDPO or DPO per `method`; `gpu` pool) → **evaluate** the candidate on the held-out suite (contamination-checked
+against every release its lineage trained on) → **gate_eval** → **promote** (only with a margin, a significant
+paired difference and no safety regression; the reason is recorded) → **new_profile** for the next night.
+
+A failing gate fails the run with nothing promoted. A task that is retried or cleared resumes: finished stages are
+recorded in `<data root>/runs/<run id>/nightly/state.json` and are not run again. `coworkenv nightly` runs the
+same stages outside Airflow.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from airflow.sdk import Asset, dag, get_current_context, task
+
+from coworkenv.pipeline.airflow import params_from
+from coworkenv.pipeline.config import NightlyConfig
+
+TRAINING_RELEASE = Asset("coworkenv-training-release", uri="coworkenv://nightly/training-release")
+ROLLOUTS = Asset("coworkenv-rollouts", uri="coworkenv://nightly/rollouts")
+CANDIDATE = Asset("coworkenv-candidate-model", uri="coworkenv://nightly/candidate-model")
+EVAL_REPORT = Asset("coworkenv-eval-report", uri="coworkenv://eval/report")
+CURRENT_MODEL = Asset("coworkenv-current-model", uri="coworkenv://nightly/current-model")
+CAPABILITY_PROFILE = Asset("coworkenv-capability-profile", uri="coworkenv://eval/capability-profile")
+
+
+def _run():
+    from coworkenv.pipeline.rundir import RunDir
+
+    return RunDir.open(get_current_context()["run_id"])
+
+
+def _config(run):
+    from coworkenv.pipeline.nightly import read_config
+
+    return read_config(run)
+
+
+def _gate(stage):
+    """A gate's failure fails the run at once: retrying cannot make bad data good."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    from coworkenv.quality.gates import GateFailed
+
+    try:
+        return stage()
+    except GateFailed as exc:
+        raise AirflowFailException(str(exc)) from None
+
+
+@dag(
+    dag_id="coworkenv_nightly",
+    doc_md=__doc__,
+    description="Profile → synthesize → rollouts → train → evaluate → promote, on the registry's current model.",
+    schedule="@daily",
+    catchup=False,
+    max_active_runs=1,
+    tags=["coworkenv", "training", "nightly"],
+    default_args={"owner": "coworkenv", "retries": 1, "retry_delay": timedelta(seconds=30)},
+    params=params_from(NightlyConfig),
+)
+def coworkenv_nightly():
+    @task
+    def profile() -> dict:
+        """Check the settings; the current model and its capability profile on the held-out suite."""
+        from airflow.sdk.exceptions import AirflowFailException
+
+        from coworkenv.errors import CoworkEnvError
+        from coworkenv.pipeline.airflow import llm_endpoint
+        from coworkenv.pipeline.config import nightly_config
+        from coworkenv.pipeline.nightly import profile_stage, start
+
+        run = _run()
+        try:
+            config = nightly_config(dict(get_current_context()["params"]), "settings")
+            start(run, config)
+        except CoworkEnvError as exc:
+            raise AirflowFailException(str(exc)) from None  # bad settings: retrying cannot help
+        return profile_stage(run, config, llm_endpoint(config))
+
+    @task
+    def synthesize(_: dict) -> dict:
+        """Training tasks planned from the profile: plan → generate → validate → repair → rollout → build."""
+        from coworkenv.pipeline.airflow import llm_endpoint
+        from coworkenv.pipeline.nightly import synthesize_stage
+
+        run = _run()
+        config = _config(run)
+        return synthesize_stage(run, config, llm_endpoint(config))
+
+    @task(retries=0, outlets=[TRAINING_RELEASE])
+    def gate_tasks(_: dict) -> dict:
+        """The `validated` and `rollouts` gates, then the training release."""
+        from coworkenv.pipeline.nightly import gate_tasks_stage
+
+        return _gate(lambda: gate_tasks_stage(_run()))
+
+    @task
+    def rollouts(_: dict) -> dict:
+        """The current model plays every training task (rejection sampling's proposals)."""
+        from coworkenv.pipeline.airflow import llm_endpoint
+        from coworkenv.pipeline.nightly import rollouts_stage
+
+        run = _run()
+        config = _config(run)
+        return rollouts_stage(run, config, llm_endpoint(config))
+
+    @task(retries=0, outlets=[ROLLOUTS])
+    def gate_rollouts(_: dict) -> dict:
+        """The `evaluated` gate on the rollouts; their successes become training data."""
+        from coworkenv.pipeline.nightly import gate_rollouts_stage
+
+        return _gate(lambda: gate_rollouts_stage(_run()))
+
+    @task(pool="gpu", outlets=[CANDIDATE])
+    def train(_: dict) -> dict:
+        """SFT (then GRPO, GDPO or DPO); the checkpoint is registered as a candidate."""
+        from coworkenv.pipeline.nightly import train_stage
+
+        run = _run()
+        return train_stage(run, _config(run))
+
+    @task
+    def evaluate(_: dict) -> dict:
+        """The candidate on the held-out suite."""
+        from coworkenv.pipeline.airflow import llm_endpoint
+        from coworkenv.pipeline.nightly import evaluate_stage
+
+        run = _run()
+        config = _config(run)
+        return evaluate_stage(run, config, llm_endpoint(config))
+
+    @task(retries=0, outlets=[EVAL_REPORT])
+    def gate_eval(_: dict) -> dict:
+        """The `evaluated` gate on the candidate's evaluation, then its release."""
+        from coworkenv.pipeline.nightly import gate_eval_stage
+
+        return _gate(lambda: gate_eval_stage(_run()))
+
+    @task(outlets=[CURRENT_MODEL])
+    def promote(_: dict) -> dict:
+        """Promote the candidate, or keep the current model; the decision and its reason are recorded."""
+        import logging
+
+        from coworkenv.pipeline.nightly import promote_stage
+
+        run = _run()
+        decision = promote_stage(run, _config(run))
+        logging.getLogger(__name__).info("%s: %s; report: %s", "promoted" if decision["promoted"] else "kept", decision["reason"], decision["report"])
+        return decision
+
+    @task(outlets=[CAPABILITY_PROFILE])
+    def new_profile(_: dict) -> dict:
+        """The profile of the model that is current now: what tomorrow's plan reads."""
+        from coworkenv.pipeline.nightly import new_profile_stage
+
+        run = _run()
+        return new_profile_stage(run, _config(run))
+
+    new_profile(promote(gate_eval(evaluate(train(gate_rollouts(rollouts(gate_tasks(synthesize(profile())))))))))
+
+
+coworkenv_nightly()

@@ -1,0 +1,111 @@
+"""The nightly loop (`coworkenv.pipeline.nightly`) end to end on a small budget: the registry starts from the tiny
+model, one turn synthesizes, samples, trains, evaluates and decides; every stage is recorded, a stopped run resumes
+without redoing finished stages, and other settings under the same run id are refused. Real episodes, real TRL
+steps, real Parquet releases and Great Expectations gates."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from coworkenv.errors import CoworkEnvError
+from coworkenv.eval.suite import build_bench
+from coworkenv.pipeline import nightly as loop
+from coworkenv.pipeline.config import NightlyConfig
+from coworkenv.pipeline.rundir import RunDir
+
+pytestmark = pytest.mark.slow
+
+
+def settings(suite: str, tiny: Path, **values) -> NightlyConfig:
+    base = {"suite": suite, "base_model": str(tiny), "budget": 10, "trials": 1, "eval_trials": 1, "sft_steps": 4, "max_new_tokens": 24,
+            "runtime": "none", "workers": 1, "seed": 2}  # fmt: skip
+    return NightlyConfig(**{**base, **values})
+
+
+@pytest.fixture(scope="module")
+def finished_loop(tmp_path_factory, tiny_model_dir) -> tuple[Path, NightlyConfig, dict]:
+    root = tmp_path_factory.mktemp("data")
+    bench = build_bench(6, seed=5, data_root=root, runtime="none", workers=1)
+    config = settings(bench.release_id, tiny_model_dir)
+    seen: list[str] = []
+    decision = loop.nightly(config, "night-1", root, on_stage=lambda stage, _: seen.append(stage))
+    assert seen == list(loop.STAGES)
+    return root, config, decision
+
+
+def test_one_turn_registers_evaluates_and_decides(finished_loop):
+    from coworkenv.models import get_model, list_models
+
+    root, config, decision = finished_loop
+    run = RunDir.open("night-1", root)
+    state = loop.read_state(run)
+    assert list(state) == list(loop.STAGES)
+    profile, tasks, trained = state["profile"], state["gate_tasks"], state["train"]
+    assert profile["model"] == "coworkenv-agent:v1" and profile["suite"] == config.suite and profile["weakest"]
+    assert tasks["tasks"] > 0 and tasks["sft"] > 0  # the oracle's conversations of the valid tasks
+    assert state["rollouts"]["trials"] == tasks["tasks"] * config.trials
+    assert trained["jobs"] == ["sft"] and trained["candidate"] == "coworkenv-agent:v2"
+    candidate = get_model("coworkenv-agent:v2", root)
+    assert candidate.parent == "coworkenv-agent:v1" and candidate.training_release == tasks["release_id"] and candidate.job == "sft"
+    assert [e["release_id"] for e in candidate.evals] == [state["gate_eval"]["release_id"]]
+    recorded = json.loads(loop.nightly_file(run, "decision.json").read_text())
+    assert recorded["promoted"] == decision["promoted"] and recorded["reason"] == decision["reason"] and decision["reason"]
+    current = [m.ref for m in list_models(root) if m.status == "current"]
+    assert current == (["coworkenv-agent:v2"] if decision["promoted"] else ["coworkenv-agent:v1"])
+    assert state["new_profile"]["model"] == current[0]
+    assert (loop.nightly_file(run, "report", "report.html")).exists() and (loop.nightly_file(run, "next_profile.json")).exists()
+    contamination = json.loads(RunDir.open("night-1.evaluate", root).file("eval", "contamination.json").read_text())
+    assert tasks["release_id"] in contamination["training_releases"]
+
+
+def test_a_finished_run_is_not_redone(finished_loop, monkeypatch):
+    root, config, _ = finished_loop
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a finished stage ran again")
+
+    monkeypatch.setattr("coworkenv.train.sft.train_sft", refuse)
+    monkeypatch.setattr("coworkenv.pipeline.plan.plan_run", refuse)
+    results = []
+    loop.nightly(config, "night-1", root, on_stage=lambda stage, result: results.append(result))
+    assert len(results) == len(loop.STAGES) and all(r.get("resumed") for r in results)
+
+
+def test_other_settings_under_the_same_run_id_are_refused(finished_loop):
+    root, config, _ = finished_loop
+    with pytest.raises(CoworkEnvError, match="already started with other settings"):
+        loop.nightly(config.model_copy(update={"budget": 11}), "night-1", root)
+
+
+def test_a_run_stopped_in_training_resumes_there(finished_loop, tmp_path, monkeypatch):
+    """Training dies; the rerun trains and goes on, without planning, synthesizing or sampling again."""
+    import coworkenv.train.sft as sft
+
+    root, config, _ = finished_loop
+    copy = tmp_path / "data"
+    shutil.copytree(root, copy)
+    real = sft.train_sft
+    monkeypatch.setattr(sft, "train_sft", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("killed")))
+    with pytest.raises(RuntimeError, match="killed"):
+        loop.nightly(config, "night-2", copy)
+    state = loop.read_state(RunDir.open("night-2", copy))
+    assert list(state) == ["profile", "synthesize", "gate_tasks", "rollouts", "gate_rollouts"]
+    assert state["profile"]["model"] == "coworkenv-agent:v1" or state["profile"]["model"] == "coworkenv-agent:v2"
+    monkeypatch.setattr(sft, "train_sft", real)
+    monkeypatch.setattr("coworkenv.pipeline.plan.plan_run", lambda *a, **k: pytest.fail("planned again"))
+    stages: list[tuple[str, bool]] = []
+    loop.nightly(config, "night-2", copy, on_stage=lambda stage, result: stages.append((stage, bool(result.get("resumed")))))
+    assert [s for s, resumed in stages if resumed] == ["profile", "synthesize", "gate_tasks", "rollouts", "gate_rollouts"]
+    assert list(loop.read_state(RunDir.open("night-2", copy))) == list(loop.STAGES)
+
+
+def test_a_file_suite_is_refused(tmp_path, tiny_model_dir):
+    from tests.support.suites import example_tasks, write_suite
+
+    suite = write_suite(tmp_path / "suite.jsonl", example_tasks())
+    with pytest.raises(CoworkEnvError, match="published suite"):
+        loop.nightly(settings(str(suite), tiny_model_dir), "night-x", tmp_path / "data")
