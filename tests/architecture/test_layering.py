@@ -28,6 +28,7 @@ LAYERS: list[set[str]] = [
     {"rollout"},
     {"eval"},
     {"train"},
+    {"models"},
     {"quality"},
     {"pipeline"},
     {"cli"},

@@ -40,6 +40,13 @@ BASE: dict[str, list[str]] = {
     "eval": ["--agent", "oracle", "--suite", "missing.jsonl", "--trials", "0", "--runtime", "none", "--data-root", "{root}"],
     "train sft": ["--model", "{dir}", "--out", "{out}", "--max-steps", "0", "--data-root", "{root}"],
     "eval sft": ["--run-id", "z", "--out", "{out}", "--threshold", "2", "--data-root", "{root}"],
+    # No model is ever registered: the checkpoint folder is empty and the refs name nothing.
+    "models": ["--data-root", "{root}"],
+    "models register": ["{dir}", "--name", "m", "--data-root", "{root}"],
+    "models show": ["m", "--data-root", "{root}"],
+    "models eval": ["m", "no-such-eval", "--data-root", "{root}"],
+    "models promote": ["m", "--margin", "-1", "--data-root", "{root}"],
+    "models decisions": ["m", "--data-root", "{root}"],
 }  # fmt: skip
 ALLOWED = {"check": (0, 1, 2), "demo": (0, 1, 2), "gate": (0, 1, 2)}
 

@@ -1,0 +1,145 @@
+"""`coworkenv models`: the model registry (docs/architecture.md, "Model registry and promotion"): list it, register a
+checkpoint, show a version, attach an evaluation, promote a candidate, list the promotion decisions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from coworkenv.cli.app import app, print_json
+from coworkenv.cli.evaluation import wide_console
+from coworkenv.cli.options import with_config_options
+from coworkenv.cli.pipeline import DataRootOpt
+from coworkenv.models.promotion import PromotionPolicy
+
+models_app = typer.Typer(
+    help="The model registry: list it (models), register, show, eval (attach an evaluation), promote, decisions.",
+    no_args_is_help=False,
+)
+app.add_typer(models_app, name="models")
+
+RefArg = Annotated[str, typer.Argument(help="A model ref: name (current, else newest), name:vN, name:current or name:latest.")]
+ParentOpt = Annotated[
+    str | None, typer.Option("--parent", help="Ref of the version it was trained from (default: the registered version it started from, if any).")
+]
+SuiteOpt = Annotated[
+    str | None, typer.Option("--suite", help="Suite to compare on: its name or release id (default: the candidate's newest evaluation's).")
+]
+
+
+def _figure(summary: dict[str, Any], key: str) -> str:
+    m = summary.get(key)
+    return f"{m['value']:.3f} [{m['lo']:.3f}, {m['hi']:.3f}]" if isinstance(m, dict) else ""
+
+
+@models_app.callback(invoke_without_command=True)
+def models(
+    ctx: typer.Context,
+    name: Annotated[str | None, typer.Option("--name", help="Only this model's versions.")] = None,
+    data_root: DataRootOpt = None,
+) -> None:
+    """List the registry: every version with its status, job, lineage and newest evaluation (mean score, 95% CI)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from rich.table import Table
+
+    from coworkenv.data.root import open_root
+    from coworkenv.models import list_models
+
+    root = open_root(data_root)
+    entries = list_models(root, name)
+    console = wide_console()
+    if not entries:
+        console.print(f"no models registered under {root.url}" + (f" as {name}" if name else ""))
+        return
+    table = Table("name", "version", "status", "job", "parent", "training release", "newest eval: mean score [95% CI]", "created",
+                  title=f"models under {root.url}", title_justify="left")  # fmt: skip
+    for e in entries:
+        newest = e.newest_eval()
+        score = f"{_figure(newest.summary, 'mean_score')} ({newest.suite_key})" if newest else ""
+        table.add_row(e.name, f"v{e.version}", e.status, e.job, e.parent or "", e.training_release or "", score, e.created_at)
+    console.print(table)
+
+
+@models_app.command("register")
+def register(
+    checkpoint: Annotated[Path, typer.Argument(help="The checkpoint folder (a transformers model; copied into the registry).")],
+    name: Annotated[str, typer.Option("--name", help="The model's name; the checkpoint becomes its next version.")],
+    parent: ParentOpt = None,
+    data_root: DataRootOpt = None,
+) -> None:
+    """Copy a checkpoint in as the name's next version, a candidate, with its lineage (job, base model, training
+    release, config, code version, parent)."""
+    from coworkenv.models import register_model
+
+    entry = register_model(checkpoint, name, data_root=data_root, parent=parent)
+    lineage = ", ".join(f"{k} {v}" for k, v in (("parent", entry.parent), ("training release", entry.training_release)) if v)
+    typer.echo(f"registered {entry.ref} ({entry.job}{', ' + lineage if lineage else ''}) at {entry.path}")
+    typer.echo(f"next: evaluate it (coworkenv eval --agent hf:{entry.path} --suite bench), then coworkenv models eval {entry.ref} "
+               "<eval release>")  # fmt: skip
+
+
+@models_app.command("show")
+def show(ref: RefArg, data_root: DataRootOpt = None) -> None:
+    """Print a version's entry as JSON (with its ref)."""
+    from coworkenv.models import get_model
+
+    entry = get_model(ref, data_root)
+    print_json({"ref": entry.ref, **entry.model_dump(mode="json")})
+
+
+@models_app.command("eval")
+def eval_command(
+    ref: RefArg,
+    eval_ref: Annotated[str, typer.Argument(help="A published evaluation: its release id, or the run id that published it.")],
+    data_root: DataRootOpt = None,
+) -> None:
+    """Attach a published evaluation to a version (its suite, and the overall figures of its summary)."""
+    from coworkenv.models import record_eval
+
+    entry = record_eval(ref, eval_ref, data_root)
+    record = entry.evals[-1]
+    typer.echo(f"{entry.ref}: evaluation {record.release_id} on {record.suite_key} ({record.agent}): mean score "
+               f"{_figure(record.summary, 'mean_score')}, pass rate {_figure(record.summary, 'pass_rate')}, "
+               f"mean safety {record.mean_safety:.3f}")  # fmt: skip
+
+
+@models_app.command("promote")
+@with_config_options(PromotionPolicy)
+def promote_command(
+    settings: dict[str, Any],
+    ref: RefArg,
+    suite: SuiteOpt = None,
+    data_root: DataRootOpt = None,
+) -> None:
+    """Promote a candidate if it beats the current version on the same suite by the margin, significantly, with no
+    safety regression; otherwise the current version stays. Prints the decision (exit 0 either way)."""
+    from coworkenv.models import promote
+
+    decision = promote(ref, data_root=data_root, policy=PromotionPolicy.model_validate(settings), suite=suite)
+    typer.echo(decision.reason)
+    typer.echo(f"current version: {decision.candidate if decision.promoted else decision.current}")
+
+
+@models_app.command("decisions")
+def decisions_command(name: Annotated[str, typer.Argument(help="The model's name.")], data_root: DataRootOpt = None) -> None:
+    """List a model's promotion decisions, oldest first, with their numbers and reasons."""
+    from rich.table import Table
+
+    from coworkenv.models import decisions
+
+    found = decisions(name, data_root)
+    console = wide_console()
+    if not found:
+        console.print(f"no promotion decisions for {name} yet")
+        return
+    table = Table("decided", "candidate", "against", "verdict", "delta [95% CI]", "p", "safety", "reason", title=f"promotions of {name}",
+                  title_justify="left")  # fmt: skip
+    for d in found:
+        delta = f"{d.delta:+.3f} [{d.lo:+.3f}, {d.hi:+.3f}]" if d.delta is not None and d.lo is not None and d.hi is not None else ""
+        safety = f"{d.safety_base:.3f} → {d.safety_candidate:.3f}" if d.safety_base is not None and d.safety_candidate is not None else ""
+        p = f"{d.p_value:.3g}" if d.p_value is not None else ""
+        table.add_row(d.decided_at, d.candidate, d.current or "", "promoted" if d.promoted else "kept", delta, p, safety, d.reason)
+    console.print(table)
