@@ -98,9 +98,9 @@ def _endpoint(config: NightlyConfig) -> dict[str, Any]:
 
 
 def _eval_config(config: NightlyConfig, agent: str, suite: str, **overrides: Any) -> EvaluationConfig:
-    return EvaluationConfig(**_endpoint(config), agent=agent, suite=suite, trials=config.eval_trials, limit=config.eval_limit,
-                            max_new_tokens=config.max_new_tokens, seed=config.seed, workers=config.workers,
-                            runtime=config.runtime, **overrides)  # fmt: skip
+    settings = {"trials": config.eval_trials, "limit": config.eval_limit, "max_new_tokens": config.max_new_tokens, "seed": config.seed,
+                "workers": config.workers, "runtime": config.runtime}  # fmt: skip
+    return EvaluationConfig(**_endpoint(config), agent=agent, suite=suite, **{**settings, **overrides})
 
 
 def _evaluate_all(run: RunDir, config: EvaluationConfig, llm: LLMConfig | None) -> str:
@@ -112,12 +112,6 @@ def _evaluate_all(run: RunDir, config: EvaluationConfig, llm: LLMConfig | None) 
     ev.build(run)
     ev.gate(run)
     return ev.publish(run).release_id
-
-
-def _suite_eval(entry: Any, suite: str) -> dict[str, Any] | None:
-    """The newest evaluation recorded on a registry entry for this suite release."""
-    matches = [e for e in entry.evals if e.get("release_id") and e.get("suite") == suite]
-    return matches[-1] if matches else None
 
 
 def _profile_of(eval_ref: str, model: str, dest: Path, data_root: DataRoot) -> dict[str, Any]:
@@ -154,15 +148,15 @@ def profile_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None = No
         if entry is None:
             base = Path(config.base_model) if config.base_model else _tiny_base(run)
             entry = register_model(base, config.model_name, data_root=run.data_root)
-        evaluation = _suite_eval(entry, suite_id)
+        evaluation = entry.newest_eval(suite_id)
         if evaluation is None:
             release = _evaluate_all(sub_run(run, "baseline"), _eval_config(config, f"hf:{entry.path}", suite_id), llm)
             entry = record_eval(entry.ref, release, data_root=run.data_root)
-            evaluation = _suite_eval(entry, suite_id)
+            evaluation = entry.newest_eval(suite_id)
         if entry.status != "current":
             promote(entry.ref, data_root=run.data_root, suite=suite_id)
-        profile = _profile_of(evaluation["release_id"], entry.ref, nightly_file(run, "profile.json"), run.data_root)
-        return {"model": entry.ref, "model_path": entry.path, "suite": suite_id, "eval": evaluation["release_id"], **profile}
+        profile = _profile_of(evaluation.release_id, entry.ref, nightly_file(run, "profile.json"), run.data_root)
+        return {"model": entry.ref, "model_path": entry.path, "suite": suite_id, "eval": evaluation.release_id, **profile}
 
     return once(run, "profile", work)
 
@@ -229,8 +223,8 @@ def rollouts_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None = N
 
         release = finished(run, "gate_tasks")["release_id"]
         model = finished(run, "profile")["model_path"]
-        settings = _eval_config(config, f"hf:{model}", release, trials=config.trials, temperature=config.rollout_temperature,
-                                limit=None, train_releases=[release])  # fmt: skip
+        # the suite is the training release itself: LATEST, so no contamination check applies
+        settings = _eval_config(config, f"hf:{model}", release, trials=config.trials, temperature=config.rollout_temperature, limit=None)
         rollout = sub_run(run, "rollouts")
         ev.prepare(rollout, settings)
         played = ev.run_trials_stage(rollout, llm)

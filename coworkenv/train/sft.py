@@ -112,7 +112,7 @@ def train_sft(config: SFTJobConfig, data_root: Any = None, *, progress: Callable
             output_dir=str(tmp / "trainer"), max_steps=config.max_steps, per_device_train_batch_size=config.batch_size,
             gradient_accumulation_steps=config.gradient_accumulation_steps, learning_rate=config.learning_rate,
             warmup_steps=config.warmup_steps, lr_scheduler_type="cosine", max_length=config.max_length, seed=config.seed,
-            logging_steps=config.logging_steps, assistant_only_loss=config.assistant_only_loss, bf16=False, report_to=[],
+            logging_steps=min(config.logging_steps, config.max_steps), assistant_only_loss=config.assistant_only_loss, bf16=False, report_to=[],
             save_strategy="no", dataloader_num_workers=0, dataloader_pin_memory=torch.cuda.is_available(), disable_tqdm=True, use_cpu=bool(config.use_cpu),
         )  # fmt: skip
         with quiet_transformers():  # TRL's tokenizing passes show bars of their own

@@ -51,7 +51,7 @@ def test_one_turn_registers_evaluates_and_decides(finished_loop):
     assert trained["jobs"] == ["sft"] and trained["candidate"] == "coworkenv-agent:v2"
     candidate = get_model("coworkenv-agent:v2", root)
     assert candidate.parent == "coworkenv-agent:v1" and candidate.training_release == tasks["release_id"] and candidate.job == "sft"
-    assert [e["release_id"] for e in candidate.evals] == [state["gate_eval"]["release_id"]]
+    assert [e.release_id for e in candidate.evals] == [state["gate_eval"]["release_id"]]
     recorded = json.loads(loop.nightly_file(run, "decision.json").read_text())
     assert recorded["promoted"] == decision["promoted"] and recorded["reason"] == decision["reason"] and decision["reason"]
     current = [m.ref for m in list_models(root) if m.status == "current"]
