@@ -73,32 +73,31 @@ def _airflow_environment(request: pytest.FixtureRequest, monkeypatch: pytest.Mon
 
 @pytest.fixture
 def core_check_dag(airflow_home: AirflowHome):
-    """The coworkenv_core_check DAG object, parsed from dags/ by a DagBag (about 10 ms)."""
+    return load_dag("coworkenv_core_check")
+
+
+def load_dag(dag_id: str):
+    """A DAG object parsed from its file in dags/ by a DagBag (about 10 ms)."""
     from airflow.dag_processing.dagbag import DagBag
 
-    bag = DagBag(dag_folder=str(DAGS_FOLDER / "coworkenv_core_check.py"))
+    bag = DagBag(dag_folder=str(DAGS_FOLDER / f"{dag_id}.py"))
     assert not bag.import_errors, bag.import_errors
-    return bag.dags["coworkenv_core_check"]
+    return bag.get_dag(dag_id)
 
 
 @pytest.fixture
 def synthesize_dag(airflow_home: AirflowHome):
-    """The coworkenv_synthesize DAG object, parsed from dags/ by a DagBag."""
-    from airflow.dag_processing.dagbag import DagBag
-
-    bag = DagBag(dag_folder=str(DAGS_FOLDER / "coworkenv_synthesize.py"))
-    assert not bag.import_errors, bag.import_errors
-    return bag.get_dag("coworkenv_synthesize")
+    return load_dag("coworkenv_synthesize")
 
 
 @pytest.fixture
 def evaluate_dag(airflow_home: AirflowHome):
-    """The coworkenv_evaluate DAG object, parsed from dags/ by a DagBag."""
-    from airflow.dag_processing.dagbag import DagBag
+    return load_dag("coworkenv_evaluate")
 
-    bag = DagBag(dag_folder=str(DAGS_FOLDER / "coworkenv_evaluate.py"))
-    assert not bag.import_errors, bag.import_errors
-    return bag.get_dag("coworkenv_evaluate")
+
+@pytest.fixture
+def nightly_dag(airflow_home: AirflowHome):
+    return load_dag("coworkenv_nightly")
 
 
 @pytest.fixture(scope="session")

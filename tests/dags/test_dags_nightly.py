@@ -1,0 +1,69 @@
+"""coworkenv_nightly: the schedule, the trigger form (generated from NightlyConfig), the task graph, its pool and
+assets, and a real run with `dag.test()` on a reduced budget: the registry starts from the tiny model, one turn
+trains and evaluates a candidate and records the decision."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.dags.conftest import AirflowHome
+
+pytestmark = [pytest.mark.airflow, pytest.mark.xdist_group("airflow")]
+
+STAGES = ("profile", "synthesize", "gate_tasks", "rollouts", "gate_rollouts", "train", "evaluate", "gate_eval", "promote", "new_profile")
+
+
+def test_schedule_form_graph_pool_and_assets(nightly_dag):
+    from coworkenv.pipeline.config import NightlyConfig
+    from coworkenv.pipeline.nightly import STAGES as LOOP_STAGES
+
+    dag = nightly_dag
+    assert dag.schedule == "@daily" or str(dag.timetable.summary) == "@daily"
+    assert dag.catchup is False and dag.max_active_runs == 1 and dag.doc_md and dag.description
+    params = dag.params.dump()
+    assert list(params) == list(NightlyConfig.model_fields)
+    for name, field in NightlyConfig.model_fields.items():
+        param = dag.params.get_param(name)
+        assert param.description == field.description and param.schema["title"] == field.title, name
+    assert dag.params.get_param("method").schema["enum"] == ["sft", "grpo", "gdpo", "dpo"]
+    assert dag.params.get_param("plan").schema["enum"] == ["guided", "uniform"]
+    assert tuple(t.task_id for t in dag.topological_sort()) == STAGES == LOOP_STAGES
+    graph = {t.task_id: sorted(t.downstream_task_ids) for t in dag.tasks}
+    assert graph == {a: [b] for a, b in zip(STAGES, STAGES[1:], strict=False)} | {"new_profile": []}
+    assert dag.get_task("train").pool == "gpu"
+    assert all(dag.get_task(t).retries == 0 for t in ("gate_tasks", "gate_rollouts", "gate_eval"))
+    outlets = {t.task_id: [o.name for o in t.outlets] for t in dag.tasks if t.outlets}
+    assert outlets == {"gate_tasks": ["coworkenv-training-release"], "gate_rollouts": ["coworkenv-rollouts"],
+                       "train": ["coworkenv-candidate-model"], "gate_eval": ["coworkenv-eval-report"],
+                       "promote": ["coworkenv-current-model"], "new_profile": ["coworkenv-capability-profile"]}  # fmt: skip
+
+
+def test_bad_settings_fail_the_first_task_without_retries(nightly_dag):
+    run = nightly_dag.test(run_conf={"suite": "no-such-release", "runtime": "none", "workers": 1})
+    states = {ti.task_id: str(ti.state) for ti in run.get_task_instances()}
+    assert str(run.state) == "failed" and states["profile"] == "failed"
+    assert all(states[t] in ("upstream_failed", "None") for t in STAGES[1:])
+
+
+@pytest.mark.slow
+def test_dag_test_runs_one_turn_on_a_reduced_budget(nightly_dag, airflow_home: AirflowHome):
+    from coworkenv.eval.suite import build_bench
+    from coworkenv.models import list_models
+    from coworkenv.pipeline.nightly import nightly_file, read_state
+    from coworkenv.pipeline.rundir import RunDir
+
+    root = Path(airflow_home.env["COWORKENV_DATA_ROOT"])
+    bench = build_bench(6, seed=7, data_root=root, runtime="none", workers=1)
+    conf = {"suite": bench.release_id, "budget": 8, "trials": 1, "eval_trials": 1, "sft_steps": 2, "max_new_tokens": 16,
+            "runtime": "none", "workers": 1, "model_name": "dag-test"}  # fmt: skip
+    run = nightly_dag.test(run_conf=conf)
+    assert str(run.state) == "success"
+    assert {ti.task_id: str(ti.state) for ti in run.get_task_instances()} == dict.fromkeys(STAGES, "success")
+    loop = RunDir.open(run.run_id, root)
+    assert list(read_state(loop)) == list(STAGES)
+    decision = json.loads(nightly_file(loop, "decision.json").read_text())
+    assert decision["candidate"] == "dag-test:v2" and decision["reason"]
+    assert {m.ref for m in list_models(root, "dag-test")} == {"dag-test:v1", "dag-test:v2"}
