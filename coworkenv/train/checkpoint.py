@@ -57,12 +57,13 @@ def curves_png(
         ax.set_ylabel(ylabel)
         ax.set_title(title, fontsize=10)
         ax.grid(alpha=0.3)
+        lines = ax.get_lines()
         rates = metric_curve(history, twin[0]) if twin is not None else []
         if twin is not None and rates:
             other = ax.twinx()
-            other.plot([s for s, _ in rates], [r for _, r in rates], color="#a0aec0", linestyle="--", label=twin[1])
+            lines += other.plot([s for s, _ in rates], [r for _, r in rates], color="#a0aec0", linestyle="--", label=twin[1])
             other.set_ylabel(twin[1], color="#718096")
-        ax.legend(loc="upper right", fontsize=8)
+        ax.legend(lines, [line.get_label() for line in lines], loc="upper right", fontsize=8)
         buffer = io.BytesIO()
         fig.tight_layout()
         fig.savefig(buffer, format="png", dpi=100)
