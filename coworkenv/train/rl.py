@@ -47,7 +47,7 @@ class RLJobConfig(BaseModel):
     )
     gradient_accumulation_steps: int = Field(1, ge=1, le=1024, description="Batches accumulated per optimizer step.")
     learning_rate: float = Field(
-        1e-3, gt=0, le=1.0, description="Learning rate (1e-3 suits the tiny model; about 1e-6 suits billion-parameter models)."
+        1e-4, gt=0, le=1.0, description="Learning rate (1e-4 suits the tiny model, which 1e-3 unlearns to end its turns; about 1e-6 suits 1B models)."
     )
     beta: float = Field(0.0, ge=0, le=100.0, description="KL penalty against the starting model (0: no reference model is kept).")
     max_completion_length: int = Field(

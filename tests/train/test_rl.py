@@ -3,6 +3,7 @@ the tasks' workspaces; the checkpoint carries its record (per-reward curves) and
 
 from __future__ import annotations
 
+import hashlib
 import math
 from pathlib import Path
 
@@ -63,6 +64,16 @@ def test_grpo_and_gdpo_train_on_rewards_from_the_workspace(method, data_root, ti
     spec = load_task(EXAMPLES / "01_mail_forward_invoices.json")
     trajectory, _ = run_episode(spec, load_agent(f"hf:{out}", max_new_tokens=8).policy(spec), max_turns=1)
     assert trajectory.messages[0].role == "system"
+
+
+def test_same_settings_same_checkpoint(data_root, tiny_model_dir, tmp_path):
+    from coworkenv.train.rl import RLJobConfig, train_rl
+
+    def weights(out: Path) -> str:
+        train_rl(RLJobConfig(model=str(tiny_model_dir), out=str(out), **SMALL), data_root)
+        return hashlib.sha256((out / "model.safetensors").read_bytes()).hexdigest()
+
+    assert weights(tmp_path / "a") == weights(tmp_path / "b")
 
 
 def test_train_rl_through_the_console_script(data_root, tiny_model_dir, tmp_path):
