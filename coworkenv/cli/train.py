@@ -10,9 +10,10 @@ import typer
 from coworkenv.cli.app import app
 from coworkenv.cli.options import with_config_options
 from coworkenv.cli.pipeline import DataRootOpt, progress_bar
+from coworkenv.train.rl import RLJobConfig
 from coworkenv.train.sft import SFTJobConfig
 
-train_app = typer.Typer(help="Train models on released tasks (SFT).", no_args_is_help=True)
+train_app = typer.Typer(help="Train models on released tasks (SFT; GRPO / GDPO).", no_args_is_help=True)
 app.add_typer(train_app, name="train")
 
 
@@ -28,4 +29,20 @@ def sft_command(settings: dict[str, Any], data_root: DataRootOpt = None) -> None
         record = train_sft(config, data_root, progress=step)
     typer.echo(f"trained {record['steps']} step(s) on {record['rows']} conversation(s) of release {record['release_id']} "
                f"in {record['seconds']:.0f} s: loss {record['first_loss']:.3f} → {record['last_loss']:.3f}")  # fmt: skip
+    typer.echo(f"checkpoint: {config.out} (training.json, curves.png); evaluate it with: coworkenv eval --agent hf:{config.out}")
+
+
+@train_app.command("rl")
+@with_config_options(RLJobConfig)
+def rl_command(settings: dict[str, Any], data_root: DataRootOpt = None) -> None:
+    """GRPO / GDPO (TRL GRPOTrainer) on a release's `rl` rows: the model plays each task in its workspace and is
+    rewarded by the task's own checks (completion, safety, robustness) and by the form of its turns; the checkpoint gets
+    training.json (config, release, reward curves) and curves.png."""
+    from coworkenv.train.rl import train_rl
+
+    config = RLJobConfig.model_validate(settings)  # the options were checked against it already
+    with progress_bar("training", config.max_steps) as step:
+        record = train_rl(config, data_root, progress=step)
+    typer.echo(f"{config.method} trained {record['steps']} step(s) on {record['rows']} task(s) of release {record['release_id']} "
+               f"in {record['seconds']:.0f} s: mean reward {record['first_reward']:.3f} → {record['last_reward']:.3f}")  # fmt: skip
     typer.echo(f"checkpoint: {config.out} (training.json, curves.png); evaluate it with: coworkenv eval --agent hf:{config.out}")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
 import time
 import warnings
@@ -20,9 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from coworkenv.errors import CoworkEnvError
-
-TRAINING_FILE = "training.json"
-CURVES_FILE = "curves.png"
+from coworkenv.train.checkpoint import CURVES_FILE, TRAINING_FILE, check_model_dir, check_out, curves_png
 
 
 class SFTJobConfig(BaseModel):
@@ -73,16 +70,6 @@ def sft_dataset(data_root: Any, release: str, extra: list[str] | tuple[str, ...]
     return datasets.Dataset.from_list(rows), manifest.release_id
 
 
-def _check_model_dir(path: Path) -> None:
-    if not (path / "config.json").is_file():
-        raise CoworkEnvError(f"{path}: not a model directory (no config.json); build one with `coworkenv model tiny --out {path}`")
-
-
-def _check_out(path: Path) -> None:
-    if path.exists() and (not path.is_dir() or any(path.iterdir())):
-        raise CoworkEnvError(f"{path}: exists and is not an empty folder; give a new checkpoint directory")
-
-
 def train_sft(config: SFTJobConfig, data_root: Any = None, *, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Train, save the checkpoint with its record and curves; returns the record (`training.json`)."""
     import torch
@@ -94,8 +81,8 @@ def train_sft(config: SFTJobConfig, data_root: Any = None, *, progress: Callable
     from coworkenv.files import staged
 
     base, out = Path(config.model), Path(config.out)
-    _check_model_dir(base)
-    _check_out(out)
+    check_model_dir(base)
+    check_out(out)
     dataset, release_id = sft_dataset(data_root, config.release, config.extra_sft)
 
     class Progress(TrainerCallback):
@@ -138,44 +125,3 @@ def train_sft(config: SFTJobConfig, data_root: Any = None, *, progress: Callable
         (tmp / TRAINING_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
         (tmp / CURVES_FILE).write_bytes(curves_png(history, title=f"SFT of {base.name} on {release_id}"))
     return record
-
-
-def curves_png(history: list[dict[str, Any]], *, title: str) -> bytes:
-    """The loss (and learning rate) over steps, as a PNG."""
-    import io
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    points = [(e["step"], e["loss"]) for e in history if "loss" in e and "step" in e]
-    fig, ax = plt.subplots(figsize=(7, 3.5))
-    try:
-        ax.plot([s for s, _ in points], [v for _, v in points], marker="o", color="#2b6cb0", label="training loss")
-        ax.set_xlabel("step")
-        ax.set_ylabel("loss")
-        ax.set_title(title, fontsize=10)
-        ax.grid(alpha=0.3)
-        rates = [(e["step"], e["learning_rate"]) for e in history if "learning_rate" in e and "step" in e]
-        if rates:
-            twin = ax.twinx()
-            twin.plot([s for s, _ in rates], [r for _, r in rates], color="#a0aec0", linestyle="--", label="learning rate")
-            twin.set_ylabel("learning rate", color="#718096")
-        ax.legend(loc="upper right", fontsize=8)
-        buffer = io.BytesIO()
-        fig.tight_layout()
-        fig.savefig(buffer, format="png", dpi=100)
-        return buffer.getvalue()
-    finally:
-        plt.close(fig)
-
-
-def read_training(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """A checkpoint's `training.json`."""
-    from coworkenv.files import read_json
-
-    data = read_json(Path(path) / TRAINING_FILE)
-    if not isinstance(data, dict):
-        raise CoworkEnvError(f"{Path(path) / TRAINING_FILE}: expected a JSON object")
-    return data

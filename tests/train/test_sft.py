@@ -32,7 +32,7 @@ def test_sft_trains_saves_its_record_and_the_checkpoint_plays(home, tiny_model_d
     from coworkenv.agents import load_agent
     from coworkenv.episode.runner import run_episode
     from coworkenv.spec.io import load_task
-    from coworkenv.train.sft import read_training
+    from coworkenv.train.checkpoint import read_training
     from tests.support import EXAMPLES
 
     out = home / "ckpt"

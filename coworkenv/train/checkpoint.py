@@ -1,0 +1,82 @@
+"""What every training job's checkpoint folder shares (docs/architecture.md, "Training"): the checks on its input
+model and output folder, `training.json` (the job's record) and `curves.png` (its curves over steps)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from coworkenv.errors import CoworkEnvError
+
+TRAINING_FILE = "training.json"
+CURVES_FILE = "curves.png"
+
+
+def check_model_dir(path: Path) -> None:
+    if not (path / "config.json").is_file():
+        raise CoworkEnvError(f"{path}: not a model directory (no config.json); build one with `coworkenv model tiny --out {path}`")
+
+
+def check_out(path: Path) -> None:
+    if path.exists() and (not path.is_dir() or any(path.iterdir())):
+        raise CoworkEnvError(f"{path}: exists and is not an empty folder; give a new checkpoint directory")
+
+
+def metric_curve(history: list[dict[str, Any]], key: str) -> list[tuple[int, float]]:
+    """(step, value) of one logged metric over training (Trainer's `log_history`)."""
+    return [(entry["step"], entry[key]) for entry in history if key in entry and "step" in entry]
+
+
+def curves_png(
+    history: list[dict[str, Any]],
+    *,
+    title: str,
+    series: Mapping[str, str] | None = None,
+    twin: tuple[str, str] | None = ("learning_rate", "learning rate"),
+    ylabel: str = "loss",
+) -> bytes:
+    """Logged metrics over steps, as a PNG: `series` (metric key → legend label; default: the training loss) on the
+    left axis, `twin` (key, label) dashed on a right axis of its own scale."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    series = {"loss": "training loss"} if series is None else series
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    try:
+        colors = ["#2b6cb0", "#c05621", "#2f855a", "#b83280", "#6b46c1", "#975a16"]
+        for i, (key, label) in enumerate(series.items()):
+            points = metric_curve(history, key)
+            ax.plot([s for s, _ in points], [v for _, v in points], marker="o", markersize=3, color=colors[i % len(colors)], label=label)
+        ax.set_xlabel("step")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title, fontsize=10)
+        ax.grid(alpha=0.3)
+        lines = ax.get_lines()
+        rates = metric_curve(history, twin[0]) if twin is not None else []
+        if twin is not None and rates:
+            other = ax.twinx()
+            lines += other.plot([s for s, _ in rates], [r for _, r in rates], color="#a0aec0", linestyle="--", label=twin[1])
+            other.set_ylabel(twin[1], color="#718096")
+        ax.legend(lines, [line.get_label() for line in lines], loc="upper right", fontsize=8)
+        buffer = io.BytesIO()
+        fig.tight_layout()
+        fig.savefig(buffer, format="png", dpi=100)
+        return buffer.getvalue()
+    finally:
+        plt.close(fig)
+
+
+def read_training(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A checkpoint's `training.json`."""
+    from coworkenv.files import read_json
+
+    data = read_json(Path(path) / TRAINING_FILE)
+    if not isinstance(data, dict):
+        raise CoworkEnvError(f"{Path(path) / TRAINING_FILE}: expected a JSON object")
+    return data
