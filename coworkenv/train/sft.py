@@ -8,20 +8,25 @@ model, the code version, every logged metric) and `curves.png`.
 from __future__ import annotations
 
 import json
-import math
 import os
-import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from coworkenv.errors import CoworkEnvError
-
-TRAINING_FILE = "training.json"
-CURVES_FILE = "curves.png"
+from coworkenv.train.checkpoint import (
+    SCRATCH_DIR,
+    TRAINING_FILE,
+    check_model_dir,
+    check_out,
+    finite_losses,
+    logging_interval,
+    save_checkpoint,
+    step_callback,
+)
 
 
 class SFTJobConfig(BaseModel):
@@ -62,19 +67,9 @@ def sft_dataset(data_root: Any, release: str) -> tuple[Any, str]:
     return datasets.Dataset.from_list(rows), manifest.release_id
 
 
-def _check_model_dir(path: Path) -> None:
-    if not (path / "config.json").is_file():
-        raise CoworkEnvError(f"{path}: not a model directory (no config.json); build one with `coworkenv model tiny --out {path}`")
-
-
-def _check_out(path: Path) -> None:
-    if path.exists() and (not path.is_dir() or any(path.iterdir())):
-        raise CoworkEnvError(f"{path}: exists and is not an empty folder; give a new checkpoint directory")
-
-
 def train_sft(config: SFTJobConfig, data_root: Any = None, *, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Train, save the checkpoint with its record and curves; returns the record (`training.json`)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback, TrainerCallback
+    from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback
     from trl import SFTConfig, SFTTrainer
 
     from coworkenv.agents.hf import quiet_transformers
@@ -82,52 +77,43 @@ def train_sft(config: SFTJobConfig, data_root: Any = None, *, progress: Callable
     from coworkenv.files import staged
 
     base, out = Path(config.model), Path(config.out)
-    _check_model_dir(base)
-    _check_out(out)
+    check_model_dir(base)
+    check_out(out)
     dataset, release_id = sft_dataset(data_root, config.release)
-
-    class Progress(TrainerCallback):
-        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            if progress is not None:
-                progress(1)
-
     with quiet_transformers():
         tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
         model = AutoModelForCausalLM.from_pretrained(base, local_files_only=True)
+    log_every = logging_interval(config.logging_steps, config.max_steps)
     with staged(out, folder=True) as tmp:
         args = SFTConfig(
-            output_dir=str(tmp / "trainer"), max_steps=config.max_steps, per_device_train_batch_size=config.batch_size,
+            output_dir=str(tmp / SCRATCH_DIR), max_steps=config.max_steps, per_device_train_batch_size=config.batch_size,
             gradient_accumulation_steps=config.gradient_accumulation_steps, learning_rate=config.learning_rate,
             warmup_steps=config.warmup_steps, lr_scheduler_type="cosine", max_length=config.max_length, seed=config.seed,
-            logging_steps=config.logging_steps, assistant_only_loss=config.assistant_only_loss, bf16=False, report_to=[],
+            logging_steps=log_every, assistant_only_loss=config.assistant_only_loss, bf16=False, report_to=[],
             save_strategy="no", dataloader_num_workers=0, disable_tqdm=True, use_cpu=bool(config.use_cpu),
         )  # fmt: skip
-        trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer, callbacks=[Progress()])
+        trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer, callbacks=[step_callback(progress)])
         trainer.remove_callback(PrinterCallback)  # it prints every log dict; the caller shows progress its own way
         start = time.perf_counter()
         result = trainer.train()
         seconds = time.perf_counter() - start
         history = [dict(entry) for entry in trainer.state.log_history]
-        losses = [e["loss"] for e in history if "loss" in e]
-        if not losses or not all(math.isfinite(x) for x in losses):
-            raise CoworkEnvError(f"training diverged: losses {losses[:5]}")
-        with quiet_transformers():
-            trainer.save_model(str(tmp))
-            tokenizer.save_pretrained(str(tmp))
-        shutil.rmtree(tmp / "trainer", ignore_errors=True)  # the trainer's scratch folder: not part of the checkpoint
+        losses = finite_losses(history)
         record = {
             "job": "sft", "config": config.model_dump(mode="json"), "release_id": release_id, "base_model": str(base),
             "code_version": code_version(), "rows": dataset.num_rows, "steps": trainer.state.global_step,
             "train_loss": result.training_loss, "first_loss": losses[0], "last_loss": losses[-1], "seconds": round(seconds, 2),
             "log_history": history,
         }  # fmt: skip
-        (tmp / TRAINING_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-        (tmp / CURVES_FILE).write_bytes(curves_png(history, title=f"SFT of {base.name} on {release_id}"))
+        save_checkpoint(tmp, trainer, tokenizer, record, curves_png(history, title=f"SFT of {base.name} on {release_id}"))
     return record
 
 
-def curves_png(history: list[dict[str, Any]], *, title: str) -> bytes:
-    """The loss (and learning rate) over steps, as a PNG."""
+CURVE_COLORS = ("#2b6cb0", "#c05621", "#2f855a", "#6b46c1")
+
+
+def curves_png(history: list[dict[str, Any]], *, title: str, series: Sequence[str] = ("loss",)) -> bytes:
+    """The logged metrics `series` (default: the loss) and the learning rate over steps, as a PNG."""
     import io
 
     import matplotlib
@@ -135,12 +121,15 @@ def curves_png(history: list[dict[str, Any]], *, title: str) -> bytes:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    points = [(e["step"], e["loss"]) for e in history if "loss" in e and "step" in e]
     fig, ax = plt.subplots(figsize=(7, 3.5))
     try:
-        ax.plot([s for s, _ in points], [v for _, v in points], marker="o", color="#2b6cb0", label="training loss")
+        for i, key in enumerate(series):
+            color = CURVE_COLORS[i % len(CURVE_COLORS)]
+            points = [(e["step"], e[key]) for e in history if key in e and "step" in e]
+            label = "training loss" if key == "loss" else key
+            ax.plot([s for s, _ in points], [v for _, v in points], marker="o", color=color, label=label)
         ax.set_xlabel("step")
-        ax.set_ylabel("loss")
+        ax.set_ylabel("loss" if tuple(series) == ("loss",) else "value")
         ax.set_title(title, fontsize=10)
         ax.grid(alpha=0.3)
         rates = [(e["step"], e["learning_rate"]) for e in history if "learning_rate" in e and "step" in e]

@@ -40,6 +40,8 @@ BASE: dict[str, list[str]] = {
     "eval": ["--agent", "oracle", "--suite", "missing.jsonl", "--trials", "0", "--runtime", "none", "--data-root", "{root}"],
     "train sft": ["--model", "{dir}", "--out", "{out}", "--max-steps", "0", "--data-root", "{root}"],
     "eval sft": ["--run-id", "z", "--out", "{out}", "--threshold", "2", "--data-root", "{root}"],
+    "eval pairs": ["no-such-eval", "--out", "{out}", "--min-score-gap", "2", "--data-root", "{root}"],
+    "train dpo": ["--model", "{dir}", "--release", "no-such-eval", "--out", "{out}", "--max-steps", "0", "--data-root", "{root}"],
 }  # fmt: skip
 ALLOWED = {"check": (0, 1, 2), "demo": (0, 1, 2), "gate": (0, 1, 2)}
 
