@@ -178,8 +178,7 @@ def oracle_trajectories(data_root: Any, release: str) -> list[dict[str, Any]]:
     """The oracle's `trajectories` rows of a task release (its synthesis run's rollouts)."""
     from coworkenv.data.reader import read_table
 
-    rows = read_table(data_root, release, "trajectories").to_pylist()
-    return [r for r in rows if r["agent"] == "oracle"]
+    return read_table(data_root, release, "trajectories", filters=[("agent", "=", "oracle")]).to_pylist()
 
 
 def release_pairs(data_root: Any, release: str, *, min_score_gap: float) -> PairSet:
