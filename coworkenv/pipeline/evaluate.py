@@ -34,6 +34,7 @@ from coworkenv.spec.task import TaskSpec
 
 if TYPE_CHECKING:
     from coworkenv.rollout.pairs import PairSet
+    from coworkenv.rollout.record import TrialRecord
 
 EVAL_DIR = "eval"
 REPORT_DIR = "report"
@@ -300,7 +301,7 @@ def training_suite(run: RunDir) -> dict[str, Any]:
     return suite
 
 
-def recorded_trials(run: RunDir) -> list[Any]:
+def recorded_trials(run: RunDir) -> list[TrialRecord]:
     """The run's trial records; a run that has none has not been played."""
     from coworkenv.rollout import read_trials
 
