@@ -1,5 +1,6 @@
 """`coworkenv eval`: an agent on a suite, Claw-Eval style (docs/architecture.md, "Evaluation"); `eval compare` two
-evaluations task by task; `eval bench` builds the held-out `coworkenv-bench` suite."""
+evaluations task by task; `eval bench` builds the held-out `coworkenv-bench` suite; `eval sft` and `eval pairs` turn an
+evaluation on training tasks into training data."""
 
 from __future__ import annotations
 
@@ -12,12 +13,16 @@ from coworkenv.cli.app import app
 from coworkenv.cli.options import with_config_options
 from coworkenv.cli.pipeline import DataRootOpt, NewRunIdOpt, endpoint_outside_airflow, new_run_id, progress_bar
 from coworkenv.pipeline.config import EvaluationConfig, evaluation_config
+from coworkenv.train.dpo import DPOJobConfig
 
 eval_app = typer.Typer(
     help="Evaluate an agent on a suite (eval), compare two evaluations (eval compare), build the benchmark suite (eval bench).",
     no_args_is_help=False,
 )
 app.add_typer(eval_app, name="eval")
+
+MIN_SCORE_GAP: float = DPOJobConfig.model_fields["min_score_gap"].default
+"""`eval pairs` builds the pairs `train dpo` would train on by default."""
 
 OutOpt = Annotated[Path | None, typer.Option("--out", help="Write the report here (default: the run's report/ folder).")]
 
@@ -161,3 +166,24 @@ def sft(
 
     result = sft_from_run(RunDir.open(run_id, data_root), out, threshold=threshold)
     typer.echo(f"{result['sft_rows']} sft row(s) from {result['trials']} trial(s) → {out}")
+
+
+@eval_app.command()
+def pairs(
+    ref: Annotated[str, typer.Argument(help="The evaluation: its release id (kind eval) or its run id.")],
+    out: Annotated[Path, typer.Option("--out", help="The Parquet file to write (TRL's prompt/chosen/rejected rows, with scores and sources).")],
+    min_score_gap: Annotated[float, typer.Option(min=0.0, max=1.0, help="Pair a task only when chosen beats rejected by this much.")] = MIN_SCORE_GAP,
+    data_root: DataRootOpt = None,
+) -> None:
+    """Preference pairs for DPO: per task, the model's best passing trial (else the oracle's trajectory) against its
+    lowest-scoring failing trial, same prompt. Run the model on training tasks (`--suite <task release>`), never on the
+    benchmark."""
+    from coworkenv.pipeline.evaluate import eval_pairs
+    from coworkenv.rollout.pairs import write_pairs
+
+    found = eval_pairs(ref, data_root, min_score_gap=min_score_gap)
+    written = write_pairs(found, out)
+    skipped = ", ".join(f"{reason} {n}" for reason, n in found.skipped.items())
+    gap = f"; mean score gap {found.mean_gap:.2f}" if found.mean_gap is not None else ""
+    typer.echo(f"{written} pair(s) from {found.tasks} task(s) of {found.source} (chosen: {written - found.oracle_chosen} the model's own, "
+               f"{found.oracle_chosen} the oracle's{gap})" + (f"; no pair: {skipped}" if skipped else "") + f" → {out}")  # fmt: skip

@@ -10,10 +10,11 @@ import typer
 from coworkenv.cli.app import app
 from coworkenv.cli.options import with_config_options
 from coworkenv.cli.pipeline import DataRootOpt, progress_bar
+from coworkenv.train.dpo import DPOJobConfig
 from coworkenv.train.rl import RLJobConfig
 from coworkenv.train.sft import SFTJobConfig
 
-train_app = typer.Typer(help="Train models on released tasks (SFT; GRPO / GDPO).", no_args_is_help=True)
+train_app = typer.Typer(help="Train models on released tasks: SFT, GRPO / GDPO, and DPO on graded preference pairs.", no_args_is_help=True)
 app.add_typer(train_app, name="train")
 
 
@@ -45,4 +46,24 @@ def rl_command(settings: dict[str, Any], data_root: DataRootOpt = None) -> None:
         record = train_rl(config, data_root, progress=step)
     typer.echo(f"{config.method} trained {record['steps']} step(s) on {record['rows']} task(s) of release {record['release_id']} "
                f"in {record['seconds']:.0f} s: mean reward {record['first_reward']:.3f} → {record['last_reward']:.3f}")  # fmt: skip
+    typer.echo(f"checkpoint: {config.out} (training.json, curves.png); evaluate it with: coworkenv eval --agent hf:{config.out}")
+
+
+@train_app.command("dpo")
+@with_config_options(DPOJobConfig)
+def dpo_command(settings: dict[str, Any], data_root: DataRootOpt = None) -> None:
+    """Direct preference optimization (TRL DPOTrainer) on an evaluation's preference pairs: per training task, a passing
+    and a failing continuation of the same prompt, graded by the environment; the checkpoint gets training.json (config,
+    evaluation, pairs, metrics) and curves.png."""
+    from coworkenv.pipeline.evaluate import eval_pairs
+    from coworkenv.train.dpo import train_dpo
+
+    config = DPOJobConfig.model_validate(settings)  # the options were checked against it already
+    pairs = eval_pairs(config.release, data_root, min_score_gap=config.min_score_gap)
+    with progress_bar("training", config.max_steps) as step:
+        record = train_dpo(config, data_root, pairs=pairs, progress=step)
+    typer.echo(f"trained {record['steps']} step(s) on {record['pairs']} pair(s) of evaluation {record['release_id']} "
+               f"(mean score gap {record['mean_gap']:.2f}) in {record['seconds']:.0f} s: loss {record['first_loss']:.3f} → "
+               f"{record['last_loss']:.3f}, reward accuracy {record['first_reward_accuracy']:.2f} → {record['last_reward_accuracy']:.2f}, "
+               f"margin {record['first_reward_margin']:.3f} → {record['last_reward_margin']:.3f}")  # fmt: skip
     typer.echo(f"checkpoint: {config.out} (training.json, curves.png); evaluate it with: coworkenv eval --agent hf:{config.out}")

@@ -161,7 +161,9 @@ class NightlyConfig(EndpointSettings):
     )
     trials: int = Field(2, ge=1, le=32, title="Rollout trials", description="Trials per training task in the rejection-sampling rollouts.")
     rollout_temperature: float = Field(0.7, ge=0.0, le=2.0, title="Rollout temperature", description="Sampling temperature of the rollouts.")
-    suite: str = Field("bench", min_length=1, title="Held-out suite", description="Suite of the before/after evaluation (`bench`: the newest benchmark).")
+    suite: str = Field(
+        "bench", min_length=1, title="Held-out suite", description="Suite of the before/after evaluation (`bench`: the newest benchmark)."
+    )
     eval_trials: int = Field(3, ge=1, le=32, title="Evaluation trials", description="Trials per suite task (greedy decoding).")
     eval_limit: int | None = Field(None, ge=1, le=CAPS.tasks_per_run, title="Suite limit", description="Evaluate only the suite's first N tasks.")
     max_new_tokens: int = Field(96, ge=1, le=32_768, title="Max new tokens", description="Tokens a model turn may generate.")

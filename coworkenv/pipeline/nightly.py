@@ -257,21 +257,19 @@ def train_stage(run: RunDir, config: NightlyConfig, progress: Callable[[int], No
         from coworkenv.models import register_model
 
         jobs = _train_jobs(run, config)
-        records = []
+        losses = []
         for job, train, settings in jobs:
-            out = Path(settings.out)
-            records.append(_read_or_train(out, lambda train=train, settings=settings: train(settings, run.data_root, progress=progress)))
-        final = Path(jobs[-1][2].out)
-        entry = register_model(final, config.model_name, data_root=run.data_root, parent=finished(run, "profile")["model"])
-        return {"candidate": entry.ref, "candidate_path": entry.path, "jobs": [j for j, _, _ in jobs],
-                "losses": [{"job": job, "first": r.get("first_loss"), "last": r.get("last_loss")} for (job, _, _), r in zip(jobs, records, strict=True)]}  # fmt: skip
+            record = _read_or_train(Path(settings.out), lambda train=train, settings=settings: train(settings, progress))
+            losses.append({"job": job, "first": record.get("first_loss"), "last": record.get("last_loss")})
+        entry = register_model(Path(jobs[-1][2].out), config.model_name, data_root=run.data_root, parent=finished(run, "profile")["model"])
+        return {"candidate": entry.ref, "candidate_path": entry.path, "jobs": [job for job, _, _ in jobs], "losses": losses}
 
     return once(run, "train", work)
 
 
 def _read_or_train(out: Path, train: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     """A checkpoint written whole by an earlier attempt is kept (resume); otherwise the job runs."""
-    from coworkenv.train.sft import read_training
+    from coworkenv.train.checkpoint import read_training
 
     return read_training(out) if (out / "training.json").exists() else train()
 
@@ -285,18 +283,21 @@ def _train_jobs(run: RunDir, config: NightlyConfig) -> list[tuple[str, Callable[
     sft = SFTJobConfig(model=finished(run, "profile")["model_path"], release=release, out=str(checkpoints / "sft"),
                        extra_sft=[rollouts["own_sft"]] if rollouts["own_sft"] else [], max_steps=config.sft_steps,
                        learning_rate=config.sft_learning_rate, batch_size=config.batch_size, seed=config.seed)  # fmt: skip
-    jobs: list[tuple[str, Callable[..., dict[str, Any]], Any]] = [("sft", train_sft, sft)]
+    root = run.data_root
+    jobs: list[tuple[str, Callable[..., dict[str, Any]], Any]] = [("sft", lambda c, p: train_sft(c, root, progress=p), sft)]
     if config.method in ("grpo", "gdpo"):
         from coworkenv.train.rl import RLJobConfig, train_rl
 
         rl = RLJobConfig(model=sft.out, release=release, out=str(checkpoints / config.method), method=config.method,
                          max_steps=config.rl_steps, seed=config.seed)  # fmt: skip
-        jobs.append((config.method, train_rl, rl))
-    elif config.method == "dpo":
+        jobs.append((config.method, lambda c, p: train_rl(c, root, progress=p), rl))
+    elif config.method == "dpo":  # pairs from the current model's rollouts: its failures against its own or the oracle's successes
+        from coworkenv.pipeline.evaluate import eval_pairs
         from coworkenv.train.dpo import DPOJobConfig, train_dpo
 
         dpo = DPOJobConfig(model=sft.out, release=rollouts["release_id"], out=str(checkpoints / "dpo"), max_steps=config.rl_steps, seed=config.seed)
-        jobs.append(("dpo", train_dpo, dpo))
+        pairs = lambda: eval_pairs(dpo.release, root, min_score_gap=dpo.min_score_gap)  # noqa: E731 — read only if the job runs
+        jobs.append(("dpo", lambda c, p: train_dpo(c, root, pairs=pairs(), progress=p), dpo))
     return jobs
 
 
@@ -307,7 +308,8 @@ def evaluate_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None = N
         from coworkenv.pipeline import evaluate as ev
 
         profile, trained = finished(run, "profile"), finished(run, "train")
-        settings = _eval_config(config, f"hf:{trained['candidate_path']}", profile["suite"], train_releases=_lineage_releases(run, trained["candidate"]))
+        lineage = _lineage_releases(run, trained["candidate"])
+        settings = _eval_config(config, f"hf:{trained['candidate_path']}", profile["suite"], train_releases=lineage)
         evaluation = sub_run(run, "evaluate")
         ev.prepare(evaluation, settings)
         played = ev.run_trials_stage(evaluation, llm, progress)

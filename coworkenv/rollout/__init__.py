@@ -2,7 +2,8 @@
 
 `run_trials` (the engine) runs N tasks × k trials of any agent and keeps one `TrialRecord` per trial in a resumable
 trials file; `rollout_row` / `rollout_rows` / the `rollout` sandbox job are the synthesis pipeline's oracle rollouts
-(`trajectories` rows); `sft.sft_from_trials` turns an agent's own successes into SFT rows (rejection sampling).
+(`trajectories` rows); `sft.sft_from_trials` turns an agent's own successes into SFT rows (rejection sampling);
+`pairs.preference_pairs` pairs a passing and a failing trial of each task for DPO.
 """
 
 from coworkenv.rollout.engine import run_trials

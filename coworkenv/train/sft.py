@@ -8,8 +8,6 @@ model, the code version, every logged metric) and `curves.png`.
 from __future__ import annotations
 
 import json
-import math
-import shutil
 import time
 import warnings
 from collections.abc import Callable
@@ -19,7 +17,21 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from coworkenv.errors import CoworkEnvError
-from coworkenv.train.checkpoint import CURVES_FILE, TRAINING_FILE, check_model_dir, check_out, curves_png
+from coworkenv.train.checkpoint import (
+    CURVES_FILE,
+    SCRATCH_DIR,
+    TRAINING_FILE,
+    check_model_dir,
+    check_out,
+    curves_png,
+    finite_losses,
+    logging_interval,
+    read_training,
+    save_checkpoint,
+    step_callback,
+)
+
+__all__ = ["CURVES_FILE", "TRAINING_FILE", "SFTJobConfig", "read_training", "sft_dataset", "train_sft"]
 
 
 class SFTJobConfig(BaseModel):
@@ -73,7 +85,7 @@ def sft_dataset(data_root: Any, release: str, extra: list[str] | tuple[str, ...]
 def train_sft(config: SFTJobConfig, data_root: Any = None, *, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Train, save the checkpoint with its record and curves; returns the record (`training.json`)."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback, TrainerCallback
+    from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback
     from trl import SFTConfig, SFTTrainer
 
     from coworkenv.agents.hf import quiet_transformers
@@ -84,44 +96,32 @@ def train_sft(config: SFTJobConfig, data_root: Any = None, *, progress: Callable
     check_model_dir(base)
     check_out(out)
     dataset, release_id = sft_dataset(data_root, config.release, config.extra_sft)
-
-    class Progress(TrainerCallback):
-        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            if progress is not None:
-                progress(1)
-
     with quiet_transformers():
         tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
         model = AutoModelForCausalLM.from_pretrained(base, local_files_only=True)
     with staged(out, folder=True) as tmp, warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*gradient_checkpointing.* is deprecated", category=FutureWarning)  # raised by TRL's own defaults
         args = SFTConfig(
-            output_dir=str(tmp / "trainer"), max_steps=config.max_steps, per_device_train_batch_size=config.batch_size,
+            output_dir=str(tmp / SCRATCH_DIR), max_steps=config.max_steps, per_device_train_batch_size=config.batch_size,
             gradient_accumulation_steps=config.gradient_accumulation_steps, learning_rate=config.learning_rate,
             warmup_steps=config.warmup_steps, lr_scheduler_type="cosine", max_length=config.max_length, seed=config.seed,
-            logging_steps=min(config.logging_steps, config.max_steps), assistant_only_loss=config.assistant_only_loss, bf16=False, report_to=[],
-            save_strategy="no", dataloader_num_workers=0, dataloader_pin_memory=torch.cuda.is_available(), disable_tqdm=True, use_cpu=bool(config.use_cpu),
+            logging_steps=logging_interval(config.logging_steps, config.max_steps), assistant_only_loss=config.assistant_only_loss,
+            bf16=False, report_to=[], save_strategy="no", dataloader_num_workers=0, dataloader_pin_memory=torch.cuda.is_available(),
+            disable_tqdm=True, use_cpu=bool(config.use_cpu),
         )  # fmt: skip
         with quiet_transformers():  # TRL's tokenizing passes show bars of their own
-            trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer, callbacks=[Progress()])
+            trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer, callbacks=[step_callback(progress)])
         trainer.remove_callback(PrinterCallback)  # it prints every log dict; the caller shows progress its own way
         start = time.perf_counter()
         result = trainer.train()
         seconds = time.perf_counter() - start
         history = [dict(entry) for entry in trainer.state.log_history]
-        losses = [e["loss"] for e in history if "loss" in e]
-        if not losses or not all(math.isfinite(x) for x in losses):
-            raise CoworkEnvError(f"training diverged: losses {losses[:5]}")
-        with quiet_transformers():
-            trainer.save_model(str(tmp))
-            tokenizer.save_pretrained(str(tmp))
-        shutil.rmtree(tmp / "trainer", ignore_errors=True)  # the trainer's scratch folder: not part of the checkpoint
+        losses = finite_losses(history)
         record = {
             "job": "sft", "config": config.model_dump(mode="json"), "release_id": release_id, "base_model": str(base),
             "code_version": code_version(), "rows": dataset.num_rows, "steps": trainer.state.global_step,
             "train_loss": result.training_loss, "first_loss": losses[0], "last_loss": losses[-1], "seconds": round(seconds, 2),
             "log_history": history,
         }  # fmt: skip
-        (tmp / TRAINING_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-        (tmp / CURVES_FILE).write_bytes(curves_png(history, title=f"SFT of {base.name} on {release_id}"))
+        save_checkpoint(tmp, trainer, tokenizer, record, curves_png(history, title=f"SFT of {base.name} on {release_id}"))
     return record

@@ -48,6 +48,8 @@ BASE: dict[str, list[str]] = {
     "models eval": ["m", "no-such-eval", "--data-root", "{root}"],
     "models promote": ["m", "--margin", "-1", "--data-root", "{root}"],
     "models decisions": ["m", "--data-root", "{root}"],
+    "eval pairs": ["no-such-eval", "--out", "{out}", "--min-score-gap", "2", "--data-root", "{root}"],
+    "train dpo": ["--model", "{dir}", "--release", "no-such-eval", "--out", "{out}", "--max-steps", "0", "--data-root", "{root}"],
 }  # fmt: skip
 ALLOWED = {"check": (0, 1, 2), "demo": (0, 1, 2), "gate": (0, 1, 2)}
 
