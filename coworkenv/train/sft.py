@@ -12,7 +12,8 @@ import math
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,9 @@ class SFTJobConfig(BaseModel):
     logging_steps: int = Field(10, ge=1, description="Log the loss every this many steps (the curves and training.json).")
     seed: int = Field(0, ge=0, description="Seed of the data order and dropout: the same settings give the same checkpoint on CPU.")
     assistant_only_loss: bool = Field(True, description="Loss on assistant tokens only (the chat template marks them).")
-    use_cpu: bool | None = Field(None, description="Train on the CPU even where a GPU is visible (default: a GPU when there is one).")
+    use_cpu: bool | None = Field(
+        None, description="Train on the CPU even where a GPU is visible (default: a GPU when there is one; the cpu profile sets it too)."
+    )
 
 
 def sft_dataset(data_root: Any, release: str) -> tuple[Any, str]:
@@ -72,14 +75,48 @@ def _check_out(path: Path) -> None:
         raise CoworkEnvError(f"{path}: exists and is not an empty folder; give a new checkpoint directory")
 
 
+def check_sft_inputs(config: SFTJobConfig, data_root: Any = None) -> None:
+    """The job's inputs, before any work (`--profile` checks them before it launches): the model folder, the
+    checkpoint folder, the release."""
+    from coworkenv.data.reader import read_manifest
+
+    _check_model_dir(Path(config.model))
+    _check_out(Path(config.out))
+    read_manifest(data_root, config.release)
+
+
+@contextmanager
+def staged_checkpoint(out: Path) -> Iterator[Path]:
+    """`files.staged(out, folder=True)` once per run. Under `accelerate launch` every process runs the job: the main
+    one stages the folder and sends its path to the others (a sharded save writes there from every rank), each waits
+    for all before the rename, and only the main one renames. Call it after the training arguments exist: they set up
+    the processes (`PartialState`)."""
+    from accelerate import PartialState
+    from accelerate.utils import broadcast_object_list
+
+    from coworkenv.files import staged
+
+    state = PartialState()
+    if state.is_main_process:
+        with staged(out, folder=True) as tmp:
+            broadcast_object_list([str(tmp)])
+            yield tmp
+            state.wait_for_everyone()
+    else:
+        [path] = broadcast_object_list([None])
+        yield Path(path)
+        state.wait_for_everyone()
+
+
 def train_sft(config: SFTJobConfig, data_root: Any = None, *, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Train, save the checkpoint with its record and curves; returns the record (`training.json`)."""
+    """Train, save the checkpoint with its record and curves; returns the record (`training.json`). Runs as it is under
+    `accelerate launch` (a hardware profile): the processes train together and only the main one writes."""
+    import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback, TrainerCallback
     from trl import SFTConfig, SFTTrainer
 
     from coworkenv.agents.hf import quiet_transformers
     from coworkenv.data.publisher import code_version
-    from coworkenv.files import staged
 
     base, out = Path(config.model), Path(config.out)
     _check_model_dir(base)
@@ -88,20 +125,23 @@ def train_sft(config: SFTJobConfig, data_root: Any = None, *, progress: Callable
 
     class Progress(TrainerCallback):
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            if progress is not None:
+            if progress is not None and state.is_world_process_zero:
                 progress(1)
 
     with quiet_transformers():
         tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
         model = AutoModelForCausalLM.from_pretrained(base, local_files_only=True)
-    with staged(out, folder=True) as tmp:
-        args = SFTConfig(
-            output_dir=str(tmp / "trainer"), max_steps=config.max_steps, per_device_train_batch_size=config.batch_size,
-            gradient_accumulation_steps=config.gradient_accumulation_steps, learning_rate=config.learning_rate,
-            warmup_steps=config.warmup_steps, lr_scheduler_type="cosine", max_length=config.max_length, seed=config.seed,
-            logging_steps=config.logging_steps, assistant_only_loss=config.assistant_only_loss, bf16=False, report_to=[],
-            save_strategy="no", dataloader_num_workers=0, disable_tqdm=True, use_cpu=bool(config.use_cpu),
-        )  # fmt: skip
+    # Without a GPU, the CPU explicitly: launched processes then join over gloo instead of each training alone.
+    use_cpu = config.use_cpu if config.use_cpu is not None else not torch.cuda.is_available()
+    args = SFTConfig(
+        output_dir=str(out), max_steps=config.max_steps, per_device_train_batch_size=config.batch_size,
+        gradient_accumulation_steps=config.gradient_accumulation_steps, learning_rate=config.learning_rate,
+        warmup_steps=config.warmup_steps, lr_scheduler_type="cosine", max_length=config.max_length, seed=config.seed,
+        logging_steps=config.logging_steps, assistant_only_loss=config.assistant_only_loss, bf16=False, report_to=[],
+        save_strategy="no", dataloader_num_workers=0, disable_tqdm=True, use_cpu=use_cpu,
+    )  # fmt: skip
+    with staged_checkpoint(out) as tmp:
+        args.output_dir = str(tmp / "trainer")  # the trainer's scratch, known once the processes agree on `tmp`
         trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer, callbacks=[Progress()])
         trainer.remove_callback(PrinterCallback)  # it prints every log dict; the caller shows progress its own way
         start = time.perf_counter()
@@ -112,17 +152,19 @@ def train_sft(config: SFTJobConfig, data_root: Any = None, *, progress: Callable
         if not losses or not all(math.isfinite(x) for x in losses):
             raise CoworkEnvError(f"training diverged: losses {losses[:5]}")
         with quiet_transformers():
-            trainer.save_model(str(tmp))
-            tokenizer.save_pretrained(str(tmp))
-        shutil.rmtree(tmp / "trainer", ignore_errors=True)  # the trainer's scratch folder: not part of the checkpoint
+            trainer.save_model(str(tmp))  # every process: a sharded model is gathered collectively; the main one writes
         record = {
             "job": "sft", "config": config.model_dump(mode="json"), "release_id": release_id, "base_model": str(base),
             "code_version": code_version(), "rows": dataset.num_rows, "steps": trainer.state.global_step,
-            "train_loss": result.training_loss, "first_loss": losses[0], "last_loss": losses[-1], "seconds": round(seconds, 2),
-            "log_history": history,
+            "processes": args.world_size, "train_loss": result.training_loss, "first_loss": losses[0], "last_loss": losses[-1],
+            "seconds": round(seconds, 2), "log_history": history,
         }  # fmt: skip
-        (tmp / TRAINING_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-        (tmp / CURVES_FILE).write_bytes(curves_png(history, title=f"SFT of {base.name} on {release_id}"))
+        if trainer.is_world_process_zero():
+            with quiet_transformers():
+                tokenizer.save_pretrained(str(tmp))
+            shutil.rmtree(tmp / "trainer", ignore_errors=True)  # the trainer's scratch folder: not part of the checkpoint
+            (tmp / TRAINING_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+            (tmp / CURVES_FILE).write_bytes(curves_png(history, title=f"SFT of {base.name} on {release_id}"))
     return record
 
 

@@ -30,7 +30,7 @@ LAYERS: list[set[str]] = [
     {"train"},
     {"quality"},
     {"pipeline"},
-    {"cli"},
+    {"cli", "__main__"},
 ]
 """Bottom to top: each line may use the lines above it in this list (and itself), never the ones below."""
 

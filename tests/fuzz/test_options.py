@@ -39,6 +39,7 @@ BASE: dict[str, list[str]] = {
     "model tiny": ["--out", "{file}", "--seed", "-1"],
     "eval": ["--agent", "oracle", "--suite", "missing.jsonl", "--trials", "0", "--runtime", "none", "--data-root", "{root}"],
     "train sft": ["--model", "{dir}", "--out", "{out}", "--max-steps", "0", "--data-root", "{root}"],
+    "train profiles": [],
     "eval sft": ["--run-id", "z", "--out", "{out}", "--threshold", "2", "--data-root", "{root}"],
 }  # fmt: skip
 ALLOWED = {"check": (0, 1, 2), "demo": (0, 1, 2), "gate": (0, 1, 2)}
