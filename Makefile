@@ -12,7 +12,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 AIRFLOW_ENV = eval "$$($(BIN)/coworkenv airflow-env)"
 
-.PHONY: setup demo test test-fast fuzz mutation bench lint lock airflow-standalone clean
+.PHONY: setup demo test test-fast fuzz mutation bench gpu-wheels lint lock airflow-standalone clean
 
 setup: $(STAMP)
 
@@ -41,6 +41,20 @@ bench: setup
 	$(BIN)/python bench/synth_throughput.py
 	$(BIN)/python bench/tiny_model.py
 	$(BIN)/python bench/rollout_endpoint.py
+
+# The GPU check's wheels (docs/benchmarks.md, "GPU check"): TRL, datasets, pydantic and what they need, at the lock's
+# versions, for the GPU machine's Python 3.12 (x86-64 Linux), which has torch but no network; bench/gpu_check.sh
+# installs them from here. bench/gpu_check.py --wheel-list names them.
+GPU_WHEELS ?= bench/.wheels
+GPU_PYTHON_VERSION ?= 3.12
+GPU_PLATFORMS := manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_24_x86_64 manylinux_2_17_x86_64 manylinux2014_x86_64 manylinux1_x86_64
+
+gpu-wheels: setup
+	rm -rf $(GPU_WHEELS) && mkdir -p $(GPU_WHEELS)
+	$(BIN)/python bench/gpu_check.py --wheel-list > $(GPU_WHEELS)/wheels.txt
+	$(BIN)/pip download --quiet --no-deps --only-binary=:all: --python-version $(GPU_PYTHON_VERSION) --implementation cp \
+		$(addprefix --platform ,$(GPU_PLATFORMS)) --dest $(GPU_WHEELS) --requirement $(GPU_WHEELS)/wheels.txt
+	@echo "$$(ls $(GPU_WHEELS)/*.whl | wc -l) wheels, $$(du -sh $(GPU_WHEELS) | cut -f1), in $(GPU_WHEELS): carry that folder with bench/gpu_check.sh"
 
 lint: setup
 	$(BIN)/ruff check coworkenv dags tests bench

@@ -104,7 +104,7 @@ def phase_arms(out: Path, args: argparse.Namespace, first: dict[str, Any]) -> di
 
 
 def phase_methods(out: Path, args: argparse.Namespace, first: dict[str, Any]) -> dict[str, Any]:
-    from coworkenv.train.sft import read_training
+    from coworkenv.train.checkpoint import read_training
 
     methods: dict[str, Any] = {}
     for method in ("sft", "grpo", "gdpo", "dpo"):

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from coworkenv.errors import CoworkEnvError
 from coworkenv.files import read_json
 from coworkenv.models.entry import JOBS, Job
-from coworkenv.train.sft import TRAINING_FILE
+from coworkenv.train.checkpoint import TRAINING_FILE
 from coworkenv.train.tiny import CARD
 
 

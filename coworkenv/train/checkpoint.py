@@ -8,7 +8,8 @@ import json
 import math
 import os
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +95,7 @@ def step_callback(progress: Callable[[int], None] | None) -> Any:
 
     class Progress(TrainerCallback):
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            if progress is not None:
+            if progress is not None and state.is_world_process_zero:
                 progress(1)
 
     return Progress()
@@ -120,12 +121,39 @@ def finite_losses(history: list[dict[str, Any]]) -> list[float]:
     return losses
 
 
+@contextmanager
+def staged_checkpoint(out: Path) -> Iterator[Path]:
+    """`files.staged(out, folder=True)` once per run. Under `accelerate launch` every process runs the job: the main
+    one stages the folder and sends its path to the others (a sharded save writes there from every rank), each waits
+    for all before the rename, and only the main one renames. Call it after the training arguments exist: they set up
+    the processes (`PartialState`)."""
+    from accelerate import PartialState
+    from accelerate.utils import broadcast_object_list
+
+    from coworkenv.files import staged
+
+    state = PartialState()
+    if state.is_main_process:
+        with staged(out, folder=True) as tmp:
+            broadcast_object_list([str(tmp)])
+            yield tmp
+            state.wait_for_everyone()
+    else:
+        [path] = broadcast_object_list([None])
+        yield Path(path)
+        state.wait_for_everyone()
+
+
 def save_checkpoint(folder: Path, trainer: Any, tokenizer: Any, record: dict[str, Any], curves: bytes) -> None:
-    """Model, tokenizer, the record and the curves into the staged checkpoint `folder`, without the trainer's scratch."""
+    """Model, tokenizer, the record and the curves into the staged checkpoint `folder`, without the trainer's scratch.
+    Every process calls it (a sharded model is gathered collectively); only the main one writes."""
     from coworkenv.agents.hf import quiet_transformers
 
     with quiet_transformers():
         trainer.save_model(str(folder))
+    if not trainer.is_world_process_zero():
+        return
+    with quiet_transformers():
         tokenizer.save_pretrained(str(folder))
     shutil.rmtree(folder / SCRATCH_DIR, ignore_errors=True)
     (folder / TRAINING_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")

@@ -28,6 +28,7 @@ from coworkenv.train.checkpoint import (
     logging_interval,
     read_training,
     save_checkpoint,
+    staged_checkpoint,
     step_callback,
 )
 
@@ -82,15 +83,25 @@ def sft_dataset(data_root: Any, release: str, extra: list[str] | tuple[str, ...]
     return datasets.Dataset.from_list(rows), manifest.release_id
 
 
+def check_sft_inputs(config: SFTJobConfig, data_root: Any = None) -> None:
+    """The job's inputs, before any work (`--profile` checks them before it launches): the model folder, the
+    checkpoint folder, the release."""
+    from coworkenv.data.reader import read_manifest
+
+    check_model_dir(Path(config.model))
+    check_out(Path(config.out))
+    read_manifest(data_root, config.release)
+
+
 def train_sft(config: SFTJobConfig, data_root: Any = None, *, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Train, save the checkpoint with its record and curves; returns the record (`training.json`)."""
+    """Train, save the checkpoint with its record and curves; returns the record (`training.json`). Runs as it is under
+    `accelerate launch` (a hardware profile): the processes train together and only the main one writes."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback
     from trl import SFTConfig, SFTTrainer
 
     from coworkenv.agents.hf import quiet_transformers
     from coworkenv.data.publisher import code_version
-    from coworkenv.files import staged
 
     base, out = Path(config.model), Path(config.out)
     check_model_dir(base)
@@ -99,16 +110,20 @@ def train_sft(config: SFTJobConfig, data_root: Any = None, *, progress: Callable
     with quiet_transformers():
         tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
         model = AutoModelForCausalLM.from_pretrained(base, local_files_only=True)
-    with staged(out, folder=True) as tmp, warnings.catch_warnings():
+    # Without a GPU, the CPU explicitly: launched processes then join over gloo instead of each training alone.
+    use_cpu = config.use_cpu if config.use_cpu is not None else not torch.cuda.is_available()
+    with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*gradient_checkpointing.* is deprecated", category=FutureWarning)  # raised by TRL's own defaults
         args = SFTConfig(
-            output_dir=str(tmp / SCRATCH_DIR), max_steps=config.max_steps, per_device_train_batch_size=config.batch_size,
+            output_dir=str(out), max_steps=config.max_steps, per_device_train_batch_size=config.batch_size,
             gradient_accumulation_steps=config.gradient_accumulation_steps, learning_rate=config.learning_rate,
             warmup_steps=config.warmup_steps, lr_scheduler_type="cosine", max_length=config.max_length, seed=config.seed,
             logging_steps=logging_interval(config.logging_steps, config.max_steps), assistant_only_loss=config.assistant_only_loss,
             bf16=False, report_to=[], save_strategy="no", dataloader_num_workers=0, dataloader_pin_memory=torch.cuda.is_available(),
-            disable_tqdm=True, use_cpu=bool(config.use_cpu),
+            disable_tqdm=True, use_cpu=use_cpu,
         )  # fmt: skip
+    with staged_checkpoint(out) as tmp:
+        args.output_dir = str(tmp / SCRATCH_DIR)  # the trainer's scratch, known once the processes agree on `tmp`
         with quiet_transformers():  # TRL's tokenizing passes show bars of their own
             trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer, callbacks=[step_callback(progress)])
         trainer.remove_callback(PrinterCallback)  # it prints every log dict; the caller shows progress its own way
@@ -120,8 +135,8 @@ def train_sft(config: SFTJobConfig, data_root: Any = None, *, progress: Callable
         record = {
             "job": "sft", "config": config.model_dump(mode="json"), "release_id": release_id, "base_model": str(base),
             "code_version": code_version(), "rows": dataset.num_rows, "steps": trainer.state.global_step,
-            "train_loss": result.training_loss, "first_loss": losses[0], "last_loss": losses[-1], "seconds": round(seconds, 2),
-            "log_history": history,
+            "processes": args.world_size, "train_loss": result.training_loss, "first_loss": losses[0], "last_loss": losses[-1],
+            "seconds": round(seconds, 2), "log_history": history,
         }  # fmt: skip
         save_checkpoint(tmp, trainer, tokenizer, record, curves_png(history, title=f"SFT of {base.name} on {release_id}"))
     return record

@@ -40,6 +40,7 @@ BASE: dict[str, list[str]] = {
     "eval": ["--agent", "oracle", "--suite", "missing.jsonl", "--trials", "0", "--runtime", "none", "--data-root", "{root}"],
     "train sft": ["--model", "{dir}", "--out", "{out}", "--max-steps", "0", "--data-root", "{root}"],
     "train rl": ["--model", "{dir}", "--out", "{out}", "--max-steps", "0", "--data-root", "{root}"],
+    "train profiles": [],
     "eval sft": ["--run-id", "z", "--out", "{out}", "--threshold", "2", "--data-root", "{root}"],
     # No model is ever registered: the checkpoint folder is empty and the refs name nothing.
     "models": ["--data-root", "{root}"],

@@ -14,8 +14,8 @@ import pytest
 from coworkenv.errors import CoworkEnvError
 from coworkenv.rollout import run_trials, trajectory_rows
 from coworkenv.rollout.pairs import PairSet, preference_pairs
+from coworkenv.train.checkpoint import read_training
 from coworkenv.train.dpo import DPOJobConfig, assistant_only_collator, pair_tokens, train_dpo
-from coworkenv.train.sft import read_training
 from tests.support.suites import example_tasks
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")
