@@ -13,13 +13,14 @@ import typer
 
 from coworkenv.cli.app import app
 from coworkenv.cli.core import check_with_progress, reports_table
-from coworkenv.cli.evaluation import summary_table, wide_console
-from coworkenv.pipeline.rundir import safe_name
+from coworkenv.cli.evaluation import wide_console
+from coworkenv.cli.nightly import STAGE_LINES
 
 DEMO_CONF = {"n": 60, "seed": 1, "shards": 2, "workers": 2, "repair_rounds": 3}
 DEMO_BENCH_N = 24
 """Tasks of the demo's held-out suite (the default coworkenv-bench has 300)."""
-DEMO_EVALS = ({"agent": "oracle", "trials": 3}, {"agent": "hf:{model}", "trials": 1, "max_new_tokens": 64})
+DEMO_NIGHTLY = {"budget": 60, "trials": 1, "eval_trials": 2, "sft_steps": 40, "max_new_tokens": 64, "seed": 1}
+"""One turn of the loop sized for a 2-core laptop (the defaults are a night's work)."""
 DEMO_MART = "select family, n_tasks, first_pass_valid_share, valid_share from valid_share_by_family order by family"
 
 
@@ -35,8 +36,8 @@ def demo(
     n: Annotated[int, typer.Option("--n", min=1, max=10_000, help="Tasks the synthesis run generates.")] = DEMO_CONF["n"],
 ) -> None:
     """Gate the example tasks (oracle 1.0, empty 0.0, prohibited ⇒ 0), run the synthesis DAG on the embedded Airflow
-    and show the release it published, its row counts and a SQL mart over it; then evaluate the oracle and the offline
-    tiny model on a small held-out suite with the evaluation DAG and show where the reports are."""
+    and show the release it published, its row counts and a SQL mart over it; then run one turn of the nightly loop
+    (the coworkenv_nightly DAG) from the offline tiny model on a small held-out suite and show the before/after table."""
     from rich.table import Table
 
     console = wide_console()
@@ -86,45 +87,37 @@ def demo(
 
 
 def evaluate_demo(console: Any, env: dict[str, str], log: Path, root: str) -> None:
-    """Steps 5–6: a held-out suite, the tiny model, and the evaluate DAG on the oracle and on the tiny model."""
-    from coworkenv.data.reader import list_releases
+    """Steps 5–7: a held-out suite, then one turn of the nightly loop through Airflow from the tiny model, and the
+    before/after table."""
+    from coworkenv.cli.evaluation import comparison_table
+    from coworkenv.eval.compare import Comparison
     from coworkenv.eval.suite import build_bench
-    from coworkenv.pipeline.evaluate import eval_rows
-    from coworkenv.train.tiny import build_tiny_model
+    from coworkenv.pipeline.nightly import nightly_file, read_state
+    from coworkenv.pipeline.rundir import RunDir
 
-    console.rule(f"[bold]5. A held-out suite (coworkenv eval bench --n {DEMO_BENCH_N}) and the offline tiny model (coworkenv model tiny)")
+    console.rule(f"[bold]5. A held-out suite (coworkenv eval bench --n {DEMO_BENCH_N})")
     bench = build_bench(n=DEMO_BENCH_N, data_root=root)
     groups = ", ".join(f"{g} {c}" for g, c in bench.suite.composition()["group"].items())
     console.print(f"benchmark release [bold]{bench.release_id}[/]: {bench.valid} tasks ({groups}), reserved seeds, held-out phrasings")
-    model = Path(root) / "models" / "tiny"
-    if not (model / "config.json").exists():
-        build_tiny_model(model)
-    console.print(f"tiny model: {model} (random init, Qwen2 architecture; it knows nothing yet)")
-    reports = []
-    for settings in DEMO_EVALS:
-        conf = {**settings, "agent": settings["agent"].format(model=model), "suite": bench.release_id}
-        console.rule(f"[bold]6. airflow dags test coworkenv_evaluate --conf '{json.dumps(conf)}'")
-        before = {m.release_id for m in list_releases(root)}
-        if not _airflow(["dags", "test", "coworkenv_evaluate", "--conf", json.dumps(conf)], env, log):
-            console.print(f"[red]the evaluation of {conf['agent']} failed[/]; full log: {log}")
-            raise typer.Exit(1)
-        release = next(m for m in list_releases(root) if m.release_id not in before and m.kind == "eval")
-        report = Path(root) / "runs" / safe_name(release.run_id) / "report"
-        check = json.loads((report.parent / "eval" / "contamination.json").read_text())
-        near = (f"highest instruction similarity {check['max_similarity']:.2f}" if check["max_similarity"]
-                else f"no instruction similarity near {check['threshold']}")  # candidates are scored from threshold − LSH_MARGIN on
-        console.print(f"contamination check against {', '.join(check['training_releases']) or 'no training release'}: "
-                      f"{len(check['contaminated_ids'])} of {check['suite_tasks']} tasks match; {near}")  # fmt: skip
-        console.print(summary_table(json.loads((report / "summary.json").read_text()), conf["agent"]))
-        reports.append((release.release_id, report))
-    console.rule("[bold]7. coworkenv eval compare: the tiny model against the oracle, task by task")
-    from coworkenv.eval.compare import compare
-
-    (base, _), (candidate, _) = reports[1], reports[0]
-    d = compare(eval_rows(base, root), eval_rows(candidate, root)).overall.mean_score
-    console.print(f"mean score {d.base:.3f} (tiny model) → {d.candidate:.3f} (oracle): delta {d.value:+.3f} [{d.lo:+.3f}, {d.hi:+.3f}], "
-                  f"paired sign-flip p = {d.p_value:.2g}")  # fmt: skip
-    for (release_id, report), settings in zip(reports, DEMO_EVALS, strict=True):
-        console.print(f"report of {settings['agent'].split(':')[0]}: [bold]{report / 'report.html'}[/] (release {release_id}; "
-                      f"profile for the planner: {report / 'profile.json'})")  # fmt: skip
-
+    conf = {**DEMO_NIGHTLY, "suite": bench.release_id}
+    console.rule(f"[bold]6. airflow dags test coworkenv_nightly --conf '{json.dumps(conf)}'")
+    console.print("profile → synthesize → gate → rollouts → gate → train (SFT) → evaluate → gate → promote or keep → new profile; "
+                  "the registry starts from the offline tiny model")  # fmt: skip
+    ok = _airflow(["pools", "set", "gpu", "1", "GPU stages: training, local-model rollouts"], env, log)
+    if not ok or not _airflow(["dags", "test", "coworkenv_nightly", "--conf", json.dumps(conf)], env, log):
+        console.print(f"[red]the nightly loop failed[/]; full log: {log}")
+        raise typer.Exit(1)
+    newest = max(Path(root, "runs").glob("*/nightly/state.json"), key=lambda p: p.stat().st_mtime)  # the run just made
+    run_id = json.loads(newest.read_text())["evaluate"]["run_id"].removesuffix(".evaluate")
+    run = RunDir.open(run_id, root)
+    state = read_state(run)
+    for stage, line in STAGE_LINES.items():
+        console.print(f"  {stage}: {line(state[stage])}")
+    console.rule("[bold]7. Before and after, on the held-out suite (paired by task)")
+    comparison = Comparison.model_validate_json(nightly_file(run, "report", "comparison.json").read_text(encoding="utf-8"))
+    console.print(comparison_table(comparison, "before", "after"))
+    check = json.loads(RunDir.open(f"{run_id}.evaluate", root).file("eval", "contamination.json").read_text())
+    console.print(f"contamination check against {', '.join(check['training_releases'])}: {len(check['contaminated_ids'])} of "
+                  f"{check['suite_tasks']} held-out tasks match")  # fmt: skip
+    console.print(f"{'promoted' if state['promote']['promoted'] else 'kept the current model'}: {state['promote']['reason']}")
+    console.print(f"before/after report: [bold]{state['promote']['report']}[/]; registry: coworkenv models --data-root {root}")
