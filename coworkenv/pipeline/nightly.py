@@ -364,7 +364,7 @@ def promote_stage(run: RunDir, config: NightlyConfig) -> dict[str, Any]:
         decision = promote(trained["candidate"], data_root=run.data_root, policy=policy, suite=profile["suite"])
         write_json(nightly_file(run, "decision.json"), decision.model_dump(mode="json"))
         before, after = eval_rows(profile["eval"], run.data_root), eval_rows(finished(run, "gate_eval")["release_id"], run.data_root)
-        comparison = compare(before, after, seed=config.seed)
+        comparison = compare(before, after)  # the seed promotion used: the report shows the p-value it decided on
         report = nightly_file(run, "report")
         write_report(report, summarize(after, seed=config.seed), after, comparison=comparison,
                      title=f"{trained['candidate']} against {profile['model']}")  # fmt: skip

@@ -38,6 +38,7 @@ BASE: dict[str, list[str]] = {
     "eval compare": ["no-such-eval", "no-such-eval", "--data-root", "{root}"],
     "model tiny": ["--out", "{file}", "--seed", "-1"],
     "eval": ["--agent", "oracle", "--suite", "missing.jsonl", "--trials", "0", "--runtime", "none", "--data-root", "{root}"],
+    "nightly": ["--suite", "missing-suite", "--budget", "0", "--runtime", "none", "--data-root", "{root}"],
     "train sft": ["--model", "{dir}", "--out", "{out}", "--max-steps", "0", "--data-root", "{root}"],
     "train rl": ["--model", "{dir}", "--out", "{out}", "--max-steps", "0", "--data-root", "{root}"],
     "train profiles": [],
