@@ -46,6 +46,15 @@ def _config(run):
     return read_config(run)
 
 
+def _with_endpoint(stage):
+    """A stage that may call the run's LLM endpoint (generation, repair, an `openai:` agent), read from its connection."""
+    from coworkenv.pipeline.airflow import llm_endpoint
+
+    run = _run()
+    config = _config(run)
+    return stage(run, config, llm_endpoint(config))
+
+
 def _gate(stage):
     """A gate's failure fails the run at once: retrying cannot make bad data good."""
     from airflow.sdk.exceptions import AirflowFailException
@@ -91,12 +100,9 @@ def coworkenv_nightly():
     @task
     def synthesize(_: dict) -> dict:
         """Training tasks planned from the profile: plan → generate → validate → repair → rollout → build."""
-        from coworkenv.pipeline.airflow import llm_endpoint
         from coworkenv.pipeline.nightly import synthesize_stage
 
-        run = _run()
-        config = _config(run)
-        return synthesize_stage(run, config, llm_endpoint(config))
+        return _with_endpoint(synthesize_stage)
 
     @task(retries=0, outlets=[TRAINING_RELEASE])
     def gate_tasks(_: dict) -> dict:
@@ -108,12 +114,9 @@ def coworkenv_nightly():
     @task
     def rollouts(_: dict) -> dict:
         """The current model plays every training task (rejection sampling's proposals)."""
-        from coworkenv.pipeline.airflow import llm_endpoint
         from coworkenv.pipeline.nightly import rollouts_stage
 
-        run = _run()
-        config = _config(run)
-        return rollouts_stage(run, config, llm_endpoint(config))
+        return _with_endpoint(rollouts_stage)
 
     @task(retries=0, outlets=[ROLLOUTS])
     def gate_rollouts(_: dict) -> dict:
@@ -133,12 +136,9 @@ def coworkenv_nightly():
     @task
     def evaluate(_: dict) -> dict:
         """The candidate on the held-out suite."""
-        from coworkenv.pipeline.airflow import llm_endpoint
         from coworkenv.pipeline.nightly import evaluate_stage
 
-        run = _run()
-        config = _config(run)
-        return evaluate_stage(run, config, llm_endpoint(config))
+        return _with_endpoint(evaluate_stage)
 
     @task(retries=0, outlets=[EVAL_REPORT])
     def gate_eval(_: dict) -> dict:

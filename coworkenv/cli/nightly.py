@@ -16,8 +16,10 @@ STAGE_LINES = {
     "gate_tasks": lambda r: f"gates validated + rollouts passed; release {r['release_id']} ({r['sft']} oracle conversations)",
     "rollouts": lambda r: f"rejection sampling: {r['trials']} trial(s), {r['passed']} passed",
     "gate_rollouts": lambda r: f"gate evaluated passed; {r['own_sft_rows']} own success(es) join the training data",
-    "train": lambda r: f"trained {' → '.join(r['jobs'])}: candidate {r['candidate']} "
-    + "; ".join(f"{x['job']} loss {x['first']:.3f} → {x['last']:.3f}" for x in r["losses"] if x["first"] is not None),
+    "train": lambda r: (
+        f"trained {' → '.join(r['jobs'])}: candidate {r['candidate']} "
+        + "; ".join(f"{x['job']} loss {x['first']:.3f} → {x['last']:.3f}" for x in r["losses"] if x["first"] is not None)
+    ),
     "evaluate": lambda r: f"held-out evaluation: {r['trials']} trial(s), {r['passed']} passed",
     "gate_eval": lambda r: f"gate evaluated passed; release {r['release_id']}",
     "promote": lambda r: ("promoted: " if r["promoted"] else "kept the current model: ") + r["reason"],
