@@ -28,8 +28,8 @@ from coworkenv.data.root import DataRoot
 from coworkenv.errors import CoworkEnvError
 from coworkenv.files import read_json
 from coworkenv.llm import LLMConfig
-from coworkenv.pipeline.config import EvaluationConfig, evaluation_config
-from coworkenv.pipeline.rundir import RunDir, StageHook, read_jsonl, stage_reporter, write_json, write_jsonl
+from coworkenv.pipeline.config import EvaluationConfig
+from coworkenv.pipeline.rundir import RunDir, StageHook, read_job_config, read_jsonl, stage_reporter, write_json, write_jsonl
 from coworkenv.spec.task import TaskSpec
 
 if TYPE_CHECKING:
@@ -45,13 +45,8 @@ def write_config(run: RunDir, config: EvaluationConfig) -> None:
 
 
 def read_config(run: RunDir) -> EvaluationConfig:
-    path = run.file(EVAL_DIR, "config.json")
-    if not path.exists():
-        raise CoworkEnvError(f"run {run.run_id!r} is not an evaluation run under {run.data_root.url} (no {EVAL_DIR}/config.json)")
-    data = read_json(path)
-    if not isinstance(data, dict):
-        raise CoworkEnvError(f"{path}: expected a JSON object, got {type(data).__name__}")
-    return evaluation_config(data, str(path))
+    missing = f"run {run.run_id!r} is not an evaluation run under {run.data_root.url} (no {EVAL_DIR}/config.json)"
+    return read_job_config(run.file(EVAL_DIR, "config.json"), EvaluationConfig, missing)
 
 
 def suite_tasks(run: RunDir) -> list[TaskSpec]:

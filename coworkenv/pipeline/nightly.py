@@ -27,8 +27,8 @@ from coworkenv.data.root import DataRoot
 from coworkenv.errors import CoworkEnvError
 from coworkenv.files import read_json
 from coworkenv.llm import LLMConfig
-from coworkenv.pipeline.config import EndpointSettings, EvaluationConfig, NightlyConfig, SynthesisConfig, nightly_config
-from coworkenv.pipeline.rundir import RunDir, StageHook, stage_reporter, write_json
+from coworkenv.pipeline.config import EndpointSettings, EvaluationConfig, NightlyConfig, SynthesisConfig
+from coworkenv.pipeline.rundir import RunDir, StageHook, read_job_config, stage_reporter, write_json
 
 NIGHTLY_DIR = "nightly"
 STAGES = ("profile", "synthesize", "gate_tasks", "rollouts", "gate_rollouts", "train", "evaluate", "gate_eval", "promote", "new_profile")
@@ -43,13 +43,8 @@ def nightly_file(run: RunDir, *parts: str) -> Path:
 
 
 def read_config(run: RunDir) -> NightlyConfig:
-    path = nightly_file(run, "config.json")
-    if not path.exists():
-        raise CoworkEnvError(f"run {run.run_id!r} is not a nightly run under {run.data_root.url} (no {NIGHTLY_DIR}/config.json)")
-    data = read_json(path)
-    if not isinstance(data, dict):
-        raise CoworkEnvError(f"{path}: expected a JSON object")
-    return nightly_config(data, str(path))
+    missing = f"run {run.run_id!r} is not a nightly run under {run.data_root.url} (no {NIGHTLY_DIR}/config.json)"
+    return read_job_config(nightly_file(run, "config.json"), NightlyConfig, missing)
 
 
 def start(run: RunDir, config: NightlyConfig) -> None:

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ValidationError
 from coworkenv.data.root import DataRoot, local_path, open_root
 from coworkenv.errors import CoworkEnvError, format_validation_error
 from coworkenv.files import parse_json, read_json, read_text, write_output
-from coworkenv.pipeline.config import SynthesisConfig, synthesis_config
+from coworkenv.pipeline.config import C, SynthesisConfig, validated_config
 from coworkenv.redact import scrub_configured
 from coworkenv.spec.task import TaskSpec
 from coworkenv.validate.verdict import TaskValidation
@@ -69,13 +69,8 @@ class RunDir:
         write_text(self.file("config.json"), config.model_dump_json(indent=2) + "\n")
 
     def config(self) -> SynthesisConfig:
-        path = self.file("config.json")
-        if not path.exists():
-            raise CoworkEnvError(f"run {self.run_id!r} has not been planned under {self.data_root.url} (no {path.name}): generate it first")
-        data = read_json(path)
-        if not isinstance(data, dict):
-            raise CoworkEnvError(f"{path}: expected a JSON object, got {type(data).__name__}")
-        return synthesis_config(data, str(path))
+        missing = f"run {self.run_id!r} has not been planned under {self.data_root.url} (no config.json): generate it first"
+        return read_job_config(self.file("config.json"), SynthesisConfig, missing)
 
     # --- shards ---
 
@@ -91,6 +86,16 @@ class RunDir:
 
     def shard_file(self, stage: str, shard: int, what: str) -> Path:
         return self.file(stage, f"shard-{shard:04d}.{what}.jsonl")
+
+
+def read_job_config(path: Path, model: type[C], missing: str) -> C:
+    """The job config a run recorded at `path` (`missing`: the error when it has none), checked against its model."""
+    if not path.exists():
+        raise CoworkEnvError(missing)
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise CoworkEnvError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    return validated_config(model, data, str(path))
 
 
 def write_text(path: Path, text: str) -> None:
