@@ -47,16 +47,13 @@ def coworkenv_evaluate():
     @task
     def prepare() -> dict:
         """Validate the settings, resolve the suite, check it against the training releases for contamination."""
-        from airflow.sdk.exceptions import AirflowFailException
-
         from coworkenv.errors import CoworkEnvError
+        from coworkenv.pipeline.airflow import without_retry
         from coworkenv.pipeline.config import evaluation_config
         from coworkenv.pipeline.evaluate import prepare as prepare_run
 
-        try:
-            return prepare_run(_run(), evaluation_config(dict(get_current_context()["params"]), "settings"))
-        except CoworkEnvError as exc:
-            raise AirflowFailException(str(exc)) from None  # bad settings or a contaminated suite: retrying cannot help
+        # bad settings or a contaminated suite
+        return without_retry(lambda: prepare_run(_run(), evaluation_config(dict(get_current_context()["params"]), "settings")), CoworkEnvError)
 
     @task
     def trials(suite: dict) -> dict:
@@ -77,15 +74,11 @@ def coworkenv_evaluate():
     @task(retries=0)
     def gate(rows: dict) -> dict:
         """The `evaluated` Great Expectations gate; a failure stops the run here and nothing is published."""
-        from airflow.sdk.exceptions import AirflowFailException
-
+        from coworkenv.pipeline.airflow import without_retry
         from coworkenv.pipeline.evaluate import gate as gate_run
         from coworkenv.quality.gates import GateFailed
 
-        try:
-            return gate_run(_run())
-        except GateFailed as exc:
-            raise AirflowFailException(str(exc)) from None
+        return without_retry(lambda: gate_run(_run()), GateFailed)
 
     @task(outlets=[EVAL_REPORT, CAPABILITY_PROFILE])
     def publish(gates: dict) -> dict:

@@ -56,15 +56,10 @@ def _with_endpoint(stage):
 
 
 def _gate(stage):
-    """A gate's failure fails the run at once: retrying cannot make bad data good."""
-    from airflow.sdk.exceptions import AirflowFailException
-
+    from coworkenv.pipeline.airflow import without_retry
     from coworkenv.quality.gates import GateFailed
 
-    try:
-        return stage()
-    except GateFailed as exc:
-        raise AirflowFailException(str(exc)) from None
+    return without_retry(stage, GateFailed)
 
 
 @dag(
@@ -82,19 +77,14 @@ def coworkenv_nightly():
     @task
     def profile() -> dict:
         """Check the settings; the current model and its capability profile on the held-out suite."""
-        from airflow.sdk.exceptions import AirflowFailException
-
         from coworkenv.errors import CoworkEnvError
-        from coworkenv.pipeline.airflow import llm_endpoint
+        from coworkenv.pipeline.airflow import llm_endpoint, without_retry
         from coworkenv.pipeline.config import nightly_config
         from coworkenv.pipeline.nightly import profile_stage, start
 
         run = _run()
-        try:
-            config = nightly_config(dict(get_current_context()["params"]), "settings")
-            start(run, config)
-        except CoworkEnvError as exc:
-            raise AirflowFailException(str(exc)) from None  # bad settings: retrying cannot help
+        config = without_retry(lambda: nightly_config(dict(get_current_context()["params"]), "settings"), CoworkEnvError)
+        without_retry(lambda: start(run, config), CoworkEnvError)
         return profile_stage(run, config, llm_endpoint(config))
 
     @task

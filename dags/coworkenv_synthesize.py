@@ -52,17 +52,12 @@ def coworkenv_synthesize():
     @task
     def plan() -> list[dict]:
         """Validate the settings, then the capability-guided plan, split into shards."""
-        from airflow.sdk.exceptions import AirflowFailException
-
         from coworkenv.errors import CoworkEnvError
+        from coworkenv.pipeline.airflow import without_retry
         from coworkenv.pipeline.config import synthesis_config
         from coworkenv.pipeline.plan import plan_run
 
-        try:
-            config = synthesis_config(dict(get_current_context()["params"]), "settings")
-            return plan_run(_run(), config)
-        except CoworkEnvError as exc:
-            raise AirflowFailException(str(exc)) from None  # bad settings: retrying cannot help
+        return without_retry(lambda: plan_run(_run(), synthesis_config(dict(get_current_context()["params"]), "settings")), CoworkEnvError)
 
     @task(map_index_template="shard {{ task.op_kwargs['shard']['shard'] }}")
     def generate(shard: dict) -> dict:
@@ -104,15 +99,11 @@ def coworkenv_synthesize():
     @task(retries=0)
     def gate(rows: dict) -> dict:
         """Great Expectations gates; a failure stops the run here and nothing is published."""
-        from airflow.sdk.exceptions import AirflowFailException
-
+        from coworkenv.pipeline.airflow import without_retry
         from coworkenv.pipeline.gate import gate_tables
         from coworkenv.quality.gates import GateFailed
 
-        try:
-            return gate_tables(_run())
-        except GateFailed as exc:
-            raise AirflowFailException(str(exc)) from None
+        return without_retry(lambda: gate_tables(_run()), GateFailed)
 
     @task(outlets=[TASK_RELEASE])
     def publish(gates: dict) -> dict:

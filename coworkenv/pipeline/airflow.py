@@ -4,12 +4,15 @@ without it)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, SecretStr
 
 from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import EndpointSettings
+
+R = TypeVar("R")
 
 _PARAM_KEYS = ("type", "title", "description", "enum", "items", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
                "minLength", "maxLength", "format", "examples")  # fmt: skip
@@ -36,6 +39,17 @@ def params_from(model: type[BaseModel]) -> dict[str, Any]:
 
     props = model.model_json_schema()["properties"]
     return {name: Param(field.default, **_param_schema(props[name])) for name, field in model.model_fields.items()}
+
+
+def without_retry(work: Callable[[], R], *errors: type[Exception]) -> R:
+    """`work()`; one of `errors` (bad settings, a failed gate) fails the task at once with its message: retrying
+    cannot make bad input or bad data good."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    try:
+        return work()
+    except errors as exc:
+        raise AirflowFailException(str(exc)) from None
 
 
 def llm_endpoint(config: EndpointSettings) -> LLMConfig | None:
