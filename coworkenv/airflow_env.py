@@ -6,7 +6,9 @@ No Airflow import here: the library must stay importable without it.
 
 from __future__ import annotations
 
+import os
 import secrets
+import sysconfig
 from pathlib import Path
 
 HF_OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
@@ -28,10 +30,21 @@ def _jwt_secret(home: Path) -> str:
     return path.read_text().strip()
 
 
-def embedded_env(root: Path | None = None, home: Path | None = None) -> dict[str, str]:
+def scripts_dir() -> Path:
+    """Where this interpreter's console scripts are (`.venv/bin`): `airflow standalone` starts its scheduler, API server
+    and the rest as `airflow ...` by name, so that folder must lead `PATH` or every child dies unseen."""
+    return Path(sysconfig.get_path("scripts"))
+
+
+def embedded_env(root: Path | None = None, home: Path | None = None, port: int | None = None) -> dict[str, str]:
+    """The embedded setup's variables. `COWORKENV_AIRFLOW_HOME`, `COWORKENV_AIRFLOW_PORT` and `COWORKENV_DATA_ROOT`, when
+    set, move the metadata DB and logs, the UI's port and the data (a second instance beside the first, a test)."""
     root = (root or project_root()).resolve()
-    home = (home or root / ".airflow").resolve()
+    home = (home or Path(os.environ.get("COWORKENV_AIRFLOW_HOME") or root / ".airflow")).resolve()
+    port = port or int(os.environ.get("COWORKENV_AIRFLOW_PORT") or 8080)
+    data = Path(os.environ.get("COWORKENV_DATA_ROOT") or root / "data").resolve()
     return {
+        "PATH": os.pathsep.join([str(scripts_dir()), os.environ.get("PATH", "")]),
         "AIRFLOW_HOME": str(home),
         "AIRFLOW__CORE__DAGS_FOLDER": str(root / "dags"),
         "AIRFLOW__CORE__PLUGINS_FOLDER": str(root / "plugins"),
@@ -41,10 +54,13 @@ def embedded_env(root: Path | None = None, home: Path | None = None) -> dict[str
         "AIRFLOW__CORE__PARALLELISM": "4",
         "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
         "AIRFLOW__API__HOST": "127.0.0.1",
+        "AIRFLOW__API__PORT": str(port),
+        "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{port}",
+        "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
         "AIRFLOW__API_AUTH__JWT_SECRET": _jwt_secret(home),
         "AIRFLOW__LOGGING__BASE_LOG_FOLDER": str(home / "logs"),
         "COWORKENV_ROOT": str(root),
-        "COWORKENV_DATA_ROOT": str(root / "data"),
+        "COWORKENV_DATA_ROOT": str(data),
         **HF_OFFLINE,
     }
 

@@ -71,6 +71,20 @@ def _airflow_environment(request: pytest.FixtureRequest, monkeypatch: pytest.Mon
         monkeypatch.setenv(key, value)
 
 
+@pytest.fixture(scope="session")
+def standalone(airflow_home: AirflowHome, tmp_path_factory: pytest.TempPathFactory):
+    """`make airflow-standalone` on a free port over the session's home; one per session, shared by the REST and the
+    browser tests (starting it takes most of a minute), stopped by process group at the end."""
+    from tests.dags.standalone import Standalone, free_port
+
+    server = Standalone(airflow_home, free_port(), tmp_path_factory.mktemp("standalone") / "standalone.log")
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
 @pytest.fixture
 def core_check_dag(airflow_home: AirflowHome):
     return load_dag("coworkenv_core_check")

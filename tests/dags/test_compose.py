@@ -125,6 +125,9 @@ def test_compose_sets_what_the_embedded_env_sets(tmp_path: Path):
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN",  # Postgres, not SQLite
         "AIRFLOW__API__HOST",  # the api-server listens on the container network
         "AIRFLOW__LOGGING__BASE_LOG_FOLDER",  # AIRFLOW_HOME/logs, a shared volume
+        "PATH",  # the image's, which has airflow on it
+        "AIRFLOW__API__PORT",  # the image's default, 8080
+        "AIRFLOW__API__BASE_URL",  # the published port's
     }
     wanted = set(embedded_env(root=ROOT, home=tmp_path)) - replaced
     for service in AIRFLOW_SERVICES:
