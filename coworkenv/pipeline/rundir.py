@@ -13,7 +13,7 @@ repaired/validations.jsonl           the battery's verdict on each of them (from
 repaired/attempts.jsonl, repaired/metrics.json
 rollouts/trajectories.jsonl          `trajectories` rows: the oracle rollouts of every valid task
 tables/<table>.parquet               the release tables, staged for the gates
-quality/data_docs/<stage>/           Great Expectations Data Docs of the gates
+quality/data_docs/<stage>/index.html a gate's report (renders offline; GX's own Data Docs under gx/)
 quality/passed.json                  the digests of the staged tables the gates passed (what publish accepts)
 ```
 """
