@@ -82,12 +82,13 @@ def coworkenv_evaluate():
 
     @task(outlets=[EVAL_REPORT, CAPABILITY_PROFILE])
     def publish(gates: dict) -> dict:
-        """The gated tables as a release of kind `eval`; the report and the profile become visible as assets."""
+        """The gated tables as a release of kind `eval`; the report and the profile become visible as assets (their
+        events' extra names the release)."""
+        from coworkenv.pipeline.airflow import outlet_extra
         from coworkenv.pipeline.evaluate import publish as publish_run
 
-        manifest = publish_run(_run())
-        print(f"published evaluation release {manifest.release_id}: {manifest.row_counts}")
-        return {"release_id": manifest.release_id, "row_counts": manifest.row_counts}
+        manifest = publish_run(_run())  # logs the release id and row counts
+        return outlet_extra({"release_id": manifest.release_id, "row_counts": manifest.row_counts})
 
     publish(gate(build(trials(prepare()))))
 

@@ -56,10 +56,11 @@ def _with_endpoint(stage):
 
 
 def _gate(stage):
-    from coworkenv.pipeline.airflow import without_retry
+    """A gate stage: a failed gate fails the task at once; the stage's result (its release) is its asset event's extra."""
+    from coworkenv.pipeline.airflow import outlet_extra, without_retry
     from coworkenv.quality.gates import GateFailed
 
-    return without_retry(stage, GateFailed)
+    return outlet_extra(without_retry(stage, GateFailed))
 
 
 @dag(
@@ -118,10 +119,11 @@ def coworkenv_nightly():
     @task(pool="gpu", outlets=[CANDIDATE])
     def train(_: dict) -> dict:
         """SFT (then GRPO, GDPO or DPO); the checkpoint is registered as a candidate."""
+        from coworkenv.pipeline.airflow import outlet_extra
         from coworkenv.pipeline.nightly import train_stage
 
         run = _run()
-        return train_stage(run, _config(run))
+        return outlet_extra(train_stage(run, _config(run)))
 
     @task
     def evaluate(_: dict) -> dict:
@@ -142,20 +144,22 @@ def coworkenv_nightly():
         """Promote the candidate, or keep the current model; the decision and its reason are recorded."""
         import logging
 
+        from coworkenv.pipeline.airflow import outlet_extra
         from coworkenv.pipeline.nightly import promote_stage
 
         run = _run()
         decision = promote_stage(run, _config(run))
         logging.getLogger(__name__).info("%s: %s; report: %s", "promoted" if decision["promoted"] else "kept", decision["reason"], decision["report"])
-        return decision
+        return outlet_extra(decision)
 
     @task(outlets=[CAPABILITY_PROFILE])
     def new_profile(_: dict) -> dict:
         """The profile of the model that is current now: what tomorrow's plan reads."""
+        from coworkenv.pipeline.airflow import outlet_extra
         from coworkenv.pipeline.nightly import new_profile_stage
 
         run = _run()
-        return new_profile_stage(run, _config(run))
+        return outlet_extra(new_profile_stage(run, _config(run)))
 
     new_profile(promote(gate_eval(evaluate(train(gate_rollouts(rollouts(gate_tasks(synthesize(profile())))))))))
 

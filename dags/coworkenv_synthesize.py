@@ -67,7 +67,7 @@ def coworkenv_synthesize():
         run = _run()
         return generate_shard(run, shard, _llm(run))
 
-    @task
+    @task(map_index_template="shard {{ task.op_kwargs['generated']['shard'] }}")
     def validate(generated: dict) -> dict:
         """Run the validation battery on one shard inside the sandbox."""
         from coworkenv.pipeline.validate import validate_shard
@@ -107,12 +107,12 @@ def coworkenv_synthesize():
 
     @task(outlets=[TASK_RELEASE])
     def publish(gates: dict) -> dict:
-        """Atomic publication of the release; LATEST flips last."""
+        """Atomic publication of the release; LATEST flips last. The asset event's extra names the release."""
+        from coworkenv.pipeline.airflow import outlet_extra
         from coworkenv.pipeline.publish import publish as publish_run
 
-        manifest = publish_run(_run())
-        print(f"published release {manifest.release_id}: {manifest.row_counts}")
-        return {"release_id": manifest.release_id, "row_counts": manifest.row_counts}
+        manifest = publish_run(_run())  # logs the release id and row counts
+        return outlet_extra({"release_id": manifest.release_id, "row_counts": manifest.row_counts})
 
     shards = plan()
     validated = validate.expand(generated=generate.expand(shard=shards))

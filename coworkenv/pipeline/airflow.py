@@ -1,6 +1,6 @@
-"""What the DAGs need from Airflow and nothing else does: the trigger form generated from a config model, and an LLM
-endpoint read from an Airflow connection. Airflow is imported inside the functions only (the library must import
-without it)."""
+"""What the DAGs need from Airflow and nothing else does: the trigger form generated from a config model, an LLM
+endpoint read from an Airflow connection, and the `extra` of the asset events a task emits. Airflow is imported
+inside the functions only (the library must import without it)."""
 
 from __future__ import annotations
 
@@ -50,6 +50,17 @@ def without_retry(work: Callable[[], R], *errors: type[Exception]) -> R:
         return work()
     except errors as exc:
         raise AirflowFailException(str(exc)) from None
+
+
+def outlet_extra(result: dict[str, Any]) -> dict[str, Any]:
+    """`result` (JSON values: a release id, row counts) as the `extra` of every asset event the running task emits,
+    so an asset's history says which release or model each event was; returns `result` (the task's XCom)."""
+    from airflow.sdk import get_current_context
+
+    context = get_current_context()
+    for outlet in context["task"].outlets:
+        context["outlet_events"][outlet].extra.update(result)
+    return result
 
 
 def llm_endpoint(config: EndpointSettings) -> LLMConfig | None:

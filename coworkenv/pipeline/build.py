@@ -3,6 +3,8 @@ the rollouts, staged as Parquet under `tables/` for the gates."""
 
 from __future__ import annotations
 
+import logging
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -11,6 +13,9 @@ from coworkenv.data.schemas import REPAIRS, TABLES
 from coworkenv.errors import CoworkEnvError
 from coworkenv.files import staged
 from coworkenv.pipeline.rundir import GATES_PASSED, RunDir, read_rows, valid_tasks, verdicts
+from coworkenv.pipeline.summary import counts
+
+log = logging.getLogger(__name__)
 
 
 def build_tables(run: RunDir) -> dict[str, int]:
@@ -34,7 +39,9 @@ def stage_tables(run: RunDir, tables: dict[str, pa.Table]) -> dict[str, int]:
         for name, table in tables.items():
             pq.write_table(table, out / f"{name}.parquet")
         run.file(*GATES_PASSED).unlink(missing_ok=True)  # new tables need the gates again
-    return {name: table.num_rows for name, table in tables.items()}
+    rows = {name: table.num_rows for name, table in tables.items()}
+    log.info("build: tables staged for the gates under %s, rows: %s", run.file("tables"), counts(rows))
+    return rows
 
 
 def staged_tables(run: RunDir) -> dict[str, pa.Table]:

@@ -18,6 +18,7 @@ tables/, quality/        as in a synthesis run
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +36,8 @@ from coworkenv.spec.task import TaskSpec
 if TYPE_CHECKING:
     from coworkenv.rollout.pairs import PairSet
     from coworkenv.rollout.record import TrialRecord
+
+log = logging.getLogger(__name__)
 
 EVAL_DIR = "eval"
 REPORT_DIR = "report"
@@ -87,6 +90,9 @@ def prepare(run: RunDir, config: EvaluationConfig) -> dict[str, Any]:
     write_jsonl(run.file(EVAL_DIR, "suite.jsonl"), [t.to_json() for t in tasks])
     info = {"name": suite.name, "kind": suite.kind, "source": suite.source, "release_id": release_id, "tasks": len(tasks)}
     write_json(run.file(EVAL_DIR, "suite.json"), info)
+    log.info("prepare: suite %s (%s, %d tasks) for agent %s; contamination against %s: %d tasks similar, max similarity %.2f",
+             suite.name, suite.kind, len(tasks), config.agent, ", ".join(releases) or "no training release",
+             len(report.contaminated_ids), report.max_similarity)  # fmt: skip
     return {**info, "training_releases": releases, "contaminated": len(report.contaminated_ids), "max_similarity": report.max_similarity}
 
 
@@ -179,6 +185,10 @@ def run_trials_stage(run: RunDir, llm: LLMConfig | None = None, progress: Callab
         seed=config.seed, batch_size=config.batch_size,
     )  # fmt: skip
     failed = [r for r in records if not r.ok]
+    passed = sum(1 for r in records if r.ok and r.grade.passed)
+    example = f" (e.g. {failed[0].task_id}: {failed[0].error})" if failed else ""
+    log.info("trials: %d trials of %s (%d per task): %d passed, %d did not, %d failed to run%s", len(records), config.agent, config.trials,
+             passed, len(records) - passed - len(failed), len(failed), example)  # fmt: skip
     return {"trials": len(records), "failed": len(failed), "passed": sum(1 for r in records if r.ok and r.grade.passed)}
 
 
@@ -212,6 +222,8 @@ def build(run: RunDir, out: str | os.PathLike[str] | None = None) -> dict[str, A
     report_dir = Path(out) if out is not None else run.file(REPORT_DIR)
     summary = summarize(rows, seed=config.seed)
     write_report(report_dir, summary, rows, title=f"{label} on {suite['name']}", profile=capability_profile(rows, model=label))
+    report = (report_dir / "report.html").absolute()
+    log.info("build: %d eval_results rows, pass rate %.3f; report: %s", len(rows), summary.overall.pass_rate.value, report)
     return {"eval_results": len(rows), "report": str(report_dir / "report.html"), "pass_rate": summary.overall.pass_rate.value}
 
 
@@ -226,12 +238,15 @@ def publish(run: RunDir) -> Manifest:
     from coworkenv.data.publisher import publish_release
     from coworkenv.pipeline.build import staged_tables
     from coworkenv.pipeline.gate import require_passed
+    from coworkenv.pipeline.publish import published
 
     config = read_config(run)
     require_passed(run)
     parent = suite_info(run).get("release_id")
-    return publish_release(staged_tables(run), data_root=run.data_root, run_id=run.run_id, parent=parent,
-                           config=config.model_dump(mode="json"), kind="eval")  # fmt: skip
+    manifest = publish_release(staged_tables(run), data_root=run.data_root, run_id=run.run_id, parent=parent,
+                               config=config.model_dump(mode="json"), kind="eval")  # fmt: skip
+    log.info("%s", published(manifest, run))
+    return manifest
 
 
 def evaluate(

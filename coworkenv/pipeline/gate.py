@@ -5,6 +5,7 @@ checked, and the publish stage publishes only tables that passed."""
 from __future__ import annotations
 
 import hashlib
+import logging
 from typing import Any
 
 from coworkenv.data.schemas import TABLES
@@ -12,6 +13,8 @@ from coworkenv.errors import CoworkEnvError
 from coworkenv.files import read_json
 from coworkenv.pipeline.build import staged_tables
 from coworkenv.pipeline.rundir import GATES_PASSED, RunDir, write_json
+
+log = logging.getLogger(__name__)
 
 STAGES = ("validated", "rollouts")
 
@@ -30,11 +33,19 @@ def staged_digests(run: RunDir) -> dict[str, str]:
 
 def gate_tables(run: RunDir, stages: tuple[str, ...] = STAGES) -> dict[str, Any]:
     """The gates of `stages` (a synthesis run's by default; an evaluation run's is `evaluated`)."""
-    from coworkenv.quality.gates import run_gate  # Great Expectations takes seconds to import
+    from coworkenv.quality.gates import GateFailed, run_gate  # Great Expectations takes seconds to import
 
     run.file(*GATES_PASSED).unlink(missing_ok=True)
     tables = staged_tables(run)
-    statistics = {stage: run_gate(stage, tables, report_dir=run.file("quality")).statistics for stage in stages}
+    statistics = {}
+    for stage in stages:
+        try:
+            result = run_gate(stage, tables, report_dir=run.file("quality"))
+        except GateFailed as failed:  # said here in full, before the traceback that stops the task
+            log.error("%s", failed.result.summary())
+            raise
+        log.info("%s", result.summary())
+        statistics[stage] = result.statistics
     write_json(run.file(*GATES_PASSED), {"stages": list(stages), "tables": staged_digests(run)})
     return statistics
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,11 @@ from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import SynthesisConfig
 from coworkenv.pipeline.plan import start_run
 from coworkenv.pipeline.rundir import RunDir, write_jsonl
+from coworkenv.pipeline.summary import block, top_reasons
 from coworkenv.synth.generate import GenerateRequest, generate
 from coworkenv.synth.planner import Plan, PlanRow
+
+log = logging.getLogger(__name__)
 
 
 def _generate(run: RunDir, shard: dict[str, Any], llm: LLMConfig | None, progress: Callable[[int], None] | None) -> tuple[list[str], list[str]]:
@@ -24,6 +28,9 @@ def _generate(run: RunDir, shard: dict[str, Any], llm: LLMConfig | None, progres
     request = GenerateRequest(n=max(1, shard["tasks"]), seed=config.seed, generator=config.generator, llm_share=config.llm_share)
     generator = LLMGenerator(llm) if llm is not None else None
     tasks, rejections = generate(request, Plan(n=shard["tasks"], seed=config.seed, rows=rows), llm=generator, progress=progress)
+    reasons = [(r.code, f"{r.family} seed {r.seed}", r.reason) for r in rejections]
+    head = f"generate shard {shard['shard']}: {len(tasks)} tasks of {shard['tasks']} planned, {len(rejections)} failed attempts"
+    log.info("%s", block(head + (", most frequent reasons:" if reasons else ""), top_reasons(reasons, "attempt")))
     return [t.to_json() for t in tasks], [r.model_dump_json() for r in rejections]
 
 

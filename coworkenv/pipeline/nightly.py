@@ -18,6 +18,7 @@ nightly/next_profile.json  the profile the next loop plans from (the model that 
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +30,9 @@ from coworkenv.files import read_json
 from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import EndpointSettings, EvaluationConfig, NightlyConfig, SynthesisConfig
 from coworkenv.pipeline.rundir import RunDir, StageHook, read_job_config, stage_reporter, write_json
+from coworkenv.pipeline.summary import fields
+
+log = logging.getLogger(__name__)
 
 NIGHTLY_DIR = "nightly"
 STAGES = ("profile", "synthesize", "gate_tasks", "rollouts", "gate_rollouts", "train", "evaluate", "gate_eval", "promote", "new_profile")
@@ -75,9 +79,11 @@ def once(run: RunDir, stage: str, work: Callable[[], dict[str, Any]]) -> dict[st
     """`work()`'s result, recorded; a stage recorded by an earlier attempt is not run again."""
     state = read_state(run)
     if stage in state:
+        log.info("nightly %s: finished by an earlier attempt, not run again: %s", stage, fields(state[stage]))
         return {**state[stage], "resumed": True}
     result = work()
     write_json(nightly_file(run, "state.json"), {**read_state(run), stage: result})
+    log.info("nightly %s: %s", stage, fields(result))
     return result
 
 

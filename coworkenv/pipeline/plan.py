@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 import shutil
+from collections import Counter
 from typing import Any
 
 from coworkenv.errors import CoworkEnvError
 from coworkenv.pipeline.config import SynthesisConfig
 from coworkenv.pipeline.rundir import RunDir, write_json, write_text
+from coworkenv.pipeline.summary import counts
 from coworkenv.spec.io import load_model
 from coworkenv.synth.generate import check_plan, plan_for
 from coworkenv.synth.planner import CapabilityProfile, Plan
+
+log = logging.getLogger(__name__)
 
 DOWNSTREAM = ("generated", "validated", "repaired", "rollouts", "tables", "quality")
 """What a new plan makes stale: the outputs of every later stage."""
@@ -40,4 +45,8 @@ def plan_run(run: RunDir, config: SynthesisConfig, plan: Plan | None = None) -> 
         loads[i] += row.count
     out = [{"shard": i, "rows": rows, "tasks": loads[i]} for i, rows in enumerate(shards)]
     write_json(run.file("shards.json"), out)
+    families = Counter(row.family for row in the_plan.rows for _ in range(row.count))
+    log.info("plan: %d tasks (generator %s, seed %d) from %d plan rows%s, in %d shards of %s tasks\n  by family: %s", the_plan.n,
+             config.generator, config.seed, len(the_plan.rows), f" (profile {config.profile})" if config.profile else "", len(out),
+             ", ".join(str(n) for n in loads), counts(dict(families.most_common())))  # fmt: skip
     return out

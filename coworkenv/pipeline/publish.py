@@ -3,16 +3,30 @@ once they have passed the gates."""
 
 from __future__ import annotations
 
+import logging
+
 from coworkenv.data.layout import Manifest
 from coworkenv.data.publisher import publish_release
 from coworkenv.data.reader import latest_release
 from coworkenv.pipeline.build import staged_tables
 from coworkenv.pipeline.gate import require_passed
 from coworkenv.pipeline.rundir import RunDir
+from coworkenv.pipeline.summary import counts
+
+log = logging.getLogger(__name__)
 
 
 def publish(run: RunDir) -> Manifest:
     config = run.config()
     require_passed(run)
-    return publish_release(staged_tables(run), data_root=run.data_root, run_id=run.run_id, parent=latest_release(run.data_root),
-                           config=config.model_dump(mode="json"))  # fmt: skip
+    manifest = publish_release(staged_tables(run), data_root=run.data_root, run_id=run.run_id, parent=latest_release(run.data_root),
+                               config=config.model_dump(mode="json"))  # fmt: skip
+    log.info("%s", published(manifest, run))
+    return manifest
+
+
+def published(manifest: Manifest, run: RunDir) -> str:
+    """`published release <id> (parent …) at <where>; rows: tasks 40, …`: what the publish task's log says."""
+    kind = "evaluation release" if manifest.kind == "eval" else "release"
+    where = run.data_root.url_of(run.data_root.join("releases", manifest.release_id))
+    return f"published {kind} {manifest.release_id} (parent {manifest.parent or 'none'}) at {where}; rows: {counts(manifest.row_counts)}"

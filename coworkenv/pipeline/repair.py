@@ -4,6 +4,8 @@ pass runs in the sandbox (it plays the untrusted spec), the LLM pass validates t
 from __future__ import annotations
 
 import json
+import logging
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -11,9 +13,13 @@ from coworkenv.errors import CoworkEnvError
 from coworkenv.files import parse_json, staged
 from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.rundir import RunDir, validated, write_json, write_jsonl
-from coworkenv.repair.loop import metrics, repair_many
+from coworkenv.pipeline.summary import block, top_reasons
+from coworkenv.pipeline.validate import rejection_reasons
+from coworkenv.repair.loop import RepairOutcome, metrics, repair_many
 from coworkenv.repair.sandboxed import repair_in_sandbox
 from coworkenv.sandbox.choices import IN_PROCESS
+
+log = logging.getLogger(__name__)
 
 
 def _spec_data(line: str) -> dict[str, Any] | None:
@@ -29,7 +35,8 @@ def repair_run(run: RunDir, llm: LLMConfig | None = None, progress: Callable[[in
     from coworkenv.repair.llm import LLMRepairer  # the OpenAI client is imported only where an endpoint is used
 
     config = run.config()
-    items = [(data, v) for line, v in validated(run) if not v.valid and (data := _spec_data(line)) is not None]
+    rejected = [(line, v) for line, v in validated(run) if not v.valid]
+    items = [(data, v) for line, v in rejected if (data := _spec_data(line)) is not None]
     repairer = LLMRepairer(llm.model_copy(update={"temperature": 0.0})) if llm is not None else None
     if not config.repair_rounds or not items:
         outcomes = []
@@ -51,4 +58,35 @@ def repair_run(run: RunDir, llm: LLMConfig | None = None, progress: Callable[[in
         write_jsonl(folder / "validations.jsonl", [o.validation.model_dump_json() for o in kept])
         write_jsonl(folder / "attempts.jsonl", attempts)
         write_json(folder / "metrics.json", summary)
+    log.info("%s", _summary(len(rejected), len(items), outcomes, config.repair_rounds))
     return {"invalid": len(items), "repaired": len(kept), "metrics": summary}
+
+
+def _tasks(n: int) -> str:
+    return f"{n} task" if n == 1 else f"{n} tasks"
+
+
+def _summary(rejected: int, repairable: int, outcomes: list[RepairOutcome], rounds: int) -> str:
+    """Rescued and still rejected, overall and by strategy; what still fails the tasks that stay rejected."""
+    if not rejected:
+        return "repair: nothing to repair (no task was rejected)"
+    unparsed = f" ({rejected - repairable} not a JSON object, not repairable)" if rejected > repairable else ""
+    if not rounds or not outcomes:
+        return f"repair: {rejected} rejected tasks{unparsed}, none repaired" + (" (repair_rounds is 0)" if not rounds else "")
+    rescued = [o for o in outcomes if o.valid]
+    head = (f"repair: {rejected} rejected tasks{unparsed}: {len(rescued)} rescued ({len(rescued) / len(outcomes):.0%} of those tried), "
+            f"{rejected - len(rescued)} still rejected; by strategy:")  # fmt: skip
+    tried, saved, failed = Counter[str](), Counter[str](), Counter[str]()
+    for o in outcomes:
+        for strategy in dict.fromkeys(a.strategy for a in o.attempts):
+            tried[strategy] += 1
+            failed[strategy] += not o.valid
+        saved.update({a.strategy for a in o.attempts if a.kept and o.valid})
+    untried = sum(1 for o in outcomes if not o.attempts)
+    details = [f"  {s}: tried on {_tasks(n)}, rescued {saved[s]}, still rejected {failed[s]}" for s, n in sorted(tried.items())]
+    if untried:
+        details.append(f"  no strategy applied to {_tasks(untried)}")
+    still = rejection_reasons([o.validation for o in outcomes if not o.valid and o.validation is not None])
+    if still:
+        details += ["  still failing:", *top_reasons(still)]
+    return block(head, details)

@@ -4,6 +4,7 @@ SFT data of the release) under `rollouts/`."""
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -11,6 +12,8 @@ from coworkenv.errors import CoworkEnvError
 from coworkenv.pipeline.rundir import RunDir, valid_tasks, verdicts, write_jsonl
 from coworkenv.redact import safe_message
 from coworkenv.sandbox.choices import IN_PROCESS
+
+log = logging.getLogger(__name__)
 
 AGENT = "oracle"
 
@@ -36,4 +39,8 @@ def rollout_run(run: RunDir, progress: Callable[[int], None] | None = None) -> d
             raise CoworkEnvError(f"{len(failed)} rollout(s) failed in the sandbox, e.g. {task_id}: {r.error_code}: {why}")
         rows = [r.output for r in results]
     write_jsonl(run.file("rollouts", "trajectories.jsonl"), [json.dumps(row, ensure_ascii=False) for row in rows])
-    return {"trajectories": len(rows), "passed": sum(1 for r in rows if r["passed"])}
+    passed = sum(1 for r in rows if r["passed"])
+    failed = [r["task_id"] for r in rows if not r["passed"]]
+    log.info("rollout: the %s played %d valid tasks: %d passed, %d did not%s", AGENT, len(rows), passed, len(failed),
+             f" (e.g. {', '.join(failed[:3])})" if failed else "")  # fmt: skip
+    return {"trajectories": len(rows), "passed": passed}

@@ -13,7 +13,7 @@ repaired/validations.jsonl           the battery's verdict on each of them (from
 repaired/attempts.jsonl, repaired/metrics.json
 rollouts/trajectories.jsonl          `trajectories` rows: the oracle rollouts of every valid task
 tables/<table>.parquet               the release tables, staged for the gates
-quality/data_docs/<stage>/           Great Expectations Data Docs of the gates
+quality/data_docs/<stage>/index.html a gate's report (renders offline; GX's own Data Docs under gx/)
 quality/passed.json                  the digests of the staged tables the gates passed (what publish accepts)
 ```
 """
@@ -41,11 +41,20 @@ RUNS_DIR = "runs"
 GATES_PASSED = ("quality", "passed.json")
 
 
+RUN_ID_CHARS = "-_.:+~"
+"""Besides letters and digits, what a run id keeps in its directory name: every character of Airflow's run ids
+(`manual__2026-01-01T00:00:00.123456+00:00`), so the folder a person looks for is the run id the UI shows."""
+
+
 def safe_name(run_id: str) -> str:
-    """A run id as a directory name (Airflow's ids carry `:` and `+`)."""
+    """A run id as a directory name: itself, when made of letters, digits and `RUN_ID_CHARS` (as every Airflow and
+    CLI run id is); any other character (`/`, a space) becomes `_`."""
     if not isinstance(run_id, str) or not run_id.strip():
         raise CoworkEnvError("a run needs a non-empty run id")
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in run_id)
+    name = "".join(c if c.isalnum() or c in RUN_ID_CHARS else "_" for c in run_id)
+    if not name.strip("."):  # `.` or `..` would be the runs folder itself or the data root
+        raise CoworkEnvError(f"run id {run_id!r} is not a name: give letters or digits")
+    return name
 
 
 @dataclass(frozen=True)

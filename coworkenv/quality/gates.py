@@ -2,11 +2,15 @@
 
 Each call builds a fresh ephemeral GX context (in-memory stores, analytics and progress bars off; ~20 ms), adds a
 pandas data source with one dataframe asset per table, runs one validation definition per table and, when a
-`report_dir` is given, renders GX Data Docs into `report_dir/data_docs/<stage>/` (a local filesystem site; the
-index is `report_dir/data_docs/<stage>/index.html`). One site per stage: GX's site builder drops pages whose
-results are not in the context's stores, so stages sharing a site would erase each other's pages, and a rerun
-replaces its stage's report. A fresh context per call keeps runs independent: nothing from an earlier run leaks
-into the report.
+`report_dir` is given, writes the stage's report into `report_dir/data_docs/<stage>/`: `index.html`, one
+self-contained page with every expectation's result (`coworkenv.quality.report`; it renders offline), and GX's own
+Data Docs under `gx/` (a local filesystem site, rewritten to render offline too). One site per stage: GX's site
+builder drops pages whose results are not in the context's stores, so stages sharing a site would erase each other's
+pages, and a rerun replaces its stage's report. A fresh context per call keeps runs independent: nothing from an
+earlier run leaks into the report.
+
+GX is quiet while a gate runs (`quiet_gx`): its INFO logs (some 200 lines at its first import), its deprecation
+warnings and its progress bars would bury the verdict in a task's log.
 
 A failing gate raises `GateFailed` after the report is written: its message lists every failed expectation with
 its counts and up to five examples, and `GateFailed.result` holds the whole `GateResult`. The gate never
@@ -17,7 +21,11 @@ from __future__ import annotations
 
 import logging
 import math
+import shutil
 import time
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,12 +34,15 @@ from pydantic import BaseModel, ConfigDict
 
 from coworkenv.errors import CoworkEnvError
 from coworkenv.quality.derive import to_frame
+from coworkenv.quality.report import GX_FOLDER, gx_pages, make_offline, write_page
 from coworkenv.quality.suites import GATES, StageGate
 
 log = logging.getLogger(__name__)
 
 DOCS_FOLDER = "data_docs"
 SITE_NAME = "coworkenv_gates"
+SOURCE = "coworkenv"
+"""The pandas data source of the gates' tables (GX names each validation page `<source>-<table>.html`)."""
 MAX_EXAMPLES = 5
 DOCS_EXAMPLES = 20
 """Unexpected values GX keeps per expectation (shown in Data Docs); failures quote the first MAX_EXAMPLES."""
@@ -62,6 +73,24 @@ class FailedExpectation(BaseModel):
     message: str
 
 
+class ExpectationOutcome(BaseModel):
+    """One expectation of a gate, held or not: a line of the gate's report page."""
+
+    model_config = ConfigDict(frozen=True)
+
+    table: str
+    rule: str
+    expectation: str
+    columns: list[str] = []
+    description: str = ""
+    row_condition: str | None = None
+    success: bool
+    observed: str
+    """What GX measured, in words: `0 of 12 rows unexpected`, `observed 12`, or why it could not be evaluated."""
+    examples: list[Any] = []
+    """Up to five offending values or rows (failures only)."""
+
+
 class GateResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -70,8 +99,10 @@ class GateResult(BaseModel):
     statistics: dict[str, Any]
     """evaluated/successful/unsuccessful expectation counts, success_percent, per-table rows, seconds."""
     failures: list[FailedExpectation] = []
+    expectations: list[ExpectationOutcome] = []
+    """Every expectation evaluated, held or not, table by table in suite order."""
     report_path: str | None = None
-    """Data Docs index (`<report_dir>/data_docs/<stage>/index.html`) when a report_dir was given."""
+    """The report page (`<report_dir>/data_docs/<stage>/index.html`, absolute) when a report_dir was given."""
 
     def summary(self) -> str:
         stats = self.statistics
@@ -120,32 +151,34 @@ def run_gate(stage: str, tables: dict[str, Any], *, report_dir: str | Path | Non
     if missing:
         raise CoworkEnvError(f"gate {stage!r} needs tables {', '.join(gate.tables)}; missing: {', '.join(missing)}")
     started = time.perf_counter()
-    frames = {name: to_frame(tables[name], name) for name in gate.tables}
-    gate.derive(frames)
-
-    docs_dir = Path(report_dir) / DOCS_FOLDER / stage if report_dir is not None else None
-    context, suites, results = _validate(gate, frames, docs_dir)
-    report_path, report_error = None, None
+    docs_dir = Path(report_dir).absolute() / DOCS_FOLDER / stage if report_dir is not None else None
     if docs_dir is not None:
-        report_path, report_error = _build_docs(context, docs_dir)
+        shutil.rmtree(docs_dir, ignore_errors=True)  # a rerun's report replaces the last one's, pages and all
+    report_error = None
+    with quiet_gx():
+        frames = {name: to_frame(tables[name], name) for name in gate.tables}
+        gate.derive(frames)
+        context, suites, results = _validate(gate, frames, docs_dir / GX_FOLDER if docs_dir is not None else None)
+        if docs_dir is not None:
+            report_error = _build_docs(context, docs_dir / GX_FOLDER)
 
-    failures: list[FailedExpectation] = []
-    evaluated = successful = 0
-    per_table: dict[str, dict[str, int]] = {}
-    for table, suite_result in results.items():
-        table_failed = 0
-        order = {e.meta["rule"]: i for i, e in enumerate(suites[table].expectations)}
-        table_failures = []
-        for item in suite_result.results:
-            evaluated += 1
-            if item.success:
-                successful += 1
-            else:
-                table_failed += 1
-                table_failures.append(_failure(table, item, gate.id_columns.get(table, ())))
-        # GX reports table-level expectations last; keep the suite's order (columns first, then as written)
-        failures.extend(sorted(table_failures, key=lambda f: order.get(f.rule, len(order))))
-        per_table[table] = {"rows": len(frames[table]), "expectations": len(suite_result.results), "failed": table_failed}
+        failures: list[FailedExpectation] = []
+        outcomes: list[ExpectationOutcome] = []
+        per_table: dict[str, dict[str, int]] = {}
+        for table, suite_result in results.items():
+            order = {e.meta["rule"]: i for i, e in enumerate(suites[table].expectations)}
+            table_failures, table_outcomes = [], []
+            for item in suite_result.results:
+                failure = None if item.success else _failure(table, item, gate.id_columns.get(table, ()))
+                table_outcomes.append(_outcome(table, item, failure))
+                if failure is not None:
+                    table_failures.append(failure)
+            # GX reports table-level expectations last; keep the suite's order (columns first, then as written)
+            failures.extend(sorted(table_failures, key=lambda f: order.get(f.rule, len(order))))
+            outcomes.extend(sorted(table_outcomes, key=lambda o: order.get(o.rule, len(order))))
+            per_table[table] = {"rows": len(frames[table]), "expectations": len(suite_result.results), "failed": len(table_failures)}
+    evaluated = len(outcomes)
+    successful = evaluated - len(failures)
     statistics: dict[str, Any] = {
         "evaluated_expectations": evaluated,
         "successful_expectations": successful,
@@ -154,12 +187,39 @@ def run_gate(stage: str, tables: dict[str, Any], *, report_dir: str | Path | Non
         "tables": per_table,
         "seconds": round(time.perf_counter() - started, 3),
     }
-    if report_error:
-        statistics["report_error"] = report_error
-    result = GateResult(stage=stage, success=not failures, statistics=statistics, failures=failures, report_path=report_path)
+    result = GateResult(stage=stage, success=not failures, statistics=statistics, failures=failures, expectations=outcomes)
+    if docs_dir is not None:
+        result = _with_report(result, docs_dir, report_error)
     if not result.success:
         raise GateFailed(result)
     return result
+
+
+def _with_report(result: GateResult, docs_dir: Path, site_error: str | None) -> GateResult:
+    """The result with its report page written (and its path), or with why it could not be."""
+    try:
+        index = write_page(docs_dir, result, gx_pages(docs_dir / GX_FOLDER, list(result.statistics["tables"]), SOURCE))
+    except (OSError, CoworkEnvError) as exc:
+        log.warning("the gate's report could not be written to %s: %s", docs_dir, exc)
+        return result.model_copy(update={"statistics": {**result.statistics, "report_error": f"{type(exc).__name__}: {exc}"}})
+    statistics = {**result.statistics, "report_error": site_error} if site_error else result.statistics
+    return result.model_copy(update={"report_path": str(index), "statistics": statistics})
+
+
+@contextmanager
+def quiet_gx() -> Iterator[None]:
+    """Great Expectations without its noise while a gate runs: its loggers at WARNING (its INFO lines are registry
+    and config chatter: some 200 at its first import), its own warnings (deprecated modules it imports) ignored.
+    Progress bars are off in the context's config (`_context`). Levels and filters are restored afterwards."""
+    logger = logging.getLogger("great_expectations")
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", module=r"great_expectations(\.|$)")
+            yield
+    finally:
+        logger.setLevel(level)
 
 
 # --- GX plumbing ------------------------------------------------------------------------------------------------
@@ -195,7 +255,7 @@ def _validate(gate: StageGate, frames: dict[str, Any], docs_dir: Path | None) ->
     from great_expectations.core.run_identifier import RunIdentifier
 
     context = _context(docs_dir)
-    source = context.data_sources.add_pandas("coworkenv")
+    source = context.data_sources.add_pandas(SOURCE)
     suites = gate.build()
     run_id = RunIdentifier(run_name=gate.stage, run_time=datetime.now(UTC))
     results: dict[str, Any] = {}
@@ -213,17 +273,16 @@ def _validate(gate: StageGate, frames: dict[str, Any], docs_dir: Path | None) ->
     return context, suites, results
 
 
-def _build_docs(context: Any, docs_dir: Path) -> tuple[str | None, str | None]:
+def _build_docs(context: Any, site: Path) -> str | None:
+    """GX's Data Docs site, rewritten to render offline; why it could not be written, or None."""
     try:
-        docs_dir.mkdir(parents=True, exist_ok=True)
+        site.mkdir(parents=True, exist_ok=True)
         context.build_data_docs(site_names=[SITE_NAME])
+        make_offline(site)
     except Exception as exc:  # noqa: BLE001 — a renderer problem must not hide the gate's verdict
-        log.warning("Data Docs could not be written to %s: %s", docs_dir, exc)
-        return None, f"{type(exc).__name__}: {exc}"
-    index = docs_dir / "index.html"
-    if not index.is_file():
-        return None, f"GX wrote no {index}"
-    return str(index), None
+        log.warning("Great Expectations' Data Docs could not be written to %s: %s", site, exc)
+        return f"{type(exc).__name__}: {exc}"
+    return None
 
 
 # --- turning GX results into failures ------------------------------------------------------------------------------
@@ -283,19 +342,8 @@ def _ids_first(example: Any, ids: tuple[str, ...]) -> Any:
     return {**{k: example[k] for k in ids if k in example}, **{k: v for k, v in example.items() if k not in ids}}
 
 
-def _failure(table: str, item: Any, ids: tuple[str, ...] = ()) -> FailedExpectation:
-    config = item.expectation_config
-    kwargs = dict(config.kwargs)
-    rule = str((config.meta or {}).get("rule") or config.type)
-    description = str(getattr(config, "description", None) or "")
-    column = kwargs.get("column")
-    columns = _columns(kwargs)
-    row_condition = _condition_text(kwargs.get("row_condition"))
-    result = item.result or {}
-    unexpected = result.get("unexpected_count")
-    element_count = result.get("element_count")
+def _examples(result: dict[str, Any], ids: tuple[str, ...]) -> list[Any]:
     examples: list[Any] = []
-    error = _exception_message(item.exception_info)
     if result.get("partial_unexpected_index_list"):
         examples = result["partial_unexpected_index_list"]
     elif result.get("partial_unexpected_list"):
@@ -305,27 +353,57 @@ def _failure(table: str, item: Any, ids: tuple[str, ...] = ()) -> FailedExpectat
         examples = list(mismatched.get("missing") or [])
     elif "observed_value" in result:
         examples = [result["observed_value"]]
-    examples = [_ids_first(example, ids) for example in _plain(list(examples)[:MAX_EXAMPLES])]
+    return [_ids_first(example, ids) for example in _plain(list(examples)[:MAX_EXAMPLES])]
+
+
+def _observed(result: dict[str, Any], error: str | None, examples: list[Any]) -> str:
+    """What GX measured, in words."""
+    unexpected = result.get("unexpected_count")
+    element_count = result.get("element_count")
+    if error:
+        return f"could not be evaluated: {error}"
+    if unexpected is not None:
+        of = f" of {element_count}" if element_count is not None else ""
+        return f"{unexpected}{of} rows unexpected"
+    if "mismatched" in (result.get("details") or {}):
+        return f"missing columns: {', '.join(map(str, examples))}" if examples else "every column present"
+    return f"observed {_plain(result.get('observed_value'))!r}"
+
+
+def _target(item: Any) -> tuple[str, list[str], str, str | None]:
+    """(rule, columns, description, row condition) of a result's expectation."""
+    config = item.expectation_config
+    kwargs = dict(config.kwargs)
+    rule = str((config.meta or {}).get("rule") or config.type)
+    description = str(getattr(config, "description", None) or "")
+    return rule, _columns(kwargs), description, _condition_text(kwargs.get("row_condition"))
+
+
+def _outcome(table: str, item: Any, failure: FailedExpectation | None) -> ExpectationOutcome:
+    rule, columns, description, row_condition = _target(item)
+    examples = failure.examples if failure is not None else []
+    observed = _observed(item.result or {}, _exception_message(item.exception_info), examples)
+    return ExpectationOutcome(table=table, rule=rule, expectation=item.expectation_config.type, columns=columns, description=description,
+                              row_condition=row_condition, success=failure is None, observed=observed, examples=examples)  # fmt: skip
+
+
+def _failure(table: str, item: Any, ids: tuple[str, ...] = ()) -> FailedExpectation:
+    config = item.expectation_config
+    rule, columns, description, row_condition = _target(item)
+    result = item.result or {}
+    error = _exception_message(item.exception_info)
+    examples = _examples(result, ids)
+    mismatched = "mismatched" in (result.get("details") or {})
 
     target = ", ".join(columns) if columns else "table"
     where = f" where {row_condition}" if row_condition else ""
-    head = f"{table}.{rule} ({config.type} on {target}{where})"
-    if error:
-        detail = f"could not be evaluated: {error}"
-    elif unexpected is not None:
-        of = f" of {element_count}" if element_count is not None else ""
-        detail = f"{unexpected}{of} rows unexpected"
-    elif "mismatched" in (result.get("details") or {}):
-        detail = f"missing columns: {', '.join(map(str, examples))}"
-    else:
-        detail = f"observed {_plain(result.get('observed_value'))!r}"
-    message = f"{head}: {detail}"
+    message = f"{table}.{rule} ({config.type} on {target}{where}): {_observed(result, error, examples)}"
     if description:
         message += f" — expected: {description}"
-    if examples and not error and "mismatched" not in (result.get("details") or {}):
+    if examples and not error and not mismatched:
         message += f"; examples: {examples!r}"
     return FailedExpectation(
-        table=table, rule=rule, expectation=config.type, column=column, columns=columns, description=description,
-        row_condition=row_condition, unexpected_count=unexpected, element_count=element_count, examples=examples,
-        message=message,
+        table=table, rule=rule, expectation=config.type, column=dict(config.kwargs).get("column"), columns=columns,
+        description=description, row_condition=row_condition, unexpected_count=result.get("unexpected_count"),
+        element_count=result.get("element_count"), examples=examples, message=message,
     )  # fmt: skip

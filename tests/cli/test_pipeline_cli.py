@@ -102,6 +102,7 @@ def test_hand_written_and_broken_tasks_are_validated_repaired_and_gated(tmp_path
     assert f"{n} task(s) in 2 shard(s)" in proc.stdout
     validate = cli("validate", *args)
     assert validate.returncode == 0 and f"{n - 3}/{n} task(s) valid" in validate.stdout, validate.stderr
+    assert "rejection reasons" not in validate.stdout + validate.stderr  # the stage's log summary is for Airflow's task log
     repair = cli("repair", *args)
     assert repair.returncode == 0 and "of 3 invalid task(s) repaired" in repair.stdout, repair.stderr
     run = tmp_path / "runs" / "hand"
@@ -115,6 +116,8 @@ def test_hand_written_and_broken_tasks_are_validated_repaired_and_gated(tmp_path
     assert f"tasks {n - 3 + len(repaired)}" in proc.stdout
     gate = cli("gate", *args)
     assert gate.returncode == 1 and "known_family" in gate.stderr
+    assert gate.stderr.count("gate 'validated' failed") == 1 and gate.stdout == ""  # said once: the log's copy stays in the library
+    assert "great_expectations" not in gate.stderr and f"Data Docs: {run / 'quality' / 'data_docs' / 'validated' / 'index.html'}" in gate.stderr
     assert_one_line_error(cli("publish", *args), "not passed the gates")
 
 

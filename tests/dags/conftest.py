@@ -99,6 +99,24 @@ def load_dag(dag_id: str):
     return bag.get_dag(dag_id)
 
 
+def asset_events(run_id: str) -> dict[str, list[dict]]:
+    """The `extra` of each asset event a DAG run emitted, by asset name (from the metadata DB)."""
+    from airflow.models.asset import AssetEvent
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    events: dict[str, list[dict]] = {}
+    with create_session() as session:
+        for event in session.scalars(select(AssetEvent).where(AssetEvent.source_run_id == run_id).order_by(AssetEvent.id)):
+            events.setdefault(event.asset.name, []).append(dict(event.extra or {}))
+    return events
+
+
+def rendered_map_indexes(run, task_id: str) -> list[str | None]:
+    """What the UI shows for each mapped instance of `task_id` in a finished DAG run (its map_index_template)."""
+    return [ti.rendered_map_index for ti in sorted(run.get_task_instances(), key=lambda ti: ti.map_index) if ti.task_id == task_id]
+
+
 @pytest.fixture
 def synthesize_dag(airflow_home: AirflowHome):
     return load_dag("coworkenv_synthesize")

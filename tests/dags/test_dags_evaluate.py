@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.dags.conftest import AirflowHome
+from tests.dags.conftest import AirflowHome, asset_events
 
 pytestmark = [pytest.mark.airflow, pytest.mark.xdist_group("airflow")]
 
@@ -56,6 +56,8 @@ def test_dag_test_evaluates_the_oracle_and_publishes_an_eval_release(evaluate_da
     )
     [release] = [m for m in list_releases(root) if m.run_id == run.run_id]
     assert release.kind == "eval" and release.parent == bench.release_id and release.row_counts["eval_results"] == 12
+    extra = {"release_id": release.release_id, "row_counts": release.row_counts}
+    assert asset_events(run.run_id) == {"coworkenv-eval-report": [extra], "coworkenv-capability-profile": [extra]}
     assert latest_release(root) == latest  # LATEST still names the newest task release (or none)
     rows = read_table(root, release.release_id, "eval_results").to_pylist()
     assert {(r["agent"], r["score"], r["passed"], r["eval_id"]) for r in rows} == {("oracle", 1.0, True, run.run_id)}

@@ -48,14 +48,14 @@ def assert_published_the_endpoint_s_work(airflow_home: AirflowHome, run, server)
 
 def assert_no_secret_anywhere(airflow_home: AirflowHome, printed: str) -> None:
     root = Path(airflow_home.env["COWORKENV_DATA_ROOT"])
-    assert "published release" in printed  # the task logs were captured: dag.test() writes them to the console
+    assert "published release" in printed  # the task logs were captured: dag.test() writes them to the console and the log
     assert [form for form in LEAK_FORMS if form in printed] == []
     assert leaks_in_files(root, airflow_home.home) == []  # run files, releases, task logs, the metadata DB itself
     assert leaks_in_parquet(root) == []
     assert leaks_in_xcoms(airflow_home.home / "airflow.db") == []
 
 
-def test_llm_generation_and_repair_through_an_airflow_connection(synthesize_dag, airflow_home, monkeypatch, capfd):
+def test_llm_generation_and_repair_through_an_airflow_connection(synthesize_dag, airflow_home, monkeypatch, capfd, caplog):
     """The issue's failing path: `llm_conn_id` set and a task no rule can fix — the repair task gets an LLM repairer
     built from the connection, and its patch is published."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -66,11 +66,11 @@ def test_llm_generation_and_repair_through_an_airflow_connection(synthesize_dag,
         run = synthesize_dag.test(run_conf={**CONF, "llm_conn_id": "leaky_llm", "runtime": "none"})
     captured = capfd.readouterr()
     assert str(run.state) == "success", captured.err[-3000:]
-    assert_no_secret_anywhere(airflow_home, captured.out + captured.err)
+    assert_no_secret_anywhere(airflow_home, captured.out + captured.err + caplog.text)  # the stages' summaries too
     assert_published_the_endpoint_s_work(airflow_home, run, server)
 
 
-def test_llm_generation_and_repair_with_the_key_in_an_environment_variable(synthesize_dag, airflow_home, monkeypatch, capfd):
+def test_llm_generation_and_repair_with_the_key_in_an_environment_variable(synthesize_dag, airflow_home, monkeypatch, capfd, caplog):
     """A base URL and model in the run's settings, the key in the variable they name; the default (sandboxed) runtime."""
     monkeypatch.setenv(KEY_VAR, PLANTED_KEY)
     with leaky_endpoint() as server:
@@ -78,5 +78,5 @@ def test_llm_generation_and_repair_with_the_key_in_an_environment_variable(synth
         run = synthesize_dag.test(run_conf={**CONF, **endpoint, "seed": 4})
     captured = capfd.readouterr()
     assert str(run.state) == "success", captured.err[-3000:]
-    assert_no_secret_anywhere(airflow_home, captured.out + captured.err)
+    assert_no_secret_anywhere(airflow_home, captured.out + captured.err + caplog.text)  # the stages' summaries too
     assert_published_the_endpoint_s_work(airflow_home, run, server)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.dags.conftest import AirflowHome
+from tests.dags.conftest import AirflowHome, asset_events
 
 pytestmark = [pytest.mark.airflow, pytest.mark.xdist_group("airflow")]
 
@@ -66,4 +66,12 @@ def test_dag_test_runs_one_turn_on_a_reduced_budget(nightly_dag, airflow_home: A
     assert list(read_state(loop)) == list(STAGES)
     decision = json.loads(nightly_file(loop, "decision.json").read_text())
     assert decision["candidate"] == "dag-test:v2" and decision["reason"]
+    # every asset event says what it was: the stage's result (releases, the candidate, the decision, the profile)
+    state = read_state(loop)
+    assert asset_events(run.run_id) == {
+        "coworkenv-training-release": [state["gate_tasks"]], "coworkenv-rollouts": [state["gate_rollouts"]],
+        "coworkenv-candidate-model": [state["train"]], "coworkenv-eval-report": [state["gate_eval"]],
+        "coworkenv-current-model": [state["promote"]], "coworkenv-capability-profile": [state["new_profile"]],
+    }  # fmt: skip
+    assert state["gate_tasks"]["release_id"] and state["train"]["candidate"] == "dag-test:v2"
     assert {m.ref for m in list_models(root, "dag-test")} == {"dag-test:v1", "dag-test:v2"}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.dags.conftest import AirflowHome
+from tests.dags.conftest import AirflowHome, asset_events, rendered_map_indexes
 
 pytestmark = [pytest.mark.airflow, pytest.mark.xdist_group("airflow")]
 
@@ -54,9 +54,12 @@ def test_dag_test_publishes_a_gated_release(synthesize_dag, airflow_home: Airflo
     tasks = read_table(root, release, "tasks").to_pylist()
     assert all(t["difficulty"] <= 3 and t["oracle_score"] == 1.0 for t in tasks)
     assert all({"data_analysis", "scheduling"} & set(t["capabilities"]) for t in tasks)
-    report = Path(root) / "runs"
-    assert list(report.glob("*/quality/data_docs/validated/index.html"))
+    report = Path(root) / "runs" / run.run_id / "quality" / "data_docs"  # the folder is the run id the UI shows
+    assert (report / "validated" / "index.html").is_file() and (report / "rollouts" / "index.html").is_file()
     assert json.loads((Path(root) / "releases" / release / "manifest.json").read_text())["release_id"] == release
+    # the asset event says which release it was; each mapped instance says which shard it is
+    assert asset_events(run.run_id) == {"coworkenv-task-release": [{"release_id": release, "row_counts": manifest.row_counts}]}
+    assert rendered_map_indexes(run, "generate") == rendered_map_indexes(run, "validate") == ["shard 0", "shard 1"]
 
 
 @pytest.mark.slow

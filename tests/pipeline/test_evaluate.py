@@ -5,6 +5,7 @@ contamination check) → trials (resumable) → build (tables, report, profile) 
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pyarrow as pa
@@ -67,7 +68,8 @@ def play(run: RunDir, config: EvaluationConfig) -> RunDir:
 # --- the oracle, stage by stage ------------------------------------------------------------------------------------
 
 
-def test_the_oracle_stage_by_stage(bench_root):
+def test_the_oracle_stage_by_stage(bench_root, caplog):
+    caplog.set_level(logging.INFO, logger="coworkenv")
     root, training, bench = bench_root
     run = RunDir.open("eval-oracle", root)
     config = settings(agent="oracle", suite="bench", trials=3)
@@ -104,6 +106,16 @@ def test_the_oracle_stage_by_stage(bench_root):
     assert latest_release(root) == training  # an eval release never moves LATEST
     assert read_table(root, manifest.release_id, "eval_results").to_pylist() == rows
     assert stages.eval_rows(manifest.release_id, root) == stages.eval_rows("eval-oracle", root) == rows  # a release id or a run id
+
+    logged = [r.getMessage() for r in caplog.records if r.name in ("coworkenv.pipeline.evaluate", "coworkenv.pipeline.gate")]
+    assert logged[:3] == [
+        f"prepare: suite {SUITE_NAME} (benchmark, {N_BENCH} tasks) for agent oracle; contamination against {training}: 0 tasks similar, "
+        f"max similarity {prepared['max_similarity']:.2f}",
+        f"trials: {N_BENCH * 3} trials of oracle (3 per task): {N_BENCH * 3} passed, 0 did not, 0 failed to run",
+        f"build: {N_BENCH * 3} eval_results rows, pass rate 1.000; report: {run.file('report', 'report.html')}",
+    ]
+    assert logged[3].startswith("gate 'evaluated' passed: 0 of ") and run.file("quality", "data_docs", "evaluated", "index.html").is_file()
+    assert logged[4].startswith(f"published evaluation release {manifest.release_id} (parent {bench}) at ")
 
 
 def test_the_capability_profile_table_is_the_profile_json(bench_root):

@@ -6,6 +6,7 @@ steps, real Parquet releases and Great Expectations gates."""
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 from pathlib import Path
 
@@ -62,7 +63,8 @@ def test_one_turn_registers_evaluates_and_decides(finished_loop):
     assert tasks["release_id"] in contamination["training_releases"]
 
 
-def test_a_finished_run_is_not_redone(finished_loop, monkeypatch):
+def test_a_finished_run_is_not_redone(finished_loop, monkeypatch, caplog):
+    caplog.set_level(logging.INFO, logger="coworkenv")
     root, config, _ = finished_loop
 
     def refuse(*args, **kwargs):
@@ -73,6 +75,10 @@ def test_a_finished_run_is_not_redone(finished_loop, monkeypatch):
     results = []
     loop.nightly(config, "night-1", root, on_stage=lambda stage, result: results.append(result))
     assert len(results) == len(loop.STAGES) and all(r.get("resumed") for r in results)
+    logged = [r.getMessage() for r in caplog.records if r.name == "coworkenv.pipeline.nightly"]
+    assert [line.split(":")[0] for line in logged] == [f"nightly {stage}" for stage in loop.STAGES]
+    assert all("finished by an earlier attempt, not run again: " in line for line in logged)
+    assert f"release_id {loop.finished(RunDir.open('night-1', root), 'gate_tasks')['release_id']}, tasks " in logged[2]
 
 
 def test_other_settings_under_the_same_run_id_are_refused(finished_loop):

@@ -4,6 +4,7 @@ are exercised by the CLI and DAG tests)."""
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 
@@ -42,9 +43,14 @@ def test_a_given_plan_must_make_the_n_tasks_asked_for(tmp_path):
     assert sum(s["tasks"] for s in plan_run(RunDir.open("q", tmp_path), CONFIG.model_copy(update={"n": 12}), plan)) == 12
 
 
-def test_stages_in_order_publish_a_release_and_every_file_is_where_the_layout_says(tmp_path):
+def logged(caplog: pytest.LogCaptureFixture, logger: str) -> str:
+    return "\n".join(r.getMessage() for r in caplog.records if r.name == logger)
+
+
+def test_stages_in_order_publish_a_release_and_every_file_is_where_the_layout_says(tmp_path, caplog):
+    caplog.set_level(logging.INFO)  # what Airflow's task log shows
     run = RunDir.open("manual__2026-12-02T10:00:00+00:00", tmp_path)
-    assert run.path.name == "manual__2026-12-02T10_00_00_00_00"
+    assert run.path.name == "manual__2026-12-02T10:00:00+00:00"  # the run id as the UI shows it
     for shard in plan_run(run, CONFIG):
         generate_shard(run, shard)
     results = [validate_shard(run, shard) for shard in run.shard_ids()]
@@ -61,6 +67,24 @@ def test_stages_in_order_publish_a_release_and_every_file_is_where_the_layout_sa
     for path in ("config.json", "plan.json", "shards.json", "generated/shard-0000.tasks.jsonl", "validated/shard-0001.validations.jsonl",
                  "repaired/attempts.jsonl", "rollouts/trajectories.jsonl", "tables/tasks.parquet", "quality/passed.json"):  # fmt: skip
         assert run.file(path).exists(), path
+
+    # each stage's summary, through its module's logger
+    assert logged(caplog, "coworkenv.pipeline.plan").startswith("plan: 10 tasks (generator procedural, seed 3) from ")
+    assert "by family: " in logged(caplog, "coworkenv.pipeline.plan")
+    assert logged(caplog, "coworkenv.pipeline.generate").count("generate shard ") == 2
+    assert {r["shard"]: f"validate shard {r['shard']}: {r['tasks']} tasks, {r['tasks']} valid, 0 rejected" for r in results} == {
+        r["shard"]: line for r in results for line in logged(caplog, "coworkenv.pipeline.validate").splitlines() if f"shard {r['shard']}:" in line
+    }
+    assert logged(caplog, "coworkenv.pipeline.repair") == "repair: nothing to repair (no task was rejected)"
+    assert logged(caplog, "coworkenv.pipeline.rollout") == "rollout: the oracle played 10 valid tasks: 10 passed, 0 did not"
+    assert "rows: tasks 10, validations 120, " in logged(caplog, "coworkenv.pipeline.build")
+    gates = logged(caplog, "coworkenv.pipeline.gate")
+    for stage in ("validated", "rollouts"):
+        index = run.file("quality", "data_docs", stage, "index.html")
+        assert f"gate {stage!r} passed: 0 of " in gates and f"Data Docs: {index}" in gates and index.is_file() and index.is_absolute()
+    assert logged(caplog, "coworkenv.pipeline.publish").startswith(f"published release {manifest.release_id} (parent none) at {tmp_path}")
+    assert "rows: tasks 10, validations 120, repairs 0, trajectories 10, sft 10" in logged(caplog, "coworkenv.pipeline.publish")
+    assert not [r.getMessage() for r in caplog.records if r.name.startswith("great_expectations")]  # the gates are quiet
 
 
 def test_new_tables_need_the_gates_again(tmp_path):
@@ -83,7 +107,8 @@ def test_a_new_plan_clears_what_an_earlier_start_left(tmp_path):
         run.shard_ids()
 
 
-def test_tasks_from_files_are_validated_and_the_broken_one_repaired(tmp_path):
+def test_tasks_from_files_are_validated_and_the_broken_one_repaired(tmp_path, caplog):
+    caplog.set_level(logging.INFO)
     run = RunDir.open("files", tmp_path)
     start_run(run, CONFIG.model_copy(update={"repair_rounds": 2}))
     shards = import_tasks(run, [EXAMPLES, BROKEN], shards=3)
@@ -99,8 +124,19 @@ def test_tasks_from_files_are_validated_and_the_broken_one_repaired(tmp_path):
     assert repaired["meta"]["parent"] == invalid[0].task_id
     assert {spec.id for spec, _ in valid_tasks(verdicts(run))} >= {repaired["id"]} and len(valid_tasks(verdicts(run))) == n
 
+    # the validate log names the rejection reason with the rejected task and the battery's message
+    failure = next(r for r in invalid[0].failures if r.severity == "mandatory")
+    validate_log = logged(caplog, "coworkenv.pipeline.validate")
+    assert f"1 rejected; top rejection reasons:\n  {failure.code}: 1 task, e.g. {invalid[0].task_id}: {failure.message[:60]}" in validate_log
+    [strategy] = {a["strategy"] for a in map(json.loads, read_jsonl(run.file("repaired", "attempts.jsonl"))) if a["kept"]}
+    assert logged(caplog, "coworkenv.pipeline.repair") == (
+        "repair: 1 rejected tasks: 1 rescued (100% of those tried), 0 still rejected; by strategy:\n"
+        f"  {strategy}: tried on 1 task, rescued 1, still rejected 0"
+    )
 
-def test_unparseable_lines_are_rejected_with_a_label_and_skipped_by_repair(tmp_path):
+
+def test_unparseable_lines_are_rejected_with_a_label_and_skipped_by_repair(tmp_path, caplog):
+    caplog.set_level(logging.INFO)
     run = RunDir.open("junk", tmp_path)
     start_run(run, CONFIG)
     junk = tmp_path / "junk.jsonl"
@@ -111,6 +147,9 @@ def test_unparseable_lines_are_rejected_with_a_label_and_skipped_by_repair(tmp_p
     assert [v.valid for v in verdicts] == [False, False, False]
     assert [v.task_id for v in verdicts] == ["x", "shard-0000.tasks.jsonl:2", "shard-0000.tasks.jsonl:3"]
     assert repair_run(run)["invalid"] == 1  # only the JSON object can be repaired at all
+    validate_log = logged(caplog, "coworkenv.pipeline.validate")
+    assert validate_log.startswith("validate shard 0: 3 tasks, 0 valid, 3 rejected; top rejection reasons:\n  schema: 3 tasks, e.g. x: ")
+    assert logged(caplog, "coworkenv.pipeline.repair").startswith("repair: 3 rejected tasks (2 not a JSON object, not repairable): 0 rescued")
 
 
 def test_stages_of_a_run_that_was_not_started(tmp_path):
@@ -125,6 +164,12 @@ def test_stages_of_a_run_that_was_not_started(tmp_path):
 def test_run_ids_and_data_roots(tmp_path):
     with pytest.raises(CoworkEnvError, match="non-empty run id"):
         safe_name(" ")
+    for airflow_id in ("manual__2026-12-02T10:00:00.123456+00:00", "scheduled__2026-12-02T00:00:00+00:00", "cli__2026-12-02T10-00-00Z", "r.evaluate"):
+        assert safe_name(airflow_id) == airflow_id
+    assert safe_name("../a b/c") == ".._a_b_c"  # one folder under runs/, whatever the id
+    for dots in (".", ".."):
+        with pytest.raises(CoworkEnvError, match="not a name"):
+            RunDir.open(dots, tmp_path)
     with pytest.raises(CoworkEnvError, match="local"):
         RunDir.open("x", "memory://bucket/root")
 

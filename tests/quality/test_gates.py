@@ -454,8 +454,8 @@ def page_text(path: Path) -> str:
 
 
 def index_links(index: Path) -> list[Path]:
-    """Pages the index lists (GX puts them in the index table's data, not in plain anchors)."""
-    hrefs = re.findall(r"(?:expectations|validations)/[^\"'\s]+?\.html", index.read_text(encoding="utf-8"))
+    """GX's pages the report page links (its own index is a JavaScript table, empty offline)."""
+    hrefs = re.findall(r"href=\"(gx/(?:expectations|validations)/[^\"]+?\.html)\"", index.read_text(encoding="utf-8"))
     return sorted({(index.parent / href).resolve() for href in hrefs})
 
 
@@ -481,7 +481,7 @@ def test_rerun_and_other_stages_keep_their_own_docs(tmp_path: Path, clean_frames
     run_gate("evaluated", {"eval_results": clean_frames["eval_results"]}, report_dir=tmp_path)
     run_gate("rollouts", frames_for("rollouts", clean_frames), report_dir=tmp_path)
     assert (tmp_path / "data_docs" / "rollouts" / "index.html").is_file()
-    pages = list((tmp_path / "data_docs" / "evaluated" / "validations").rglob("*.html"))
+    pages = list((tmp_path / "data_docs" / "evaluated" / "gx" / "validations").rglob("*.html"))
     assert len(pages) == 1  # a rerun replaces the stage's report rather than piling up runs
 
 

@@ -1,0 +1,57 @@
+"""What a stage tells the person reading its log (docs/architecture.md, "Logs"): a few plain lines of counts, and the
+most frequent reasons with an example each. Every stage logs through its module's logger at INFO: Airflow's task log
+shows them; the `coworkenv` command, which prints its own summaries, configures no logging and shows none
+(`coworkenv` has a NullHandler)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from coworkenv.redact import safe_message
+
+TOP = 5
+"""Reasons a summary lists; the rest are counted."""
+
+
+def counts(values: Mapping[str, Any]) -> str:
+    """`tasks 10, validations 120`."""
+    return ", ".join(f"{name} {value}" for name, value in values.items()) or "none"
+
+
+def top_reasons(reasons: Iterable[tuple[str, str, str]], what: str = "task") -> list[str]:
+    """(code, example id, message) per rejection → one line per code, most frequent first: its count and its first
+    example (`oracle_scores_1: 3 tasks, e.g. mail_triage-7: the oracle scores 0.5 …`)."""
+    reasons = list(reasons)
+    by_code = Counter(code for code, _, _ in reasons)
+    first: dict[str, tuple[str, str]] = {}
+    for code, example, message in reasons:
+        first.setdefault(code, (example, message))
+    lines = []
+    for code, n in by_code.most_common(TOP):
+        example, message = first[code]
+        text = safe_message(" ".join(message.split()), 200)
+        lines.append(f"  {code}: {n} {what}{'s' if n != 1 else ''}, e.g. {example}" + (f": {text}" if text else ""))
+    rest = len(by_code) - TOP
+    if rest > 0:
+        lines.append(f"  … and {rest} other code{'s' if rest != 1 else ''} ({sum(n for _, n in by_code.most_common()[TOP:])} {what}s)")
+    return lines
+
+
+def fields(result: Mapping[str, Any]) -> str:
+    """A stage's result dict in one line: `release_id r-1, tasks 8, weakest [planning, memory]` (nested dicts as
+    counts)."""
+
+    def plain(value: Any) -> str:
+        if isinstance(value, Mapping):
+            return "{" + counts(value) + "}"
+        if isinstance(value, list | tuple):
+            return "[" + ", ".join(map(plain, value)) + "]"
+        return str(value)
+
+    return ", ".join(f"{name} {plain(value)}" for name, value in result.items())
+
+
+def block(head: str, details: Iterable[str]) -> str:
+    return "\n".join([head, *details])
