@@ -10,12 +10,12 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, SecretStr
 
 from coworkenv.llm import LLMConfig
-from coworkenv.pipeline.config import EndpointSettings
+from coworkenv.pipeline.config import JOB_CONFIGS, EndpointSettings, form_order
 
 R = TypeVar("R")
 
 _PARAM_KEYS = ("type", "title", "description", "enum", "items", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-               "minLength", "maxLength", "format", "examples")  # fmt: skip
+               "minLength", "maxLength", "pattern", "format", "examples", "values_display", "section")  # fmt: skip
 
 
 def _param_schema(prop: dict[str, Any]) -> dict[str, Any]:
@@ -30,15 +30,40 @@ def _param_schema(prop: dict[str, Any]) -> dict[str, Any]:
             prop["type"] = [real[0]["type"], "null"]
             if extra_items:  # `json_schema_extra` items (an enum) refine the array's own
                 prop["items"] = {**prop.get("items", {}), **extra_items}
-    return {k: v for k, v in prop.items() if k in _PARAM_KEYS}
+    return _unclamped({k: v for k, v in prop.items() if k in _PARAM_KEYS})
+
+
+def _unclamped(schema: dict[str, Any]) -> dict[str, Any]:
+    """Bounds the trigger form refuses instead of clamping. Airflow's React form gives `minimum`/`maximum` to its
+    number box, which moves an out-of-range entry to the bound on blur (n = -1 became a run of 1 task); it ignores
+    the exclusive bounds, which Airflow's own check of the Param still applies. An integer's inclusive bound is the
+    exclusive bound one step out (the same integers pass); a float's has no exact exclusive twin and is left to the
+    config model, which checks every trigger before its run exists (`coworkenv.ui.refusal`) and again in the task."""
+    types = schema.get("type")
+    kinds = set(types) if isinstance(types, list) else {types}
+    out = dict(schema)
+    for bound, exclusive, step in (("minimum", "exclusiveMinimum", -1), ("maximum", "exclusiveMaximum", 1)):
+        if bound not in out:
+            continue
+        value = out.pop(bound)
+        if "integer" in kinds and "number" not in kinds and isinstance(value, int):
+            out[exclusive] = value + step
+    return out
 
 
 def params_from(model: type[BaseModel]) -> dict[str, Any]:
-    """One `Param` per field of the model, in field order: type, bounds, choices, title and description from the model."""
+    """One `Param` per field of the model, section by section (`form_order`): type, bounds, choices, title,
+    description, form section and pick-list from the model."""
     from airflow.sdk import Param
 
     props = model.model_json_schema()["properties"]
-    return {name: Param(field.default, **_param_schema(props[name])) for name, field in model.model_fields.items()}
+    return {name: Param(model.model_fields[name].default, **_param_schema(props[name])) for name in form_order(model)}
+
+
+def dag_params(dag_id: str) -> dict[str, Any]:
+    """The trigger form of a CoworkEnv DAG, from its config model in `JOB_CONFIGS` (the map the plugin checks
+    triggers against)."""
+    return params_from(JOB_CONFIGS[dag_id])
 
 
 def without_retry(work: Callable[[], R], *errors: type[Exception]) -> R:
