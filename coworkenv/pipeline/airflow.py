@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, SecretStr
 
+from coworkenv.errors import field_label
 from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import JOB_CONFIGS, EndpointSettings, form_order
 
@@ -127,8 +128,13 @@ def llm_config_from_connection(conn_id: str, *, default_model: str | None = None
     API key (kept as a secret in the config, never exported), extra = other `LLMConfig` fields (e.g. `model`; else
     `default_model`, such as the model an `openai:<model>` agent names)."""
     from airflow.sdk import Connection
+    from airflow.sdk.exceptions import AirflowFailException, AirflowNotFoundException
 
-    conn = Connection.get(conn_id)
+    try:
+        conn = Connection.get(conn_id)
+    except AirflowNotFoundException:  # a setting naming nothing: no retry can find it
+        raise AirflowFailException(f"{field_label(EndpointSettings, 'llm_conn_id')} {conn_id!r}: no such Airflow connection "
+                                   "(Admin → Connections)") from None  # fmt: skip
     extra = dict(conn.extra_dejson or {})
     base_url = extra.pop("base_url", None) or conn.host
     if conn.port and base_url and "://" in base_url and base_url.count(":") < 2:
