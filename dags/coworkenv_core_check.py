@@ -40,6 +40,7 @@ def _resolve(path: str) -> Path:
 @dag(
     dag_id="coworkenv_core_check",
     doc_md=__doc__,
+    description="The grading-consistency gate and an oracle and a null episode for every task of a task file or folder.",
     schedule=None,
     catchup=False,
     max_active_runs=4,

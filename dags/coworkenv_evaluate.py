@@ -20,8 +20,7 @@ from datetime import timedelta
 
 from airflow.sdk import Asset, dag, get_current_context, task
 
-from coworkenv.pipeline.airflow import params_from
-from coworkenv.pipeline.config import EvaluationConfig
+from coworkenv.pipeline.airflow import dag_params
 
 EVAL_REPORT = Asset("coworkenv-eval-report", uri="coworkenv://eval/report")
 CAPABILITY_PROFILE = Asset("coworkenv-capability-profile", uri="coworkenv://eval/capability-profile")
@@ -36,12 +35,13 @@ def _run():
 @dag(
     dag_id="coworkenv_evaluate",
     doc_md=__doc__,
+    description="An agent on a suite, k trials per task → scores, report and capability profile, gated and published.",
     schedule=None,
     catchup=False,
     max_active_runs=2,
     tags=["coworkenv", "evaluation"],
     default_args={"owner": "coworkenv", "retries": 1, "retry_delay": timedelta(seconds=20)},
-    params=params_from(EvaluationConfig),
+    params=dag_params("coworkenv_evaluate"),
 )
 def coworkenv_evaluate():
     @task

@@ -23,8 +23,7 @@ from datetime import timedelta
 
 from airflow.sdk import Asset, dag, get_current_context, task
 
-from coworkenv.pipeline.airflow import params_from
-from coworkenv.pipeline.config import NightlyConfig
+from coworkenv.pipeline.airflow import dag_params
 
 TRAINING_RELEASE = Asset("coworkenv-training-release", uri="coworkenv://nightly/training-release")
 ROLLOUTS = Asset("coworkenv-rollouts", uri="coworkenv://nightly/rollouts")
@@ -72,7 +71,7 @@ def _gate(stage):
     max_active_runs=1,
     tags=["coworkenv", "training", "nightly"],
     default_args={"owner": "coworkenv", "retries": 1, "retry_delay": timedelta(seconds=30)},
-    params=params_from(NightlyConfig),
+    params=dag_params("coworkenv_nightly"),
 )
 def coworkenv_nightly():
     @task

@@ -19,8 +19,7 @@ from datetime import timedelta
 
 from airflow.sdk import Asset, dag, get_current_context, task
 
-from coworkenv.pipeline.airflow import params_from
-from coworkenv.pipeline.config import SynthesisConfig
+from coworkenv.pipeline.airflow import dag_params
 
 TASK_RELEASE = Asset("coworkenv-task-release", uri="coworkenv://releases/tasks")
 
@@ -41,12 +40,13 @@ def _llm(run):
 @dag(
     dag_id="coworkenv_synthesize",
     doc_md=__doc__,
+    description="A new task release: plan → generate → validate → repair → rollout → build → gate → publish.",
     schedule=None,
     catchup=False,
     max_active_runs=2,
     tags=["coworkenv", "synthesis", "release"],
     default_args={"owner": "coworkenv", "retries": 2, "retry_delay": timedelta(seconds=20)},
-    params=params_from(SynthesisConfig),
+    params=dag_params("coworkenv_synthesize"),
 )
 def coworkenv_synthesize():
     @task

@@ -1,6 +1,7 @@
-"""What the DAGs need from Airflow and nothing else does: the trigger form generated from a config model, an LLM
-endpoint read from an Airflow connection, and the `extra` of the asset events a task emits. Airflow is imported
-inside the functions only (the library must import without it)."""
+"""What the DAGs and the API server's plugin need from Airflow and nothing else does: the trigger form generated from a
+config model, an LLM endpoint read from an Airflow connection, the `extra` of the asset events a task emits, and
+whether a request may trigger a run (for the plugin's check of a trigger's settings). Airflow is imported inside the
+functions only (the library must import without it)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, SecretStr
 
+from coworkenv.errors import field_label
 from coworkenv.llm import LLMConfig
-from coworkenv.pipeline.config import EndpointSettings
+from coworkenv.pipeline.config import JOB_CONFIGS, EndpointSettings, form_order
 
 R = TypeVar("R")
 
 _PARAM_KEYS = ("type", "title", "description", "enum", "items", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-               "minLength", "maxLength", "format", "examples")  # fmt: skip
+               "minLength", "maxLength", "pattern", "format", "examples", "values_display", "section")  # fmt: skip
 
 
 def _param_schema(prop: dict[str, Any]) -> dict[str, Any]:
@@ -30,15 +32,67 @@ def _param_schema(prop: dict[str, Any]) -> dict[str, Any]:
             prop["type"] = [real[0]["type"], "null"]
             if extra_items:  # `json_schema_extra` items (an enum) refine the array's own
                 prop["items"] = {**prop.get("items", {}), **extra_items}
-    return {k: v for k, v in prop.items() if k in _PARAM_KEYS}
+    return _unclamped({k: v for k, v in prop.items() if k in _PARAM_KEYS})
+
+
+def _unclamped(schema: dict[str, Any]) -> dict[str, Any]:
+    """Bounds the trigger form refuses instead of clamping. Airflow's React form gives `minimum`/`maximum` to its
+    number box, which moves an out-of-range entry to the bound on blur (n = -1 became a run of 1 task); it ignores
+    the exclusive bounds, which Airflow's own check of the Param still applies. An integer's inclusive bound is the
+    exclusive bound one step out (the same integers pass); a float's has no exact exclusive twin and is left to the
+    config model, which checks every trigger before its run exists (`coworkenv.ui.refusal`) and again in the task."""
+    types = schema.get("type")
+    kinds = set(types) if isinstance(types, list) else {types}
+    out = dict(schema)
+    for bound, exclusive, step in (("minimum", "exclusiveMinimum", -1), ("maximum", "exclusiveMaximum", 1)):
+        if bound not in out:
+            continue
+        value = out.pop(bound)
+        if "integer" in kinds and "number" not in kinds and isinstance(value, int):
+            out[exclusive] = value + step
+    return out
 
 
 def params_from(model: type[BaseModel]) -> dict[str, Any]:
-    """One `Param` per field of the model, in field order: type, bounds, choices, title and description from the model."""
+    """One `Param` per field of the model, section by section (`form_order`): type, bounds, choices, title,
+    description, form section and pick-list from the model."""
     from airflow.sdk import Param
 
     props = model.model_json_schema()["properties"]
-    return {name: Param(field.default, **_param_schema(props[name])) for name, field in model.model_fields.items()}
+    return {name: Param(model.model_fields[name].default, **_param_schema(props[name])) for name in form_order(model)}
+
+
+def dag_params(dag_id: str) -> dict[str, Any]:
+    """The trigger form of a CoworkEnv DAG, from its config model in `JOB_CONFIGS` (the map the plugin checks
+    triggers against)."""
+    return params_from(JOB_CONFIGS[dag_id])
+
+
+async def may_trigger(scope: dict[str, Any], dag_id: str) -> bool:
+    """Whether the request in `scope` comes from a user whom Airflow lets trigger runs of `dag_id`, decided as the
+    trigger endpoint decides it: the same user resolution (bearer token, else the UI's cookie), the auth manager's
+    `is_authorized_dag` with the DAG's team."""
+    from airflow.api_fastapi.app import get_auth_manager
+    from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity, DagDetails
+    from airflow.api_fastapi.core_api.security import get_user
+    from airflow.models.dag import DagModel
+    from fastapi import HTTPException, Request
+    from fastapi.security import HTTPAuthorizationCredentials
+    from starlette.concurrency import run_in_threadpool
+
+    request = Request(scope)
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    bearer = HTTPAuthorizationCredentials(scheme=scheme, credentials=token.strip()) if scheme.lower() == "bearer" and token.strip() else None
+    try:
+        user = await get_user(request, _oauth_token=None, bearer_credentials=bearer)
+    except HTTPException:
+        return False
+
+    def authorized() -> bool:  # the team lookup reads the database: off the event loop, as Airflow runs its own check
+        details = DagDetails(id=dag_id, team_name=DagModel.get_team_name(dag_id))
+        return bool(get_auth_manager().is_authorized_dag(method="POST", access_entity=DagAccessEntity.RUN, details=details, user=user))
+
+    return await run_in_threadpool(authorized)
 
 
 def without_retry(work: Callable[[], R], *errors: type[Exception]) -> R:
@@ -85,8 +139,13 @@ def llm_config_from_connection(conn_id: str, *, default_model: str | None = None
     API key (kept as a secret in the config, never exported), extra = other `LLMConfig` fields (e.g. `model`; else
     `default_model`, such as the model an `openai:<model>` agent names)."""
     from airflow.sdk import Connection
+    from airflow.sdk.exceptions import AirflowFailException, AirflowNotFoundException
 
-    conn = Connection.get(conn_id)
+    try:
+        conn = Connection.get(conn_id)
+    except AirflowNotFoundException:  # a setting naming nothing: no retry can find it
+        raise AirflowFailException(f"{field_label(EndpointSettings, 'llm_conn_id')} {conn_id!r}: no such Airflow connection "
+                                   "(Admin → Connections)") from None  # fmt: skip
     extra = dict(conn.extra_dejson or {})
     base_url = extra.pop("base_url", None) or conn.host
     if conn.port and base_url and "://" in base_url and base_url.count(":") < 2:

@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any
 
 from coworkenv.data.layout import Manifest
 from coworkenv.data.root import DataRoot
-from coworkenv.errors import CoworkEnvError
+from coworkenv.errors import CoworkEnvError, field_label
 from coworkenv.files import read_json
 from coworkenv.llm import LLMConfig
-from coworkenv.pipeline.config import EvaluationConfig
+from coworkenv.pipeline.config import EvaluationConfig, need_endpoint
 from coworkenv.pipeline.rundir import RunDir, StageHook, read_job_config, read_jsonl, stage_reporter, write_json, write_jsonl
 from coworkenv.spec.task import TaskSpec
 
@@ -75,8 +75,7 @@ def prepare(run: RunDir, config: EvaluationConfig) -> dict[str, Any]:
     from coworkenv.eval.contamination import check_contamination, ensure_clean, training_tasks
     from coworkenv.eval.suite import load_suite
 
-    check_agent(config)
-    check_resumable(run, config)
+    check_resumable(run, config)  # the agent and its endpoint were checked by the config model
     write_config(run, config)
     suite = load_suite(config.suite, run.data_root)
     tasks = list(suite.tasks[: config.limit] if config.limit else suite.tasks)
@@ -121,22 +120,6 @@ def training_releases(data_root: DataRoot, config: EvaluationConfig, suite_relea
     return [latest] if latest and latest != suite_release else []
 
 
-def check_agent(config: EvaluationConfig) -> None:
-    """Refuse, before anything runs, an agent that cannot be made: an unknown kind, a missing model directory, an
-    endpoint agent (or LLM user) without an endpoint. Loading it (a model) waits for the trials stage."""
-    from coworkenv.agents import parse_agent
-
-    kind, target = parse_agent(config.agent)
-    if kind == "hf" and not (target and Path(target).is_dir()):
-        raise CoworkEnvError(f"hf:{target}: no such model directory" if target else "agent 'hf' needs a local model directory: hf:<dir>")
-    endpoint = bool(config.llm_base_url or config.llm_conn_id)
-    if kind == "openai" and not (endpoint and (config.endpoint_model() or config.llm_conn_id)):
-        raise CoworkEnvError(f"agent {config.agent!r} needs an endpoint: llm_base_url (or llm_conn_id in Airflow)" if not endpoint
-                             else "agent 'openai' needs a model: openai:<model>")  # fmt: skip
-    if config.user == "llm" and not endpoint:
-        raise CoworkEnvError("user 'llm' needs an endpoint: llm_base_url and llm_model (or llm_conn_id in Airflow)")
-
-
 def agent_options(config: EvaluationConfig, llm: LLMConfig | None) -> dict[str, Any]:
     """The options of the configured agent's kind (each kind takes only its own)."""
     from coworkenv.agents import parse_agent
@@ -146,7 +129,7 @@ def agent_options(config: EvaluationConfig, llm: LLMConfig | None) -> dict[str, 
         return {"batch_size": config.batch_size, "max_new_tokens": config.max_new_tokens, "temperature": config.temperature}
     if kind == "openai":
         if llm is None:
-            raise CoworkEnvError(f"agent {config.agent!r} needs an endpoint: llm_base_url (or llm_conn_id in Airflow)")
+            raise CoworkEnvError(need_endpoint(EvaluationConfig, f"{field_label(EvaluationConfig, 'agent')} {config.agent!r}", with_model=False))
         update = {"model": target or llm.model, "temperature": config.temperature}
         if config.max_new_tokens is not None:
             update["max_tokens"] = config.max_new_tokens
@@ -158,7 +141,7 @@ def user_llm(config: EvaluationConfig, llm: LLMConfig | None) -> LLMConfig | Non
     if config.user != "llm":
         return None
     if llm is None:
-        raise CoworkEnvError("user 'llm' needs an endpoint: llm_base_url and llm_model (or llm_conn_id in Airflow)")
+        raise CoworkEnvError(need_endpoint(EvaluationConfig, f"{field_label(EvaluationConfig, 'user')} 'llm'"))
     return llm
 
 

@@ -104,7 +104,7 @@ def read_job_config(path: Path, model: type[C], missing: str) -> C:
     data = read_json(path)
     if not isinstance(data, dict):
         raise CoworkEnvError(f"{path}: expected a JSON object, got {type(data).__name__}")
-    return validated_config(model, data, str(path))
+    return validated_config(model, data, str(path), recorded=True)
 
 
 def write_text(path: Path, text: str) -> None:

@@ -9,7 +9,7 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from coworkenv.caps import CAPS
-from coworkenv.errors import CoworkEnvError, format_validation_error
+from coworkenv.errors import CoworkEnvError, field_label, format_validation_error
 from coworkenv.registry import UnknownName
 from coworkenv.spec.capabilities import CAPABILITIES
 from coworkenv.spec.task import TaskSpec
@@ -56,8 +56,26 @@ class Summary(BaseModel):
     rejections_by_code: dict[str, int] = {}
 
 
+WHAT_TO_MAKE = "What to make"
+GENERATION = "Generation"
+"""Sections of the trigger form (Airflow Param `section`) for the fields of `GenerateRequest`."""
+
+
 def _names_field(what: str, names: list[str]) -> Any:
-    return Field(None, title=what.capitalize(), description=f"Only these {what} (default: all).", json_schema_extra={"items": {"enum": names}})
+    # `items.enum` lets Airflow refuse an unknown name; `examples` makes its form a multi-select pick-list
+    return Field(None, title=what.capitalize(), description=f"Only these {what} (default: all).",
+                 json_schema_extra={"items": {"enum": names}, "examples": names, "section": WHAT_TO_MAKE})  # fmt: skip
+
+
+def _known(names: list[str] | None, what: str, check: Callable[[str], Any]) -> list[str] | None:
+    if names is not None and not names:
+        raise ValueError(f"an empty list: give at least one {what}, or leave it out for all")
+    for name in names or ():
+        try:
+            check(name)
+        except UnknownName as exc:  # a KeyError: pydantic would let it escape without the field's name
+            raise ValueError(str(exc)) from None
+    return names
 
 
 class GenerateRequest(BaseModel):
@@ -66,15 +84,18 @@ class GenerateRequest(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    n: int = Field(100, ge=1, le=CAPS.tasks_per_run, title="Tasks", description="Tasks to generate.")
-    seed: int = Field(0, ge=0, title="Seed", json_schema_extra={"maximum": MAX_RUN_SEED},
+    n: int = Field(100, ge=1, le=CAPS.tasks_per_run, title="Tasks", description="Tasks to generate.", json_schema_extra={"section": WHAT_TO_MAKE})
+    seed: int = Field(0, ge=0, title="Seed", json_schema_extra={"maximum": MAX_RUN_SEED, "section": WHAT_TO_MAKE},
                       description=f"Run seed (0-{MAX_RUN_SEED}): the same settings give the same tasks.")  # fmt: skip
     families: list[str] | None = _names_field("families", load_families().names())
     capabilities: list[str] | None = _names_field("capabilities", CAPABILITIES.names())
-    difficulty_min: int = Field(1, ge=1, le=5, title="Lowest difficulty", description="Lowest difficulty (1-5).")
-    difficulty_max: int = Field(5, ge=1, le=5, title="Highest difficulty", description="Highest difficulty (1-5), at least the lowest.")
-    generator: GeneratorKind = Field("procedural", title="Generator", description="Where tasks come from.")
-    llm_share: float = Field(0.25, ge=0, le=1, title="LLM share", description="Share of LLM-written tasks when the generator is mixed.")
+    difficulty_min: int = Field(1, ge=1, le=5, title="Lowest difficulty", description="Lowest difficulty (1-5).",
+                                json_schema_extra={"section": WHAT_TO_MAKE})  # fmt: skip
+    difficulty_max: int = Field(5, ge=1, le=5, title="Highest difficulty", description="Highest difficulty (1-5), at least the lowest.",
+                                json_schema_extra={"section": WHAT_TO_MAKE})  # fmt: skip
+    generator: GeneratorKind = Field("procedural", title="Generator", description="Where tasks come from.", json_schema_extra={"section": GENERATION})
+    llm_share: float = Field(0.25, ge=0, le=1, title="LLM share", description="Share of LLM-written tasks when the generator is mixed (0-1).",
+                             json_schema_extra={"section": GENERATION})  # fmt: skip
 
     @field_validator("seed")
     @classmethod
@@ -84,25 +105,18 @@ class GenerateRequest(BaseModel):
     @field_validator("families")
     @classmethod
     def _known_families(cls, names: list[str] | None) -> list[str] | None:
-        if names is not None and not names:
-            raise ValueError("an empty list: give at least one family, or leave it out for all")
-        for name in names or ():
-            load_families().get(name)  # unknown names fail with a "did you mean"
-        return names
+        return _known(names, "family", load_families().get)  # unknown names fail with a "did you mean"
 
     @field_validator("capabilities")
     @classmethod
     def _known_capabilities(cls, names: list[str] | None) -> list[str] | None:
-        if names is not None and not names:
-            raise ValueError("an empty list: give at least one capability, or leave it out for all")
-        for name in names or ():
-            CAPABILITIES.get(name)
-        return names
+        return _known(names, "capability", CAPABILITIES.get)
 
     @model_validator(mode="after")
     def _difficulty_range(self) -> Self:
         if self.difficulty_min > self.difficulty_max:
-            raise ValueError(f"difficulty_min ({self.difficulty_min}) is above difficulty_max ({self.difficulty_max})")
+            low, high = field_label(type(self), "difficulty_min"), field_label(type(self), "difficulty_max")
+            raise ValueError(f"{low} {self.difficulty_min} is above {high} {self.difficulty_max}")
         return self
 
 
@@ -208,7 +222,8 @@ def generate(
     if llm_rows and split != "train":
         raise CoworkEnvError(f"the {split} split is procedural only: its phrasings are the families' held-out ones")
     if llm_rows and llm is None:
-        raise CoworkEnvError("llm generation needs an LLM endpoint (--llm-base-url / --llm-conn)")
+        raise CoworkEnvError(f"{request.generator} generation needs an LLM endpoint: an LLM connection (llm_conn_id), or an LLM base URL "
+                             "(llm_base_url) and an LLM model (llm_model)")  # fmt: skip
     tasks: list[TaskSpec] = []
     rejections: list[Rejection] = []
     for item in procedural_tasks(procedural_rows, split):

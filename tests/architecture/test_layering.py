@@ -31,9 +31,10 @@ LAYERS: list[set[str]] = [
     {"models"},
     {"quality"},
     {"pipeline"},
-    {"cli", "__main__"},
+    {"cli", "__main__", "ui"},
 ]
-"""Bottom to top: each line may use the lines above it in this list (and itself), never the ones below."""
+"""Bottom to top: each line may use the lines above it in this list (and itself), never the ones below. `ui` is what the
+Airflow plugin registers in the API server: a top layer, beside the CLI."""
 
 RUNTIME = "coworkenv.workspace.runtime"
 """The mutable workspace that dispatches tool calls: the declarations below the episode must not need it."""

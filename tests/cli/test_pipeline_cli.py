@@ -161,4 +161,5 @@ def test_plan_takes_generates_settings(tmp_path):
     rows = json.loads(out.read_text())["rows"]
     assert sum(r["count"] for r in rows) == 40 and {r["difficulty"] for r in rows} == {2, 3}
     assert {r["family"] for r in rows} == {"mail_triage", "sheet_join"}
-    assert_one_line_error(cli("plan", "--difficulty-min", "5", "--difficulty-max", "1"), "difficulty_min (5) is above difficulty_max (1)")
+    too_high = "Lowest difficulty (difficulty_min) 5 is above Highest difficulty (difficulty_max) 1"
+    assert_one_line_error(cli("plan", "--difficulty-min", "5", "--difficulty-max", "1"), too_high)

@@ -57,3 +57,14 @@ def test_a_run_s_endpoint_masks_its_key_in_logs_and_redaction(monkeypatch):
     assert llm_endpoint(synthesis_config({})) is None
     for key in (conn_key, env_key):
         assert key not in str(airflow_redact(f"echo {key}")) and redact(f"echo {key}") == "echo [REDACTED]"
+
+
+def test_a_connection_that_is_not_there_fails_the_task_at_once_in_the_forms_words(monkeypatch):
+    from airflow.sdk.exceptions import AirflowFailException
+
+    from coworkenv.pipeline.airflow import llm_endpoint
+    from coworkenv.pipeline.config import synthesis_config
+
+    monkeypatch.delenv("AIRFLOW_CONN_NO_SUCH_LLM", raising=False)
+    with pytest.raises(AirflowFailException, match=r"^LLM connection \(llm_conn_id\) 'no_such_llm': no such Airflow connection"):
+        llm_endpoint(synthesis_config({"generator": "llm", "llm_conn_id": "no_such_llm"}))

@@ -15,13 +15,13 @@ pytestmark = [pytest.mark.airflow, pytest.mark.xdist_group("airflow")]
 
 
 def test_form_is_generated_from_the_config_and_graph(evaluate_dag):
-    from coworkenv.pipeline.config import EvaluationConfig
+    from coworkenv.pipeline.config import EvaluationConfig, form_order
     from coworkenv.sandbox.choices import RUNTIME_CHOICES
 
     dag = evaluate_dag
     assert dag.catchup is False and dag.schedule is None and "evaluation" in dag.tags and dag.doc_md
     params = dag.params.dump()
-    assert list(params) == list(EvaluationConfig.model_fields)  # every field, in order: one source for form, CLI and YAML
+    assert list(params) == form_order(EvaluationConfig)  # every field, in order: one source for form, CLI and YAML
     for name, field in EvaluationConfig.model_fields.items():
         param = dag.params.get_param(name)
         assert param.description == field.description and param.schema["title"] == field.title, name
@@ -29,7 +29,7 @@ def test_form_is_generated_from_the_config_and_graph(evaluate_dag):
     assert params["agent"] == "oracle" and params["suite"] == "bench" and params["trials"] == 3
     assert dag.params.get_param("runtime").schema["enum"] == list(RUNTIME_CHOICES)
     assert dag.params.get_param("user").schema["enum"] == ["scripted", "llm"]
-    assert dag.params.get_param("trials").schema["minimum"] == 1 and dag.params.get_param("trials").schema["maximum"] == 32
+    assert dag.params.get_param("trials").schema["exclusiveMinimum"] == 0 and dag.params.get_param("trials").schema["exclusiveMaximum"] == 33
     assert dag.params.get_param("train_releases").schema["type"] == ["array", "null"]
     assert dag.params.get_param("max_new_tokens").schema["type"] == ["integer", "null"]
     graph = {t.task_id: sorted(t.downstream_task_ids) for t in dag.tasks}

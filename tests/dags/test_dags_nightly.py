@@ -17,14 +17,14 @@ STAGES = ("profile", "synthesize", "gate_tasks", "rollouts", "gate_rollouts", "t
 
 
 def test_schedule_form_graph_pool_and_assets(nightly_dag):
-    from coworkenv.pipeline.config import NightlyConfig
+    from coworkenv.pipeline.config import NightlyConfig, form_order
     from coworkenv.pipeline.nightly import STAGES as LOOP_STAGES
 
     dag = nightly_dag
     assert dag.schedule == "@daily" or str(dag.timetable.summary) == "@daily"
     assert dag.catchup is False and dag.max_active_runs == 1 and dag.doc_md and dag.description
     params = dag.params.dump()
-    assert list(params) == list(NightlyConfig.model_fields)
+    assert list(params) == form_order(NightlyConfig)
     for name, field in NightlyConfig.model_fields.items():
         param = dag.params.get_param(name)
         assert param.description == field.description and param.schema["title"] == field.title, name

@@ -13,14 +13,14 @@ pytestmark = [pytest.mark.airflow, pytest.mark.xdist_group("airflow")]
 
 
 def test_form_is_generated_from_the_config_and_graph(synthesize_dag):
-    from coworkenv.pipeline.config import SynthesisConfig
+    from coworkenv.pipeline.config import SynthesisConfig, form_order
     from coworkenv.sandbox.choices import RUNTIME_CHOICES
     from coworkenv.synth.family import load_families
 
     dag = synthesize_dag
     assert dag.catchup is False and dag.schedule is None and "synthesis" in dag.tags and dag.doc_md
     params = dag.params.dump()
-    assert list(params) == list(SynthesisConfig.model_fields)  # every field, in order: one source for form, CLI and YAML
+    assert list(params) == form_order(SynthesisConfig)  # every field, in order: one source for form, CLI and YAML
     for name, field in SynthesisConfig.model_fields.items():
         param = dag.params.get_param(name)
         assert param.description == field.description and param.schema["title"] == field.title, name
@@ -29,7 +29,7 @@ def test_form_is_generated_from_the_config_and_graph(synthesize_dag):
     assert dag.params.get_param("runtime").schema["enum"] == list(RUNTIME_CHOICES)
     assert dag.params.get_param("families").schema["items"]["enum"] == load_families().names()
     assert dag.params.get_param("families").schema["type"] == ["array", "null"]
-    assert dag.params.get_param("n").schema["minimum"] == 1
+    assert dag.params.get_param("n").schema["exclusiveMinimum"] == 0  # refused, not clamped by the form (test_dags_forms)
     graph = {t.task_id: sorted(t.downstream_task_ids) for t in dag.tasks}
     assert graph == {
         "plan": ["generate"], "generate": ["validate"], "validate": ["repair"], "repair": ["rollout"], "rollout": ["build"],

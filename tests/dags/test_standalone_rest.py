@@ -41,3 +41,21 @@ def test_synthesis_triggered_over_rest_publishes_a_gated_release(standalone: Sta
     xcom = standalone.request("GET", f"/api/v2/dags/coworkenv_synthesize/dagRuns/{run_id}/taskInstances/publish/xcomEntries/return_value")
     value = xcom["value"] if isinstance(xcom["value"], dict) else json.loads(xcom["value"])
     assert value["release_id"] == manifest.release_id
+
+
+def test_bad_settings_are_refused_over_rest_before_a_run_exists(standalone: Standalone) -> None:
+    """The plugin's check in the real API server: 400 with the reason in the form's words, and no run made."""
+    standalone.wait_for_dag("coworkenv_synthesize")
+    runs = "/api/v2/dags/coworkenv_synthesize/dagRuns"
+    before = standalone.request("GET", runs)["total_entries"]
+    cases = {
+        "Lowest difficulty (difficulty_min) 5 is above Highest difficulty (difficulty_max) 1": {"difficulty_min": 5, "difficulty_max": 1},
+        "'nn' is not a setting of this run (did you mean Tasks (n)?)": {"nn": 20},
+        "Tasks (n): Input should be greater than or equal to 1": {"n": -1},
+    }
+    for detail, conf in cases.items():
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            standalone.request("POST", runs, {"logical_date": None, "conf": conf})
+        assert refused.value.code == 400 and json.loads(refused.value.read()) == {"detail": detail}, conf
+    assert standalone.request("GET", runs)["total_entries"] == before
+

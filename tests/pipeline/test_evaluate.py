@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -17,7 +18,7 @@ from coworkenv.errors import CoworkEnvError
 from coworkenv.eval.contamination import ContaminationError
 from coworkenv.eval.suite import SUITE_NAME, build_bench
 from coworkenv.pipeline import evaluate as stages
-from coworkenv.pipeline.config import EvaluationConfig
+from coworkenv.pipeline.config import EvaluationConfig, evaluation_config
 from coworkenv.pipeline.rundir import RunDir
 from coworkenv.quality.gates import GateFailed
 from coworkenv.rollout import read_trials
@@ -280,17 +281,17 @@ def test_the_gate_and_publish_refuse_edited_tables(tmp_path, examples_suite):
     ("values", "needle"),
     [
         ({"agent": "oracel"}, "did you mean 'oracle'"),
-        ({"agent": "hf:no/such/model"}, "hf:no/such/model: no such model directory"),
+        ({"agent": "hf:no/such/model"}, "Agent (agent): hf:no/such/model: no such model directory"),
         ({"agent": "hf"}, "needs a local model directory"),
-        ({"agent": "openai:gpt-x"}, "needs an endpoint"),
+        ({"agent": "openai:gpt-x"}, "needs an LLM endpoint"),
         ({"agent": "openai", "llm_base_url": "http://127.0.0.1:9/v1"}, "needs a model"),
-        ({"user": "llm"}, "user 'llm' needs an endpoint"),
+        ({"user": "llm"}, "Simulated user (user) 'llm' needs an LLM endpoint"),
     ],
 )
-def test_an_agent_that_cannot_run_is_refused_first(tmp_path, examples_suite, values, needle):
-    with pytest.raises(CoworkEnvError, match=needle):
-        stages.evaluate(settings(suite=str(examples_suite), **values), "eval-bad", tmp_path / "data")
-    assert not (tmp_path / "data" / "runs").exists()
+def test_an_agent_that_cannot_run_is_refused_by_its_settings(examples_suite, values, needle):
+    """Refused by the config model, so before any run exists: in the CLI, the trigger form and the DAG's first task."""
+    with pytest.raises(CoworkEnvError, match=re.escape(needle)):
+        evaluation_config({"suite": str(examples_suite), "runtime": "none", **values})
 
 
 def test_an_openai_agent_takes_its_model_and_reply_limit_from_the_run(tmp_path, examples_suite):
@@ -298,7 +299,8 @@ def test_an_openai_agent_takes_its_model_and_reply_limit_from_the_run(tmp_path, 
     a DAG); `max_new_tokens` is its max_tokens."""
     from tests.support.instant_endpoint import instant_endpoint
 
-    config = settings(agent="openai:m1", suite=str(examples_suite), trials=1, limit=2, max_turns=3, max_new_tokens=32)
+    config = settings(agent="openai:m1", suite=str(examples_suite), trials=1, limit=2, max_turns=3, max_new_tokens=32,
+                      llm_base_url="http://127.0.0.1:9/v1")  # fmt: skip  (the instant endpoint's URL replaces it)
     with instant_endpoint(calls=1) as endpoint:
         config = config.model_copy(update={"llm_base_url": endpoint.base_url})
         assert config.llm() is not None and config.llm().model == "m1"

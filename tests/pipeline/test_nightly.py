@@ -15,7 +15,7 @@ import pytest
 from coworkenv.errors import CoworkEnvError
 from coworkenv.eval.suite import build_bench
 from coworkenv.pipeline import nightly as loop
-from coworkenv.pipeline.config import NightlyConfig
+from coworkenv.pipeline.config import NightlyConfig, nightly_config
 from coworkenv.pipeline.rundir import RunDir
 
 pytestmark = pytest.mark.slow
@@ -113,5 +113,5 @@ def test_a_file_suite_is_refused(tmp_path, tiny_model_dir):
     from tests.support.suites import example_tasks, write_suite
 
     suite = write_suite(tmp_path / "suite.jsonl", example_tasks())
-    with pytest.raises(CoworkEnvError, match="published suite"):
-        loop.nightly(settings(str(suite), tiny_model_dir), "night-x", tmp_path / "data")
+    with pytest.raises(CoworkEnvError, match=r"Held-out suite \(suite\): .*published suite"):  # by the settings, before a run exists
+        nightly_config({"suite": str(suite), "base_model": str(tiny_model_dir)})
