@@ -68,6 +68,8 @@ class ReportLink(BaseModel):
     kind: Literal["evaluation", "comparison"]
     path: str
     """The report's `report.html`, relative to the run directory."""
+    plots: list[str] = []
+    """Its PNG plots, relative to the run directory."""
 
 
 class RunInfo(BaseModel):
@@ -132,7 +134,8 @@ def reports(path: Path) -> list[ReportLink]:
         html = path / folder / "report.html"
         if html.is_file():
             kind = "comparison" if (html.parent / "comparison.json").is_file() else "evaluation"
-            found.append(ReportLink(kind=kind, path=html.relative_to(path).as_posix()))
+            plots = [p.relative_to(path).as_posix() for p in sorted(html.parent.glob("*.png"))]
+            found.append(ReportLink(kind=kind, path=html.relative_to(path).as_posix(), plots=plots))
     return found
 
 

@@ -106,6 +106,10 @@ def test_an_evaluation_release_shows_its_pass_rates(client, pipeline_root):
     overall = next(row for row in table_with(text, "pass@1") if row["group"] == "overall")
     assert overall["model"] == "oracle" and overall["pass@1"] == "100.0%" and overall["k"] == "2"
     assert "evaluation report" in text
+    report = RunDir.open(ORACLE, pipeline_root.root).file("report")
+    plots = re.findall(r'<img src="([^"]+)"', text)
+    assert sorted(src.rsplit("/", 1)[1] for src in plots) == sorted(p.name for p in report.glob("*.png")) and plots
+    assert all(client.get(src).content == (report / src.rsplit("/", 1)[1]).read_bytes() for src in plots)
 
 
 def test_the_evaluations_page_compares_the_runs_of_a_suite_and_lists_comparison_reports(client, pipeline_root):
