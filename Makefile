@@ -57,7 +57,7 @@ gpu-wheels: setup
 	@echo "$$(ls $(GPU_WHEELS)/*.whl | wc -l) wheels, $$(du -sh $(GPU_WHEELS) | cut -f1), in $(GPU_WHEELS): carry that folder with bench/gpu_check.sh"
 
 lint: setup
-	$(BIN)/ruff check coworkenv dags tests bench
+	$(BIN)/ruff check coworkenv dags tests bench plugins
 
 # Mutation testing (docs/reliability.md, "Mutation testing"): mutmut over grading, the battery, the planner and the
 # sandbox limits ([tool.mutmut] in pyproject.toml names the files and the targeted tests); a fresh run every time

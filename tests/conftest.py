@@ -17,3 +17,11 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from coworkenv.train.tiny import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("models") / "tiny", seed=0)
+
+
+@pytest.fixture(scope="session")
+def pipeline_root(tmp_path_factory: pytest.TempPathFactory):
+    """A data root made by the real pipeline (`tests/support/pipeline_root.py`), built once per test process; read-only."""
+    from tests.support.pipeline_root import build_pipeline_root
+
+    return build_pipeline_root(tmp_path_factory.mktemp("pipeline") / "data")
