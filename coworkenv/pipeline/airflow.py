@@ -1,7 +1,6 @@
-"""What the DAGs and the API server's plugin need from Airflow and nothing else does: the trigger form generated from a
-config model, an LLM endpoint read from an Airflow connection, the `extra` of the asset events a task emits, and
-whether a request may trigger a run (for the plugin's check of a trigger's settings). Airflow is imported inside the
-functions only (the library must import without it)."""
+"""What the DAGs need from Airflow and nothing else does: the trigger form generated from a config model, an LLM
+endpoint read from an Airflow connection, and the `extra` of the asset events a task emits. Airflow is imported
+inside the functions only (the library must import without it); the API server's side is `ui/auth.py`."""
 
 from __future__ import annotations
 
@@ -66,33 +65,6 @@ def dag_params(dag_id: str) -> dict[str, Any]:
     """The trigger form of a CoworkEnv DAG, from its config model in `JOB_CONFIGS` (the map the plugin checks
     triggers against)."""
     return params_from(JOB_CONFIGS[dag_id])
-
-
-async def may_trigger(scope: dict[str, Any], dag_id: str) -> bool:
-    """Whether the request in `scope` comes from a user whom Airflow lets trigger runs of `dag_id`, decided as the
-    trigger endpoint decides it: the same user resolution (bearer token, else the UI's cookie), the auth manager's
-    `is_authorized_dag` with the DAG's team."""
-    from airflow.api_fastapi.app import get_auth_manager
-    from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity, DagDetails
-    from airflow.api_fastapi.core_api.security import get_user
-    from airflow.models.dag import DagModel
-    from fastapi import HTTPException, Request
-    from fastapi.security import HTTPAuthorizationCredentials
-    from starlette.concurrency import run_in_threadpool
-
-    request = Request(scope)
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    bearer = HTTPAuthorizationCredentials(scheme=scheme, credentials=token.strip()) if scheme.lower() == "bearer" and token.strip() else None
-    try:
-        user = await get_user(request, _oauth_token=None, bearer_credentials=bearer)
-    except HTTPException:
-        return False
-
-    def authorized() -> bool:  # the team lookup reads the database: off the event loop, as Airflow runs its own check
-        details = DagDetails(id=dag_id, team_name=DagModel.get_team_name(dag_id))
-        return bool(get_auth_manager().is_authorized_dag(method="POST", access_entity=DagAccessEntity.RUN, details=details, user=user))
-
-    return await run_in_threadpool(authorized)
 
 
 def without_retry(work: Callable[[], R], *errors: type[Exception]) -> R:

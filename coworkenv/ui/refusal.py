@@ -39,7 +39,7 @@ Authorize = Callable[[Scope, str], Awaitable[bool]]
 
 class RefuseBadSettings:
     """The middleware. `configs` (dag id → config model) and `authorize(scope, dag_id)` default to the library's
-    `JOB_CONFIGS` and Airflow's own check (`pipeline.airflow.may_trigger`), both imported on first use."""
+    `JOB_CONFIGS` and Airflow's own check (`ui.auth.may_trigger`), both imported on first use."""
 
     def __init__(self, app: Callable[..., Awaitable[None]], configs: Mapping[str, type] | None = None,
                  authorize: Authorize | None = None) -> None:  # fmt: skip
@@ -82,7 +82,7 @@ class RefuseBadSettings:
 
     async def _may_trigger(self, scope: Scope, dag_id: str) -> bool:
         if self._authorize is None:
-            from coworkenv.pipeline.airflow import may_trigger
+            from coworkenv.ui.auth import may_trigger
 
             self._authorize = may_trigger
         return await self._authorize(scope, dag_id)

@@ -21,7 +21,7 @@ from coworkenv.data.root import DataRoot, local_path
 from coworkenv.errors import CoworkEnvError
 from coworkenv.pipeline.evaluate import EVAL_DIR, REPORT_DIR
 from coworkenv.pipeline.nightly import NIGHTLY_DIR
-from coworkenv.pipeline.rundir import GATES_PASSED, RUNS_DIR, safe_name
+from coworkenv.pipeline.rundir import GATES_PASSED, RUN_ID_CHARS, RUNS_DIR, safe_name
 
 QUALITY_DIR = GATES_PASSED[0]
 SERVED = (QUALITY_DIR, REPORT_DIR, f"{NIGHTLY_DIR}/{REPORT_DIR}")
@@ -42,7 +42,7 @@ CONTENT_TYPES = {
     ".otf": "font/otf",
     ".eot": "application/vnd.ms-fontobject",
 }
-RUN_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,255}$")
+RUN_NAME = re.compile(rf"^[A-Za-z0-9{re.escape(RUN_ID_CHARS)}]{{1,255}}$")
 """A run directory's name: `safe_name` leaves only these characters."""
 
 Root = str | os.PathLike[str] | DataRoot | None

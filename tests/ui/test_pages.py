@@ -154,13 +154,13 @@ def test_the_dag_run_tab_shows_the_runs_directory_release_and_gates(client, pipe
 def test_the_dag_run_tab_of_the_nightly_loop_lists_the_runs_it_started(tmp_path):
     from tests.ui.conftest import TOKEN, mounted
 
-    for name in ("scheduled__2026-12-02T00_00_00_00_00", "scheduled__2026-12-02T00_00_00_00_00.synthesize",
-                 "scheduled__2026-12-02T00_00_00_00_00.evaluate", "scheduled__2026-12-02T00_00_00_00_001"):  # fmt: skip
+    run = "scheduled__2026-12-02T00:00:00+00:00"  # a run's directory is its run id, as the UI shows it
+    for name in (run, f"{run}.synthesize", f"{run}.evaluate", f"{run}1"):
         (tmp_path / "runs" / name).mkdir(parents=True)
     client = TestClient(mounted(tmp_path), headers={"authorization": TOKEN})
-    text = page(client, "/dag-runs/coworkenv_nightly/scheduled__2026-12-02T00:00:00+00:00")
-    shown = [h.split(">")[-1] for h in re.findall(r"<h2><a [^>]*>[^<]*", text)]
-    assert shown == [f"scheduled__2026-12-02T00_00_00_00_00{suffix}" for suffix in ("", ".evaluate", ".synthesize")]
+    text = page(client, f"/dag-runs/coworkenv_nightly/{run}")
+    shown = [html.unescape(h.split(">")[-1]) for h in re.findall(r"<h2><a [^>]*>[^<]*", text)]
+    assert shown == [f"{run}{suffix}" for suffix in ("", ".evaluate", ".synthesize")]
 
 
 def test_reports_are_served_as_they_were_written(client, pipeline_root):
