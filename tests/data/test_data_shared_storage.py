@@ -257,3 +257,40 @@ def test_every_table_survives_a_concurrent_publish(root, tables):
         for name in TABLES:
             assert read_table(root, release_id_for(run), name).num_rows == tables[name].num_rows, (run, name)
     assert latest_release(root) == list_releases(root)[-1].release_id
+
+
+# --- object stores: the order of writes, and writers that die -------------------------------------------------------
+
+
+def test_object_store_writes_the_manifest_after_every_table_and_latest_after_the_manifest(tables, monkeypatch):
+    root = f"memory://coworkenv-{uuid.uuid4().hex}/data"
+    cls = type(open_root(root).fs)
+    order: list[str] = []
+    real = cls.pipe_file
+
+    def pipe_file(self, path, value, **kwargs):
+        order.append(path.rsplit("/releases/", 1)[-1])
+        return real(self, path, value, **kwargs)
+
+    monkeypatch.setattr(cls, "pipe_file", pipe_file)
+    manifest = publish_release(tables, data_root=root, run_id="ordered", parent=None, config={})
+    parts = [f"{manifest.release_id}/{e.path}" for name in TABLES for e in manifest.files[name]]
+    assert order == [*parts, f"{manifest.release_id}/manifest.json", LATEST_FILE]
+
+
+@pytest.mark.parametrize(("stage", "complete"), [("table:tasks", False), ("tables_written", False), ("latest_checked", True)])
+def test_a_writer_process_dying_on_a_non_local_root_leaves_the_previous_latest(tmp_path, tasks, arrow_file, stage, complete):
+    """`dir::file://…` is not a LocalFileSystem, so the writer takes the object-store path (in place, manifest last)
+    while another process can look: killed before its manifest, the release is not one; killed after it, the release
+    is complete but LATEST has not moved; either way a retry of the run finishes it."""
+    root = f"dir::file://{tmp_path / 'shared'}"
+    assert not open_root(root).local
+    base = publish(root, tasks, "base")
+    proc = _writer(root, arrow_file, "dies", {FAULT_ENV: f"{stage}:exit"})
+    proc.communicate(timeout=180)
+    assert proc.returncode == 86
+    assert latest_release(root) == base.release_id
+    assert [m.release_id for m in list_releases(root)] == [base.release_id, *([release_id_for("dies")] if complete else [])]
+    assert _finish(_writer(root, arrow_file, "dies")) == release_id_for("dies")
+    assert latest_release(root) == release_id_for("dies")
+    assert verify_release(root) == []
