@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from pathlib import Path
@@ -234,7 +235,7 @@ def connect(
         raise CoworkEnvError(f"SQL limits: {one_line(exc)}") from None
     try:
         if not root.local:  # DuckDB reads the listed URLs through the root's own filesystem (its credentials included)
-            con.register_filesystem(root.fs)
+            _execute_ddl_step(lambda: con.register_filesystem(root.fs), f"data root {root.url}")
         con.execute(f"create schema {INTERNAL_SCHEMA}")
         for table, schema in TABLES.items():
             _create_from_arrow(con, f"{INTERNAL_SCHEMA}.{table}", schema.empty_table())
@@ -260,8 +261,12 @@ def close(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _execute_ddl(con: duckdb.DuckDBPyConnection, statement: str, where: str) -> None:
+    _execute_ddl_step(lambda: con.execute(statement), where)
+
+
+def _execute_ddl_step(step: Callable[[], object], where: str) -> None:
     try:
-        con.execute(statement)
+        step()
     except duckdb.Error as exc:
         raise CoworkEnvError(f"{where}: {one_line(exc)}") from None
 

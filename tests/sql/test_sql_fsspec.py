@@ -23,7 +23,7 @@ import fsspec
 import pytest
 
 from coworkenv.data import catalog
-from coworkenv.data.root import open_root
+from coworkenv.data.root import DataRoot, open_root
 from coworkenv.data.schemas import TABLES
 from coworkenv.errors import CoworkEnvError
 from tests.sql.release_fixture import publish
@@ -167,3 +167,13 @@ def test_releases_and_export_read_the_same_fsspec_root(dir_root, tmp_path):
     assert exported.returncode == 0, exported.stderr
     lines = (tmp_path / "out" / "tasks.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(lines) == truth.rows["tasks"]
+
+
+def test_a_filesystem_duckdb_cannot_take_is_a_one_line_error(memory_root):
+    """DuckDB routes paths by the filesystem's protocol: one without a concrete protocol is refused, named."""
+    root = open_root(memory_root)
+    nameless = DataRoot(fs=fsspec.filesystem("memory", skip_instance_cache=True), path=root.path, url=root.url)
+    nameless.fs.protocol = "abstract"
+    with pytest.raises(CoworkEnvError, match=rf"data root {memory_root}: .*concrete fsspec implementation") as info:
+        catalog.connect(nameless)
+    assert "\n" not in str(info.value)
