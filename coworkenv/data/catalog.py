@@ -17,8 +17,10 @@ creates, in this order:
   the views of its own folder and of the folders before it; within a folder it is created after the views it
   mentions (then by file name).
 
-DuckDB reads the files itself, so the catalog needs a local (or mounted) data root (`coworkenv.data.root.local_path`);
-once the views exist the connection is sealed: only those files readable, limits locked (`coworkenv.data.sql_limits`).
+DuckDB reads the files itself: from a local (or mounted) data root directly, from any other fsspec root (`s3://`,
+`gs://`, `memory://`, …) through the root's fsspec filesystem, registered with the connection
+(`register_filesystem`; each read goes through Python: docs/datasets.md, "Where releases can live"). Once the views
+exist the connection is sealed: only those files readable, limits locked (`coworkenv.data.sql_limits`).
 The column tests beside the views (`sql/<stage>/schema.yml`) run over this connection: `coworkenv.data.sql_tests`.
 """
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from pathlib import Path
@@ -38,7 +41,7 @@ from coworkenv.data.integrity import check_release
 from coworkenv.data.integrity import table_files as listed_files
 from coworkenv.data.layout import LATEST_FILE, RELEASE_NAME, Manifest
 from coworkenv.data.reader import complete_manifest, latest_release, list_releases, release_path
-from coworkenv.data.root import RELEASES_DIR, DataRoot, local_path, open_root
+from coworkenv.data.root import DataRoot, open_root
 from coworkenv.data.schemas import PARTITIONS, TABLES
 from coworkenv.data.sql_limits import QueryLimits, connection_config, run_limited, seal
 from coworkenv.errors import CoworkEnvError
@@ -56,21 +59,23 @@ Root = str | os.PathLike[str] | DataRoot | None
 
 @dataclass(frozen=True)
 class Release:
-    """A release as the views read it: its id, its local directory and the reader's manifest."""
+    """A release as the views read it: its id, its directory (a path, or a URL on other filesystems) and the reader's
+    manifest."""
 
     release_id: str
-    path: Path
+    path: str
     manifest: Manifest = field(compare=False)
     files: dict[str, list[str]] = field(compare=False, default_factory=dict)
-    """Per table, its Parquet files as the manifest lists them (`coworkenv.data.integrity.table_files`)."""
+    """Per table, its Parquet files as the manifest lists them (`coworkenv.data.integrity.table_files`), as DuckDB
+    takes them: paths, or URLs of the root's filesystem."""
 
 
 def resolve_releases(data_root: Root, release: str = "latest") -> list[Release]:
     """`latest`, `all` or a release id → the releases to read, oldest first (the reader's order)."""
-    base = local_path(data_root, "the SQL catalog") / RELEASES_DIR  # before open_root: a remote root is refused by name
     root = open_root(data_root)
+    base = root.url_of(root.releases)
     available = [
-        Release(m.release_id, Path(release_path(root, m.release_id)), m, {t: listed_files(root, m, t) for t in TABLES})
+        Release(m.release_id, release_path(root, m.release_id), m, {t: [root.url_of(f) for f in listed_files(root, m, t)] for t in TABLES})
         for m in list_releases(root)
     ]
     if release == "all":
@@ -82,14 +87,14 @@ def resolve_releases(data_root: Root, release: str = "latest") -> list[Release]:
         if wanted is None:
             known = [r.release_id for r in available]
             extra = f" (found {', '.join(known)} but no {LATEST_FILE} pointer)" if known else ""
-            raise CoworkEnvError(f"no release under {root.url}: {base / LATEST_FILE} is missing or empty{extra}")
+            raise CoworkEnvError(f"no release under {root.url}: {base}/{LATEST_FILE} is missing or empty{extra}")
     else:
         wanted = release
     for candidate in available:
         if candidate.release_id == wanted:
             return [candidate]
     if release == "latest":
-        raise CoworkEnvError(f"{base / LATEST_FILE} names {wanted!r}, which is not a complete release")
+        raise CoworkEnvError(f"{base}/{LATEST_FILE} names {wanted!r}, which is not a complete release")
     if RELEASE_NAME.match(wanted):
         complete_manifest(root, wanted)  # a damaged manifest is named as such, not as an unknown release
     names = [r.release_id for r in available]
@@ -107,7 +112,8 @@ def _table_part(table: str, release: Release) -> str | None:
     files = release.files.get(table, [])
     if not files:
         return None
-    relative = [Path(f).relative_to(release.path / table).parts[:-1] for f in files]
+    folder = f"{release.path}/{table}/"
+    relative = [f.removeprefix(folder).split("/")[:-1] for f in files]
     keys = [key for key in PARTITIONS.get(table, []) if any(part.startswith(f"{key}=") for parts in relative for part in parts)]
     options = ["union_by_name = true", f"hive_partitioning = {'true' if keys else 'false'}"]
     if keys:
@@ -228,6 +234,8 @@ def connect(
     except duckdb.Error as exc:
         raise CoworkEnvError(f"SQL limits: {one_line(exc)}") from None
     try:
+        if not root.local:  # DuckDB reads the listed URLs through the root's own filesystem (its credentials included)
+            _execute_ddl_step(lambda: con.register_filesystem(root.fs), f"data root {root.url}")
         con.execute(f"create schema {INTERNAL_SCHEMA}")
         for table, schema in TABLES.items():
             _create_from_arrow(con, f"{INTERNAL_SCHEMA}.{table}", schema.empty_table())
@@ -253,8 +261,12 @@ def close(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _execute_ddl(con: duckdb.DuckDBPyConnection, statement: str, where: str) -> None:
+    _execute_ddl_step(lambda: con.execute(statement), where)
+
+
+def _execute_ddl_step(step: Callable[[], object], where: str) -> None:
     try:
-        con.execute(statement)
+        step()
     except duckdb.Error as exc:
         raise CoworkEnvError(f"{where}: {one_line(exc)}") from None
 

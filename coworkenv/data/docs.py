@@ -64,7 +64,8 @@ from them.
   newest task release; the other kinds are read by their id and listed with the rest.
 
 - The data root is `$COWORKENV_DATA_ROOT`, else `./data`; any fsspec URL works (`file:///srv/data`,
-  `s3://bucket/prefix`, `memory://x` in tests). Credentials come from the filesystem's usual configuration.
+  `s3://bucket/prefix`, `memory://x` in tests), for publishing and for every reader, SQL included ("Where releases
+  can live"). Credentials come from the filesystem's usual configuration.
 - Every table of `TABLES` is present in every release. An empty table is one empty Parquet file
   (`<table>/part-0.parquet`) that carries the schema, so readers always find it.
 - Partition columns stay inside the files too: every file is self-describing, and a query may use either the
@@ -117,28 +118,72 @@ naming the file (`damaged release <id>: <path>: missing`), instead of returning 
 
 ## Atomicity
 
-- **Local filesystems** (plain paths, `file://`): the release is written under
-  `releases/.tmp-<id>-<unix time>-<nonce>/`; every file and directory is fsynced; the directory is renamed to
-  `releases/<id>/` (an atomic rename); then `LATEST` is replaced atomically (temporary file, fsync, rename,
-  fsync of the directory). A crash at any point leaves the previous `LATEST` in place and nothing under a
-  final release name except complete releases. Names starting with `.` are never releases. Each writer holds a
-  lock (`flock`) on its temporary entries while it lives; the next publish removes those whose lock is free (their
-  writer died), whatever their age (`releases/.lock` orders the claiming and the cleaning; where the filesystem has
-  no locks, after a day).
-- **Object stores and other fsspec filesystems** (`s3://`, `gs://`, `memory://`) cannot rename a directory
-  atomically. There the release is written under its final name with `manifest.json` written **last**, then
-  `LATEST` is overwritten (a single-object put, atomic on S3/GCS). A release directory without `manifest.json` is
-  incomplete: `list_releases`/`read_manifest` ignore it, and the next publish of that run id replaces it.
-  Readers must therefore go through `LATEST` or a manifest, never a bare directory listing.
+- **Local filesystems** (plain paths, `file://`, and shared mounts such as NFS given as a path): the release is
+  written under `releases/.tmp-<id>-<unix time>-<nonce>/`; every file and directory is fsynced; the directory is
+  renamed to `releases/<id>/` (an atomic rename); then `LATEST` is moved: the new pointer is written to a temporary
+  file and fsynced, and then, holding `releases/.lock` (`flock`), the publisher reads `LATEST`, compares and renames
+  the temporary over it (or drops it), and fsyncs the directory. A crash at any point leaves the previous `LATEST`
+  in place and nothing under a final release name except complete releases. Names starting with `.` are never
+  releases. Each writer holds a lock (`flock`) on its temporary entries while it lives; the next publish removes
+  those whose lock is free (their writer died), whatever their age (`releases/.lock` orders the claiming and the
+  cleaning; where the filesystem has no locks, after a day).
+- **Object stores and other fsspec filesystems** (`s3://`, `gs://`, `az://`, `memory://`) cannot rename a
+  directory atomically. There the release is written under its final name with `manifest.json` written **last**;
+  a release directory without `manifest.json` is incomplete: `list_releases`/`read_manifest` ignore it, and the
+  next publish of that run id replaces it. Readers must therefore go through `LATEST` or a manifest, never a bare
+  directory listing. `LATEST` is one small object, so every put of it is atomic (a reader sees the old or the new
+  id, never a mix); it is moved last, as described below.
 - A release whose writer died after it became complete but before `LATEST` moved is complete and listed; a
   retry of the run finds it, writes nothing and moves `LATEST`.
-- Concurrent publishers of *different* runs each produce a complete release; `LATEST` names the last one
-  to finish. On local filesystems concurrent publishers of the *same* run id produce one release (the loser of
-  the rename compares and drops its copy); on object stores they are not supported (one writer per run id, as
-  Airflow guarantees for a task).
-- `COWORKENV_RELEASE_FAULT=<stage>:exit|pause` stops the writer at a stage, for crash tests only
-  (stages: `tmp_created`, `table:<name>`, `tables_written`, `manifest_written`, `visible`,
-  `latest_temp_written`, `published`).
+- `COWORKENV_RELEASE_FAULT=<stage>:exit|pause|wait` stops the writer at a stage, for crash and concurrency tests
+  only (stages: `tmp_created`, `table:<name>`, `tables_written`, `manifest_written`, `visible`,
+  `latest_temp_written`, `latest_checked`, `published`; `wait` goes on once the marker file is removed).
+
+### `LATEST` never goes back
+
+`LATEST` names the newest complete task release, "newest" meaning the order of `list_releases`: the manifest's
+`created_at` (taken when the release's tables are written, on the publishing worker's clock), then the release
+id. A publisher moves `LATEST` to its release only if `LATEST` names none, an unreadable one or an older one
+(`coworkenv.data.latest`); one that finishes after a newer release was published leaves `LATEST` alone.
+
+- **Locally** the read, the comparison and the rename happen under `releases/.lock`: a compare-and-swap, so
+  `LATEST` never goes back, not even for a moment.
+- **On object stores** there is no portable compare-and-swap on an existing object (S3's `If-Match`, GCS's
+  generation match and Azure's ETags differ, and fsspec exposes none of them). What fsspec does expose is a
+  create-only write (`pipe_file(..., mode="create")`, `If-None-Match: *` on S3): the first `LATEST` is created that
+  way, so of two first publishers one wins and the other compares again. After that, a publisher reads `LATEST`,
+  compares, writes, then **verifies**: it lists the complete task releases and, if one is newer than what it
+  wrote, writes that one instead, and it repeats until a read of `LATEST` names its release or a newer one. Two
+  publishers racing between one's read and its write can leave the older id in `LATEST` for that moment (a reader
+  then gets the previous release, complete and intact), but the newer release's manifest was written before its
+  publisher touched `LATEST`, and reads and listings are strongly consistent on S3, GCS and Azure, so the last
+  writer's verification sees it: **once every publisher has returned, `LATEST` names the newest release**. The
+  verification costs one listing and one manifest read per release, for each publish that wrote `LATEST`.
+- This assumes what object stores guarantee: a single-object put is atomic and visible to every later read and
+  listing. A filesystem without that (an fsspec wrapper over a plain disk, such as `dir::file://…`, writes a file
+  in place) should be given as a local path instead, so that the rename path is used.
+- Concurrent publishers of *different* runs each produce a complete release. On local filesystems concurrent
+  publishers of the *same* run id produce one release (the loser of the rename compares and drops its copy); on
+  object stores they are not supported (one writer per run id, as Airflow guarantees for a task instance).
+
+## Where releases can live
+
+`$COWORKENV_DATA_ROOT` (or `--data-root`) may be any fsspec URL; the filesystem's package must be installed
+(`s3fs` for `s3://`, `gcsfs` for `gs://`, `adlfs` for `az://`: none ships with CoworkEnv) and its credentials set
+up the usual way (`AWS_*` variables, `~/.aws`, …). Everything that reads or writes releases goes through that
+filesystem: the publisher, `read_table`/`table_files`, `coworkenv releases`, `coworkenv export` and the SQL catalog.
+Run work directories and the model registry need a local (or mounted shared) filesystem.
+
+**SQL on object stores.** `coworkenv sql` and `coworkenv.data.catalog.connect` register the root's fsspec
+filesystem with the DuckDB connection (`register_filesystem`) and read the manifest's files by URL
+(`memory:///…/part-0.parquet`, `s3://bucket/…`); the integrity checks (sizes, footers) go through the same
+filesystem, and the connection is sealed the same way (only the listed files readable). Each read then goes
+through Python and the filesystem package rather than DuckDB's own readers. Measured with `bench/sql_marts.py
+--trajectories 200000 --root memory` (46 files, 13 MiB, 2 vCPUs): opening the catalog takes 0.45 s instead of
+0.24 s on the local disk (the footer checks go through fsspec), and every mart answers within 25 % of its local
+time (10 – 135 ms against 10 – 119 ms). That isolates fsspec's overhead; over a network each file read adds the
+store's latency (one ranged GET per footer and per column chunk read), so for heavy interactive use copy the
+release next to DuckDB first (`coworkenv export`, or the files `table_files` lists).
 
 ## Partitioning
 

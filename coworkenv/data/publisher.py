@@ -2,39 +2,36 @@
 
 - **Local filesystems** (plain paths, `file://`): the release is written under `releases/.tmp-<id>-<time>-<nonce>/`,
   every file and directory is fsynced, the directory is renamed to `releases/<id>/` (atomic), then `LATEST` is
-  replaced atomically (temporary file, fsync, rename). A crash at any point leaves the previous `LATEST` and no
-  partially written release under a final name.
+  moved (`coworkenv.data.latest`: temporary file, fsync, then compare and rename under `releases/.lock`). A crash at
+  any point leaves the previous `LATEST` and no partially written release under a final name.
 - **Other fsspec filesystems** (`s3://`, `gs://`, `memory://`, …) have no atomic directory rename: the release is
-  written under its final name with `manifest.json` written **last**, then `LATEST` is overwritten (a single-object
-  put, atomic on object stores). A directory without `manifest.json` is an incomplete release: readers ignore it and
-  the next publish of that run id replaces it. `LATEST` only ever names complete releases.
+  written under its final name with `manifest.json` written **last**, then `LATEST` is moved by single-object puts
+  (atomic on object stores), compared before and verified after (`coworkenv.data.latest`). A directory without
+  `manifest.json` is an incomplete release: readers ignore it and the next publish of that run id replaces it.
+  `LATEST` only ever names complete releases, and never goes back to an older one once every publisher returned.
 - Only task releases (`kind="tasks"`, the default) move `LATEST`, which training reads; a benchmark or eval release
   is published the same way and read by its id.
 - Publishing identical tables for a run id again is a no-op (the stored manifest is returned); different tables
   (or another kind) raise `ReleaseConflict`. Temporaries no live writer holds (each writer locks its own) are removed on publish.
 
-`COWORKENV_RELEASE_FAULT=<stage>:exit|pause` (testing only) stops the writer at a stage: `exit` leaves the process
-at once, `pause` announces the stage (on stderr, and in the file named by `COWORKENV_RELEASE_FAULT_MARKER`) and
-sleeps until killed. Stages: `tmp_created`, `table:<name>` (after each table), `tables_written`,
-`manifest_written`, `visible` (release complete under its final name, `LATEST` not yet changed),
-`latest_temp_written` (local only), `published`.
+`COWORKENV_RELEASE_FAULT=<stage>:exit|pause|wait` (testing only) stops the writer at a stage: `exit` leaves the
+process at once, `pause` announces the stage (on stderr, and in the file named by `COWORKENV_RELEASE_FAULT_MARKER`)
+and sleeps until killed, `wait` announces it the same way and goes on once the marker file is removed. Stages:
+`tmp_created`, `table:<name>` (after each table), `tables_written`, `manifest_written`, `visible` (release complete
+under its final name, `LATEST` not yet changed), `latest_temp_written` (local only), `latest_checked` (object stores:
+`LATEST` read and found older, not yet written), `published`.
 """
 
 from __future__ import annotations
 
-import fcntl
 import functools
 import hashlib
 import json
 import os
-import re
-import secrets
-import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -46,13 +43,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from coworkenv.data.claims import claim, clean_stale_tmp, tmp_name
+from coworkenv.data.latest import advance_latest
 from coworkenv.data.layout import (
-    LATEST_FILE,
-    LOCK_FILE,
     MANIFEST_FILE,
     RELEASE_KINDS,
     TASKS_KIND,
-    TMP_PREFIX,
     FileEntry,
     Manifest,
     ReleaseConflict,
@@ -60,13 +56,12 @@ from coworkenv.data.layout import (
     content_hash_of,
     release_id_for,
 )
-from coworkenv.data.reader import complete_manifest, latest_release, read_files
+from coworkenv.data.reader import complete_manifest, read_files
 from coworkenv.data.root import RELEASES_DIR, DataRoot, open_root
 from coworkenv.data.schemas import PARTITIONS, TABLES, conform_table, fingerprint
 from coworkenv.errors import CoworkEnvError
 from coworkenv.files import fsync_dir
 
-STALE_TMP_SECONDS = 24 * 3600
 ROW_GROUP_SIZE = 128 * 1024
 """Rows per Parquet row group: the unit DuckDB and pyarrow skip using min/max statistics."""
 MAX_ROWS_PER_FILE = 1_000_000
@@ -101,7 +96,7 @@ def _checkpoint(stage: str) -> None:
     want = os.environ.get(FAULT_ENV)
     if not want:
         return
-    name, _, action = want.rpartition(":") if want.endswith((":exit", ":pause")) else (want, "", "exit")
+    name, _, action = want.rpartition(":") if want.endswith((":exit", ":pause", ":wait")) else (want, "", "exit")
     if name != stage:
         return
     if action == "exit":
@@ -112,8 +107,8 @@ def _checkpoint(stage: str) -> None:
         os.replace(marker + ".tmp", marker)
     sys.stderr.write(f"release writer paused at {stage}\n")
     sys.stderr.flush()
-    while True:
-        time.sleep(3600)
+    while action != "wait" or not marker or os.path.exists(marker):
+        time.sleep(0.02 if action == "wait" else 3600)
 
 
 @lru_cache(maxsize=1)
@@ -223,120 +218,6 @@ def _json_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
         raise CoworkEnvError(f"release config must be JSON-serializable: {exc}") from None
 
 
-def _stale_tmp(name: str, now: float) -> bool:
-    match = re.search(r"-(\d{9,})-[0-9a-f]+$", name)
-    return bool(match) and now - int(match.group(1)) > STALE_TMP_SECONDS
-
-
-@contextmanager
-def _registry_lock(root: DataRoot) -> Iterator[None]:
-    """`releases/.lock`, held while a writer claims a temporary name and while orphans are removed, so that a cleaner
-    never sees a temporary between its creation and its writer's lock on it."""
-    fd = os.open(root.join(RELEASES_DIR, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
-
-
-def _claim(root: DataRoot, path: str, *, directory: bool) -> int:
-    """Create a temporary directory or file and lock it for as long as this writer lives (the returned descriptor is
-    closed when it is done): a temporary whose lock is free belongs to a writer that died."""
-    with _registry_lock(root):
-        if directory:
-            os.mkdir(path)
-            fd = os.open(path, os.O_RDONLY)
-        else:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    return fd
-
-
-def _orphaned(path: str, name: str, now: float) -> int | None:
-    """A descriptor holding the lock of a temporary no live writer holds (the caller removes it, then closes it)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # gone (renamed into place, or removed by its writer)
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:  # a live writer holds it
-        os.close(fd)
-        return None
-    except OSError:  # no locks on this filesystem: fall back to the temporary's age
-        if _stale_tmp(name, now):
-            return fd
-        os.close(fd)
-        return None
-    return fd
-
-
-def clean_stale_tmp(data_root: str | DataRoot) -> list[str]:
-    """Remove temporary release directories and `LATEST` temporaries left by writers that died.
-
-    On local disks a temporary is an orphan when no writer holds its lock (`_claim`); elsewhere, and where the
-    filesystem has no locks, when it is over a day old."""
-    root = open_root(data_root)
-    removed: list[str] = []
-    try:
-        entries = root.fs.ls(root.releases, detail=False)
-    except FileNotFoundError:
-        return removed
-    now = time.time()
-    names = [(entry, entry.rstrip("/").rsplit("/", 1)[-1]) for entry in entries]
-    names = [(entry, name) for entry, name in names if name.startswith(TMP_PREFIX)]
-    if not root.local:
-        for entry, name in names:
-            if _stale_tmp(name, now):
-                with suppress(FileNotFoundError):  # another publisher cleaned it first
-                    root.fs.rm(entry, recursive=True)
-                    removed.append(name)
-        return removed
-    with _registry_lock(root):
-        for entry, name in names:
-            fd = _orphaned(entry, name, now)
-            if fd is None:
-                continue
-            try:
-                if os.path.isdir(entry):
-                    shutil.rmtree(entry)
-                else:
-                    os.unlink(entry)
-                removed.append(name)
-            except FileNotFoundError:
-                pass
-            finally:
-                os.close(fd)
-    return removed
-
-
-def _tmp_name(what: str) -> str:
-    return f"{TMP_PREFIX}{what}-{int(time.time())}-{secrets.token_hex(4)}"
-
-
-def _set_latest(root: DataRoot, release_id: str) -> None:
-    target = root.join(RELEASES_DIR, LATEST_FILE)
-    data = f"{release_id}\n".encode()
-    if not root.local:
-        root.fs.pipe_file(target, data)  # one object put: atomic on object stores
-        return
-    tmp = root.join(RELEASES_DIR, _tmp_name("LATEST"))
-    fd = _claim(root, tmp, directory=False)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-        _checkpoint("latest_temp_written")
-        os.replace(tmp, target)
-        fsync_dir(root.releases)
-    except BaseException:
-        with suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    finally:
-        os.close(fd)
-
-
 def publish_release(
     tables: Mapping[str, pa.Table | None],
     *,
@@ -370,10 +251,10 @@ def publish_release(
         return _republish(root, existing, conformed, kind)
 
     final = root.join(RELEASES_DIR, release_id)
-    claim = None
+    held = None
     if root.local:
-        target = root.join(RELEASES_DIR, _tmp_name(release_id))
-        claim = _claim(root, target, directory=True)
+        target = root.join(RELEASES_DIR, tmp_name(release_id))
+        held = claim(root, target, directory=True)
         _checkpoint("tmp_created")
     else:
         target = final
@@ -408,11 +289,11 @@ def publish_release(
             root.fs.rm(target, recursive=True)
         raise
     finally:
-        if claim is not None:
-            os.close(claim)
+        if held is not None:
+            os.close(held)
     _checkpoint("visible")
     if kind == TASKS_KIND:
-        _set_latest(root, release_id)
+        advance_latest(root, manifest, _checkpoint)
     _checkpoint("published")
     return manifest
 
@@ -436,11 +317,8 @@ def _republish(root: DataRoot, existing: Manifest, tables: Mapping[str, pa.Table
             f"release {existing.release_id} (run {existing.run_id!r}) already exists with different rows in "
             f"{', '.join(differ)}: a rerun of a run id must produce the same tables (use a new run id for new data)"
         )
-    current = latest_release(root)
-    if kind == TASKS_KIND and current != existing.release_id:
-        newer = complete_manifest(root, current) if current else None
-        if newer is None or newer.created_at <= existing.created_at:
-            _set_latest(root, existing.release_id)
+    if kind == TASKS_KIND:
+        advance_latest(root, existing, _checkpoint)
     return existing
 
 

@@ -75,7 +75,7 @@ def _check_local(root: DataRoot, url: str) -> None:
 
 
 def local_path(data_root: str | os.PathLike[str] | DataRoot | None, what: str) -> Path:
-    """The data root as a local directory, for what needs one (`what`: the SQL catalog, run work directories)."""
+    """The data root as a local directory, for what needs one (`what`: run work directories, the model registry)."""
     if not isinstance(data_root, DataRoot):
         from fsspec.core import split_protocol
 

@@ -34,7 +34,7 @@ def test_all_is_what_the_reader_lists_skipping_tmp_and_folders_without_manifest(
     r1, r2 = releases.r1.release_id, releases.r2.release_id
     selected = catalog.resolve_releases(releases.root, "all")
     assert [r.release_id for r in selected] == [m.release_id for m in reader.list_releases(releases.root)] == [r1, r2]
-    assert [r.path for r in selected] == [releases.path(releases.r1), releases.path(releases.r2)]
+    assert [r.path for r in selected] == [str(releases.path(releases.r1)), str(releases.path(releases.r2))]
     assert [r.manifest.parent for r in selected] == [None, r1]
 
 
@@ -84,12 +84,6 @@ def test_latest_pointing_at_a_temporary_dir_is_an_error(releases, tmp_path):
     (tmp_path / "releases" / "LATEST").write_text(".tmp-publishing\n")
     with pytest.raises(CoworkEnvError, match="not a complete release"):
         catalog.connect(tmp_path)
-
-
-@pytest.mark.parametrize("root", ["s3://bucket/data", "memory://data"])
-def test_remote_roots_are_refused_clearly(root):
-    with pytest.raises(CoworkEnvError, match=r"the SQL catalog needs a local \(or mounted shared\) data root"):
-        catalog.connect(root)
 
 
 # --- src_* relations ------------------------------------------------------------------------------------------
