@@ -24,6 +24,9 @@ from datetime import timedelta
 from airflow.sdk import Asset, dag, get_current_context, task
 
 from coworkenv.pipeline.airflow import dag_params
+from coworkenv.pipeline.kubernetes import train_pod_operator, train_pod_settings
+
+TRAIN_POD = train_pod_settings()  # COWORKENV_TRAIN_ON=kubernetes: training in a pod of its own (docs/operations.md)
 
 TRAINING_RELEASE = Asset("coworkenv-training-release", uri="coworkenv://nightly/training-release")
 ROLLOUTS = Asset("coworkenv-rollouts", uri="coworkenv://nightly/rollouts")
@@ -141,15 +144,11 @@ def coworkenv_nightly():
     @task(outlets=[CURRENT_MODEL])
     def promote(_: dict) -> dict:
         """Promote the candidate, or keep the current model; the decision and its reason are recorded."""
-        import logging
-
         from coworkenv.pipeline.airflow import outlet_extra
         from coworkenv.pipeline.nightly import promote_stage
 
         run = _run()
-        decision = promote_stage(run, _config(run))
-        logging.getLogger(__name__).info("%s: %s; report: %s", "promoted" if decision["promoted"] else "kept", decision["reason"], decision["report"])
-        return outlet_extra(decision)
+        return outlet_extra(promote_stage(run, _config(run)))
 
     @task(outlets=[CAPABILITY_PROFILE])
     def new_profile(_: dict) -> dict:
@@ -160,7 +159,14 @@ def coworkenv_nightly():
         run = _run()
         return outlet_extra(new_profile_stage(run, _config(run)))
 
-    new_profile(promote(gate_eval(evaluate(train(gate_rollouts(rollouts(gate_tasks(synthesize(profile())))))))))
+    sampled = gate_rollouts(rollouts(gate_tasks(synthesize(profile()))))
+    if TRAIN_POD.on == "kubernetes":
+        in_pod = train_pod_operator(TRAIN_POD, task_id="train", pool="gpu", outlets=[CANDIDATE])
+        sampled >> in_pod
+        trained = in_pod.output
+    else:
+        trained = train(sampled)
+    new_profile(promote(gate_eval(evaluate(trained))))
 
 
 coworkenv_nightly()

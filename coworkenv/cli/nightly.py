@@ -3,11 +3,16 @@ stages the `coworkenv_nightly` DAG runs."""
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
 
 from coworkenv.cli.app import app
 from coworkenv.cli.options import with_config_options
-from coworkenv.cli.pipeline import DataRootOpt, NewRunIdOpt, endpoint_outside_airflow, new_run_id
+from coworkenv.cli.pipeline import DataRootOpt, NewRunIdOpt, RunIdOpt, endpoint_outside_airflow, new_run_id
+from coworkenv.errors import CoworkEnvError
 from coworkenv.pipeline.config import NightlyConfig, nightly_config
 
 STAGE_LINES = {
@@ -53,3 +58,27 @@ def nightly(settings: dict[str, Any], run_id: NewRunIdOpt = None, data_root: Dat
     comparison = Comparison.model_validate_json(nightly_file(report, "report", "comparison.json").read_text(encoding="utf-8"))
     console.print(comparison_table(comparison, "before", "after"))
     console.print(f"before/after report: {decision['report']}")
+
+
+@app.command("nightly-stage")
+def nightly_stage(
+    stage: Annotated[str, typer.Argument(help=f"The stage: {', '.join(STAGE_LINES)}.")],
+    run_id: RunIdOpt,
+    data_root: DataRootOpt = None,
+) -> None:
+    """One stage of a nightly run that has started, with its recorded settings: what the training pod runs when the
+    `coworkenv_nightly` DAG trains on Kubernetes (docs/operations.md). The stages before it must have finished; a
+    finished stage is not run again."""
+    from coworkenv.pipeline.kubernetes import RESULT_FILE_ENV
+    from coworkenv.pipeline.nightly import read_config, run_stage
+    from coworkenv.pipeline.rundir import RunDir, write_json
+
+    if stage not in STAGE_LINES:
+        raise CoworkEnvError(f"unknown nightly stage {stage!r}: one of {', '.join(STAGE_LINES)}")
+    llm = endpoint_outside_airflow(read_config(RunDir.open(run_id, data_root)))
+    result = run_stage(run_id, stage, data_root, llm=llm)
+    result_file = os.environ.get(RESULT_FILE_ENV)
+    if result_file:  # in a pod, the operator's sidecar reads it as the task's XCom
+        write_json(Path(result_file), result)
+    resumed = " (finished earlier)" if result.get("resumed") else ""
+    typer.echo(f"nightly {run_id} {stage}{resumed}: {STAGE_LINES[stage](result)}")

@@ -387,6 +387,22 @@ def new_profile_stage(run: RunDir, config: NightlyConfig) -> dict[str, Any]:
     return once(run, "new_profile", work)
 
 
+Stage = Callable[[RunDir, NightlyConfig, "LLMConfig | None", "Callable[[int], None] | None"], dict[str, Any]]
+STAGE_RUNS: dict[str, Stage] = {
+    "profile": lambda run, config, llm, progress: profile_stage(run, config, llm),
+    "synthesize": lambda run, config, llm, progress: synthesize_stage(run, config, llm),
+    "gate_tasks": lambda run, config, llm, progress: gate_tasks_stage(run),
+    "rollouts": lambda run, config, llm, progress: rollouts_stage(run, config, llm),
+    "gate_rollouts": lambda run, config, llm, progress: gate_rollouts_stage(run),
+    "train": lambda run, config, llm, progress: train_stage(run, config, progress),
+    "evaluate": lambda run, config, llm, progress: evaluate_stage(run, config, llm),
+    "gate_eval": lambda run, config, llm, progress: gate_eval_stage(run),
+    "promote": lambda run, config, llm, progress: promote_stage(run, config),
+    "new_profile": lambda run, config, llm, progress: new_profile_stage(run, config),
+}
+"""Each stage by name, called the same way (what it does not use, it ignores)."""
+
+
 def nightly(
     config: NightlyConfig,
     run_id: str,
@@ -401,14 +417,22 @@ def nightly(
     llm = llm if llm is not None else config.llm()
     start(run, config)
     done = stage_reporter(on_stage)
-    done("profile", profile_stage(run, config, llm))
-    done("synthesize", synthesize_stage(run, config, llm))
-    done("gate_tasks", gate_tasks_stage(run))
-    done("rollouts", rollouts_stage(run, config, llm))
-    done("gate_rollouts", gate_rollouts_stage(run))
-    done("train", train_stage(run, config, progress))
-    done("evaluate", evaluate_stage(run, config, llm))
-    done("gate_eval", gate_eval_stage(run))
-    decision = done("promote", promote_stage(run, config))
-    done("new_profile", new_profile_stage(run, config))
-    return decision
+    results = {stage: done(stage, STAGE_RUNS[stage](run, config, llm, progress)) for stage in STAGES}
+    return results["promote"]
+
+
+def run_stage(
+    run_id: str,
+    stage: str,
+    data_root: str | os.PathLike[str] | DataRoot | None = None,
+    *,
+    llm: LLMConfig | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """One stage of a run that has started (its recorded config), e.g. training in a pod of its own; the stages
+    before it must have finished, and a finished one is not run again."""
+    if stage not in STAGE_RUNS:
+        raise CoworkEnvError(f"unknown nightly stage {stage!r}: one of {', '.join(STAGES)}")
+    run = RunDir.open(run_id, data_root)
+    config = read_config(run)
+    return STAGE_RUNS[stage](run, config, llm if llm is not None else config.llm(), progress)

@@ -41,6 +41,26 @@ def test_schedule_form_graph_pool_and_assets(nightly_dag):
                        "promote": ["coworkenv-current-model"], "new_profile": ["coworkenv-capability-profile"]}  # fmt: skip
 
 
+def test_training_on_kubernetes_without_the_provider_is_one_clear_import_error(airflow_home: AirflowHome, monkeypatch):
+    """COWORKENV_TRAIN_ON=kubernetes makes `train` a KubernetesPodOperator; the provider is optional, so a deployment
+    without it sees why in the DAG's import error (with it, the task runs `coworkenv nightly-stage train`)."""
+    from airflow.dag_processing.dagbag import DagBag
+
+    from tests.dags.conftest import DAGS_FOLDER
+
+    monkeypatch.setenv("COWORKENV_TRAIN_ON", "kubernetes")
+    bag = DagBag(dag_folder=str(DAGS_FOLDER / "coworkenv_nightly.py"))
+    try:
+        import airflow.providers.cncf.kubernetes  # noqa: F401
+    except ImportError:
+        (error,) = bag.import_errors.values()
+        assert "COWORKENV_TRAIN_ON=kubernetes needs the apache-airflow-providers-cncf-kubernetes package" in error
+        return
+    task = bag.get_dag("coworkenv_nightly").get_task("train")
+    assert type(task).__name__ == "KubernetesPodOperator" and task.pool == "gpu"
+    assert task.pod_template_dict["spec"]["containers"][0]["command"][:3] == ["coworkenv", "nightly-stage", "train"]
+
+
 def test_bad_settings_fail_the_first_task_without_retries(nightly_dag):
     run = nightly_dag.test(run_conf={"suite": "no-such-release", "runtime": "none", "workers": 1})
     states = {ti.task_id: str(ti.state) for ti in run.get_task_instances()}

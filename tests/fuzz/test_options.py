@@ -39,6 +39,7 @@ BASE: dict[str, list[str]] = {
     "model tiny": ["--out", "{file}", "--seed", "-1"],
     "eval": ["--agent", "oracle", "--suite", "missing.jsonl", "--trials", "0", "--runtime", "none", "--data-root", "{root}"],
     "nightly": ["--suite", "missing-suite", "--budget", "0", "--runtime", "none", "--data-root", "{root}"],
+    "nightly-stage": ["train", "--run-id", "z", "--data-root", "{root}"],  # no run z: nothing trains
     "train sft": ["--model", "{dir}", "--out", "{out}", "--max-steps", "0", "--data-root", "{root}"],
     "train rl": ["--model", "{dir}", "--out", "{out}", "--max-steps", "0", "--data-root", "{root}"],
     "train profiles": [],

@@ -115,3 +115,34 @@ def test_a_file_suite_is_refused(tmp_path, tiny_model_dir):
     suite = write_suite(tmp_path / "suite.jsonl", example_tasks())
     with pytest.raises(CoworkEnvError, match=r"Held-out suite \(suite\): .*published suite"):  # by the settings, before a run exists
         nightly_config({"suite": str(suite), "base_model": str(tiny_model_dir)})
+
+
+def test_the_training_pods_command_trains_a_stopped_run_and_hands_its_result_on(finished_loop, tmp_path, monkeypatch):
+    """What the KubernetesPodOperator launches, run here: the manifest's command and environment (its data root where
+    the shared volume would be mounted) train a run stopped before training; the next stage goes on from its files."""
+    import os
+    import subprocess
+    import sys
+
+    import coworkenv.train.sft as sft
+    from coworkenv.pipeline.kubernetes import TrainPodSettings, train_pod
+
+    root, config, _ = finished_loop
+    copy = tmp_path / "data"
+    shutil.copytree(root, copy)
+    monkeypatch.setattr(sft, "train_sft", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("the pod trains, not this process")))
+    with pytest.raises(RuntimeError):
+        loop.nightly(config, "night-3", copy)
+    monkeypatch.undo()
+    (container,) = train_pod("night-3", TrainPodSettings(data_mount=str(copy)))["spec"]["containers"]
+    env = {e["name"]: e["value"] for e in container["env"]} | {"COWORKENV_RESULT_FILE": str(tmp_path / "xcom" / "return.json")}
+    command = [str(Path(sys.executable).parent / container["command"][0]), *container["command"][1:]]
+    done = subprocess.run(command, env={**os.environ, **env}, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    state = loop.read_state(RunDir.open("night-3", copy))
+    assert list(state)[-1] == "train" and state["train"]["jobs"] == ["sft"]
+    assert json.loads((tmp_path / "xcom" / "return.json").read_text())["candidate"] == state["train"]["candidate"]
+    assert f"nightly night-3 train: trained sft: candidate {state['train']['candidate']}" in done.stdout
+    stages: list[tuple[str, bool]] = []
+    loop.nightly(config, "night-3", copy, on_stage=lambda stage, result: stages.append((stage, bool(result.get("resumed")))))
+    assert [s for s, resumed in stages if not resumed] == ["evaluate", "gate_eval", "promote", "new_profile"]
