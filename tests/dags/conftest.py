@@ -71,13 +71,15 @@ def _airflow_environment(request: pytest.FixtureRequest, monkeypatch: pytest.Mon
         monkeypatch.setenv(key, value)
 
 
-@pytest.fixture(scope="session")
-def standalone(airflow_home: AirflowHome, tmp_path_factory: pytest.TempPathFactory):
-    """`make airflow-standalone` on a free port over the session's home; one per session, shared by the REST and the
-    browser tests (starting it takes most of a minute), stopped by process group at the end."""
+@pytest.fixture(scope="module")
+def standalone(tmp_path_factory: pytest.TempPathFactory):
+    """`make airflow-standalone` on a free port over an Airflow home and data root of its own (it migrates its own
+    metadata DB): its scheduler must not pick up the runs that `dag.test()` makes in the session's database. One per
+    module, stopped by process group when the module is done, so nothing of it runs on beside later tests."""
     from tests.dags.standalone import Standalone, free_port
 
-    server = Standalone(airflow_home, free_port(), tmp_path_factory.mktemp("standalone") / "standalone.log")
+    home = tmp_path_factory.mktemp("standalone_home")
+    server = Standalone(home, free_port(), home / "standalone.log")
     try:
         server.start()
         yield server

@@ -1,5 +1,6 @@
 """`make airflow-standalone`, exactly as the README gives it, started by a test: API server, scheduler, DAG processor
-and triggerer in their own process group on a free port, against the session's migrated Airflow home.
+and triggerer in their own process group on a free port, over an Airflow home (which it migrates) and a data root of
+its own.
 
 The command runs with `.venv/bin` taken off `PATH` on purpose: a new user's shell does not have it, and
 `airflow standalone` starts its children as `airflow ...` by name (the Makefile must make that work, not the test).
@@ -19,7 +20,7 @@ import urllib.request
 from pathlib import Path
 
 from coworkenv.airflow_env import scripts_dir
-from tests.dags.conftest import ROOT, AirflowHome
+from tests.dags.conftest import ROOT
 
 STARTUP_S = 240
 RUN_S = 600
@@ -38,10 +39,10 @@ def user_path() -> str:
 
 
 class Standalone:
-    def __init__(self, home: AirflowHome, port: int, log: Path):
+    def __init__(self, home: Path, port: int, log: Path):
         self.base = f"http://127.0.0.1:{port}"
-        self.home = home.home
-        self.data_root = Path(home.env["COWORKENV_DATA_ROOT"])
+        self.home = home
+        self.data_root = home / "data"
         # Only the knobs the README documents for a second instance, plus faster DAG discovery for the test.
         keep = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "COWORKENV"))}
         self.env = {

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.dags.conftest import AirflowHome
 from tests.dags.standalone import Standalone
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow, pytest.mark.integration, pytest.mark.xdist_group("airflow")]
@@ -25,7 +24,7 @@ def test_core_check_triggered_over_rest_with_conf(standalone: Standalone, task_f
     assert value["tasks"] == value["gate_passed"] >= 1
 
 
-def test_synthesis_triggered_over_rest_publishes_a_gated_release(standalone: Standalone, airflow_home: AirflowHome) -> None:
+def test_synthesis_triggered_over_rest_publishes_a_gated_release(standalone: Standalone) -> None:
     """The UI/REST path: a non-default conf, the sandboxed battery (default runtime), gates, atomic publication."""
     from coworkenv.data.reader import latest_release, read_manifest, verify_release
 
@@ -33,7 +32,7 @@ def test_synthesis_triggered_over_rest_publishes_a_gated_release(standalone: Sta
             "families": ["csv_aggregate", "meeting_schedule"]}  # fmt: skip
     run_id = standalone.trigger("coworkenv_synthesize", conf)
     assert standalone.wait_for_run("coworkenv_synthesize", run_id) == "success", standalone.tail()
-    root = airflow_home.env["COWORKENV_DATA_ROOT"]
+    root = standalone.data_root
     manifest = read_manifest(root, latest_release(root))
     assert manifest.run_id == run_id and manifest.row_counts["tasks"] == 16
     assert manifest.config["families"] == ["csv_aggregate", "meeting_schedule"] and manifest.config["difficulty_min"] == 2
