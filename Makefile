@@ -10,7 +10,7 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-AIRFLOW_ENV = eval "$$($(BIN)/coworkenv airflow-env)"
+AIRFLOW_ENV = eval "$$($(BIN)/coworkenv airflow-env --profile embedded)"
 
 .PHONY: setup demo test test-fast fuzz mutation bench gpu-wheels lint lock airflow-standalone clean
 

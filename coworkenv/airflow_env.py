@@ -1,17 +1,80 @@
-"""The embedded Airflow setup (SQLite, LocalExecutor, this repo's dags/), as environment variables.
+"""Airflow's setup as environment variables, one profile per shape: `embedded` (SQLite, LocalExecutor, one machine)
+and `cluster` (Postgres metadata DB, CeleryExecutor with Redis as broker, a `default` and a `gpu` queue).
 
-One source of truth for the Makefile (`coworkenv airflow-env`), the tests and anyone running Airflow by hand.
+One source of truth for the Makefile and the shell (`coworkenv airflow-env [--profile cluster]`), the tests and
+docker-compose.yml (tests/dags/test_compose.py checks the compose file against `PROFILES` and `COMMANDS`).
 No Airflow import here: the library must stay importable without it.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import secrets
+import socket
 import sysconfig
+from collections.abc import Mapping
 from pathlib import Path
 
+from coworkenv.errors import CoworkEnvError
+
 HF_OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+
+DEFAULT_QUEUE = "default"
+GPU_QUEUE = "gpu"
+GPU_POOL = "gpu"
+"""Where GPU stages go (training, local-model rollouts and evaluation): the `gpu` queue, which only GPU workers
+listen on, and the `gpu` pool, whose slots cap how many run at once (`COWORKENV_GPU_POOL_SLOTS`)."""
+
+POSTGRES_URL = "postgresql+psycopg2://postgres@127.0.0.1:5432/airflow"
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+PROFILES: dict[str, dict[str, str]] = {
+    "embedded": {
+        "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": "sqlite:///${AIRFLOW_HOME}/airflow.db",
+        "AIRFLOW__CORE__PARALLELISM": "4",
+    },
+    "cluster": {
+        "AIRFLOW__CORE__EXECUTOR": "CeleryExecutor",
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"${{COWORKENV_DATABASE_URL:-{POSTGRES_URL}}}",
+        "AIRFLOW__CELERY__BROKER_URL": f"${{COWORKENV_BROKER_URL:-{REDIS_URL}}}",
+        # Results in the metadata DB, not Redis: Airflow's Celery provider "highly recommends" a database result
+        # backend (its default is sql_alchemy_conn with `db+`), and so does the official compose file.
+        "AIRFLOW__CELERY__RESULT_BACKEND": f"db+${{COWORKENV_DATABASE_URL:-{POSTGRES_URL}}}",
+        "AIRFLOW__OPERATORS__DEFAULT_QUEUE": DEFAULT_QUEUE,
+        "AIRFLOW__CORE__PARALLELISM": "${AIRFLOW_PARALLELISM:-32}",
+        "AIRFLOW__CORE__AUTH_MANAGER": "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "${AIRFLOW_USERS:-admin:admin}",
+        "AIRFLOW__CORE__HOSTNAME_CALLABLE": "coworkenv.airflow_env.worker_hostname",
+        "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "True",
+        "COWORKENV_GPU_POOL_SLOTS": "${COWORKENV_GPU_POOL_SLOTS:-1}",
+    },
+}
+"""What each profile sets beyond the settings every profile shares (`airflow_env`). Values use docker compose's
+interpolation, `${NAME:-default}`: the variable NAME, when set and not empty, overrides the default. The cluster's
+services are on this machine by default (Postgres with trust auth as user `postgres`, database `airflow`; Redis DB 0);
+point `COWORKENV_DATABASE_URL` and `COWORKENV_BROKER_URL` elsewhere. No secret is ever written here."""
+
+COMMANDS: dict[str, list[str]] = {
+    "init": ["airflow db migrate", f"airflow pools set {GPU_POOL} ${{COWORKENV_GPU_POOL_SLOTS:-1}} 'training and local-model rollouts'"],
+    "api-server": ["airflow", "api-server"],
+    "scheduler": ["airflow", "scheduler"],
+    "dag-processor": ["airflow", "dag-processor"],
+    "triggerer": ["airflow", "triggerer"],
+    "worker": ["airflow", "celery", "worker", "--queues", DEFAULT_QUEUE, "--concurrency", "${COWORKENV_WORKER_CONCURRENCY:-4}"],
+    "worker-gpu": ["airflow", "celery", "worker", "--queues", GPU_QUEUE, "--concurrency", "1"],
+}
+"""The cluster's processes. `init` is shell lines run once, in order (migrate the metadata DB, then size the `gpu`
+pool); the rest are one process each. A GPU worker runs one task at a time: the pool and the queue keep training
+and local-model stages off the CPU workers, and CPU shards off the GPU."""
+
+_VARIABLE = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}")
+
+
+def expand(value: str, environ: Mapping[str, str]) -> str:
+    """`${NAME:-default}` and `${NAME}` as docker compose reads them: NAME's value when set and not empty."""
+    return _VARIABLE.sub(lambda m: environ.get(m["name"]) or (m["default"] or ""), value)
 
 
 def project_root() -> Path:
@@ -36,22 +99,39 @@ def scripts_dir() -> Path:
     return Path(sysconfig.get_path("scripts"))
 
 
-def embedded_env(root: Path | None = None, home: Path | None = None, port: int | None = None) -> dict[str, str]:
-    """The embedded setup's variables. `COWORKENV_AIRFLOW_HOME`, `COWORKENV_AIRFLOW_PORT` and `COWORKENV_DATA_ROOT`, when
-    set, move the metadata DB and logs, the UI's port and the data (a second instance beside the first, a test)."""
+def worker_hostname() -> str:
+    """The host name a task instance records (`[core] hostname_callable` in the cluster profile): `COWORKENV_WORKER_NAME`
+    when set, else the machine's. Several workers on one machine (sharing its log folder) are then told apart in the UI
+    and the REST API; one worker per machine or container, as in docker-compose.yml, leaves it unset."""
+    return os.environ.get("COWORKENV_WORKER_NAME") or socket.getfqdn()
+
+
+def _data_root(value: str | None, root: Path) -> str:
+    """A local data root as an absolute path; an fsspec URL (s3://, memory://, file://) as given."""
+    if value and "://" in value:
+        return value
+    return str(Path(value or root / "data").resolve())
+
+
+def airflow_env(
+    profile: str | None = None, root: Path | None = None, home: Path | None = None, port: int | None = None, environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """A profile's variables (`COWORKENV_AIRFLOW_PROFILE`, else `embedded`), read from `environ` (the process's by
+    default). `COWORKENV_AIRFLOW_HOME`, `COWORKENV_AIRFLOW_PORT` and `COWORKENV_DATA_ROOT`, when set, move the metadata DB
+    (embedded) and logs, the UI's port and the data (a second instance beside the first, a test)."""
+    environ = os.environ if environ is None else environ
+    name = profile or environ.get("COWORKENV_AIRFLOW_PROFILE") or "embedded"
+    if name not in PROFILES:
+        raise CoworkEnvError(f"Airflow profile {name!r}: unknown; the profiles are {', '.join(PROFILES)}")
     root = (root or project_root()).resolve()
-    home = (home or Path(os.environ.get("COWORKENV_AIRFLOW_HOME") or root / ".airflow")).resolve()
-    port = port or int(os.environ.get("COWORKENV_AIRFLOW_PORT") or 8080)
-    data = Path(os.environ.get("COWORKENV_DATA_ROOT") or root / "data").resolve()
-    return {
-        "PATH": os.pathsep.join([str(scripts_dir()), os.environ.get("PATH", "")]),
+    home = (home or Path(environ.get("COWORKENV_AIRFLOW_HOME") or root / ".airflow")).resolve()
+    port = port or int(environ.get("COWORKENV_AIRFLOW_PORT") or 8080)
+    shared = {
+        "PATH": os.pathsep.join([str(scripts_dir()), environ.get("PATH", "")]),
         "AIRFLOW_HOME": str(home),
         "AIRFLOW__CORE__DAGS_FOLDER": str(root / "dags"),
         "AIRFLOW__CORE__PLUGINS_FOLDER": str(root / "plugins"),
-        "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__CORE__PARALLELISM": "4",
         "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
         "AIRFLOW__API__HOST": "127.0.0.1",
         "AIRFLOW__API__PORT": str(port),
@@ -60,9 +140,16 @@ def embedded_env(root: Path | None = None, home: Path | None = None, port: int |
         "AIRFLOW__API_AUTH__JWT_SECRET": _jwt_secret(home),
         "AIRFLOW__LOGGING__BASE_LOG_FOLDER": str(home / "logs"),
         "COWORKENV_ROOT": str(root),
-        "COWORKENV_DATA_ROOT": str(data),
+        "COWORKENV_DATA_ROOT": _data_root(environ.get("COWORKENV_DATA_ROOT"), root),
         **HF_OFFLINE,
     }
+    variables = {**environ, "AIRFLOW_HOME": str(home)}
+    return {**shared, **{key: expand(value, variables) for key, value in PROFILES[name].items()}}
+
+
+def embedded_env(root: Path | None = None, home: Path | None = None, port: int | None = None) -> dict[str, str]:
+    """The embedded profile's variables (SQLite under the home, LocalExecutor), whatever profile is selected."""
+    return airflow_env("embedded", root=root, home=home, port=port)
 
 
 def shell_exports(env: dict[str, str]) -> str:

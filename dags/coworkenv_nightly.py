@@ -8,13 +8,14 @@ registry under the data root:
 model) → **synthesize** `budget` training tasks planned from that profile → **gate_tasks** (`validated` and
 `rollouts` gates, then the release) → **rollouts** (the current model plays each task `trials` times: rejection
 sampling) → **gate_rollouts** (`evaluated` gate; its successes join the oracle's trajectories) → **train** (SFT, then
-GRPO, GDPO or DPO per `method`; `gpu` pool) → **evaluate** the candidate on the held-out suite (contamination-checked
+GRPO, GDPO or DPO per `method`) → **evaluate** the candidate on the held-out suite (contamination-checked
 against every release its lineage trained on) → **gate_eval** → **promote** (only with a margin, a significant
 paired difference and no safety regression; the reason is recorded) → **new_profile** for the next night.
 
-A failing gate fails the run with nothing promoted. A task that is retried or cleared resumes: finished stages are
-recorded in `<data root>/runs/<run id>/nightly/state.json` and are not run again. `coworkenv nightly` runs the
-same stages outside Airflow.
+The stages that run a local model (profile, rollouts, train, evaluate) go to the `gpu` queue and pool (the cluster
+profile's GPU workers); the others to the `default` queue. A failing gate fails the run with nothing promoted. A task
+that is retried or cleared resumes: finished stages are recorded in `<data root>/runs/<run id>/nightly/state.json` and
+are not run again. `coworkenv nightly` runs the same stages outside Airflow.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from datetime import timedelta
 
 from airflow.sdk import Asset, dag, get_current_context, task
 
-from coworkenv.pipeline.airflow import dag_params
+from coworkenv.pipeline.airflow import GPU_TASK, dag_params
 from coworkenv.pipeline.kubernetes import train_pod_operator, train_pod_settings
 
 TRAIN_POD = train_pod_settings()  # COWORKENV_TRAIN_ON=kubernetes: training in a pod of its own (docs/operations.md)
@@ -77,7 +78,7 @@ def _gate(stage):
     params=dag_params("coworkenv_nightly"),
 )
 def coworkenv_nightly():
-    @task
+    @task(**GPU_TASK)
     def profile() -> dict:
         """Check the settings; the current model and its capability profile on the held-out suite."""
         from coworkenv.errors import CoworkEnvError
@@ -104,7 +105,7 @@ def coworkenv_nightly():
 
         return _gate(lambda: gate_tasks_stage(_run()))
 
-    @task
+    @task(**GPU_TASK)
     def rollouts(_: dict) -> dict:
         """The current model plays every training task (rejection sampling's proposals)."""
         from coworkenv.pipeline.nightly import rollouts_stage
@@ -118,7 +119,7 @@ def coworkenv_nightly():
 
         return _gate(lambda: gate_rollouts_stage(_run()))
 
-    @task(pool="gpu", outlets=[CANDIDATE])
+    @task(**GPU_TASK, outlets=[CANDIDATE])
     def train(_: dict) -> dict:
         """SFT (then GRPO, GDPO or DPO); the checkpoint is registered as a candidate."""
         from coworkenv.pipeline.airflow import outlet_extra
@@ -127,7 +128,7 @@ def coworkenv_nightly():
         run = _run()
         return outlet_extra(train_stage(run, _config(run)))
 
-    @task
+    @task(**GPU_TASK)
     def evaluate(_: dict) -> dict:
         """The candidate on the held-out suite."""
         from coworkenv.pipeline.nightly import evaluate_stage
@@ -161,7 +162,7 @@ def coworkenv_nightly():
 
     sampled = gate_rollouts(rollouts(gate_tasks(synthesize(profile()))))
     if TRAIN_POD.on == "kubernetes":
-        in_pod = train_pod_operator(TRAIN_POD, task_id="train", pool="gpu", outlets=[CANDIDATE])
+        in_pod = train_pod_operator(TRAIN_POD, task_id="train", **GPU_TASK, outlets=[CANDIDATE])
         sampled >> in_pod
         trained = in_pod.output
     else:

@@ -30,11 +30,21 @@ def print_json(value: Any) -> None:
 
 
 @app.command("airflow-env")
-def airflow_env() -> None:
-    """Print `export` lines for the embedded Airflow (SQLite, LocalExecutor, this repo's dags/)."""
-    from coworkenv.airflow_env import embedded_env, shell_exports
+def airflow_env(
+    profile: Annotated[
+        str | None,
+        typer.Option(
+            "--profile",
+            help="embedded (SQLite, LocalExecutor) or cluster (Postgres, CeleryExecutor with Redis, `default` and `gpu` "
+            "queues). Default: $COWORKENV_AIRFLOW_PROFILE, else embedded.",
+        ),
+    ] = None,
+) -> None:
+    """Print `export` lines for Airflow in one profile (this repo's dags/ and plugins/)."""
+    from coworkenv.airflow_env import airflow_env as profile_env
+    from coworkenv.airflow_env import shell_exports
 
-    typer.echo(shell_exports(embedded_env()))
+    typer.echo(shell_exports(profile_env(profile)))
 
 
 def one_line(text: str) -> str:

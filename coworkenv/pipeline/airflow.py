@@ -9,11 +9,17 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, SecretStr
 
+from coworkenv.airflow_env import GPU_POOL, GPU_QUEUE
 from coworkenv.errors import field_label
 from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import JOB_CONFIGS, EndpointSettings, form_order
 
 R = TypeVar("R")
+
+GPU_TASK: dict[str, str] = {"queue": GPU_QUEUE, "pool": GPU_POOL}
+"""Where a GPU stage runs (training, local-model rollouts and evaluation): the cluster profile's `gpu` queue, which
+only GPU workers serve, and the `gpu` pool, whose slots cap how many run at once. The embedded LocalExecutor runs
+every queue in its own processes; the pool applies there too."""
 
 _PARAM_KEYS = ("type", "title", "description", "enum", "items", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
                "minLength", "maxLength", "pattern", "format", "examples", "values_display", "section")  # fmt: skip

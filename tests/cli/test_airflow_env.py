@@ -14,11 +14,12 @@ from tests.support import ROOT
 COWORKENV = Path(sys.executable).parent / "coworkenv"
 
 
-def shell(script: str, **env: str) -> str:
-    """`script` in bash after `eval "$(coworkenv airflow-env)"`, with a PATH that lacks the venv."""
+def shell(script: str, profile: str | None = None, **env: str) -> str:
+    """`script` in bash after `eval "$(coworkenv airflow-env [--profile P])"`, with a PATH that lacks the venv."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "COWORKENV"))}
+    option = f" --profile {profile}" if profile else ""
     result = subprocess.run(
-        ["bash", "-c", f'eval "$({COWORKENV} airflow-env)" && {script}'],
+        ["bash", "-c", f'eval "$({COWORKENV} airflow-env{option})" && {script}'],
         env={**base, "PATH": user_path(), **env}, cwd=ROOT, capture_output=True, text=True, check=True, timeout=60,
     )  # fmt: skip
     return result.stdout.strip()
@@ -44,3 +45,51 @@ def test_a_second_instance_moves_home_port_and_data_together(tmp_path: Path) -> 
         str(tmp_path / "af"), f"sqlite:///{tmp_path / 'af' / 'airflow.db'}", "8123", "http://127.0.0.1:8123", str(tmp_path / "data"),
     )  # fmt: skip
     assert (tmp_path / "af" / "jwt_secret").stat().st_mode & 0o077 == 0  # the secret is private to its owner
+
+
+def test_the_cluster_profile_is_postgres_celery_redis_and_the_gpu_queue_and_pool() -> None:
+    out = shell(
+        'echo "$AIRFLOW__CORE__EXECUTOR|$AIRFLOW__DATABASE__SQL_ALCHEMY_CONN|$AIRFLOW__CELERY__BROKER_URL|'
+        '$AIRFLOW__CELERY__RESULT_BACKEND|$AIRFLOW__OPERATORS__DEFAULT_QUEUE|$COWORKENV_GPU_POOL_SLOTS"',
+        profile="cluster",
+    )
+    assert out.split("|") == [
+        "CeleryExecutor", "postgresql+psycopg2://postgres@127.0.0.1:5432/airflow", "redis://127.0.0.1:6379/0",
+        "db+postgresql+psycopg2://postgres@127.0.0.1:5432/airflow", "default", "1",
+    ]  # fmt: skip
+
+
+def test_the_profile_setting_selects_the_profile_and_variables_move_the_services() -> None:
+    out = shell(
+        'echo "$AIRFLOW__CORE__EXECUTOR|$AIRFLOW__DATABASE__SQL_ALCHEMY_CONN|$AIRFLOW__CELERY__RESULT_BACKEND|'
+        '$AIRFLOW__CELERY__BROKER_URL|$COWORKENV_GPU_POOL_SLOTS|$AIRFLOW__CORE__PARALLELISM"',
+        COWORKENV_AIRFLOW_PROFILE="cluster", COWORKENV_DATABASE_URL="postgresql://af@db.internal/af",
+        COWORKENV_BROKER_URL="redis://queue.internal:6379/3", COWORKENV_GPU_POOL_SLOTS="4", AIRFLOW_PARALLELISM="",
+    )  # fmt: skip
+    # an empty variable counts as unset (AIRFLOW_PARALLELISM), as in docker compose
+    assert out.split("|") == ["CeleryExecutor", "postgresql://af@db.internal/af", "db+postgresql://af@db.internal/af",
+                              "redis://queue.internal:6379/3", "4", "32"]  # fmt: skip
+    assert shell("echo $AIRFLOW__CORE__EXECUTOR", COWORKENV_AIRFLOW_PROFILE="cluster", profile="embedded") == "LocalExecutor"
+
+
+def test_an_unknown_profile_is_one_line_naming_the_profiles() -> None:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "COWORKENV"))}
+    result = subprocess.run([str(COWORKENV), "airflow-env", "--profile", "k8s"], env=base, capture_output=True, text=True, timeout=60)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == "error: Airflow profile 'k8s': unknown; the profiles are embedded, cluster\n"
+
+
+def test_several_workers_on_one_machine_are_told_apart_by_their_name(monkeypatch) -> None:
+    import socket
+
+    from coworkenv.airflow_env import PROFILES, worker_hostname
+
+    assert PROFILES["cluster"]["AIRFLOW__CORE__HOSTNAME_CALLABLE"] == "coworkenv.airflow_env.worker_hostname"
+    monkeypatch.delenv("COWORKENV_WORKER_NAME", raising=False)
+    assert worker_hostname() == socket.getfqdn()
+    monkeypatch.setenv("COWORKENV_WORKER_NAME", "gpu-1")
+    assert worker_hostname() == "gpu-1"
+
+
+def test_an_object_store_data_root_is_kept_as_a_url() -> None:
+    assert shell("echo $COWORKENV_DATA_ROOT", COWORKENV_DATA_ROOT="s3://bucket/coworkenv") == "s3://bucket/coworkenv"

@@ -38,43 +38,14 @@ def user_path() -> str:
     return os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p != venv_bin)
 
 
-class Standalone:
-    def __init__(self, home: Path, port: int, log: Path):
-        self.base = f"http://127.0.0.1:{port}"
-        self.home = home
-        self.data_root = home / "data"
-        # Only the knobs the README documents for a second instance, plus faster DAG discovery for the test.
-        keep = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "COWORKENV"))}
-        self.env = {
-            **keep, "PATH": user_path(),
-            "COWORKENV_AIRFLOW_HOME": str(self.home), "COWORKENV_AIRFLOW_PORT": str(port),
-            "COWORKENV_DATA_ROOT": str(self.data_root),
-            "AIRFLOW__SCHEDULER__MIN_FILE_PROCESS_INTERVAL": "5", "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
-        }  # fmt: skip
-        self.log = log
-        self.process: subprocess.Popen | None = None
-        self.token = ""
+class Rest:
+    """An Airflow API server's REST API as the simple auth manager's `admin` (its password from the home's file)."""
 
-    def start(self) -> None:
-        make = shutil.which("make", path=self.env["PATH"])
-        assert make, "make is not on PATH"
-        with self.log.open("w") as out:
-            self.process = subprocess.Popen(
-                [make, "--no-print-directory", "airflow-standalone"], env=self.env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )  # fmt: skip
-        deadline = time.monotonic() + STARTUP_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError(f"make airflow-standalone exited: {self.tail()}")
-            try:
-                health = self.request("GET", "/api/v2/monitor/health", auth=False)
-                if health.get("scheduler", {}).get("status") == "healthy" and self._login():
-                    return
-            except (urllib.error.URLError, ConnectionError, TimeoutError, json.JSONDecodeError):
-                pass
-            time.sleep(2)
-        raise AssertionError(f"make airflow-standalone not healthy after {STARTUP_S} s: {self.tail()}")
+    def __init__(self, base: str, home: Path, log: Path):
+        self.base = base
+        self.home = home
+        self.log = log
+        self.token = ""
 
     def tail(self, chars: int = 3000) -> str:
         return self.log.read_text(errors="replace")[-chars:]
@@ -134,6 +105,41 @@ class Standalone:
                 return state
             time.sleep(3)
         raise AssertionError(f"run {run_id} of {dag_id} did not finish in {RUN_S} s")
+
+class Standalone(Rest):
+    def __init__(self, home: Path, port: int, log: Path):
+        super().__init__(f"http://127.0.0.1:{port}", home, log)
+        self.data_root = home / "data"
+        # Only the knobs the README documents for a second instance, plus faster DAG discovery for the test.
+        keep = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "COWORKENV"))}
+        self.env = {
+            **keep, "PATH": user_path(),
+            "COWORKENV_AIRFLOW_HOME": str(self.home), "COWORKENV_AIRFLOW_PORT": str(port),
+            "COWORKENV_DATA_ROOT": str(self.data_root),
+            "AIRFLOW__SCHEDULER__MIN_FILE_PROCESS_INTERVAL": "5", "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
+        }  # fmt: skip
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        make = shutil.which("make", path=self.env["PATH"])
+        assert make, "make is not on PATH"
+        with self.log.open("w") as out:
+            self.process = subprocess.Popen(
+                [make, "--no-print-directory", "airflow-standalone"], env=self.env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )  # fmt: skip
+        deadline = time.monotonic() + STARTUP_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"make airflow-standalone exited: {self.tail()}")
+            try:
+                health = self.request("GET", "/api/v2/monitor/health", auth=False)
+                if health.get("scheduler", {}).get("status") == "healthy" and self._login():
+                    return
+            except (urllib.error.URLError, ConnectionError, TimeoutError, json.JSONDecodeError):
+                pass
+            time.sleep(2)
+        raise AssertionError(f"make airflow-standalone not healthy after {STARTUP_S} s: {self.tail()}")
 
     def stop(self) -> None:
         if self.process is None or self.process.poll() is not None:

@@ -1,23 +1,42 @@
-"""The scale-out stack (docker-compose.yml + Dockerfile) has the shape docs/architecture.md ("Running") describes.
+"""The scale-out stack (docker-compose.yml + Dockerfile) has the shape docs/architecture.md ("Running") describes, and it
+is the `cluster` profile of coworkenv/airflow_env.py: the same settings, commands and shared folders, from one source.
 
-There is no Docker engine on the development machines, so the file is parsed and its shape checked.
+There is no Docker engine on the development machines, so the file is parsed and its shape checked. The compose file
+may differ from the profile only where the containers are elsewhere (documented in its header): the `postgres` and
+`redis` services instead of 127.0.0.1 and their credentials as required variables (`${NAME:?...}`), the image's paths
+instead of the checkout's, the API server's service name in the execution API's URL, and secrets the one-machine
+profile generates or leaves out (the JWT secret, the Fernet key, the API's secret key).
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
 
-from coworkenv.airflow_env import embedded_env
+from coworkenv.airflow_env import COMMANDS, GPU_POOL, PROFILES, airflow_env, expand
 from tests.support import ROOT  # noqa: E402
 
 COMPOSE_TEXT = (ROOT / "docker-compose.yml").read_text()
 COMPOSE = yaml.safe_load(COMPOSE_TEXT)
 SERVICES = COMPOSE["services"]
 AIRFLOW_SERVICES = sorted(name for name in SERVICES if name.startswith("airflow-"))
+CLUSTER = PROFILES["cluster"]
+SERVICE_OF = {"init": "airflow-init", "api-server": "airflow-apiserver", "scheduler": "airflow-scheduler",
+              "dag-processor": "airflow-dag-processor", "triggerer": "airflow-triggerer", "worker": "airflow-worker",
+              "worker-gpu": "airflow-worker-gpu"}  # fmt: skip
+"""The profile's processes (`COMMANDS`) and the compose services that run them."""
+CONNECTIONS = {"AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": "postgres", "AIRFLOW__CELERY__BROKER_URL": "redis",
+               "AIRFLOW__CELERY__RESULT_BACKEND": "postgres"}  # fmt: skip
+"""The profile's settings that name a service: on this machine by default, the compose service in the file."""
+SECRETS = {"AIRFLOW__API_AUTH__JWT_SECRET", "AIRFLOW__CORE__FERNET_KEY", "AIRFLOW__API__SECRET_KEY"}
+MACHINE = {"PATH", "AIRFLOW_HOME", "AIRFLOW__API__HOST", "AIRFLOW__API__PORT", "AIRFLOW__API__BASE_URL"}
+"""The profile's settings for processes on this machine that the image sets itself (its PATH and home, the API
+server on 0.0.0.0:8080 behind the published port)."""
+IMAGE_ENV = dict(re.findall(r"^\s*(?:ENV\s+)?([A-Z_]+)=(\S+?)\s*\\?$", (ROOT / "Dockerfile").read_text(), re.MULTILINE))
 
 # ${NAME}, ${NAME:-default}, ${NAME:?message}; `$$` escapes a literal `$`.
 INTERPOLATION = re.compile(r"(?<!\$)\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?[-?])(?P<arg>[^}]*))?\}")
@@ -69,25 +88,32 @@ def test_services_present():
     assert expected <= set(SERVICES)
 
 
-@pytest.mark.parametrize(
-    "service, words",
-    [
-        ("airflow-apiserver", ["airflow", "api-server"]),
-        ("airflow-scheduler", ["airflow", "scheduler"]),
-        ("airflow-dag-processor", ["airflow", "dag-processor"]),
-        ("airflow-triggerer", ["airflow", "triggerer"]),
-        ("airflow-worker", ["airflow", "celery", "worker"]),
-        ("airflow-worker-gpu", ["airflow", "celery", "worker"]),
-    ],
-)
-def test_airflow_component_commands(service: str, words: list[str]):
-    assert command_of(service)[: len(words)] == words
+def same_place(local: str, compose: str, service: str) -> bool:
+    """Two URLs of one service agree: same scheme, port and database or DB number; the host is 127.0.0.1 on this machine
+    and the compose service in the file; credentials are left out (trust auth here, required variables there)."""
+    here, there = urlsplit(local), urlsplit(INTERPOLATION.sub("variable", compose))  # `${X:?...}` holds `?` and spaces
+    return (here.hostname, there.hostname) == ("127.0.0.1", service) and (here.scheme, here.port, here.path) == (
+        there.scheme, there.port, there.path)  # fmt: skip
 
 
-def test_init_migrates_and_creates_the_gpu_pool():
+def default_of(template: str) -> str:
+    """What a profile value is when none of its variables is set."""
+    return expand(template, {})
+
+
+@pytest.mark.parametrize("component", sorted(COMMANDS))
+def test_each_process_of_the_profile_is_a_service_with_its_command(component: str):
+    command = command_of(SERVICE_OF[component])
+    if component == "init":  # shell lines, run in order, stopping at the first failure
+        assert command == ["bash", "-c", " && ".join(COMMANDS["init"])]
+    else:
+        assert command == COMMANDS[component]
+
+
+def test_init_migrates_and_creates_the_gpu_pool_sized_by_the_profiles_setting():
     script = " ".join(command_of("airflow-init"))
-    assert "airflow db migrate" in script
-    assert "airflow pools set gpu" in script
+    assert script.index("airflow db migrate") < script.index(f"airflow pools set {GPU_POOL} ${{COWORKENV_GPU_POOL_SLOTS:-1}}")
+    assert CLUSTER["COWORKENV_GPU_POOL_SLOTS"] == "${COWORKENV_GPU_POOL_SLOTS:-1}"
 
 
 @pytest.mark.parametrize("service", AIRFLOW_SERVICES)
@@ -95,43 +121,47 @@ def test_airflow_services_share_image_and_settings(service: str):
     spec = SERVICES[service]
     assert spec["image"] == SERVICES["airflow-scheduler"]["image"]
     assert spec.get("build") in (".", {"context": "."})
-    env = env_of(service)
-    assert env["AIRFLOW__CORE__EXECUTOR"] == "CeleryExecutor"
-    assert env["AIRFLOW__CORE__DAGS_FOLDER"] == env["COWORKENV_ROOT"] + "/dags"
-    assert env["AIRFLOW__CORE__PLUGINS_FOLDER"] == env["COWORKENV_ROOT"] + "/plugins"
-    assert env["AIRFLOW__CORE__LOAD_EXAMPLES"].lower() == "false"
-    assert env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"].startswith("http://airflow-apiserver:8080/")
-    for key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
-        assert env[key] == "1"
+    assert env_of(service) == env_of("airflow-scheduler")
 
 
 @pytest.mark.parametrize("service", AIRFLOW_SERVICES)
-def test_metadata_db_is_postgres_and_broker_is_redis(service: str):
+def test_compose_settings_are_the_cluster_profile(service: str, tmp_path: Path):
+    """Every setting of the profile, with the same variable and default where it has one; nothing else but secrets."""
     env = env_of(service)
-    conn = env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
-    assert conn.startswith("postgresql")
-    assert "@postgres:5432/" in conn
-    broker = env["AIRFLOW__CELERY__BROKER_URL"]
-    assert broker.startswith("redis://")
-    assert "@redis:6379/" in broker
-    assert env["AIRFLOW__CELERY__RESULT_BACKEND"].startswith("db+postgresql")
+    local = airflow_env("cluster", root=ROOT, home=tmp_path)
+    for key, template in CLUSTER.items():
+        if key in CONNECTIONS:
+            assert same_place(default_of(template).removeprefix("db+"), env[key].removeprefix("db+"), CONNECTIONS[key]), key
+            assert template.startswith("db+") == env[key].startswith("db+"), key
+        else:
+            assert env.get(key) == template, key
+    for key, value in local.items():  # the settings every profile shares, where the containers put things
+        if key in MACHINE or key in CLUSTER:
+            continue
+        if key in SECRETS:
+            assert is_required_variable(env[key]), key
+        elif key in ("AIRFLOW__CORE__DAGS_FOLDER", "AIRFLOW__CORE__PLUGINS_FOLDER"):
+            assert env[key] == f"{env['COWORKENV_ROOT']}/{Path(value).name}", key
+        elif key == "AIRFLOW__CORE__EXECUTION_API_SERVER_URL":
+            assert env[key] == f"http://airflow-apiserver:8080{urlsplit(value).path}", key
+        elif key == "AIRFLOW__LOGGING__BASE_LOG_FOLDER":
+            assert env[key] == f"{IMAGE_ENV['AIRFLOW_HOME']}/logs", key
+        elif key == "COWORKENV_ROOT":
+            assert env[key] == IMAGE_ENV["COWORKENV_ROOT"], key
+        elif key == "COWORKENV_DATA_ROOT":
+            assert env[key] == f"${{COWORKENV_DATA_ROOT:-{IMAGE_ENV['COWORKENV_DATA_ROOT']}}}", key
+        else:
+            assert env.get(key) == value, key
+    extra = set(env) - set(local)
+    assert extra and all(key in SECRETS and is_required_variable(env[key]) for key in extra), sorted(extra)
 
 
-def test_compose_sets_what_the_embedded_env_sets(tmp_path: Path):
-    """Same knobs as `coworkenv airflow-env`, except the ones the scale-out shape replaces on purpose."""
-    replaced = {
-        "AIRFLOW_HOME",  # the image's
-        "AIRFLOW__CORE__EXECUTOR",  # Celery, not Local
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN",  # Postgres, not SQLite
-        "AIRFLOW__API__HOST",  # the api-server listens on the container network
-        "AIRFLOW__LOGGING__BASE_LOG_FOLDER",  # AIRFLOW_HOME/logs, a shared volume
-        "PATH",  # the image's, which has airflow on it
-        "AIRFLOW__API__PORT",  # the image's default, 8080
-        "AIRFLOW__API__BASE_URL",  # the published port's
-    }
-    wanted = set(embedded_env(root=ROOT, home=tmp_path)) - replaced
-    for service in AIRFLOW_SERVICES:
-        assert wanted <= set(env_of(service)), (service, sorted(wanted - set(env_of(service))))
+def test_the_profile_differs_from_embedded_where_the_issue_says():
+    assert PROFILES["embedded"]["AIRFLOW__CORE__EXECUTOR"] == "LocalExecutor"
+    assert CLUSTER["AIRFLOW__CORE__EXECUTOR"] == "CeleryExecutor" and CLUSTER["AIRFLOW__OPERATORS__DEFAULT_QUEUE"] == "default"
+    assert default_of(CLUSTER["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]).startswith("postgresql")
+    assert default_of(CLUSTER["AIRFLOW__CELERY__BROKER_URL"]).startswith("redis://")
+    assert CLUSTER["AIRFLOW__CELERY__RESULT_BACKEND"] == "db+" + CLUSTER["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
 
 
 def test_dependencies_wait_for_health_and_migration():
@@ -145,27 +175,40 @@ def test_dependencies_wait_for_health_and_migration():
         assert SERVICES[service]["healthcheck"]["test"], service
 
 
-def test_cpu_workers_serve_the_default_queue():
-    command = command_of("airflow-worker")
-    assert command[command.index("--queues") + 1] == "default"
-    assert env_of("airflow-worker")["AIRFLOW__OPERATORS__DEFAULT_QUEUE"] == "default"
+def queues_of(service: str) -> set[str]:
+    command = command_of(service)
+    return set(command[command.index("--queues") + 1].split(","))
+
+
+def test_cpu_workers_serve_the_default_queue_only():
+    assert queues_of("airflow-worker") == {CLUSTER["AIRFLOW__OPERATORS__DEFAULT_QUEUE"]}
     assert "resources" not in SERVICES["airflow-worker"].get("deploy", {})
 
 
 def test_gpu_worker_serves_the_gpu_queue_with_a_reserved_gpu():
-    command = command_of("airflow-worker-gpu")
-    assert command[command.index("--queues") + 1] == "gpu"
+    assert queues_of("airflow-worker-gpu") == {"gpu"}
     devices = SERVICES["airflow-worker-gpu"]["deploy"]["resources"]["reservations"]["devices"]
     assert any("gpu" in device["capabilities"] and device.get("driver") == "nvidia" for device in devices)
 
 
-def test_shared_data_volume():
-    assert "coworkenv-data" in COMPOSE["volumes"]
+def named_volume_holding(service: str, path: str) -> str | None:
+    """The named volume mounted at `path` or a folder above it in `service`, if any."""
+    for mount in SERVICES[service].get("volumes", []):
+        source, _, target = mount.partition(":")
+        target = target.split(":")[0]
+        if source in COMPOSE["volumes"] and (path == target or path.startswith(target.rstrip("/") + "/")):
+            return source
+    return None
+
+
+@pytest.mark.parametrize("setting", ["COWORKENV_DATA_ROOT", "AIRFLOW__LOGGING__BASE_LOG_FOLDER"])
+def test_folders_every_process_shares_are_one_volume(setting: str):
+    """The data root (workers write shards, publish writes releases, the UI reads them) and the task logs (workers
+    write, the API server reads) are shared by every process of the profile: one named volume in every service."""
+    volumes = set()
     for service in AIRFLOW_SERVICES:
-        env = env_of(service)
-        mounts = SERVICES[service]["volumes"]
-        assert "coworkenv-data:/data" in mounts, service
-        assert env["COWORKENV_DATA_ROOT"] in ("/data", "${COWORKENV_DATA_ROOT:-/data}"), service
+        volumes.add(named_volume_holding(service, default_of(env_of(service)[setting])))
+    assert len(volumes) == 1 and None not in volumes, volumes
 
 
 def test_no_literal_secrets():

@@ -33,7 +33,11 @@ def test_schedule_form_graph_pool_and_assets(nightly_dag):
     assert tuple(t.task_id for t in dag.topological_sort()) == STAGES == LOOP_STAGES
     graph = {t.task_id: sorted(t.downstream_task_ids) for t in dag.tasks}
     assert graph == {a: [b] for a, b in zip(STAGES, STAGES[1:], strict=False)} | {"new_profile": []}
-    assert dag.get_task("train").pool == "gpu"
+    gpu = {t.task_id for t in dag.tasks if t.queue == "gpu"}
+    assert gpu == {"profile", "rollouts", "train", "evaluate"}  # the stages that run a local model
+    assert all(dag.get_task(t).pool == "gpu" for t in gpu)
+    assert {t.queue for t in dag.tasks if t.task_id not in gpu} == {"default"}
+    assert {t.pool for t in dag.tasks if t.task_id not in gpu} == {"default_pool"}
     assert all(dag.get_task(t).retries == 0 for t in ("gate_tasks", "gate_rollouts", "gate_eval"))
     outlets = {t.task_id: [o.name for o in t.outlets] for t in dag.tasks if t.outlets}
     assert outlets == {"gate_tasks": ["coworkenv-training-release"], "gate_rollouts": ["coworkenv-rollouts"],

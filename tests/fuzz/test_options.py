@@ -21,7 +21,7 @@ from tests.support.fuzz_corpus import BAD_FLOATS, BAD_INTS, BAD_TEXTS, TASK, TRA
 POISON = ["--workers", "0", "--repair-rounds", "99"]
 """Two invalid settings, so that no `synthesize` case runs a whole synthesis (fuzzing one of them leaves the other)."""
 BASE: dict[str, list[str]] = {
-    "airflow-env": [], "tools": [], "families": [], "schema task": [], "schema trajectory": [],
+    "airflow-env": ["--profile", "embedded"], "tools": [], "families": [], "schema task": [], "schema trajectory": [],
     "grade": ["--task", str(TASK), "--trajectory", str(TRAJECTORY)],
     "run": ["--task", str(TASK), "--agent", "null", "--out", "{out}"],
     "check": [str(TASK)],
