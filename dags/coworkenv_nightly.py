@@ -24,8 +24,8 @@ from datetime import timedelta
 
 from airflow.sdk import Asset, dag, get_current_context, task
 
-from coworkenv.pipeline.airflow import GPU_TASK, dag_params
-from coworkenv.pipeline.kubernetes import train_pod_operator, train_pod_settings
+from coworkenv.pipeline.airflow import GPU_TASK, dag_params, train_pod_operator
+from coworkenv.pipeline.kubernetes import train_pod_settings
 
 TRAIN_POD = train_pod_settings()  # COWORKENV_TRAIN_ON=kubernetes: training in a pod of its own (docs/operations.md)
 

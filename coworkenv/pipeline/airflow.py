@@ -10,9 +10,10 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, SecretStr
 
 from coworkenv.airflow_env import GPU_POOL, GPU_QUEUE
-from coworkenv.errors import field_label
+from coworkenv.errors import CoworkEnvError, field_label
 from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import JOB_CONFIGS, EndpointSettings, form_order
+from coworkenv.pipeline.kubernetes import TrainPodSettings, train_pod
 
 R = TypeVar("R")
 
@@ -133,3 +134,24 @@ def llm_config_from_connection(conn_id: str, *, default_model: str | None = None
     if default_model and not fields.get("model"):
         fields["model"] = default_model
     return LLMConfig(base_url=base_url, api_key=key, **fields)
+
+
+def train_pod_operator(settings: TrainPodSettings, **task_kwargs: Any) -> Any:
+    """The nightly's `train` task as a KubernetesPodOperator running `train_pod` (the run id templated by the operator);
+    the optional cncf.kubernetes provider is imported here, so a deployment without it gets one clear error."""
+    try:
+        from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperator
+    except ImportError:
+        raise CoworkEnvError(
+            "COWORKENV_TRAIN_ON=kubernetes needs the apache-airflow-providers-cncf-kubernetes package in the Airflow image"
+        ) from None
+    return KubernetesPodOperator(
+        pod_template_dict=train_pod("{{ run_id }}", settings),
+        namespace=settings.namespace,
+        name="coworkenv-train",
+        startup_timeout_seconds=settings.startup_timeout_s,
+        do_xcom_push=True,
+        get_logs=True,
+        on_finish_action="delete_succeeded_pod",  # a failed pod stays for `kubectl logs`
+        **task_kwargs,
+    )

@@ -5,7 +5,8 @@
 The pod runs `coworkenv nightly-stage train --run-id <run>` in the CoworkEnv image with the data root mounted from a
 shared volume: the stage reads the run's recorded settings and the finished stages before it from the run directory
 and records its result there, so the next DAG task (evaluate) goes on from the same files whichever way training
-ran. Plain dicts (a v1 Pod manifest), so the library needs neither the provider nor the Kubernetes client.
+ran. Plain dicts (a v1 Pod manifest), so the library needs neither the provider nor the Kubernetes client; the
+operator itself is made in the Airflow adapter (`pipeline.airflow.train_pod_operator`).
 """
 
 from __future__ import annotations
@@ -98,23 +99,3 @@ def train_pod(run_id: str, settings: TrainPodSettings) -> dict[str, Any]:
         "spec": spec,
     }
 
-
-def train_pod_operator(settings: TrainPodSettings, **task_kwargs: Any) -> Any:
-    """The `train` task as a KubernetesPodOperator running `train_pod` (the run id templated); imported here so that
-    a deployment without the optional cncf.kubernetes provider gets one clear error instead of a traceback."""
-    try:
-        from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperator
-    except ImportError:
-        raise CoworkEnvError(
-            f"{ENV_PREFIX}ON=kubernetes needs the apache-airflow-providers-cncf-kubernetes package in the Airflow image"
-        ) from None
-    return KubernetesPodOperator(
-        pod_template_dict=train_pod("{{ run_id }}", settings),
-        namespace=settings.namespace,
-        name="coworkenv-train",
-        startup_timeout_seconds=settings.startup_timeout_s,
-        do_xcom_push=True,
-        get_logs=True,
-        on_finish_action="delete_succeeded_pod",  # a failed pod stays for `kubectl logs`
-        **task_kwargs,
-    )
