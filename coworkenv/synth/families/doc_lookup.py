@@ -55,6 +55,7 @@ POLICIES: dict[str, tuple[str, str, list[tuple[str, str, str, str, int, int, int
     capabilities=("retrieval",),
     services=("docs",),
     knobs=("effects", "distractors", "ambiguity"),
+    version=2,  # 2: the answers require the current policy doc to have been read
 )
 def doc_lookup(d: Draft) -> TaskSpec:
     """Look up limits, the policy code and the contact in the current policy doc; at higher effects write a summary doc."""
@@ -105,14 +106,17 @@ def doc_lookup(d: Draft) -> TaskSpec:
     if amb >= 2:
         d.call("docs_read", id=old_id)
     d.call("docs_read", id=doc_id)
+    d.check("tool_called", weight=0.5, id="read-policy", tool="docs_read", args={"id": doc_id})
+    # The answers earn nothing unless the current edition was read: a guess, or figures from elsewhere, is no lookup.
+    read = ["read-policy"]
     first = asked[0]
-    d.check("answer_number", weight=2.0, id="answer", value=float(values[first[0]]))
+    d.check("answer_number", weight=2.0, id="answer", value=float(values[first[0]]), requires=read)
     for f in asked[1:]:
-        d.check("answer_contains", weight=1.0, id=f"answer-{f[0].lower().replace(' ', '-')}", text=str(values[f[0]]))
+        d.check("answer_contains", weight=1.0, id=f"answer-{f[0].lower().replace(' ', '-')}", text=str(values[f[0]]), requires=read)
     if ask_contact:
-        d.check("answer_contains", weight=1.0, id="answer-contact", text=contact["email"])
+        d.check("answer_contains", weight=1.0, id="answer-contact", text=contact["email"], requires=read)
     if e >= 4:
-        d.check("answer_contains", weight=1.0, id="answer-code", text=code)
+        d.check("answer_contains", weight=1.0, id="answer-code", text=code, requires=read)
 
     summary_title = f"{topic} policy cheat sheet"
     facts_text = "".join(f"- {f[0]}: {values[f[0]]} {f[3]}\n" for f in asked)
