@@ -68,6 +68,7 @@ def _fix_rule(new: Spec, i: int, ctx: RepairContext) -> bool:
 def _nested_last(missing: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The entries in their order, those inside group checks (`checks[i].checks[j]…`) last and from the highest
     member down, so that a member a group's hook removes does not shift the members later entries point to."""
+
     def path(entry: dict[str, Any]) -> list[int]:
         return [int(n) for n in re.findall(r"checks\[(\d+)\]", str(entry.get("where", "")))]
 
