@@ -72,6 +72,7 @@ EXAMPLE_NOT_APPLICABLE = {
     "13_retrieval_contract_renewal.json": ["prefix_partial", "prohibited_zeroes"],
     "14_mail_answer_and_cleanup.json": [],
     "15_composite_vpn_ticket_summary.json": ["prefix_partial", "prohibited_zeroes"],
+    "16_retrieval_offsite_offers.json": ["prefix_partial"],
 }
 
 
