@@ -100,7 +100,8 @@ class Service:
         them to the collections its `collection` argument names."""
         if self.targets is not None:
             return self.targets(state, argument)
-        wanted = str((args or {}).get("collection") or "*").casefold()
+        # the `collection` argument of a service with many (`records_delete(collection, id)`)
+        wanted = str((args or {}).get("collection") or "*").casefold() if self.collections is not None else "*"
         lists = self.record_lists(state[self.name]).items()
         return [r["id"] for name, records in lists if fnmatch.fnmatchcase(name.casefold(), wanted) for r in records]
 
