@@ -24,6 +24,7 @@ from tests.support.checks import (
     with_state,
 )
 
+
 def customer(rid: str, collection: str = "crm.customers", **fields):
     """A mutator of one record of the rich workspace's `records` collections."""
 

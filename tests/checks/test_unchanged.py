@@ -9,6 +9,7 @@ from tests.support.builders import check
 from tests.support.checks import Row, assert_pass_fail, cases, del_event, del_file, missing, registered, set_file, unchanged_state, with_state
 
 NOWHERE = "file exists nowhere: not initially, not after the oracle, not in any solution step"
+NO_PEOPLE = "records has no collection 'hr.people', initially or after the oracle"
 
 
 def stock(rid: str, value: int, collection: str = "inventory.items"):
@@ -45,7 +46,7 @@ def test_registry_entry():
         ({"path": "nowhere/at/all.txt"}, [("nowhere/at/all.txt", NOWHERE, "")]),
         ({"path": "notes//todo.txt"}, [("notes//todo.txt", "path is not relative and normalized", "")]),
         ({"service": "records", "collection": "inventory.items"}, []),
-        ({"service": "records", "collection": "hr.people"}, [("hr.people", "records has no collection 'hr.people', initially or after the oracle", "")]),
+        ({"service": "records", "collection": "hr.people"}, [("hr.people", NO_PEOPLE, "")]),
     ],
 )
 def test_references(fields, found):

@@ -140,7 +140,7 @@ ITEMS = {"fields": {"sku": {"type": "string", "required": True}, "stock": {"type
 @pytest.mark.parametrize(
     ("collections", "message"),
     [
-        ({"inventory.items": {**ITEMS, "records": [{"id": "i1", "stock": 2}]}}, "inventory.items record 0 (i1): inventory.items record lacks its required field 'sku'"),
+        ({"inventory.items": {**ITEMS, "records": [{"id": "i1", "stock": 2}]}}, "record 0 (i1): inventory.items record lacks its required field"),
         ({"inventory.items": {**ITEMS, "records": [{"id": "i1", "sku": "A", "stock": "2"}]}}, "field 'stock' of inventory.items must be an integer"),
         ({"inventory.items": {**ITEMS, "records": [{"id": "i1", "sku": "A", "colour": "red"}]}}, "inventory.items has no field 'colour'"),
         ({"inventory.items": {**ITEMS, "records": [{"sku": "A"}]}}, "needs a non-empty string `id`"),

@@ -87,17 +87,21 @@ def inventory_restock(d: Draft) -> TaskSpec:
     d.check("tool_not_called", weight=0.5, id="no-item-deleted", tool="records_delete")
     d.unchanged("docs")
 
+    lead = d.person("operations", in_contacts=False)
     instruction = d.variant(
         "Please run the restock pass on our inventory following '{doc}': flag every item that needs reordering and "
-        "set how many units to order.",
-        "Could you go through the inventory and mark what needs restocking, with order quantities, as '{doc}' describes?",
-        "Time for the weekly restock: apply '{doc}' to the inventory records (status and order quantity for each item "
-        "that needs it).",
+        "set how many units to order. {lead} places the orders this afternoon.",
+        "Could you go through the inventory and mark what needs restocking, with order quantities, as '{doc}' "
+        "describes? {lead} is waiting to place the orders.",
+        "{lead} asked for the weekly restock: apply '{doc}' to the inventory records (status and order quantity for "
+        "each item that needs it).",
         held_out=(
-            "Using '{doc}', find the inventory items that have to be reordered and record the quantity to order for each.",
-            "Apply the rules in '{doc}' to our stock list: every item due for replenishment gets flagged with its order size.",
+            "Using '{doc}', find the inventory items that have to be reordered and record the quantity to order for "
+            "each; {lead} will send the purchase orders.",
+            "{lead} needs the stock list brought up to date: apply the rules in '{doc}' so every item due for "
+            "replenishment is flagged with its order size.",
         ),
-        doc=title,
+        doc=title, lead=lead["name"],
     )  # fmt: skip
     instruction += d.variant(
         " Reply with the total number of units to order, number first.",

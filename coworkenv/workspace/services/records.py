@@ -220,7 +220,7 @@ class CreateArgs(CollectionArgs):
 
 
 class UpdateArgs(IdArgs):
-    fields: dict[str, Any] = Field(min_length=1)
+    fields: dict[str, Any]
 
 
 def _collection(ws: Workspace, name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -301,6 +301,8 @@ def records_update(ws: Workspace, a: UpdateArgs) -> dict:
     """Change fields of a record (`fields`: field → new value; null clears a field that is not required)."""
     fields, records = _collection(ws, a.collection)
     record = ws.find(records, a.id, f"{a.collection} record")
+    if not a.fields:
+        raise ToolError(400, "nothing to update: `fields` is empty")
     values = copy.deepcopy(a.fields)
     _check(ws, a.collection, fields, values, whole=False)
     for name, value in values.items():
