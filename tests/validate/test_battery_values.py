@@ -73,6 +73,7 @@ EXAMPLE_NOT_APPLICABLE = {
     "14_mail_answer_and_cleanup.json": [],
     "15_composite_vpn_ticket_summary.json": ["prefix_partial", "prohibited_zeroes"],
     "16_retrieval_offsite_offers.json": ["prefix_partial"],
+    "17_records_crm_tiers.json": [],
 }
 
 
