@@ -31,6 +31,7 @@ CATALOG = {
     "docs": ["docs_search", "docs_read", "docs_create", "docs_update"],
     "tickets": ["tickets_search", "tickets_get", "tickets_update", "tickets_create"],
     "chat": ["chat_read", "chat_post"],
+    "web": ["web_search", "web_fetch"],
 }
 
 _CHECK = TypeAdapter(Check)
@@ -96,6 +97,12 @@ def rich_workspace() -> dict[str, Any]:
                 "general": [{"from": "ana", "text": "Hello all", "ts": "2026-12-01T08:00:00Z"}],
                 "random": [],
             }
+        },
+        "web": {
+            "pages": [
+                {"url": "https://vendor.test/pricing", "title": "Vendor pricing", "text": "The Pro plan costs 42 USD per seat."},
+                {"url": "https://blog.test/notes", "title": "Notes", "text": "Vendor raised prices last year.", "injected": True},
+            ]
         },
     }
 

@@ -33,9 +33,9 @@ def is_error(result: Any, code: int) -> bool:
 # --- catalog ---------------------------------------------------------------------------------------------
 
 
-def test_catalog_has_exactly_the_31_design_tools():
+def test_catalog_has_exactly_the_33_design_tools():
     expected = [name for names in CATALOG.values() for name in names]
-    assert len(expected) == 31
+    assert len(expected) == 33
     assert sorted(ALL_TOOLS) == sorted(expected)
     for service, names in CATALOG.items():
         for name in names:
@@ -132,6 +132,10 @@ SUCCESS: list[tuple[str, dict[str, Any], Any]] = [
     ("chat_post", {"channel": "random", "text": "hi"},
      lambda r, s: r == {"channel": "random", "posted": True} and s["chat"]["channels"]["random"][-1]["text"] == "hi"
      and s["chat"]["channels"]["random"][-1]["from"] == "Me"),
+    ("web_search", {"query": "vendor prices", "limit": 1},
+     lambda r, s: r["total"] == 2 and [x["url"] for x in r["results"]] == ["https://blog.test/notes"]),
+    ("web_fetch", {"url": "https://VENDOR.test/pricing#plans"},
+     lambda r, s: r == {"url": "https://vendor.test/pricing", "title": "Vendor pricing", "text": "The Pro plan costs 42 USD per seat."}),
 ]
 
 
@@ -245,6 +249,12 @@ ERRORS: list[tuple[str, Any, int]] = [
     ("chat_read", {"channel": "nope"}, 404),
     ("chat_post", {"channel": "nope", "text": "hi"}, 404),
     ("chat_post", {"channel": "general", "text": ""}, 400),
+    # web
+    ("web_search", {"query": "?!"}, 400),
+    ("web_search", {"query": "vendor", "limit": 0}, 400),
+    ("web_fetch", {"url": "https://vendor.test/nope"}, 404),
+    ("web_fetch", {"url": "vendor.test/pricing"}, 400),
+    ("web_fetch", {"url": "https://vendor.test/pricing", "offset": 99}, 400),
 ]
 
 
