@@ -168,7 +168,7 @@ def web_search(ws: Workspace, a: SearchArgs) -> dict:
 
 @tool("read", FetchArgs, target="url")
 def web_fetch(ws: Workspace, a: FetchArgs) -> dict:
-    """Fetch a web page's title and text. Long pages come in slices of 20000 characters: pass `offset` (the `next_offset` of the previous slice) for the next one."""
+    """Fetch a web page's title and text. Long pages come in slices of 20000 characters: `offset` = the previous `next_offset`."""
     try:
         url = normalize_url(a.url)
     except ValueError as exc:
