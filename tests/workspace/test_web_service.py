@@ -222,3 +222,14 @@ def test_tool_called_matches_a_fetched_url():
     result = play(spec, skipped).grade
     assert not next(c for c in result.checks if c.id == "read-pricing-page").passed
     assert play(spec, [*spec.solution[:-1], AnswerStep(answer=spec.solution[-1].answer)]).grade.score == 1.0
+
+
+def test_the_random_baseline_fetches_pages_of_the_workspace():
+    from coworkenv.agents import load_agent
+    from coworkenv.episode import run_episode
+
+    spec = load_task(EXAMPLE)
+    urls = {p.url for p in spec.workspace.web.pages}
+    asked = [c.args["url"] for seed in range(30) for c in run_episode(spec, load_agent("random").policy(spec, seed=seed))[1].calls
+             if c.tool == "web_fetch" and c.args and "url" in c.args]  # fmt: skip
+    assert asked and sum(a in urls for a in asked) / len(asked) > 0.5
