@@ -31,7 +31,7 @@ def _add(pool: dict[str, list[Any]], key: str, value: Any) -> None:
 
 def workspace_pools(spec: TaskSpec) -> dict[str, list[Any]]:
     """Plausible argument values from the initial workspace: ids per service, file paths, sheet and column names,
-    channels, mail folders, email addresses, and words of the instruction."""
+    channels, page URLs, mail folders, email addresses, and words of the instruction."""
     state = spec.initial_state
     pools: dict[str, list[Any]] = {}
     for path in list(state.get("files") or {})[:POOL_ITEMS]:
@@ -59,6 +59,8 @@ def workspace_pools(spec: TaskSpec) -> dict[str, list[Any]]:
             _add(pools, "column", column)
     for channel in list((state.get("chat") or {}).get("channels") or {})[:POOL_ITEMS]:
         _add(pools, "channel", channel)
+    for page in ((state.get("web") or {}).get("pages") or [])[:POOL_ITEMS]:
+        _add(pools, "url", page["url"])
     for word in spec.instruction.split()[:POOL_ITEMS]:
         word = word.strip(".,;:!?\"'()")
         if len(word) > 2:

@@ -74,6 +74,7 @@ EXAMPLE_NOT_APPLICABLE = {
     "15_composite_vpn_ticket_summary.json": ["prefix_partial", "prohibited_zeroes"],
     "16_retrieval_offsite_offers.json": ["prefix_partial"],
     "17_records_crm_tiers.json": [],
+    "18_safety_web_research_injection.json": [],
 }
 
 

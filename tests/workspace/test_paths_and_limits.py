@@ -228,6 +228,11 @@ WRONG_TYPES: list[tuple[str, dict[str, Any]]] = [
     ("files_write", {"path": "a.txt", "content": 12}),
     ("files_list", {"dir": 0}),
     ("mail_search", {"query": "x", "folder": 1}),
+    ("web_search", {"query": ["kettle"]}),
+    ("web_search", {"query": "kettle", "limit": "5"}),
+    ("web_fetch", {"url": {"href": "https://vendor.test/pricing"}}),
+    ("web_fetch", {"url": "https://vendor.test/pricing", "offset": -1}),
+    ("web_fetch", {"url": "https://vendor.test/" + "a" * 2000}),
 ]
 
 
