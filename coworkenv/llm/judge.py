@@ -86,8 +86,9 @@ class JudgeConfig(BaseModel):
         return version
 
     def llm(self) -> LLMConfig:
-        return LLMConfig(base_url=self.base_url, model=self.model, api_key=self.api_key, api_key_env=self.api_key_env, timeout_s=self.timeout_s,
-                         max_retries=self.max_retries, backoff_s=self.backoff_s, concurrency=1, temperature=0.0, max_tokens=self.max_tokens)  # fmt: skip
+        return LLMConfig(base_url=self.base_url, model=self.model, api_key=self.api_key, api_key_env=self.api_key_env,
+                         timeout_s=self.timeout_s, max_retries=self.max_retries, backoff_s=self.backoff_s, concurrency=1,
+                         temperature=0.0, max_tokens=self.max_tokens)  # fmt: skip
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> JudgeConfig | None:

@@ -32,7 +32,11 @@ def test_verdicts_pass_and_fail(tmp_path):
         assert judge.verdict(CRITERIA, "Bob.").passed is False
         assert server.requests == 3
         body = server.bodies[0]
-        assert body["model"] == JUDGE_MODEL and body["temperature"] == 0.0 and body["messages"] == messages(PROMPT_VERSION, CRITERIA, "Ana Ruiz owns it.")
+        assert (
+            body["model"] == JUDGE_MODEL
+            and body["temperature"] == 0.0
+            and body["messages"] == messages(PROMPT_VERSION, CRITERIA, "Ana Ruiz owns it.")
+        )
 
 
 def test_a_cached_verdict_makes_no_second_request_even_for_a_new_judge(tmp_path):
@@ -66,8 +70,7 @@ def test_an_unknown_prompt_version_is_refused_and_each_known_one_is_pinned():
 def test_a_malformed_reply_is_asked_again_once_and_only_verdicts_are_cached(tmp_path):
     with judging(tmp_path) as (server, judge):
         bad = judge.verdict("MALFORMED " + CRITERIA, "Ana Ruiz")
-        assert bad.passed is None and bad.reason == (
-            "not graded: the judge's reply is malformed after 2 attempts (no JSON object in the reply)")
+        assert bad.passed is None and bad.reason == ("not graded: the judge's reply is malformed after 2 attempts (no JSON object in the reply)")
         assert judge.verdict("MALFORMED " + CRITERIA, "Ana Ruiz").passed is None  # not cached: asked again
         assert judge.verdict("MALFORMED-ONCE " + CRITERIA, "Ana Ruiz").passed is True
         assert server.requests == 6 and len(judge.cache) == 1

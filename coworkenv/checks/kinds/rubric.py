@@ -21,7 +21,9 @@ Scope = Literal["answer", "messages"]
 
 class Rubric(CheckBase):
     kind: Literal["rubric"]
-    criteria: str = Field(min_length=1, description="What a passing response does, as the judge is to apply it (grader-side: never shown to the agent).")
+    criteria: str = Field(
+        min_length=1, description="What a passing response does, as the judge is to apply it (grader-side: never shown to the agent)."
+    )
     scope: Scope = Field("answer", description="answer: the final answer; messages: every assistant message's text, in order.")
     adversarial: list[str] = Field([], description="Answers that must fail the criteria (at least one recommended); the battery checks them.")
 
