@@ -1,4 +1,5 @@
-"""`record`: a record of a service's collection (found by `match`) has the expected `fields` (globs allowed)."""
+"""`record`: a record of a service's collection (found by `match`) has the expected `fields` (globs allowed). A
+field the record's JSON leaves out at its default (`workspace.records.sparse`) is read as that default."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pydantic import Field, model_validator
 from coworkenv.checks.base import DROP, CheckBase, CheckKind, Evidence, Outcome, References, register_kind
 from coworkenv.checks.matching import args_match, value_matches
 from coworkenv.checks.text import glob_literal
+from coworkenv.workspace.service import SERVICES
 from coworkenv.workspace.state import COLLECTIONS
 
 RecordService = Literal[tuple(COLLECTIONS)]  # type: ignore[valid-type]
@@ -28,8 +30,17 @@ class RecordCheck(CheckBase):
         return self
 
 
+def _records(state: dict[str, Any], service: str, collection: str) -> list[dict[str, Any]]:
+    """The collection's records as readers see them: absent sparse fields at their defaults."""
+    records = state.get(service, {}).get(collection, [])
+    if not isinstance(records, list):
+        return []
+    full = SERVICES.get(service).full_record
+    return [full(r) if isinstance(r, dict) else r for r in records]
+
+
 def evaluate(check: RecordCheck, ev: Evidence) -> Outcome:
-    records = ev.final_state[check.service][check.collection]
+    records = _records(ev.final_state, check.service, check.collection)
     matching = [r for r in records if args_match(check.match, r)]
     if not matching:
         return False, f"no {check.collection} record matches {check.match}"
@@ -42,8 +53,7 @@ def evaluate(check: RecordCheck, ev: Evidence) -> Outcome:
 
 def references(check: RecordCheck, refs: References) -> None:
     def matches(state: dict[str, Any]) -> bool:
-        records = state.get(check.service, {}).get(check.collection, [])
-        return isinstance(records, list) and any(args_match(check.match, r) for r in records)
+        return any(args_match(check.match, r) for r in _records(state, check.service, check.collection))
 
     if not refs.in_any_state(matches):
         refs.miss(check.match, f"no {check.collection} record matches, initially or after the oracle")
@@ -51,7 +61,7 @@ def references(check: RecordCheck, refs: References) -> None:
 
 def recompute(check: dict[str, Any], ev: Evidence, spec: Any) -> Any:
     """Fields the oracle's record does not match take its values (literally, not as globs)."""
-    records = ev.final_state[check["service"]][check["collection"]]
+    records = _records(ev.final_state, check["service"], check["collection"])
     matching = [r for r in records if args_match(check["match"], r)]
     if not matching:
         return DROP
@@ -66,10 +76,10 @@ def recompute(check: dict[str, Any], ev: Evidence, spec: Any) -> Any:
 def strengthen(check: dict[str, Any], oracle: Evidence) -> dict[str, Any] | None:
     """Also require what the oracle changed in the matching record."""
     service, collection = check["service"], check["collection"]
-    before = {r.get("id"): r for r in oracle.initial_state[service][collection]}
-    for r in oracle.final_state[service][collection]:
+    before = {r.get("id"): r for r in _records(oracle.initial_state, service, collection)}
+    for r in _records(oracle.final_state, service, collection):
         if args_match(check["match"], r) and before.get(r.get("id")) != r:
-            old = before.get(r.get("id"), {})
+            old = before.get(r.get("id"), SERVICES.get(service).record_defaults)
             delta = {k: glob_literal(v) for k, v in r.items() if old.get(k) != v and k != "id"}
             return {**check, "fields": {**check.get("fields", {}), **delta}}
     return None
