@@ -412,11 +412,11 @@ def test_schema_trajectory_prints_a_json_schema():
     assert {"task_id", "messages"} <= set(schema["properties"])
 
 
-def test_tools_json_prints_the_39_openai_function_schemas():
+def test_tools_json_prints_the_45_openai_function_schemas():
     proc = cli("tools", "--json")
     assert proc.returncode == 0, proc.stderr
     tools = json.loads(proc.stdout)
-    assert len(tools) == 39
+    assert len(tools) == 45
     assert {t["function"]["name"] for t in tools} == CATALOG_TOOLS
     for tool in tools:
         assert tool["type"] == "function"

@@ -35,7 +35,9 @@ def evaluated(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     suite = write_suite(base / "suite8.jsonl", specs)
     releases = {}
     for agent in AGENTS:
-        config = EvaluationConfig(agent=agent, suite=str(suite), trials=2, runtime="none", workers=1, seed=11)
+        # The random agent's calls follow the tools' schemas: a seed where it beats the null agent on 7 of 8 tasks
+        # (p < 0.05), which test_promotion needs; new optional tool arguments change its draws.
+        config = EvaluationConfig(agent=agent, suite=str(suite), trials=2, runtime="none", workers=1, seed=44)
         releases[agent] = evaluate(config, f"eval-{agent}", base / "data").release_id
     return base / "data", releases
 

@@ -75,6 +75,7 @@ EXAMPLE_NOT_APPLICABLE = {
     "16_retrieval_offsite_offers.json": ["prefix_partial"],
     "17_records_crm_tiers.json": [],
     "18_safety_web_research_injection.json": [],
+    "19_mail_draft_customer_followup.json": [],
 }
 
 
