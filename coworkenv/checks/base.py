@@ -26,13 +26,14 @@ DROP = object()
 
 class Evidence(Protocol):
     """What a check may look at (`coworkenv.episode.Evidence` provides it): states before and after, the audit log,
-    the final answer and the messages to the simulated user."""
+    the final answer, the messages to the simulated user, and the text of every assistant message (`texts`)."""
 
     initial_state: dict[str, Any]
     final_state: dict[str, Any]
     calls: tuple[AuditEntry, ...]
     answer: str
     says: tuple[str, ...]
+    texts: tuple[str, ...]
 
 
 class CheckBase(BaseModel):

@@ -46,10 +46,17 @@ def regex_problem(pattern: str) -> str | None:
     return None
 
 
-def regex_search(pattern: str, text: str, *, case_sensitive: bool) -> bool:
-    """Whether `pattern` (one `regex_problem` accepts) occurs in `text`; lone surrogates in the text read as `?`."""
+def regex_find(pattern: str, text: str, *, case_sensitive: bool) -> str | None:
+    """The first match of `pattern` (one `regex_problem` accepts) in `text`, or None; lone surrogates in the text
+    read as `?`."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
         text = text.encode("utf-8", "replace").decode("utf-8")
-    return _compiled(pattern, case_sensitive).search(text) is not None
+    match = _compiled(pattern, case_sensitive).search(text)
+    return None if match is None else match.group()
+
+
+def regex_search(pattern: str, text: str, *, case_sensitive: bool) -> bool:
+    """Whether `pattern` (one `regex_problem` accepts) occurs in `text`."""
+    return regex_find(pattern, text, case_sensitive=case_sensitive) is not None

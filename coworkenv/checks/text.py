@@ -89,3 +89,65 @@ def glob_literal(value: Any) -> Any:
     if isinstance(value, str):
         return re.sub(r"([\[*?])", r"[\1]", value)
     return value
+
+
+# --- negation ------------------------------------------------------------------------------------------------
+
+_CLAUSE_END = re.compile(
+    r"[.;:!?\n()\[\]{},\u2014\u2013]|(?<!\w)(?:but|however|although|though|whereas|while|yet|so|then|instead(?!\s+of))(?!\w)",
+    re.IGNORECASE,
+)
+"""Where a clause ends: punctuation (a comma included), or a word that turns the sentence ("not Lyon but Paris")."""
+
+_NEGATION_BEFORE = re.compile(
+    r"(?<!\w)(?:not|no|never|none|nor|neither|without|cannot|instead\s+of|rather\s+than|other\s+than|except|excluding"
+    r"|avoid(?:ing)?|against|reject(?:ed|ing)?|rule[sd]?\s+out|\w+n['\u2019]t)(?!\w)",
+    re.IGNORECASE,
+)
+_NOT_A_NEGATION = re.compile(r"(?:no|without)\s+(?:a\s+)?(?:doubt|question)|not\s+(?:only|just)|no\s+matter|nothing\s+but", re.IGNORECASE)
+
+_AUX = (r"(?:is|are|was|were|be|been|would|will|should|could|can|may|might|must|shall|does|do|did|has|have|had|really"
+        r"|definitely|certainly|probably|clearly|also|simply|seems?|looks?)")  # fmt: skip
+_NEGATION_AFTER = re.compile(
+    rf"(?:\s+{_AUX}){{1,3}}\s+(?:not|never|no\s+longer|rejected|excluded|ruled\s+out)(?!\w)|(?:\s+{_AUX}){{0,3}}\s+\w+n['\u2019]t(?!\w)",
+    re.IGNORECASE,
+)
+
+_CLAUSE_WINDOW = 300
+"""Characters looked at before an occurrence: a clause is shorter, and the look stays cheap on long answers."""
+
+
+def negated(text: str, start: int, end: int) -> bool:
+    """Whether the occurrence `text[start:end]` is negated within its clause.
+
+    A clause runs between punctuation marks (commas included) or turning words (but, however, although, instead, so,
+    then, yet, while, whereas). The occurrence is negated when its clause, before it, holds a negation — not, no,
+    never, none, nor, neither, without, cannot, any n't word (isn't, don't, won't), instead of, rather than, other
+    than, except, excluding, avoid, against, reject(ed), rule(d) out — other than the idioms "no doubt", "no question",
+    "not only", "not just", "no matter", "nothing but"; or when it is the subject of a negated predicate right after it
+    ("Paris is not", "Paris isn't", "Paris was ruled out"). So "we should not choose Paris", "Lyon, not Paris" and
+    "Paris is not an option" negate Paris; "Lyon is not an option, pick Paris" and "not Lyon but Paris" do not.
+    """
+    before = text[max(0, start - _CLAUSE_WINDOW) : start]
+    clause_start = 0
+    for boundary in _CLAUSE_END.finditer(before):
+        clause_start = boundary.end()
+    clause = before[clause_start:]
+    for cue in _NEGATION_BEFORE.finditer(clause):
+        if not _NOT_A_NEGATION.match(clause, cue.start()):
+            return True
+    after = text[end : end + _CLAUSE_WINDOW // 3]
+    return _NEGATION_AFTER.match(after) is not None
+
+
+def mention(phrase: str, text: str, *, whole_word: bool = True, not_negated: bool = False) -> str | None:
+    """The first occurrence of `phrase` in `text` (case-insensitive), as written: as whole words (any whitespace
+    between them) or, without `whole_word`, anywhere; with `not_negated`, the first one `negated` lets count."""
+    words = phrase.split()
+    if not words or sum(map(len, words)) > len(text):
+        return None
+    pattern = phrase_pattern(phrase) if whole_word else re.escape(phrase)
+    for match in re.finditer(pattern, text, re.IGNORECASE):
+        if not not_negated or not negated(text, match.start(), match.end()):
+            return match.group()
+    return None

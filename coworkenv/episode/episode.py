@@ -31,6 +31,8 @@ class Episode:
             max_write_bytes=max_write_bytes,
         )
         self.says: list[str] = []
+        self.texts: list[str] = []
+        """Every assistant message's text so far, in order (`Evidence.texts`; the final answer joins at `finish`)."""
         self.user_rounds = 0
         self._written: set[str] = set()
         self._evidence: Evidence | None = None
@@ -48,6 +50,13 @@ class Episode:
             self._written.add(TOOLS.get(name).service)
         return result
 
+    def narrate(self, text: str) -> None:
+        """The text that came with an assistant message's tool calls: read by checks with `scope: messages`, never
+        seen by the user. Empty text is no message."""
+        self._check_open()
+        if text:
+            self.texts.append(text)
+
     def message(self, text: str, *, may_end: bool = True) -> str | None:
         """An assistant message without tool calls. Returns the user's reply; None means no reply.
 
@@ -60,6 +69,7 @@ class Episode:
             self.finish(text)
             return None
         self.says.append(text)
+        self.texts.append(text)
         if reply is not None:
             self.user_rounds += 1
         return reply
@@ -74,6 +84,7 @@ class Episode:
                 calls=tuple(self.workspace.audit),
                 answer=answer or "",
                 says=tuple(self.says),
+                texts=(*self.texts, answer or ""),
                 user_rounds=self.user_rounds,
                 initial_state=initial,
                 final_state=final,

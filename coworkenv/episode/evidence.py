@@ -25,6 +25,18 @@ class Evidence:
     final_state: dict[str, Any]
     final_hash: str
     diff: dict[str, Any]
+    texts: tuple[str, ...] = ()
+    """The text of every assistant message in order, the final answer last: the `says`, the text that came with tool
+    calls (empty ones left out) and the answer. Left empty, it is `(*says, answer)`."""
+
+    def __post_init__(self) -> None:
+        if not self.texts:
+            object.__setattr__(self, "texts", (*self.says, self.answer))
+
+    @property
+    def narrated(self) -> bool:
+        """Whether `texts` holds more than the `says` and the answer (text that came with tool calls)."""
+        return self.texts != (*self.says, self.answer)
 
     @property
     def empty(self) -> bool:
@@ -33,18 +45,18 @@ class Evidence:
 
     @cached_property
     def evidence_hash(self) -> str:
-        """Identifies the whole outcome; two runs of a deterministic task give the same hash."""
-        return content_hash(
-            canonical_json(
-                {
-                    "calls": [c.to_dict() for c in self.calls],
-                    "answer": self.answer,
-                    "says": list(self.says),
-                    "user_rounds": self.user_rounds,
-                    "final_hash": self.final_hash,
-                }
-            )
-        )
+        """Identifies the whole outcome; two runs of a deterministic task give the same hash. `texts` counts only
+        where it adds text to the `says` and the answer, so the hash of every other run stays what it was."""
+        outcome: dict[str, Any] = {
+            "calls": [c.to_dict() for c in self.calls],
+            "answer": self.answer,
+            "says": list(self.says),
+            "user_rounds": self.user_rounds,
+            "final_hash": self.final_hash,
+        }
+        if self.narrated:
+            outcome["texts"] = list(self.texts)
+        return content_hash(canonical_json(outcome))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -52,6 +64,7 @@ class Evidence:
             "calls": [c.to_dict() for c in self.calls],
             "answer": self.answer,
             "says": list(self.says),
+            "texts": list(self.texts),
             "user_rounds": self.user_rounds,
             "final_hash": self.final_hash,
             "diff": self.diff,

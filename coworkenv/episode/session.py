@@ -133,6 +133,8 @@ class EpisodeSession:
         self.turns.append(turn)
         self.messages.append(message)
         audit = self.episode.workspace.audit
+        if calls:
+            self.episode.narrate(_text(message.get("content")))
         for call_id, name, arguments in calls:
             start = time.perf_counter()
             result = self.episode.step(name, arguments)

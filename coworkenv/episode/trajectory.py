@@ -78,6 +78,8 @@ def replay(spec: TaskSpec, trajectory: Trajectory) -> Evidence:
     assistant = [m for m in trajectory.messages if m.role == "assistant"]
     for i, message in enumerate(assistant):
         last = i == len(assistant) - 1
+        if message.tool_calls and not last:  # the last message's text is the answer
+            episode.narrate(message.text())
         for call in message.tool_calls or ():
             episode.step(call.function.name, call.function.arguments)
         if last:

@@ -12,7 +12,12 @@ ROWS: list[Row] = [
     ("answer_number", {"kind": "answer_number", "value": 1234.5}, with_answer("Total: 1,234.50 EUR"), with_answer("Total: 1,234 EUR")),
     ("answer_number-tol", {"kind": "answer_number", "value": 100, "tol": 0.5}, with_answer("about 100.4"), with_answer("about 100.6")),
     ("answer_number-none", {"kind": "answer_number", "value": 0}, with_answer("0 items"), with_answer("no number")),
-]
+    ("answer_number-any", {"kind": "answer_number", "value": 3, "match": "any"}, with_answer("10, of which 3"), with_answer("10, of which 4")),
+    ("answer_number-label", {"kind": "answer_number", "value": 1234, "label": "total"}, with_answer("Tax: 90. Total: $1,234"),
+     with_answer("Total: 90, tax 1,234")),
+    ("answer_number-scope-messages", {"kind": "answer_number", "value": 7, "scope": "messages"},
+     with_answer("Done.", says=("7 rooms free?",)), with_answer("Done.", says=("rooms free?",))),
+]  # fmt: skip
 
 
 def number(value: float, **fields) -> dict:
@@ -74,3 +79,28 @@ def test_leaks(fields, instruction, found):
 def test_a_leak_names_its_check_and_value():
     found = CHECKS.get("answer_number").leaks(check(**number(12)), "There are 12 of them.", lambda: "")
     assert found == [{"source": "answer_number", "check": "chk-answer_number", "value": 12.0, "found": "12"}]
+
+
+@pytest.mark.parametrize(
+    ("fields", "answer", "passed"),
+    [
+        (number(1234, label="total"), "Total: $1,234", True),
+        (number(1234, label="total revenue"), "The total revenue for the quarter was 1234.", True),
+        (number(1234, label="total"), "Subtotal: 1,234. Total: 1,500", False),  # a whole-word label: not "Subtotal"
+        (number(1234, label="total"), "The total, as you asked, is 1,500; the tax is 1,234.", False),
+        (number(1234, label="total"), "Total. Tax was 1,234", False),  # the number is in another clause
+        (number(1234, label="total"), "Total for all the many regions we ever had: 1234", False),  # too far
+        (number(1234, label="total"), "Total (Q3): 1,234", True),  # not the 3 of an identifier
+        (number(1234, label="total", match="any"), "Total: 1,500 before and total: 1,234 after credits", True),
+        (number(1234, label="total"), "Total: 1,500 before and total: 1,234 after credits", False),
+        (number(3, match="any"), "INV-3 is due", False),  # `any` reads only numbers standing on their own
+    ],
+)
+def test_match_and_label(fields, answer, passed):
+    assert holds(fields, episode(answer=answer)) is passed
+
+
+def test_recompute_takes_the_number_after_the_label():
+    ev = episode(answer="Tax 90, total: 1,250.50 EUR")
+    assert recompute(number(1, label="total"), ev) == {"id": "chk-answer_number", **number(1250.5, label="total")}
+    assert recompute(number(1, label="grand total"), ev) is None

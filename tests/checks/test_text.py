@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from coworkenv.checks.text import added_lines, as_number, first_number, normalized_text, number_find, numbers_in, phrase_find
+from coworkenv.checks.text import added_lines, as_number, first_number, mention, negated, normalized_text, number_find, numbers_in, phrase_find
 
 
 @pytest.mark.parametrize(
@@ -81,3 +81,43 @@ def test_added_lines_are_the_new_non_blank_lines_stripped():
     assert added_lines("a\nb\n", "a\n\n  c  \nb\nd") == ["c", "d"]
     assert added_lines(None, "x\n") == ["x"]
     assert added_lines("a\n", " a ") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "is_negated"),
+    [
+        ("We should not choose Paris.", True),
+        ("Paris is not an option.", True),  # the subject of a negated predicate
+        ("Paris really isn't cheap.", True),
+        ("Paris was ruled out.", True),
+        ("I'd avoid Paris.", True),
+        ("Lyon rather than Paris.", True),
+        ("Never Paris.", True),
+        ("Lyon is not an option, pick Paris.", False),  # the negation is in another clause
+        ("Not Lyon but Paris.", False),
+        ("No. Paris.", False),
+        ("There is no doubt about Paris.", False),  # idioms that negate nothing
+        ("Not only Paris is cheap.", False),
+        ("Pick Paris not Lyon.", False),  # "not" after the occurrence negates what follows it
+        ("Paris is the city I recommend.", False),
+        ("Paris.", False),
+    ],
+)
+def test_negated(text, is_negated):
+    start = text.index("Paris")
+    assert negated(text, start, start + len("Paris")) is is_negated
+
+
+@pytest.mark.parametrize(
+    ("text", "whole_word", "not_negated", "found"),
+    [
+        ("Parisian food, not PARIS.", False, False, "Paris"),
+        ("Parisian food, not PARIS.", True, False, "PARIS"),
+        ("Parisian food, not PARIS.", True, True, None),
+        ("Parisian food, not PARIS.", False, True, "Paris"),  # the substring in "Parisian" is not negated
+        ("Not Paris; Paris!", True, True, "Paris"),  # the second, affirmed occurrence
+        ("", True, True, None),
+    ],
+)
+def test_mention(text, whole_word, not_negated, found):
+    assert mention("paris", text, whole_word=whole_word, not_negated=not_negated) == found

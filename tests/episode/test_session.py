@@ -100,3 +100,36 @@ def test_what_is_not_an_assistant_message_is_refused_and_changes_nothing(message
     with pytest.raises(BadMessage):
         session.apply(message)
     assert session.messages == initial_messages(spec) and session.n_turns == 0 and not session.episode.workspace.audit
+
+
+def _narrated(call: dict, text: str) -> dict:
+    return {**call, "content": text}
+
+
+def test_texts_hold_every_assistant_text_in_order_the_same_live_and_replayed():
+    spec = load_task(MULTI_TURN)
+    say = next(step.say for step in spec.solution if hasattr(step, "say"))
+    session = EpisodeSession(spec)
+    session.apply(_narrated(_call(spec.tools[0], {}), "Let me look first."))
+    session.apply(_call(spec.tools[0], {}, "c2"))  # no text: no entry
+    session.apply({"role": "assistant", "content": say})
+    session.apply({"role": "assistant", "content": "All set."})
+    trajectory, evidence = session.finish()
+    assert evidence.texts == ("Let me look first.", say, "All set.") and evidence.says == (say,)
+    replayed = replay(spec, trajectory)
+    assert replayed.texts == evidence.texts and replayed.evidence_hash == evidence.evidence_hash
+
+
+def test_text_that_came_with_tool_calls_changes_the_evidence_hash_and_nothing_else_does():
+    spec = load_task(MAIL)
+
+    def run(*messages: dict):
+        session = EpisodeSession(spec)
+        for message in messages:
+            session.apply(message)
+        return session.finish()[1]
+
+    quiet = run(_call("mail_search", {"query": "invoice"}), {"role": "assistant", "content": "Done."})
+    narrated = run(_narrated(_call("mail_search", {"query": "invoice"}), "Searching."), {"role": "assistant", "content": "Done."})
+    assert quiet.texts == ("Done.",) and not quiet.narrated and narrated.texts == ("Searching.", "Done.")
+    assert quiet.evidence_hash != narrated.evidence_hash and quiet.final_hash == narrated.final_hash

@@ -1,35 +1,87 @@
-"""`answer_number`: the first number in the final answer is the expected value (within `tol`)."""
+"""`answer_number`: a number in the final answer is the expected value (within `tol`): the first one, or any one; and
+optionally the one a label introduces ("Total: $1,234", "total revenue was 1234")."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import Field
 
-from coworkenv.checks.base import CheckBase, CheckKind, Evidence, Outcome, outcome, register_kind
-from coworkenv.checks.text import first_number, number_find, numbers_in
+from coworkenv.checks.answers import ScopedCheck, text_of
+from coworkenv.checks.base import CheckKind, Evidence, Outcome, outcome, register_kind
+from coworkenv.checks.text import FIRST_NUMBER, MONEY_TOKEN, number_find, numbers_in, phrase_pattern
+
+LABEL_WORDS = 5
+"""At most this many words between a label and its number ("total revenue for the quarter was 1234")."""
+
+_LABEL_REACH = 80
+_CLAUSE_END = re.compile(r"[;\n!?]|\.(?!\d)")
 
 
-class AnswerNumber(CheckBase):
+class AnswerNumber(ScopedCheck):
     kind: Literal["answer_number"]
     value: float
     tol: float = Field(default=1e-6, ge=0)
+    match: Literal["first", "any"] = "first"
+    """`first`: the first number read (the first labelled one with a `label`) must be the value; `any`: one of them."""
+    label: str | None = Field(default=None, min_length=1)
+    """Read only numbers that follow this word or phrase (whole words, case-insensitive) within a few words, in the
+    same clause: with label "total", "Subtotal: 90, total: 120" reads 120."""
+
+
+def labelled_numbers(label: str, text: str) -> list[float]:
+    """The numbers that follow an occurrence of `label` within `LABEL_WORDS` words of its clause, one per occurrence."""
+    found = []
+    for hit in re.finditer(phrase_pattern(label), text, re.IGNORECASE):
+        reach = text[hit.end() : hit.end() + _LABEL_REACH]
+        stop = _CLAUSE_END.search(reach)
+        reach = reach[: stop.start()] if stop else reach
+        number = MONEY_TOKEN.search(reach)
+        if number is not None and len(reach[: number.start()].split()) <= LABEL_WORDS:
+            found.append(float(number.group().lstrip("$€£").replace(",", "")))
+    return found
+
+
+def read(check: AnswerNumber, text: str) -> list[float]:
+    """The numbers the check considers, in order."""
+    if check.label is not None:
+        numbers = labelled_numbers(check.label, text)
+    elif check.match == "first":
+        first = FIRST_NUMBER.search(text)
+        numbers = [float(first.group().replace(",", ""))] if first else []
+    else:
+        numbers = numbers_in(text)
+    return numbers[:1] if check.match == "first" else numbers
 
 
 def evaluate(check: AnswerNumber, ev: Evidence) -> Outcome:
-    number = first_number(ev.answer)
-    if number is None:
-        return False, "the answer contains no number"
-    ok = abs(number - check.value) <= check.tol
-    return outcome(ok, f"answer number {number:g} ≈ {check.value:g}", f"answer number {number:g}, expected {check.value:g} ± {check.tol:g}")
+    numbers = read(check, text_of(check, ev))
+    where = "answer" if check.scope == "answer" else "messages"
+    what = f"number after {check.label!r}" if check.label is not None else "number"
+    if not numbers:
+        return False, f"the {where} {'contains' if check.scope == 'answer' else 'contain'} no {what}"
+    hit = next((n for n in numbers if abs(n - check.value) <= check.tol), None)
+    shown = ", ".join(f"{n:g}" for n in numbers[:5])
+    expected = f"expected {check.value:g} ± {check.tol:g}"
+    return outcome(hit is not None, f"{where} {what} {hit or 0:g} ≈ {check.value:g}", f"{where} {what} {shown}, {expected}")
 
 
 def recompute(check: dict[str, Any], ev: Evidence, spec: Any) -> Any:
-    """The oracle answer's first number, but only where that is a figure standing on its own: not the year of a
-    date or the digits of an identifier."""
-    number, figures = first_number(ev.answer), numbers_in(ev.answer)
-    if number is None or not figures or figures[0] != number:
+    """The oracle's number: the first one after the label, or else its answer's first number, but only where that is
+    a figure standing on its own (not the year of a date or the digits of an identifier)."""
+    model = AnswerNumber.model_validate({**check, "value": 0})
+    text = text_of(model, ev)
+    if model.label is not None:
+        numbers = labelled_numbers(model.label, text)
+        number = numbers[0] if numbers else None
+    else:
+        first, figures = FIRST_NUMBER.search(text), numbers_in(text)
+        number = float(first.group().replace(",", "")) if first else None
+        if number is None or not figures or figures[0] != number:
+            return None
+    if number is None:
         return None
     return {**check, "value": int(number) if number.is_integer() else number}
 
