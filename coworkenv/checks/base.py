@@ -10,15 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Annotated, Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
+from coworkenv.caps import CAPS
 from coworkenv.registry import Registry
 from coworkenv.workspace.audit import AuditEntry
 
-Outcome = tuple[bool, str]
-"""(passed, reason): the reason says what was found, for people reading a grade."""
+Outcome = tuple[bool | None, str]
+"""(passed, reason): the reason says what was found, for people reading a grade. `passed` None means "not graded"
+(e.g. a rubric without a judge): it counts as not passed, and the grade lists it."""
 
 DROP = object()
 """A repair hook's answer meaning "this check cannot be kept; drop it"."""
@@ -41,6 +43,16 @@ class CheckBase(BaseModel):
 
     id: str = Field(min_length=1)
     weight: float = Field(default=1.0, gt=0)
+    requires: list[Annotated[str, Field(min_length=1)]] = Field(default=[], max_length=CAPS.checks)
+    """Ids of other top-level checks that must pass for this one to earn credit (a gate multiplier)."""
+
+    @model_serializer(mode="wrap")
+    def _without_empty_requires(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Specs written before `requires` existed keep their JSON, and so their hashes.
+        data = handler(self)
+        if not self.requires and isinstance(data, dict):
+            data.pop("requires", None)
+        return data
 
 
 def exactly_one(model: BaseModel, *names: str) -> None:
@@ -123,6 +135,8 @@ class CheckKind:
     """Reads only the final answer: holding on an untouched run says nothing about the workspace."""
     evidence_for: frozenset[str] = frozenset()
     """Capabilities this kind of check is evidence of (e.g. `asked_user` → multi_turn), for `capabilities_consistent`."""
+    group: bool = False
+    """Holds nested checks in `checks` (`coworkenv/checks/groups.py`): its flags are its members' (`is_guard`, …)."""
 
 
 CHECKS: Registry[CheckKind] = Registry("check kind")

@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict
 
 from coworkenv.checks.matching import args_match, example_value
 from coworkenv.grading.play import play
+from coworkenv.grading.score import Grade, ungraded_text
 from coworkenv.spec.task import ProhibitedRule, TaskSpec, ToolStep
 
 
@@ -35,12 +36,20 @@ def with_violation(spec: TaskSpec, rule: ProhibitedRule) -> list:
     return [*spec.solution[:-1], violating_step(rule), spec.solution[-1]]
 
 
+def oracle_shortfall(g: Grade) -> str:
+    """Why a grade misses 1.0: the failed checks, then the ones not graded, else safety and robustness."""
+    failed = [f"{c.id} ({c.reason})" for c in g.checks if c.graded and not c.passed]
+    parts = [f"failed checks: {', '.join(failed)}"] if failed else []
+    if g.ungraded:
+        parts.append(ungraded_text(g))
+    return "; ".join(parts) or f"safety {g.safety}, robustness {g.robustness}"
+
+
 def consistency_gate(spec: TaskSpec) -> ConsistencyVerdict:
     failures = []
     oracle = play(spec).grade
     if oracle.score != 1.0:
-        failed = [f"{c.id} ({c.reason})" for c in oracle.checks if not c.passed]
-        why = f"failed checks: {', '.join(failed)}" if failed else f"safety {oracle.safety}, robustness {oracle.robustness}"
+        why = oracle_shortfall(oracle)
         failures.append(f"oracle scores {oracle.score}, not 1.0: {why}")
     empty = play(spec, agent="null").grade
     if empty.score != 0.0:

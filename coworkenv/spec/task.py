@@ -12,7 +12,7 @@ from pydantic_core import PydanticCustomError
 
 from coworkenv.canonical import canonical_json, content_hash
 from coworkenv.caps import CAPS
-from coworkenv.checks import Check
+from coworkenv.checks import Check, walk
 from coworkenv.spec.capabilities import CAPABILITIES
 from coworkenv.workspace.state import WorkspaceSpec
 from coworkenv.workspace.tools import TOOLS
@@ -90,6 +90,39 @@ def _over(where: str, what: str, cap: str) -> PydanticCustomError:
     return PydanticCustomError("too_large", "{where}: {what} (cap {cap})", {"where": where.lstrip(".")[:300] or "spec", "what": what, "cap": cap})
 
 
+def requires_problem(checks: list[Any], every_id: set[str]) -> str | None:
+    """What is wrong with the checks' `requires`: an unknown id, a group member, the check itself, or a cycle."""
+    top = {c.id: c for c in checks}
+    for c in checks:
+        for rid in c.requires:
+            if rid == c.id:
+                return f"check {c.id!r} requires itself"
+            if rid not in top:
+                where = "a check nested in a group (requires names top-level checks)" if rid in every_id else "no such check"
+                return f"check {c.id!r} requires {rid!r}: {where}"
+    state: dict[str, int] = {}  # 1 on the path, 2 done
+    for start in top:
+        if start in state:
+            continue
+        state[start] = 1
+        stack, path = [(start, iter(top[start].requires))], [start]
+        while stack:
+            cid, deps = stack[-1]
+            nxt = next(deps, None)
+            if nxt is None:
+                state[cid] = 2
+                stack.pop()
+                path.pop()
+            elif state.get(nxt) == 1:
+                cycle = path[path.index(nxt) :] + [nxt]
+                return f"requires form a cycle: {' → '.join(cycle)}"
+            elif state.get(nxt) is None:
+                state[nxt] = 1
+                stack.append((nxt, iter(top[nxt].requires)))
+                path.append(nxt)
+    return None
+
+
 class TaskSpec(Strict):
     id: str = Field(min_length=1, max_length=200)
     version: int = Field(default=1, ge=1)
@@ -142,9 +175,16 @@ class TaskSpec(Strict):
                 raise ValueError(f"tools.{i}: {TOOLS.unknown_message(name)}")
         if len(set(self.tools)) != len(self.tools):
             raise ValueError("tools: a tool is listed twice")
-        ids = [c.id for c in self.checks]
+        every = list(walk(self.checks))
+        if len(every) > CAPS.checks:
+            raise _over("checks", f"{len(every)} checks, group members included, are more than {CAPS.checks}", "checks")
+        ids = [c.id for c in every]
         if len(set(ids)) != len(ids):
-            raise ValueError("checks: check ids must be unique")
+            twice = sorted({i for i in ids if ids.count(i) > 1})
+            raise ValueError(f"checks: check ids must be unique across the spec, group members included ({', '.join(twice)} repeated)")
+        problem = requires_problem(self.checks, set(ids))
+        if problem:
+            raise ValueError(f"checks: {problem}")
         answers = [i for i, s in enumerate(self.solution) if isinstance(s, AnswerStep)]
         if answers != [len(self.solution) - 1]:
             raise ValueError("solution: must end with exactly one `answer` step")

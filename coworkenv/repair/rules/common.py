@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from coworkenv.checks import CHECKS, Check, CheckKind, evaluate
+from coworkenv.checks import CHECKS, Check, CheckKind, evaluate, is_guard
 from coworkenv.episode.evidence import Evidence
 from coworkenv.grading.play import Run, play, play_answer_only
 from coworkenv.registry import Registry
@@ -79,7 +79,7 @@ def untouched_run(spec: TaskSpec) -> Run:
 
 def holds(check: dict[str, Any], evidence: Evidence) -> bool:
     try:
-        return evaluate(_CHECK.validate_python(check), evidence)[0]
+        return evaluate(_CHECK.validate_python(check), evidence)[0] is True  # not graded does not hold
     except (ValidationError, ValueError, TypeError, KeyError):
         return False
 
@@ -91,9 +91,8 @@ def kind_of(check: dict[str, Any]) -> CheckKind | None:
 
 
 def is_guard_kind(check: dict[str, Any]) -> bool:
-    """A kind that holds on an untouched workspace by design (`unchanged`, `tool_not_called`)."""
-    kind = kind_of(check)
-    return kind is not None and kind.guard
+    """A kind that holds on an untouched workspace by design (`unchanged`, `tool_not_called`), or a group of them."""
+    return is_guard(check)
 
 
 def describe_errors(errors: Iterable[AuditEntry], limit: int = 3) -> str:
@@ -125,5 +124,12 @@ def drop_checks(spec: Spec, drop: set[int], untouched: Evidence, ctx: RepairCont
         ctx.note(f"cannot drop check(s) {ids}: no discriminating check would remain")
         return False
     ctx.note(f"dropped check(s) {ids}: {why}")
+    gone = {spec["checks"][i].get("id") for i in drop}
+    for ch in keep:
+        # a check that required a dropped one keeps its own condition (its ids must still exist)
+        if isinstance(ch, dict) and any(r in gone for r in ch.get("requires") or []):
+            ch["requires"] = [r for r in ch["requires"] if r not in gone]
+            if not ch["requires"]:
+                del ch["requires"]
     spec["checks"] = keep
     return True

@@ -7,10 +7,10 @@ import math
 import re
 from typing import Any
 
+from coworkenv.checks import evidence_of, walk
 from coworkenv.checks.text import MONEY_TOKEN, phrase_pattern
 from coworkenv.repair.rules.common import REPAIRERS, RepairContext, Spec, changed, spec_or_note
 from coworkenv.spec.task import SayStep, TaskSpec, ToolStep
-from coworkenv.validate.battery.capabilities import evidence_kinds
 from coworkenv.validate.verdict import CheckOutcome
 from coworkenv.workspace.tools import TOOLS
 
@@ -61,7 +61,7 @@ def repair_leakage(spec_dict: Spec, outcome: CheckOutcome, ctx: RepairContext) -
     spec = spec_or_note(spec_dict, ctx)
     if spec is None:
         return None
-    tolerances = {c.id: getattr(c, "tol", 0.0) for c in spec.checks}
+    tolerances = {c.id: getattr(c, "tol", 0.0) for c in walk(spec.checks)}
     instruction, removed = spec.instruction, []
     for _ in range(3):
         found = leaks(spec.model_copy(update={"instruction": instruction}))
@@ -91,7 +91,7 @@ def _general_capabilities(spec: TaskSpec) -> list[str]:
     """What a task with no declared capability left evidently exercises, from its tools and checks."""
     used = {s.tool for s in spec.solution if isinstance(s, ToolStep)}
     caps = [cap for cap, tools in WRITE_TOOLS.items() if used & set(tools)]
-    if any(c.kind in evidence_kinds("data_analysis") for c in spec.checks):
+    if "data_analysis" in evidence_of(spec.checks):
         caps.append("data_analysis")
     if any(t in TOOLS and TOOLS.get(t).kind == "read" for t in used):
         caps.append("retrieval")
@@ -107,7 +107,7 @@ def _add_asked_user(spec_dict: Spec, spec: TaskSpec, ctx: RepairContext) -> bool
     words = list(dict.fromkeys(k for rule in spec.user.reveal for k in rule.when_any if any(k.lower() in s for s in says)))
     if not words:
         return False
-    ids = {c.get("id") for c in spec_dict["checks"]}
+    ids = {c.get("id") for c in walk(spec_dict["checks"]) if isinstance(c, dict)}
     cid = next(f"asked-user{'' if n == 1 else f'-{n}'}" for n in range(1, 100) if f"asked-user{'' if n == 1 else f'-{n}'}" not in ids)
     spec_dict["checks"].append({"id": cid, "kind": "asked_user", "weight": 1.0, "about": words})
     ctx.note(f"added check {cid}: the oracle asks the user about {words}")
@@ -135,7 +135,7 @@ def repair_capabilities(spec_dict: Spec, outcome: CheckOutcome, ctx: RepairConte
             caps.remove(cap)
         elif cap == "multi_turn" and "does not declare" in text:
             if spec.user is not None and spec.user.facts and spec.user.reveal:
-                if not any(c.kind in evidence_kinds("multi_turn") for c in spec.checks) and not _add_asked_user(new, spec, ctx):
+                if "multi_turn" not in evidence_of(spec.checks) and not _add_asked_user(new, spec, ctx):
                     ctx.note("the oracle talks to the user but no reveal rule fires: cannot make it multi_turn")
                     return None
                 caps.append("multi_turn")

@@ -65,6 +65,17 @@ def _fix_rule(new: Spec, i: int, ctx: RepairContext) -> bool:
     return True
 
 
+def _nested_last(missing: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries in their order, those inside group checks (`checks[i].checks[j]…`) last and from the highest
+    member down, so that a member a group's hook removes does not shift the members later entries point to."""
+    def path(entry: dict[str, Any]) -> list[int]:
+        return [int(n) for n in re.findall(r"checks\[(\d+)\]", str(entry.get("where", "")))]
+
+    flat = [e for e in missing if len(path(e)) < 2]
+    nested = sorted((e for e in missing if len(path(e)) >= 2), key=path, reverse=True)
+    return flat + nested
+
+
 @REPAIRERS.register("references")
 def repair_references(spec_dict: Spec, outcome: CheckOutcome, ctx: RepairContext) -> Spec | None:
     """Fix what `details["missing"]` names: a solution tool missing from `tools` is added (a misspelled one is
@@ -90,7 +101,7 @@ def repair_references(spec_dict: Spec, outcome: CheckOutcome, ctx: RepairContext
     fixing = Fixing(spec=new, states=initial_and_oracle, notes=ctx.notes)  # one list: notes keep their order
     drop_rules: set[int] = set()
     to_drop: dict[int, str] = {}
-    for entry in missing:
+    for entry in _nested_last(missing):
         where = _where(entry)
         if where is None:
             continue

@@ -8,6 +8,7 @@ from typing import Any
 
 import jsonpatch
 
+from coworkenv.checks import walk
 from coworkenv.checks.tool_refs import solution_tools
 from coworkenv.grading.play import play
 from coworkenv.registry import closest
@@ -150,7 +151,7 @@ def repair_schema(spec_dict: Spec, outcome: CheckOutcome, ctx: RepairContext) ->
         new["capabilities"] = caps
     if isinstance(new.get("checks"), list):
         seen: set[str] = set()
-        for ch in new["checks"]:
+        for ch in walk(new["checks"]):  # group members included: ids are unique across the spec
             if not isinstance(ch, dict):
                 continue
             weight = ch.get("weight", 1.0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from coworkenv.checks import is_answer
 from coworkenv.episode.evidence import Evidence
 from coworkenv.grading.play import play
 from coworkenv.repair.rules.common import (
@@ -37,8 +38,7 @@ def _strengthen(check: dict[str, Any], oracle: Evidence, untouched: Evidence) ->
 def _is_guard(check: dict[str, Any], oracle: Evidence) -> bool:
     """A check that holds before and after the oracle: it guards something the task must leave alone (a check of the
     final answer never does)."""
-    kind = kind_of(check)
-    return is_guard_kind(check) or (not (kind is not None and kind.answer) and holds(check, oracle))
+    return is_guard_kind(check) or (not is_answer(check) and holds(check, oracle))
 
 
 def repair_trivial(spec_dict: Spec, ctx: RepairContext, *, guards_count: bool, max_share: float) -> Spec | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from coworkenv.checks import CHECKS
+from coworkenv.checks import CHECKS, evidence_of
 from coworkenv.spec.task import SayStep, ToolStep
 from coworkenv.validate.battery.context import CheckResultT, Context, battery_check
 from coworkenv.workspace.tools import TOOLS
@@ -37,7 +37,7 @@ def capability_problems(ctx: Context) -> list[dict[str, str]]:
     """
     spec = ctx.spec
     caps = set(spec.capabilities)
-    shown = {cap for c in spec.checks for cap in CHECKS.get(c.kind).evidence_for}
+    shown = evidence_of(spec.checks)  # group members included
     problems: list[dict[str, str]] = []
 
     def problem(cap: str, text: str) -> None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from coworkenv.checks import CHECKS, evaluate
+from coworkenv.checks import is_guard
 from coworkenv.episode.trajectory import replay
 from coworkenv.grading.consistency import violating_step
 from coworkenv.grading.play import ANSWER_ONLY_TEXT, play, play_answer_only
-from coworkenv.grading.score import grade
+from coworkenv.grading.score import check_results, grade, ungraded_text
 from coworkenv.spec.task import TaskSpec
 from coworkenv.validate.battery.context import CheckResultT, Context, battery_check, failed_checks, grade_summary
 
@@ -19,9 +19,12 @@ from coworkenv.validate.battery.context import CheckResultT, Context, battery_ch
 def check_oracle(ctx: Context) -> CheckResultT:
     g = ctx.oracle.grade
     details = {**grade_summary(g), "failed_checks": failed_checks(g), "violations": [v.rule for v in g.violations]}
+    if g.ungraded:
+        details["ungraded"] = g.ungraded
     if g.score == 1.0:
         return True, details, "the oracle scores 1.0"
-    why = ", ".join(f"{c['id']} ({c['reason']})" for c in details["failed_checks"]) or f"safety {g.safety}, robustness {g.robustness}"
+    failed = ", ".join(f"{c.id} ({c.reason})" for c in g.checks if c.graded and not c.passed)
+    why = "; ".join(p for p in (failed, ungraded_text(g)) if p) or f"safety {g.safety}, robustness {g.robustness}"
     return False, details, f"the oracle scores {g.score}, not 1.0: {why}"
 
 
@@ -55,14 +58,13 @@ TRIVIAL_WEIGHT_SHARE = 0.3
 
 @battery_check("checks_discriminate")
 def check_discriminate(ctx: Context) -> CheckResultT:
-    evidence = ctx.null.evidence
     holding = []
-    for check in ctx.spec.checks:
-        if CHECKS.get(check.kind).guard:
+    # A group counts as a guard when all its members are; `requires` gates as in the score.
+    for check, result in zip(ctx.spec.checks, check_results(ctx.spec, ctx.null.evidence), strict=True):
+        if is_guard(check):
             continue
-        passed, reason = evaluate(check, evidence)
-        if passed:
-            holding.append({"id": check.id, "kind": check.kind, "weight": check.weight, "reason": reason})
+        if result.passed:
+            holding.append({"id": check.id, "kind": check.kind, "weight": check.weight, "reason": result.reason})
     total = sum(c.weight for c in ctx.spec.checks)
     details = {"holding": holding, "holding_weight_share": round(sum(h["weight"] for h in holding) / total, 6) if total else 0.0}
     if details["holding_weight_share"] < TRIVIAL_WEIGHT_SHARE:
