@@ -19,7 +19,6 @@ from coworkenv.errors import CoworkEnvError
 from coworkenv.spec.capabilities import CAPABILITIES
 from coworkenv.spec.task import TaskSpec
 from coworkenv.validate.verdict import TaskValidation
-from coworkenv.workspace.tools import tool_schemas
 
 
 def _table(name: str, rows: Iterable[Mapping[str, Any]]) -> pa.Table:
@@ -69,7 +68,7 @@ def messages_rows(messages: Iterable[Any]) -> list[dict[str, Any]]:
 
 def tools_json(spec: TaskSpec) -> str:
     """The OpenAI tool schemas the task offers, as the JSON string `sft.tools` / `rl.tools` hold (TRL parses it)."""
-    return json.dumps(tool_schemas(spec.tools), ensure_ascii=False)
+    return json.dumps(spec.tool_schemas, ensure_ascii=False)
 
 
 def approx_tokens(messages: Iterable[Mapping[str, Any]]) -> int:

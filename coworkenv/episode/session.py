@@ -17,7 +17,6 @@ from coworkenv.episode.episode import Episode, EpisodeFinished
 from coworkenv.episode.evidence import Evidence
 from coworkenv.episode.trajectory import Trajectory, replay
 from coworkenv.spec.task import TaskSpec
-from coworkenv.workspace.tools import tool_schemas
 
 DEFAULT_MAX_TURNS = 64
 RETRIES_PER_STEP = 20
@@ -102,7 +101,7 @@ class EpisodeSession:
         self.wall_s = wall_s
         self.episode = Episode(spec) if user is None else Episode(spec, user=user)
         self.messages: list[dict[str, Any]] = initial_messages(spec)
-        self.tools: list[dict[str, Any]] = tool_schemas(spec.tools)
+        self.tools: list[dict[str, Any]] = spec.tool_schemas
         self.turns: list[TurnTrace] = []
         self.ending: Ending | None = None
         self.started = time.monotonic()

@@ -15,7 +15,7 @@ from coworkenv.caps import CAPS
 from coworkenv.checks import Check, walk
 from coworkenv.spec.capabilities import CAPABILITIES
 from coworkenv.workspace.state import WorkspaceSpec
-from coworkenv.workspace.tools import TOOLS
+from coworkenv.workspace.tools import TOOLS, tool_schemas
 
 
 class Strict(BaseModel):
@@ -203,6 +203,11 @@ class TaskSpec(Strict):
     @cached_property
     def initial_state_hash(self) -> str:
         return content_hash(self.initial_state_json)
+
+    @cached_property
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """The allowed tools' schemas, made for this task's workspace (`Tool.schema_for`); shared, never change them."""
+        return tool_schemas(self.tools, self.initial_state)
 
     def to_json(self) -> str:
         return json.dumps(self.model_dump(mode="json", by_alias=True), ensure_ascii=False)

@@ -94,9 +94,14 @@ class Draft:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         return lambda *args, **kwargs: helper(self, *args, **kwargs)
 
-    def records(self, service: str) -> list[dict[str, Any]]:
-        """The service's list of id'd records being built (mail messages, calendar events, contacts, …)."""
-        return self.state[service][SERVICES.get(service).collection]
+    def records(self, service: str, collection: str | None = None) -> list[dict[str, Any]]:
+        """A list of id'd records being built: the service's one (mail messages, calendar events, contacts, …), or
+        the named collection of a service that has several (`d.records("records", "crm.customers")`)."""
+        svc = SERVICES.get(service)
+        records = svc.records_of(self.state[service], collection or svc.collection or "")
+        if records is None:
+            raise KeyError(f"{service} has no collection {collection!r}")
+        return records
 
     # --- randomness -----------------------------------------------------------------------------------
 
@@ -198,9 +203,13 @@ class Draft:
             rule["args"] = args
         self.prohibited.append(rule)
 
-    def unchanged(self, *services: str, weight: float = 0.5) -> None:
+    def unchanged(self, *services: str, weight: float = 0.5, collection: str | None = None) -> None:
+        """`unchanged` checks on whole services, or on one collection of one (`collection`)."""
         for service in services:
-            self.check("unchanged", weight=weight, id=f"{service}-untouched", service=service)
+            if collection is None:
+                self.check("unchanged", weight=weight, id=f"{service}-untouched", service=service)
+            else:
+                self.check("unchanged", weight=weight, id=f"{collection}-untouched", service=service, collection=collection)
 
     def ask_user(self, facts: dict[str, Any], reveal: list[tuple[list[str], str]], persona: str = "") -> None:
         self.user = {

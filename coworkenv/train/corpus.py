@@ -55,10 +55,9 @@ def _example_tasks(examples: Path | None) -> list[TaskSpec]:
 def _oracle_conversation(spec: TaskSpec) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     from coworkenv.agents import make_policy
     from coworkenv.episode.runner import run_episode
-    from coworkenv.workspace.tools import tool_schemas
 
     trajectory, _ = run_episode(spec, make_policy("oracle", spec))
-    return trajectory.model_dump(mode="json", exclude_none=True)["messages"], tool_schemas(spec.tools)
+    return trajectory.model_dump(mode="json", exclude_none=True)["messages"], spec.tool_schemas
 
 
 def corpus_documents(examples: Path | None = EXAMPLES) -> list[str]:

@@ -103,11 +103,10 @@ def rl_dataset(data_root: Any, release: str) -> tuple[Any, dict[str, TaskSpec], 
 def _fitting(dataset: Any, specs: dict[str, TaskSpec], tokenizer: Any, context: int, room: int) -> Any:
     """The rows whose prompt leaves `room` tokens for the episode in the model's `context`."""
     from coworkenv.train.rollout import prompt_ids, untag_prompt
-    from coworkenv.workspace.tools import tool_schemas
 
     def fits(row: dict[str, Any]) -> bool:
         task_id, messages = untag_prompt(row["prompt"])
-        return len(prompt_ids(tokenizer, messages, tool_schemas(specs[task_id].tools))) + room <= context
+        return len(prompt_ids(tokenizer, messages, specs[task_id].tool_schemas)) + room <= context
 
     return dataset.select([i for i, row in enumerate(dataset) if fits(row)])
 

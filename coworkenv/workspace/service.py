@@ -9,6 +9,8 @@ Everything else reads services from here: the workspace schema (`workspace/state
 from __future__ import annotations
 
 import copy
+import fnmatch
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -20,6 +22,7 @@ from coworkenv.registry import Registry
 
 Diff = Callable[[Any, Any], dict[str, Any]]
 Targets = Callable[[dict[str, Any], str], list[str]]
+Collections = Callable[[Any], Mapping[str, list[dict[str, Any]]]]
 
 
 @dataclass(frozen=True)
@@ -30,8 +33,12 @@ class Service:
     description: str
     collection: str | None = None
     """The key of the service's list of id'd records, if it keeps one: what `record` checks and record diffs read."""
+    collections: Collections | None = None
+    """For a service whose collections the task declares (`records`): section → its id'd record lists by name."""
+    collection_pattern: str | None = None
+    """With `collections`: the pattern a collection's name follows."""
     diff: Diff | None = None
-    """(before, after) section → what changed; None: the records diff over `collection`."""
+    """(before, after) section → what changed; None: the records diff over `collection`, or per collection."""
     draft: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     """Generator helpers, `name → fn(draft, ...)`, that `synth.draft.Draft` offers as methods (`d.add_mail(...)`)."""
     targets: Targets | None = None
@@ -51,25 +58,59 @@ class Service:
         """A fresh empty section, to fill."""
         return copy.deepcopy(self.empty_state)
 
+    # --- id'd records, one collection or many: what checks, diffs and repairers read ---------------------------
+
+    @property
+    def keeps_records(self) -> bool:
+        return self.collection is not None or self.collections is not None
+
+    def record_lists(self, section: Any) -> dict[str, list[dict[str, Any]]]:
+        """The section's lists of id'd records by collection name ({} for a service without any)."""
+        if self.collections is not None:
+            return dict(self.collections(section))
+        return {} if self.collection is None else {self.collection: section[self.collection]}
+
+    def records_of(self, section: Any, collection: str) -> list[dict[str, Any]] | None:
+        """One collection's records; None when the section has no such collection."""
+        return self.record_lists(section).get(collection)
+
+    def collection_error(self, collection: str) -> str | None:
+        """Why a check cannot name this collection of the service (None: it can)."""
+        if self.collections is not None:
+            if self.collection_pattern is None or re.fullmatch(self.collection_pattern, collection):
+                return None
+            return f"{collection!r} is not a {self.name} collection name (pattern {self.collection_pattern})"
+        if self.collection is None:
+            return f"service {self.name!r} keeps no records"
+        return None if collection == self.collection else f"service {self.name!r} has collection {self.collection!r}"
+
     def diff_sections(self, before: Any, after: Any) -> dict[str, Any]:
         if self.diff is not None:
             return self.diff(before, after)
-        return diff_records(before[self.collection], after[self.collection])
+        if self.collections is None:
+            return diff_records(before[self.collection], after[self.collection])
+        old, new = self.record_lists(before), self.record_lists(after)
+        return {
+            name: diff_records(old.get(name, []), new.get(name, []))
+            for name in sorted(old.keys() | new.keys()) if old.get(name) != new.get(name)
+        }  # fmt: skip
 
-    def target_values(self, state: dict[str, Any], argument: str) -> list[str]:
+    def target_values(self, state: dict[str, Any], argument: str, args: Mapping[str, Any] | None = None) -> list[str]:
+        """The values a tool's target argument can take in this workspace; `args`, a rule's other arguments, narrow
+        them to the collections its `collection` argument names."""
         if self.targets is not None:
             return self.targets(state, argument)
-        if self.collection is None:
-            return []
-        return [r["id"] for r in state[self.name][self.collection]]
+        wanted = str((args or {}).get("collection") or "*").casefold()
+        lists = self.record_lists(state[self.name]).items()
+        return [r["id"] for name, records in lists if fnmatch.fnmatchcase(name.casefold(), wanted) for r in records]
 
 
 SERVICES: Registry[Service] = Registry("service")
 
 
 def register_service(service: Service) -> Service:
-    if service.collection is None and service.diff is None:
-        raise ValueError(f"service {service.name!r} needs a `collection` or a `diff`")
+    if not service.keeps_records and service.diff is None:
+        raise ValueError(f"service {service.name!r} needs a `collection`, `collections` or a `diff`")
     SERVICES.add(service.name, service)
     return service
 

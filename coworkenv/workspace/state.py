@@ -32,4 +32,6 @@ WorkspaceSpec = create_model(
 
 SERVICE_NAMES: tuple[str, ...] = tuple(SERVICES.names())
 COLLECTIONS: dict[str, str] = {s.name: s.collection for _, s in SERVICES.items() if s.collection}
-"""Service → its list of id'd records, for `record` checks and diffs."""
+"""Service → its one list of id'd records, for services that keep exactly one."""
+RECORD_SERVICES: tuple[str, ...] = tuple(name for name, s in SERVICES.items() if s.keeps_records)
+"""Services with id'd records (one collection, or those the task declares): what `record` checks may name."""

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from coworkenv.workspace.runtime import Workspace
 
 ToolKind = Literal["read", "write", "destructive"]
+SchemaFor = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any] | None]
 
 Short = Annotated[str, Field(max_length=1000)]
 """Ids, names, queries, subjects: anything but a body of text. Bodies are capped by the workspace's write limit."""
@@ -40,9 +41,16 @@ class Tool:
     fn: Callable[[Workspace, Any], dict] = field(repr=False)
     target: str | None = None
     """The argument that names what a call acts on (`id`, `path`, `to`, …): what a narrowed prohibited rule pins down."""
+    schema_for: SchemaFor | None = field(default=None, repr=False)
+    """(the generic schema, a task's initial workspace) → the schema made for that task, or None to keep the generic
+    one: e.g. the `records` tools name the task's collections and their fields."""
 
-    def openai_schema(self) -> dict[str, Any]:
-        return _openai_schema(self)
+    def openai_schema(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The tool's schema; with a workspace state, the one made for that workspace (never change either)."""
+        base = _openai_schema(self)
+        if state is None or self.schema_for is None:
+            return base
+        return self.schema_for(base, state) or base
 
 
 @cache
@@ -57,7 +65,7 @@ def _openai_schema(tool: Tool) -> dict[str, Any]:
 TOOLS: Registry[Tool] = Registry("tool")
 
 
-def tool(kind: ToolKind, args: type[Args], *, target: str | None = None) -> Callable[[Callable], Callable]:
+def tool(kind: ToolKind, args: type[Args], *, target: str | None = None, schema_for: SchemaFor | None = None) -> Callable[[Callable], Callable]:
     """Register `fn` as the tool named after it; `<service>_<verb>`, docstring as its description."""
     if target is not None and target not in args.model_fields:
         raise ValueError(f"target {target!r} is not an argument of {args.__name__}")
@@ -65,7 +73,7 @@ def tool(kind: ToolKind, args: type[Args], *, target: str | None = None) -> Call
     def decorator(fn: Callable) -> Callable:
         service = fn.__name__.split("_", 1)[0]
         description = inspect.getdoc(fn) or ""
-        TOOLS.add(fn.__name__, Tool(fn.__name__, service, kind, description, args, fn, target))
+        TOOLS.add(fn.__name__, Tool(fn.__name__, service, kind, description, args, fn, target, schema_for))
         return fn
 
     return decorator
@@ -103,9 +111,10 @@ def catalog_text() -> str:
     return "\n".join(lines)
 
 
-def tool_schemas(names: list[str] | None = None) -> list[dict[str, Any]]:
-    """OpenAI `tools=[...]` entries for these tools (all of them by default)."""
-    return [TOOLS.get(n).openai_schema() for n in (names if names is not None else TOOLS.names())]
+def tool_schemas(names: list[str] | None = None, state: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """OpenAI `tools=[...]` entries for these tools (all of them by default); with a workspace state, made for it
+    (`Tool.schema_for`; `TaskSpec.tool_schemas` caches a task's)."""
+    return [TOOLS.get(n).openai_schema(state) for n in (names if names is not None else TOOLS.names())]
 
 
 # --- helpers tool implementations share ---------------------------------------------------------------------

@@ -11,6 +11,7 @@ from tests.support.checks import (
     Row,
     assert_pass_fail,
     cases,
+    check,
     episode,
     holds,
     missing,
@@ -23,6 +24,15 @@ from tests.support.checks import (
     with_state,
 )
 
+def customer(rid: str, collection: str = "crm.customers", **fields):
+    """A mutator of one record of the rich workspace's `records` collections."""
+
+    def mutate(s):
+        next(r for r in s["records"]["collections"][collection]["records"] if r["id"] == rid).update(fields)
+
+    return mutate
+
+
 ROWS: list[Row] = [
     ("record", {"kind": "record", "service": "tickets", "collection": "tickets", "match": {"id": "t1"},
                 "fields": {"status": "closed", "assignee": "*@acme.test"}},
@@ -32,7 +42,19 @@ ROWS: list[Row] = [
     ("record-contacts", {"kind": "record", "service": "contacts", "collection": "people", "match": {"id": "c1"},
                          "fields": {"team": "finance"}}, unchanged_state,
      with_state(lambda s: s["contacts"]["people"][0].__setitem__("team", "sales"))),
+    # a collection the task declares (service `records`)
+    ("record-records", {"kind": "record", "service": "records", "collection": "crm.customers", "match": {"id": "cus-2"},
+                        "fields": {"tier": "gold", "active": True}},
+     with_state(customer("cus-2", tier="gold", active=True)), with_state(customer("cus-2", tier="gold"))),
+    ("record-records-list-field", {"kind": "record", "service": "records", "collection": "crm.customers", "match": {"tags": "VIP"},
+                                   "fields": {"seats": 40}}, unchanged_state, with_state(customer("cus-1", seats=41))),
+    # the same id in another collection is another record
+    ("record-records-collection", {"kind": "record", "service": "records", "collection": "inventory.items", "match": {"id": "itm-1"},
+                                   "fields": {"stock": 3}}, with_state(customer("cus-1", stock=9)),
+     with_state(customer("itm-1", "inventory.items", stock=9))),
 ]  # fmt: skip
+
+CUSTOMERS = {"kind": "record", "service": "records", "collection": "crm.customers"}
 
 TICKET = {"kind": "record", "service": "tickets", "collection": "tickets"}
 
@@ -90,3 +112,31 @@ def test_strengthen_requires_what_the_oracle_changed(fields, oracle, required):
 
 def test_strengthen_gives_up_when_the_oracle_changes_no_matching_record():
     assert strengthen({**TICKET, "match": {"id": "t1"}}, episode(ticket("t2", status="closed"))) is None
+
+
+def test_references_name_a_missing_collection_before_a_missing_record():
+    assert missing({**CUSTOMERS, "match": {"name": "northwind"}}) == []
+    assert missing({**CUSTOMERS, "match": {"id": "cus-9"}}) == [
+        ({"id": "cus-9"}, "no crm.customers record matches, initially or after the oracle", "")
+    ]
+    ghost = {**CUSTOMERS, "collection": "crm.leads", "match": {"id": "cus-1"}}
+    assert missing(ghost) == [("crm.leads", "records has no collection 'crm.leads', initially or after the oracle", "")]
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({**CUSTOMERS, "collection": "CRM customers"}, "not a records collection name"),
+        ({**TICKET, "collection": "crm.customers"}, "service 'tickets' has collection 'tickets'"),
+    ],
+)
+def test_the_collection_must_fit_its_service(fields, message):
+    with pytest.raises(ValueError, match=message):
+        check(**fields, match={"id": "x"})
+
+
+def test_recompute_and_strengthen_read_the_declared_collection():
+    ev = episode(customer("cus-2", tier="bronze", seats=7))
+    assert recompute({**CUSTOMERS, "match": {"id": "cus-2"}, "fields": {"tier": "gold"}}, ev)["fields"] == {"tier": "bronze"}
+    stronger = strengthen({**CUSTOMERS, "match": {"id": "cus-2"}}, ev)
+    assert stronger["fields"] == {"tier": "bronze", "seats": 7} and only_after(stronger, ev)

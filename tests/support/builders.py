@@ -31,6 +31,7 @@ CATALOG = {
     "docs": ["docs_search", "docs_read", "docs_create", "docs_update"],
     "tickets": ["tickets_search", "tickets_get", "tickets_update", "tickets_create"],
     "chat": ["chat_read", "chat_post"],
+    "records": ["records_list", "records_get", "records_search", "records_create", "records_update", "records_delete"],
 }
 
 _CHECK = TypeAdapter(Check)
@@ -95,6 +96,26 @@ def rich_workspace() -> dict[str, Any]:
             "channels": {
                 "general": [{"from": "ana", "text": "Hello all", "ts": "2026-12-01T08:00:00Z"}],
                 "random": [],
+            }
+        },
+        "records": {
+            "collections": {
+                "crm.customers": {
+                    "fields": {
+                        "name": {"type": "string", "required": True}, "tier": {"type": "string", "enum": ["gold", "silver", "bronze"]},
+                        "credit": {"type": "number"}, "seats": {"type": "integer"}, "active": {"type": "boolean"},
+                        "renewal": {"type": "date"}, "tags": {"type": "list"},
+                    },
+                    "records": [
+                        {"id": "cus-1", "name": "Northwind", "tier": "gold", "credit": 1200.5, "seats": 40, "active": True,
+                         "renewal": "2027-01-15", "tags": ["vip", "emea"]},
+                        {"id": "cus-2", "name": "Globex Corp", "tier": "silver", "active": False},
+                    ],
+                },
+                "inventory.items": {
+                    "fields": {"sku": {"type": "string", "required": True}, "stock": {"type": "integer", "required": True}},
+                    "records": [{"id": "itm-1", "sku": "LAP-14", "stock": 3}],
+                },
             }
         },
     }

@@ -380,5 +380,5 @@ def test_every_family_at_every_difficulty_is_valid():
                 v = validate_spec(build_task(fam, seed, difficulty))
                 if not v.valid:
                     problems.setdefault((name, difficulty), set()).update(v.failed_codes)
-    assert len(load_families()) == 20
+    assert len(load_families()) == 21
     assert not problems, problems

@@ -33,9 +33,9 @@ def is_error(result: Any, code: int) -> bool:
 # --- catalog ---------------------------------------------------------------------------------------------
 
 
-def test_catalog_has_exactly_the_31_design_tools():
+def test_catalog_has_exactly_the_37_design_tools():
     expected = [name for names in CATALOG.values() for name in names]
-    assert len(expected) == 31
+    assert len(expected) == 37
     assert sorted(ALL_TOOLS) == sorted(expected)
     for service, names in CATALOG.items():
         for name in names:
@@ -132,6 +132,16 @@ SUCCESS: list[tuple[str, dict[str, Any], Any]] = [
     ("chat_post", {"channel": "random", "text": "hi"},
      lambda r, s: r == {"channel": "random", "posted": True} and s["chat"]["channels"]["random"][-1]["text"] == "hi"
      and s["chat"]["channels"]["random"][-1]["from"] == "Me"),
+    # records (tests/workspace/test_records_service.py has the validation in detail)
+    ("records_list", {"collection": "crm.customers", "where": {"tags": "VIP"}}, lambda r, s: [x["id"] for x in r["records"]] == ["cus-1"]),
+    ("records_get", {"collection": "crm.customers", "id": "cus-2"}, lambda r, s: r["name"] == "Globex Corp"),
+    ("records_search", {"collection": "crm.customers", "query": "globex"}, lambda r, s: r["total"] == 1),
+    ("records_create", {"collection": "inventory.items", "fields": {"sku": "MON-27", "stock": 0}},
+     lambda r, s: r == {"id": "item-2", "sku": "MON-27", "stock": 0} and s["records"]["collections"]["inventory.items"]["records"][-1] == r),
+    ("records_update", {"collection": "crm.customers", "id": "cus-2", "fields": {"tier": "gold", "active": True}},
+     lambda r, s: s["records"]["collections"]["crm.customers"]["records"][1]["tier"] == "gold"),
+    ("records_delete", {"collection": "inventory.items", "id": "itm-1"},
+     lambda r, s: r["deleted"] is True and s["records"]["collections"]["inventory.items"]["records"] == []),
 ]
 
 
@@ -245,6 +255,16 @@ ERRORS: list[tuple[str, Any, int]] = [
     ("chat_read", {"channel": "nope"}, 404),
     ("chat_post", {"channel": "nope", "text": "hi"}, 404),
     ("chat_post", {"channel": "general", "text": ""}, 400),
+    # records
+    ("records_list", {"collection": "crm.nope"}, 404),
+    ("records_list", {"collection": "crm.customers", "where": {"colour": "red"}}, 400),
+    ("records_get", {"collection": "crm.customers", "id": "cus-9"}, 404),
+    ("records_search", {"collection": "hr.people", "query": "x"}, 404),
+    ("records_create", {"collection": "crm.customers", "fields": {"tier": "gold"}}, 400),
+    ("records_create", {"collection": "crm.customers", "fields": {"name": "X"}, "id": "cus-1"}, 409),
+    ("records_update", {"collection": "crm.customers", "id": "cus-1", "fields": {"seats": 4.5}}, 400),
+    ("records_update", {"collection": "crm.customers", "id": "cus-1", "fields": {}}, 400),
+    ("records_delete", {"collection": "crm.customers", "id": "cus-9"}, 404),
 ]
 
 

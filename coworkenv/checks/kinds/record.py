@@ -1,4 +1,6 @@
-"""`record`: a record of a service's collection (found by `match`) has the expected `fields` (globs allowed)."""
+"""`record`: a record of a service's collection (found by `match`) has the expected `fields` (globs allowed).
+
+The collection is the service's one (`tickets`/`tickets`) or one the task declares (`records`/`crm.customers`)."""
 
 from __future__ import annotations
 
@@ -9,9 +11,10 @@ from pydantic import Field, model_validator
 from coworkenv.checks.base import DROP, CheckBase, CheckKind, Evidence, Outcome, References, register_kind
 from coworkenv.checks.matching import args_match, value_matches
 from coworkenv.checks.text import glob_literal
-from coworkenv.workspace.state import COLLECTIONS
+from coworkenv.workspace.service import SERVICES
+from coworkenv.workspace.state import RECORD_SERVICES
 
-RecordService = Literal[tuple(COLLECTIONS)]  # type: ignore[valid-type]
+RecordService = Literal[RECORD_SERVICES]  # type: ignore[valid-type]
 
 
 class RecordCheck(CheckBase):
@@ -23,13 +26,20 @@ class RecordCheck(CheckBase):
 
     @model_validator(mode="after")
     def _collection(self) -> Self:
-        if COLLECTIONS[self.service] != self.collection:
-            raise ValueError(f"service {self.service!r} has collection {COLLECTIONS[self.service]!r}")
+        problem = SERVICES.get(self.service).collection_error(self.collection)
+        if problem:
+            raise ValueError(problem)
         return self
 
 
+def records_in(state: dict[str, Any], service: str, collection: str) -> list[dict[str, Any]]:
+    """The collection's records in a workspace state ([] where it has no such collection)."""
+    section = state.get(service)
+    return (SERVICES.get(service).records_of(section, collection) or []) if isinstance(section, dict) else []
+
+
 def evaluate(check: RecordCheck, ev: Evidence) -> Outcome:
-    records = ev.final_state[check.service][check.collection]
+    records = records_in(ev.final_state, check.service, check.collection)
     matching = [r for r in records if args_match(check.match, r)]
     if not matching:
         return False, f"no {check.collection} record matches {check.match}"
@@ -41,17 +51,22 @@ def evaluate(check: RecordCheck, ev: Evidence) -> Outcome:
 
 
 def references(check: RecordCheck, refs: References) -> None:
-    def matches(state: dict[str, Any]) -> bool:
-        records = state.get(check.service, {}).get(check.collection, [])
-        return isinstance(records, list) and any(args_match(check.match, r) for r in records)
+    def exists(state: dict[str, Any]) -> bool:
+        section = state.get(check.service)
+        return isinstance(section, dict) and SERVICES.get(check.service).records_of(section, check.collection) is not None
 
-    if not refs.in_any_state(matches):
+    def matches(state: dict[str, Any]) -> bool:
+        return any(args_match(check.match, r) for r in records_in(state, check.service, check.collection))
+
+    if not refs.in_any_state(exists):
+        refs.miss(check.collection, f"{check.service} has no collection {check.collection!r}, initially or after the oracle")
+    elif not refs.in_any_state(matches):
         refs.miss(check.match, f"no {check.collection} record matches, initially or after the oracle")
 
 
 def recompute(check: dict[str, Any], ev: Evidence, spec: Any) -> Any:
     """Fields the oracle's record does not match take its values (literally, not as globs)."""
-    records = ev.final_state[check["service"]][check["collection"]]
+    records = records_in(ev.final_state, check["service"], check["collection"])
     matching = [r for r in records if args_match(check["match"], r)]
     if not matching:
         return DROP
@@ -66,8 +81,8 @@ def recompute(check: dict[str, Any], ev: Evidence, spec: Any) -> Any:
 def strengthen(check: dict[str, Any], oracle: Evidence) -> dict[str, Any] | None:
     """Also require what the oracle changed in the matching record."""
     service, collection = check["service"], check["collection"]
-    before = {r.get("id"): r for r in oracle.initial_state[service][collection]}
-    for r in oracle.final_state[service][collection]:
+    before = {r.get("id"): r for r in records_in(oracle.initial_state, service, collection)}
+    for r in records_in(oracle.final_state, service, collection):
         if args_match(check["match"], r) and before.get(r.get("id")) != r:
             old = before.get(r.get("id"), {})
             delta = {k: glob_literal(v) for k, v in r.items() if old.get(k) != v and k != "id"}

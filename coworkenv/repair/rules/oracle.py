@@ -56,7 +56,7 @@ def narrow_rule(rule: dict[str, Any], spec: TaskSpec, ctx: RepairContext) -> lis
     if key is not None:
         used = {str(v).lower() for a in matched for v in as_list(a.get(key))}
         narrowed = []
-        for value in SERVICES.get(TOOLS.get(tool).service).target_values(spec.initial_state, key):
+        for value in SERVICES.get(TOOLS.get(tool).service).target_values(spec.initial_state, key, args):
             if args.get(key) is not None and not value_matches(args[key], value.replace("*", "x")):
                 continue
             if value.lower() in used or any(value_matches(value, u) for u in used):
