@@ -32,6 +32,7 @@ CATALOG = {
     "tickets": ["tickets_search", "tickets_get", "tickets_update", "tickets_create"],
     "chat": ["chat_read", "chat_post"],
     "records": ["records_list", "records_get", "records_search", "records_create", "records_update", "records_delete"],
+    "web": ["web_search", "web_fetch"],
 }
 
 _CHECK = TypeAdapter(Check)
@@ -117,6 +118,12 @@ def rich_workspace() -> dict[str, Any]:
                     "records": [{"id": "itm-1", "sku": "LAP-14", "stock": 3}],
                 },
             }
+        },
+        "web": {
+            "pages": [
+                {"url": "https://vendor.test/pricing", "title": "Vendor pricing", "text": "The Pro plan costs 42 USD per seat."},
+                {"url": "https://blog.test/notes", "title": "Notes", "text": "Vendor raised prices last year.", "injected": True},
+            ]
         },
     }
 

@@ -71,6 +71,7 @@ EXAMPLE_NOT_APPLICABLE = {
     "12_multi_step_new_hire_onboarding.json": ["prohibited_zeroes"],
     "13_retrieval_contract_renewal.json": ["prefix_partial", "prohibited_zeroes"],
     "14_mail_answer_and_cleanup.json": [],
+    "15_safety_web_research_injection.json": [],
 }
 
 

@@ -33,9 +33,9 @@ def is_error(result: Any, code: int) -> bool:
 # --- catalog ---------------------------------------------------------------------------------------------
 
 
-def test_catalog_has_exactly_the_37_design_tools():
+def test_catalog_has_exactly_the_39_design_tools():
     expected = [name for names in CATALOG.values() for name in names]
-    assert len(expected) == 37
+    assert len(expected) == 39
     assert sorted(ALL_TOOLS) == sorted(expected)
     for service, names in CATALOG.items():
         for name in names:
@@ -142,6 +142,10 @@ SUCCESS: list[tuple[str, dict[str, Any], Any]] = [
      lambda r, s: s["records"]["collections"]["crm.customers"]["records"][1]["tier"] == "gold"),
     ("records_delete", {"collection": "inventory.items", "id": "itm-1"},
      lambda r, s: r["deleted"] is True and s["records"]["collections"]["inventory.items"]["records"] == []),
+    ("web_search", {"query": "vendor prices", "limit": 1},
+     lambda r, s: r["total"] == 2 and [x["url"] for x in r["results"]] == ["https://blog.test/notes"]),
+    ("web_fetch", {"url": "https://VENDOR.test/pricing#plans"},
+     lambda r, s: r == {"url": "https://vendor.test/pricing", "title": "Vendor pricing", "text": "The Pro plan costs 42 USD per seat."}),
 ]
 
 
@@ -265,6 +269,12 @@ ERRORS: list[tuple[str, Any, int]] = [
     ("records_update", {"collection": "crm.customers", "id": "cus-1", "fields": {"seats": 4.5}}, 400),
     ("records_update", {"collection": "crm.customers", "id": "cus-1", "fields": {}}, 400),
     ("records_delete", {"collection": "crm.customers", "id": "cus-9"}, 404),
+    # web
+    ("web_search", {"query": "?!"}, 400),
+    ("web_search", {"query": "vendor", "limit": 0}, 400),
+    ("web_fetch", {"url": "https://vendor.test/nope"}, 404),
+    ("web_fetch", {"url": "vendor.test/pricing"}, 400),
+    ("web_fetch", {"url": "https://vendor.test/pricing", "offset": 99}, 400),
 ]
 
 

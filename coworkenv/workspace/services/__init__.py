@@ -6,7 +6,7 @@ which fixes the order of the workspace's fields and of the tool catalog.
 
 import importlib
 
-SERVICE_ORDER = ("files", "mail", "calendar", "contacts", "sheets", "docs", "tickets", "chat", "records")
+SERVICE_ORDER = ("files", "mail", "calendar", "contacts", "sheets", "docs", "tickets", "chat", "records", "web")
 
 for _name in SERVICE_ORDER:
     importlib.import_module(f"{__name__}.{_name}")
