@@ -6,7 +6,8 @@ exactly the JSON dump of those models, as plain dicts.
 
 from __future__ import annotations
 
-from typing import Annotated
+import copy
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -32,3 +33,27 @@ class Identity(Record):
 
     name: str = "Me"
     email: str = "me@acme.test"
+
+
+def sparse(default: Any) -> Any:
+    """A field added after workspaces were first published: left out of the JSON at its default, so that every
+    older workspace keeps its exact JSON (and hashes). Whoever reads such a field takes absent as the default."""
+    return Field(default=default, exclude_if=lambda value: value == default)
+
+
+def sparse_defaults(model: type[BaseModel]) -> dict[str, Any]:
+    """The sparse fields of a record model with their defaults, by JSON name."""
+    return {f.alias or name: f.default for name, f in model.model_fields.items() if f.exclude_if is not None}
+
+
+def filled(record: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    """The record with its absent sparse fields at their defaults (a new dict; the record is left as it is)."""
+    return {**copy.deepcopy(defaults), **record} if defaults.keys() - record.keys() else dict(record)
+
+
+def set_sparse(record: dict[str, Any], key: str, value: Any, default: Any) -> None:
+    """Set a sparse field, dropping it at its default: one JSON for one state, whatever the path to it."""
+    if value == default:
+        record.pop(key, None)
+    else:
+        record[key] = value

@@ -14,11 +14,12 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import BaseModel
 
 from coworkenv.registry import Registry
+from coworkenv.workspace.records import filled, sparse_defaults
 
 Diff = Callable[[Any, Any], dict[str, Any]]
 Targets = Callable[[dict[str, Any], str], list[str]]
@@ -83,6 +84,18 @@ class Service:
         if self.collection is None:
             return f"service {self.name!r} keeps no records"
         return None if collection == self.collection else f"service {self.name!r} has collection {self.collection!r}"
+    @cached_property
+    def record_defaults(self) -> dict[str, Any]:
+        """The sparse fields of the collection's records (`records.sparse`): absent in the JSON means this value."""
+        if self.collection is None or not (isinstance(self.state, type) and issubclass(self.state, BaseModel)):
+            return {}
+        info = self.state.model_fields.get(self.collection)
+        item = next(iter(get_args(info.annotation)), None) if info is not None else None
+        return sparse_defaults(item) if isinstance(item, type) and issubclass(item, BaseModel) else {}
+
+    def full_record(self, record: dict[str, Any]) -> dict[str, Any]:
+        """A record of the collection with its absent sparse fields at their defaults, as readers should see it."""
+        return filled(record, self.record_defaults)
 
     def diff_sections(self, before: Any, after: Any) -> dict[str, Any]:
         if self.diff is not None:

@@ -23,6 +23,8 @@ SchemaFor = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any] | None]
 
 Short = Annotated[str, Field(max_length=1000)]
 """Ids, names, queries, subjects: anything but a body of text. Bodies are capped by the workspace's write limit."""
+Label = Annotated[str, Field(min_length=1, max_length=64)]
+"""A tag, label, category, priority or status: an open vocabulary of short words."""
 
 
 class Args(BaseModel):
@@ -145,3 +147,15 @@ def text_matches(query: str, *texts: str) -> bool:
     """Every whitespace-separated term of the query appears in one of the texts (case-insensitive)."""
     haystack = "\n".join(texts).lower()
     return all(term in haystack for term in query.lower().split())
+
+
+def edit_labels(current: list[str], add: list[str], remove: list[str]) -> list[str]:
+    """Labels after adding and removing some, in first-added order; compared case-insensitively, as checks do."""
+    if not add and not remove:
+        raise ToolError(400, "give labels to add or to remove")
+    gone = {x.lower() for x in remove}
+    out: list[str] = []
+    for label in [*current, *add]:
+        if label.lower() not in gone and label.lower() not in {x.lower() for x in out}:
+            out.append(label)
+    return out

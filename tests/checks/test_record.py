@@ -24,6 +24,7 @@ from tests.support.checks import (
     with_state,
 )
 
+
 def customer(rid: str, collection: str = "crm.customers", **fields):
     """A mutator of one record of the rich workspace's `records` collections."""
 
@@ -52,6 +53,17 @@ ROWS: list[Row] = [
     ("record-records-collection", {"kind": "record", "service": "records", "collection": "inventory.items", "match": {"id": "itm-1"},
                                    "fields": {"stock": 3}}, with_state(customer("cus-1", stock=9)),
      with_state(customer("itm-1", "inventory.items", stock=9))),
+    # sparse fields: absent from the JSON at their default, read as that default
+    ("record-sparse-default", {"kind": "record", "service": "mail", "collection": "messages", "match": {"id": "m1"},
+                               "fields": {"read": False, "labels": [], "in_reply_to": None}}, unchanged_state,
+     with_state(lambda s: s["mail"]["messages"][0].__setitem__("read", True))),
+    ("record-sparse-list", {"kind": "record", "service": "tickets", "collection": "tickets", "match": {"tags": "vip"},
+                            "fields": {"category": "network", "customer": "Globex*"}},
+     with_state(ticket("t1", tags=["refund", "VIP"], category="Network", customer="Globex Corp")),
+     with_state(ticket("t1", tags=["refund"], category="network", customer="Globex Corp"))),
+    ("record-sparse-status", {"kind": "record", "service": "calendar", "collection": "events", "match": {"status": "confirmed"},
+                              "fields": {"id": "e2"}}, unchanged_state,
+     with_state(lambda s: s["calendar"]["events"][1].__setitem__("status", "cancelled"))),
 ]  # fmt: skip
 
 CUSTOMERS = {"kind": "record", "service": "records", "collection": "crm.customers"}
@@ -101,8 +113,12 @@ def test_recompute_drops_a_record_the_oracle_never_leaves():
         # a created record: every field it was given (a null one is no different from an absent one)
         ({"match": {"title": "printer*"}}, new_ticket(title="Printer *jam*"),
          {"title": "Printer [*]jam[*]", "body": "", "status": "open", "comments": []}),
+        # a sparse field the oracle set; those it left at their default are not required of a created record
+        ({"match": {"id": "t1"}}, ticket("t1", tags=["vip"]), {"tags": ["vip"]}),
+        ({"match": {"title": "printer*"}}, new_ticket(title="Printer", category="hardware"),
+         {"title": "Printer", "body": "", "status": "open", "comments": [], "category": "hardware"}),
     ],
-    ids=["changed", "kept-fields", "created"],
+    ids=["changed", "kept-fields", "created", "sparse-set", "sparse-created"],
 )  # fmt: skip
 def test_strengthen_requires_what_the_oracle_changed(fields, oracle, required):
     ev = episode(oracle)

@@ -24,12 +24,13 @@ ALL_TOOLS = list(TOOLS.names())
 # The minimum catalog, by service (docs/architecture.md, "Tools"; a contract).
 CATALOG = {
     "files": ["files_list", "files_read", "files_write", "files_delete", "files_move"],
-    "mail": ["mail_search", "mail_read", "mail_send", "mail_reply", "mail_move", "mail_delete"],
+    "mail": ["mail_search", "mail_read", "mail_send", "mail_reply", "mail_draft", "mail_send_draft", "mail_move", "mail_label",
+             "mail_mark_read", "mail_delete"],
     "calendar": ["calendar_list", "calendar_create", "calendar_update", "calendar_delete"],
-    "contacts": ["contacts_search", "contacts_get"],
+    "contacts": ["contacts_search", "contacts_get", "contacts_update"],
     "sheets": ["sheets_list", "sheets_read", "sheets_update", "sheets_append"],
     "docs": ["docs_search", "docs_read", "docs_create", "docs_update"],
-    "tickets": ["tickets_search", "tickets_get", "tickets_update", "tickets_create"],
+    "tickets": ["tickets_search", "tickets_get", "tickets_update", "tickets_tag", "tickets_create"],
     "chat": ["chat_read", "chat_post"],
     "records": ["records_list", "records_get", "records_search", "records_create", "records_update", "records_delete"],
     "web": ["web_search", "web_fetch"],

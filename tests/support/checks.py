@@ -74,6 +74,11 @@ def sent(**fields) -> Mutate:
     return lambda s: s["mail"]["messages"].append(copy.deepcopy(message))
 
 
+def drafted(**fields) -> Mutate:
+    """A draft the agent saved (`mail_draft`)."""
+    return sent(**{"folder": "drafts", **fields})
+
+
 def add_event(**fields) -> Mutate:
     event = {"id": "e99", "title": "", "start": "2026-12-09T14:00:00Z", "end": "2026-12-09T15:00:00Z", "attendees": [],
              "location": ""} | fields  # fmt: skip

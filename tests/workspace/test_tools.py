@@ -33,9 +33,9 @@ def is_error(result: Any, code: int) -> bool:
 # --- catalog ---------------------------------------------------------------------------------------------
 
 
-def test_catalog_has_exactly_the_39_design_tools():
+def test_catalog_has_exactly_the_45_design_tools():
     expected = [name for names in CATALOG.values() for name in names]
-    assert len(expected) == 39
+    assert len(expected) == 45
     assert sorted(ALL_TOOLS) == sorted(expected)
     for service, names in CATALOG.items():
         for name in names:
@@ -88,6 +88,19 @@ SUCCESS: list[tuple[str, dict[str, Any], Any]] = [
     ("mail_move", {"id": "m1", "folder": "archive"},
      lambda r, s: r == {"id": "m1", "folder": "archive"} and s["mail"]["messages"][0]["folder"] == "archive"),
     ("mail_delete", {"id": "m2"}, lambda r, s: r == {"id": "m2", "deleted": True} and "m2" not in [m["id"] for m in s["mail"]["messages"]]),
+    ("mail_draft", {"to": "ana@acme.test", "subject": "", "body": "Friday works.", "reply_to": "m2"},
+     lambda r, s: r == {"id": "m4", "folder": "drafts", "sent": False} and s["mail"]["messages"][-1]["subject"] == "Re: Lunch"
+     and s["mail"]["messages"][-1]["in_reply_to"] == "m2" and s["mail"]["messages"][-1]["folder"] == "drafts"),
+    ("mail_draft", {"to": ["x@acme.test"], "subject": "Hi", "body": "b", "cc": "y@acme.test"},
+     lambda r, s: s["mail"]["messages"][-1]["cc"] == ["y@acme.test"] and "in_reply_to" not in s["mail"]["messages"][-1]),
+    ("mail_label", {"id": "m1", "add": ["billing", "Urgent", "billing"]},
+     lambda r, s: r == {"id": "m1", "labels": ["billing", "Urgent"]} and s["mail"]["messages"][0]["labels"] == ["billing", "Urgent"]),
+    ("mail_label", {"id": "m1", "remove": ["urgent"]}, lambda r, s: r["labels"] == [] and "labels" not in s["mail"]["messages"][0]),
+    ("mail_send_draft", {"id": "m4"},
+     lambda r, s: r == {"id": "m4", "sent": True} and s["mail"]["messages"][-1]["folder"] == "sent"
+     and s["mail"]["messages"][-1]["date"] == "2026-12-01T09:00:02Z"),
+    ("mail_mark_read", {"id": "m2"}, lambda r, s: r == {"id": "m2", "read": True} and s["mail"]["messages"][1]["read"] is True),
+    ("mail_mark_read", {"id": "m2", "read": False}, lambda r, s: "read" not in s["mail"]["messages"][1]),
     ("calendar_list", {}, lambda r, s: [e["id"] for e in r["events"]] == ["e1", "e2"]),
     ("calendar_list", {"start": "2026-12-02T00:00:00Z", "end": "2026-12-03T00:00:00Z"}, lambda r, s: [e["id"] for e in r["events"]] == ["e2"]),
     # offsets are instants: 16:30+01:00 == 15:30Z falls inside Retro
@@ -96,14 +109,24 @@ SUCCESS: list[tuple[str, dict[str, Any], Any]] = [
     ("calendar_create", {"title": "Review", "start": "2026-12-09T15:00:00+01:00", "end": "2026-12-09T16:00:00+01:00",
                          "attendees": ["ana@acme.test"], "location": "Room 2"},
      lambda r, s: r["start"] == "2026-12-09T14:00:00Z" and r["end"] == "2026-12-09T15:00:00Z"
-     and s["calendar"]["events"][-1] == r and r["attendees"] == ["ana@acme.test"]),
+     and r == {**s["calendar"]["events"][-1], "description": "", "status": "confirmed"} and r["attendees"] == ["ana@acme.test"]
+     and r["organizer"] == "me@acme.test"),
+    ("calendar_create", {"title": "Hold", "start": "2026-12-09T14:00:00Z", "end": "2026-12-09T15:00:00Z", "description": "Q4 plan",
+                         "status": "tentative"},
+     lambda r, s: s["calendar"]["events"][-1]["status"] == "tentative" and s["calendar"]["events"][-1]["description"] == "Q4 plan"),
     ("calendar_update", {"id": "e2", "title": "Retro (moved)", "start": "2026-12-03T15:00:00Z", "end": "2026-12-03T16:00:00Z"},
      lambda r, s: r["title"] == "Retro (moved)" and s["calendar"]["events"][1]["start"] == "2026-12-03T15:00:00Z"),
     ("calendar_update", {"id": "e2", "location": ""}, lambda r, s: s["calendar"]["events"][1]["location"] == ""),
+    ("calendar_update", {"id": "e2", "status": "cancelled", "description": "Moved to January"},
+     lambda r, s: r["status"] == "cancelled" and s["calendar"]["events"][1]["description"] == "Moved to January"),
+    ("calendar_update", {"id": "e2", "status": "confirmed"}, lambda r, s: "status" not in s["calendar"]["events"][1]),
     ("calendar_delete", {"id": "e1"}, lambda r, s: r == {"id": "e1", "deleted": True} and [e["id"] for e in s["calendar"]["events"]] == ["e2"]),
     ("contacts_search", {"query": "engineering"}, lambda r, s: r["total"] == 1 and r["people"][0]["id"] == "c2"),
     ("contacts_search", {}, lambda r, s: r["total"] == 2),
-    ("contacts_get", {"id": "c1"}, lambda r, s: r["email"] == "ana@acme.test"),
+    ("contacts_get", {"id": "c1"}, lambda r, s: r["email"] == "ana@acme.test" and r["notes"] == ""),
+    ("contacts_update", {"id": "c1", "notes": "Prefers calls", "phone": "+34 600 000 000"},
+     lambda r, s: r["notes"] == "Prefers calls" and s["contacts"]["people"][0]["phone"] == "+34 600 000 000"),
+    ("contacts_update", {"id": "c2", "title": "Director"}, lambda r, s: s["contacts"]["people"][1]["title"] == "Director"),
     ("sheets_list", {}, lambda r, s: r == {"sheets": [{"name": "budget", "columns": ["item", "amount"], "rows": 2},
                                                       {"name": "empty", "columns": ["a"], "rows": 0}]}),
     ("sheets_read", {"sheet": "budget"}, lambda r, s: r == {"sheet": "budget", "columns": ["item", "amount"],
@@ -126,6 +149,12 @@ SUCCESS: list[tuple[str, dict[str, Any], Any]] = [
     ("tickets_update", {"id": "t1", "status": "resolved", "assignee": "bo@acme.test", "comment": "fixed", "priority": "high"},
      lambda r, s: r["status"] == "resolved" and s["tickets"]["tickets"][0]["assignee"] == "bo@acme.test"
      and s["tickets"]["tickets"][0]["comments"][-1]["text"] == "fixed" and s["tickets"]["tickets"][0]["priority"] == "high"),
+    ("tickets_update", {"id": "t2", "priority": "P1", "category": "hardware", "customer": "Globex"},
+     lambda r, s: (r["priority"], r["category"], r["customer"]) == ("P1", "hardware", "Globex")
+     and s["tickets"]["tickets"][1]["category"] == "hardware"),
+    ("tickets_tag", {"id": "t1", "add": ["vip", "network"]},
+     lambda r, s: r["tags"] == ["vip", "network"] and s["tickets"]["tickets"][0]["tags"] == ["vip", "network"]),
+    ("tickets_search", {"query": "", "tag": "vip"}, lambda r, s: r == {"tickets": [], "total": 0}),
     ("tickets_create", {"title": "Printer", "body": "jammed", "assignee": "ana@acme.test"},
      lambda r, s: r["id"] == "t3" and r["status"] == "open" and s["tickets"]["tickets"][-1]["assignee"] == "ana@acme.test"),
     ("chat_read", {"channel": "#general"}, lambda r, s: r["channel"] == "general" and r["messages"][0]["text"] == "Hello all"),
@@ -149,6 +178,12 @@ SUCCESS: list[tuple[str, dict[str, Any], Any]] = [
 ]
 
 
+SETUP: dict[str, tuple[str, dict[str, Any]]] = {
+    "mail_send_draft": ("mail_draft", {"to": "x@acme.test", "subject": "s", "body": "b"}),
+}
+"""A call a tool's success rows need first (there is no draft to send in the rich workspace)."""
+
+
 def test_success_table_covers_every_tool():
     assert {name for name, _, _ in SUCCESS} == set(ALL_TOOLS)
 
@@ -157,12 +192,14 @@ def test_success_table_covers_every_tool():
 @pytest.mark.parametrize(("name", "args", "expect"), SUCCESS, ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(SUCCESS)])
 def test_tool_success(name, args, expect, as_string):
     ep = Episode(rich_spec())
+    setup = [ep.step(*SETUP[name])] if name in SETUP else []
+    assert all("error" not in r for r in setup), setup
     result = ep.step(name, json.dumps(args) if as_string else args)
     assert "error" not in result, result
     strict_json(result)
     assert expect(result, ep.workspace.state), result
     entry = ep.workspace.audit[-1]
-    assert (entry.index, entry.tool, entry.args, entry.status, entry.code, entry.fault) == (0, name, args, "ok", None, False)
+    assert (entry.index, entry.tool, entry.args, entry.status, entry.code, entry.fault) == (len(setup), name, args, "ok", None, False)
     # the state stays serializable and canonical
     strict_json(ep.workspace.state)
 
@@ -212,6 +249,17 @@ ERRORS: list[tuple[str, Any, int]] = [
     ("mail_move", {"id": "m1", "folder": ""}, 400),
     ("mail_move", {"id": "m1", "folder": "x" * 65}, 400),
     ("mail_delete", {"id": "m9"}, 404),
+    ("mail_draft", {"to": "a@acme.test", "subject": "s", "body": "b", "reply_to": "m9"}, 404),
+    ("mail_draft", {"to": [], "subject": "s", "body": "b"}, 400),
+    ("mail_draft", {"to": "a@acme.test", "body": "b"}, 400),
+    ("mail_send_draft", {"id": "m1"}, 409),  # not a draft
+    ("mail_send_draft", {"id": "m9"}, 404),
+    ("mail_move", {"id": "m1", "folder": "drafts"}, 409),  # only mail_draft makes drafts
+    ("mail_label", {"id": "m1"}, 400),  # nothing to add or remove
+    ("mail_label", {"id": "m1", "add": [""]}, 400),
+    ("mail_label", {"id": "m9", "add": ["x"]}, 404),
+    ("mail_mark_read", {"id": "m9"}, 404),
+    ("mail_mark_read", {"id": "m1", "read": "yes"}, 400),
     # calendar
     ("calendar_list", {"start": "next tuesday"}, 400),
     ("calendar_list", {"end": "2026-13-01T00:00:00Z"}, 400),
@@ -229,6 +277,9 @@ ERRORS: list[tuple[str, Any, int]] = [
     # contacts
     ("contacts_search", {"query": None}, 400),
     ("contacts_get", {"id": "c9"}, 404),
+    ("contacts_update", {"id": "c9", "notes": "x"}, 404),
+    ("contacts_update", {"id": "c1"}, 400),  # nothing to update
+    ("contacts_update", {"id": "c1", "email": "x@acme.test"}, 400),  # not something to edit
     # sheets
     ("sheets_list", {"sheet": "budget"}, 400),  # takes no arguments
     ("sheets_read", {"sheet": "nope"}, 404),
@@ -252,7 +303,11 @@ ERRORS: list[tuple[str, Any, int]] = [
     ("tickets_update", {"id": "t9", "status": "closed"}, 404),
     ("tickets_update", {"id": "t1"}, 400),  # nothing to update
     ("tickets_update", {"id": "t1", "status": "done"}, 400),
-    ("tickets_update", {"id": "t1", "priority": "meh"}, 400),
+    ("tickets_update", {"id": "t1", "priority": ""}, 400),  # an open vocabulary, but a word
+    ("tickets_update", {"id": "t1", "category": "x" * 65}, 400),
+    ("tickets_tag", {"id": "t9", "add": ["x"]}, 404),
+    ("tickets_tag", {"id": "t1", "add": []}, 400),
+    ("tickets_tag", {"id": "t1", "add": "vip"}, 400),
     ("tickets_create", {"title": "", "body": "b"}, 400),
     ("tickets_create", {"title": "x", "body": "b", "assignee": "x" * 255}, 400),
     # chat

@@ -1,6 +1,7 @@
 """`record`: a record of a service's collection (found by `match`) has the expected `fields` (globs allowed).
 
-The collection is the service's one (`tickets`/`tickets`) or one the task declares (`records`/`crm.customers`)."""
+The collection is the service's one (`tickets`/`tickets`) or one the task declares (`records`/`crm.customers`). A
+field the record's JSON leaves out at its default (`workspace.records.sparse`) is read as that default."""
 
 from __future__ import annotations
 
@@ -33,9 +34,12 @@ class RecordCheck(CheckBase):
 
 
 def records_in(state: dict[str, Any], service: str, collection: str) -> list[dict[str, Any]]:
-    """The collection's records in a workspace state ([] where it has no such collection)."""
+    """The collection's records in a workspace state ([] where it has no such collection), as readers see them:
+    absent sparse fields at their defaults."""
     section = state.get(service)
-    return (SERVICES.get(service).records_of(section, collection) or []) if isinstance(section, dict) else []
+    records = (SERVICES.get(service).records_of(section, collection) or []) if isinstance(section, dict) else []
+    full = SERVICES.get(service).full_record
+    return [full(r) if isinstance(r, dict) else r for r in records]
 
 
 def evaluate(check: RecordCheck, ev: Evidence) -> Outcome:
@@ -84,7 +88,7 @@ def strengthen(check: dict[str, Any], oracle: Evidence) -> dict[str, Any] | None
     before = {r.get("id"): r for r in records_in(oracle.initial_state, service, collection)}
     for r in records_in(oracle.final_state, service, collection):
         if args_match(check["match"], r) and before.get(r.get("id")) != r:
-            old = before.get(r.get("id"), {})
+            old = before.get(r.get("id"), SERVICES.get(service).record_defaults)
             delta = {k: glob_literal(v) for k, v in r.items() if old.get(k) != v and k != "id"}
             return {**check, "fields": {**check.get("fields", {}), **delta}}
     return None

@@ -81,9 +81,10 @@ def repair_leakage(spec_dict: Spec, outcome: CheckOutcome, ctx: RepairContext) -
 
 
 WRITE_TOOLS = {
-    "communication": ("mail_send", "mail_reply", "mail_move", "chat_post"),
+    "communication": ("mail_send", "mail_reply", "mail_draft", "mail_send_draft", "mail_move", "mail_label", "mail_mark_read", "chat_post"),
     "scheduling": ("calendar_create", "calendar_update", "calendar_delete"),
-    "authoring": ("files_write", "docs_create", "docs_update", "sheets_update", "sheets_append", "tickets_update", "tickets_create"),
+    "authoring": ("files_write", "docs_create", "docs_update", "sheets_update", "sheets_append", "tickets_update", "tickets_tag",
+                  "tickets_create", "contacts_update"),
 }  # fmt: skip
 
 

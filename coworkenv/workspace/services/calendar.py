@@ -9,9 +9,9 @@ from pydantic import Field
 
 from coworkenv.timeutil import canonical_instant, parse_instant
 from coworkenv.workspace.errors import ToolError
-from coworkenv.workspace.records import Instant, Record
+from coworkenv.workspace.records import Instant, Record, set_sparse, sparse
 from coworkenv.workspace.service import Service, register_service
-from coworkenv.workspace.tools import Args, Short, addresses, detached, tool
+from coworkenv.workspace.tools import Args, Label, Short, addresses, detached, tool
 
 if TYPE_CHECKING:
     from coworkenv.workspace.runtime import Workspace
@@ -26,15 +26,25 @@ class Event(Record):
     end: Instant
     attendees: list[str] = []
     location: str = ""
+    description: str = sparse("")
+    organizer: str = sparse("")
+    status: str = sparse("confirmed")
+    """An open vocabulary: `confirmed`, `tentative`, `cancelled`, …"""
 
 
 class CalendarState(Record):
     events: list[Event] = []
 
 
-def add_event(d: Any, title: str, start: str, end: str, attendees: Sequence[str] = (), location: str = "") -> str:
+def add_event(
+    d: Any, title: str, start: str, end: str, attendees: Sequence[str] = (), location: str = "", *,
+    description: str = "", organizer: str = "", status: str = "confirmed",
+) -> str:  # fmt: skip
     eid = d.next_id("e")
-    d.records("calendar").append({"id": eid, "title": title, "start": start, "end": end, "attendees": list(attendees), "location": location})
+    event = {"id": eid, "title": title, "start": start, "end": end, "attendees": list(attendees), "location": location}
+    for key, value, default in (("description", description, ""), ("organizer", organizer, ""), ("status", status, "confirmed")):
+        set_sparse(event, key, value, default)
+    d.records("calendar").append(event)
     return eid
 
 
@@ -55,6 +65,8 @@ class CreateArgs(Args):
     end: Short
     attendees: list[str] = []
     location: Short = ""
+    description: str = ""
+    status: Label = "confirmed"
 
 
 class UpdateArgs(Args):
@@ -64,6 +76,8 @@ class UpdateArgs(Args):
     end: Short | None = None
     attendees: list[str] | None = None
     location: Short | None = None
+    description: str | None = None
+    status: Label | None = None
 
 
 class IdArgs(Args):
@@ -92,29 +106,32 @@ def calendar_list(ws: Workspace, a: ListArgs) -> dict:
         if (hi is None or parse_instant(e["start"]) < hi) and (lo is None or parse_instant(e["end"]) > lo)
     ]  # fmt: skip
     events.sort(key=lambda e: (parse_instant(e["start"]), e["id"]))
-    return {"events": [detached(e) for e in events]}
+    return {"events": [detached(SERVICE.full_record(e)) for e in events]}
 
 
 @tool("write", CreateArgs)
 def calendar_create(ws: Workspace, a: CreateArgs) -> dict:
-    """Create an event. Times are ISO 8601 (UTC, e.g. 2026-12-09T14:00:00Z); attendees are email addresses."""
+    """Create an event you organize. Times are ISO 8601 (UTC, e.g. 2026-12-09T14:00:00Z); attendees are email addresses."""
     start, end = _instant(a.start, "start"), _instant(a.end, "end")
     _check_order(start, end)
     ws.check_text_size(a.location, "location")
+    ws.check_text_size(a.description, "description")
     events = ws.state["calendar"]["events"]
     if len(events) >= MAX_EVENTS:
         raise ToolError(400, "the calendar is full")
     event = {
         "id": ws.new_id(events, "e"), "title": a.title, "start": start, "end": end,
-        "attendees": addresses(a.attendees), "location": a.location,
+        "attendees": addresses(a.attendees), "location": a.location, "organizer": ws.me["email"],
     }  # fmt: skip
+    set_sparse(event, "description", a.description, "")
+    set_sparse(event, "status", a.status, "confirmed")
     events.append(event)
-    return detached(event)
+    return detached(SERVICE.full_record(event))
 
 
 @tool("write", UpdateArgs, target="id")
 def calendar_update(ws: Workspace, a: UpdateArgs) -> dict:
-    """Change an event's title, start, end, attendees or location (give only what changes)."""
+    """Change an event's title, start, end, attendees, location, description or status (e.g. `tentative`); give only what changes."""
     event = ws.find(ws.state["calendar"]["events"], a.id, "event")
     changes = {
         "title": a.title,
@@ -124,12 +141,16 @@ def calendar_update(ws: Workspace, a: UpdateArgs) -> dict:
         "location": a.location,
     }
     changes = {k: v for k, v in changes.items() if v is not None}
+    sparse_changes = {k: v for k, v in (("description", a.description), ("status", a.status)) if v is not None}
     ws.check_text_size(changes.get("location", ""), "location")
-    if not changes:
+    ws.check_text_size(sparse_changes.get("description", ""), "description")
+    if not changes and not sparse_changes:
         raise ToolError(400, "nothing to update")
     _check_order(changes.get("start", event["start"]), changes.get("end", event["end"]))
     event.update(changes)
-    return detached(event)
+    for key, value in sparse_changes.items():
+        set_sparse(event, key, value, SERVICE.record_defaults[key])
+    return detached(SERVICE.full_record(event))
 
 
 @tool("destructive", IdArgs, target="id")

@@ -1,10 +1,13 @@
-"""contacts: a read-only directory of people."""
+"""contacts: a directory of people; their details and notes can be updated, people are not added or removed."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from coworkenv.workspace.records import Record
+from pydantic import Field
+
+from coworkenv.workspace.errors import ToolError
+from coworkenv.workspace.records import Record, set_sparse, sparse
 from coworkenv.workspace.service import Service, register_service
 from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Short, detached, text_matches, tool
 
@@ -20,13 +23,16 @@ class Person(Record):
     title: str = ""
     phone: str = ""
     timezone: str = "UTC"
+    notes: str = sparse("")
 
 
 class ContactsState(Record):
     people: list[Person] = []
 
 
-SERVICE = register_service(Service(name="contacts", state=ContactsState, description="A read-only directory of people.", collection="people"))
+SERVICE = register_service(Service(
+    name="contacts", state=ContactsState, description="A directory of people, with notes.", collection="people",
+))  # fmt: skip
 
 
 class SearchArgs(Args):
@@ -37,12 +43,20 @@ class IdArgs(Args):
     id: Short
 
 
+class UpdateArgs(Args):
+    id: Short
+    notes: str | None = None
+    phone: str | None = Field(default=None, max_length=64)
+    title: Short | None = None
+    team: Short | None = None
+
+
 @tool("read", SearchArgs)
 def contacts_search(ws: Workspace, a: SearchArgs) -> dict:
-    """Search people by name, email, team or title (all words must match)."""
+    """Search people by name, email, team, title or notes (all words must match)."""
     hits = [
-        detached(p) for p in ws.state["contacts"]["people"]
-        if text_matches(a.query, p["name"], p["email"], p["team"], p["title"])
+        detached(SERVICE.full_record(p)) for p in ws.state["contacts"]["people"]
+        if text_matches(a.query, p["name"], p["email"], p["team"], p["title"], p.get("notes", ""))
     ]  # fmt: skip
     return {"people": hits[:MAX_SEARCH_RESULTS], "total": len(hits)}
 
@@ -50,4 +64,18 @@ def contacts_search(ws: Workspace, a: SearchArgs) -> dict:
 @tool("read", IdArgs, target="id")
 def contacts_get(ws: Workspace, a: IdArgs) -> dict:
     """Get one person by id."""
-    return detached(ws.find(ws.state["contacts"]["people"], a.id, "contact"))
+    return detached(SERVICE.full_record(ws.find(ws.state["contacts"]["people"], a.id, "contact")))
+
+
+@tool("write", UpdateArgs, target="id")
+def contacts_update(ws: Workspace, a: UpdateArgs) -> dict:
+    """Change a person's notes, phone, title or team (give only what changes; `notes` replaces the notes)."""
+    person = ws.find(ws.state["contacts"]["people"], a.id, "contact")
+    changes = {k: v for k, v in (("phone", a.phone), ("title", a.title), ("team", a.team)) if v is not None}
+    if not changes and a.notes is None:
+        raise ToolError(400, "nothing to update")
+    person.update(changes)
+    if a.notes is not None:
+        ws.check_text_size(a.notes, "notes")
+        set_sparse(person, "notes", a.notes, "")
+    return detached(SERVICE.full_record(person))

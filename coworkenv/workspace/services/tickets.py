@@ -1,21 +1,21 @@
-"""tickets: a helpdesk queue with statuses, assignees, priorities and comments."""
+"""tickets: a helpdesk queue with statuses, assignees, priorities, tags, categories, customers and comments."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from coworkenv.workspace.errors import ToolError
-from coworkenv.workspace.records import Instant, Record
+from coworkenv.workspace.records import Instant, Record, set_sparse, sparse
 from coworkenv.workspace.service import Service, register_service
-from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Short, detached, text_matches, tool
+from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Label, Short, detached, edit_labels, text_matches, tool
 
 if TYPE_CHECKING:
     from coworkenv.workspace.runtime import Workspace
 
 Status = Literal["open", "pending", "in_progress", "resolved", "closed"]
-Priority = Literal["low", "normal", "high", "urgent"]
 
 
 class TicketComment(Record):
@@ -31,18 +31,26 @@ class Ticket(Record):
     status: str = "open"
     assignee: str | None = None
     priority: str = "normal"
+    """An open vocabulary (`low`, `normal`, `high`, `urgent`, `P1`, …)."""
     comments: list[TicketComment] = []
+    tags: list[str] = sparse([])
+    category: str = sparse("")
+    customer: str = sparse("")
 
 
 class TicketsState(Record):
     tickets: list[Ticket] = []
 
 
-def add_ticket(d: Any, title: str, body: str, *, status: str = "open", assignee: str | None = None, priority: str = "normal") -> str:
+def add_ticket(
+    d: Any, title: str, body: str, *, status: str = "open", assignee: str | None = None, priority: str = "normal",
+    tags: Sequence[str] = (), category: str = "", customer: str = "",
+) -> str:  # fmt: skip
     tid = d.next_id("t")
-    d.records("tickets").append({
-        "id": tid, "title": title, "body": body, "status": status, "assignee": assignee, "priority": priority, "comments": [],
-    })  # fmt: skip
+    ticket = {"id": tid, "title": title, "body": body, "status": status, "assignee": assignee, "priority": priority, "comments": []}
+    for key, value, default in (("tags", list(tags), []), ("category", category, ""), ("customer", customer, "")):
+        set_sparse(ticket, key, value, default)
+    d.records("tickets").append(ticket)
     return tid
 
 
@@ -55,6 +63,7 @@ SERVICE = register_service(Service(
 class SearchArgs(Args):
     query: Short = ""
     status: Status | None = None
+    tag: Label | None = None
 
 
 class IdArgs(Args):
@@ -66,7 +75,15 @@ class UpdateArgs(Args):
     status: Status | None = None
     assignee: str | None = Field(default=None, max_length=254)
     comment: str | None = None
-    priority: Priority | None = None
+    priority: Label | None = None
+    category: Label | None = None
+    customer: Short | None = None
+
+
+class TagArgs(Args):
+    id: Short
+    add: list[Label] = Field(default=[], max_length=100)
+    remove: list[Label] = Field(default=[], max_length=100)
 
 
 class CreateArgs(Args):
@@ -76,15 +93,20 @@ class CreateArgs(Args):
 
 
 def _summary(t: dict) -> dict:
-    return {"id": t["id"], "title": t["title"], "status": t["status"], "assignee": t["assignee"], "priority": t["priority"]}
+    return {
+        "id": t["id"], "title": t["title"], "status": t["status"], "assignee": t["assignee"], "priority": t["priority"],
+        "tags": list(t.get("tags", [])), "category": t.get("category", ""), "customer": t.get("customer", ""),
+    }  # fmt: skip
 
 
 @tool("read", SearchArgs)
 def tickets_search(ws: Workspace, a: SearchArgs) -> dict:
-    """Search tickets by words in title and body (all words must match), optionally by status."""
+    """Search tickets by words in title, body, customer and category (all words must match), optionally by status and tag."""
     hits = [
         t for t in ws.state["tickets"]["tickets"]
-        if (a.status is None or t["status"] == a.status) and text_matches(a.query, t["title"], t["body"])
+        if (a.status is None or t["status"] == a.status)
+        and (a.tag is None or a.tag.lower() in {x.lower() for x in t.get("tags", [])})
+        and text_matches(a.query, t["title"], t["body"], t.get("customer", ""), t.get("category", ""))
     ]  # fmt: skip
     return {"tickets": [_summary(t) for t in hits[:MAX_SEARCH_RESULTS]], "total": len(hits)}
 
@@ -92,14 +114,14 @@ def tickets_search(ws: Workspace, a: SearchArgs) -> dict:
 @tool("read", IdArgs, target="id")
 def tickets_get(ws: Workspace, a: IdArgs) -> dict:
     """Get one ticket with its comments."""
-    return detached(ws.find(ws.state["tickets"]["tickets"], a.id, "ticket"))
+    return detached(SERVICE.full_record(ws.find(ws.state["tickets"]["tickets"], a.id, "ticket")))
 
 
 @tool("write", UpdateArgs, target="id")
 def tickets_update(ws: Workspace, a: UpdateArgs) -> dict:
-    """Change a ticket's status, assignee or priority, and/or add a comment."""
+    """Change a ticket's status, assignee, priority, category or customer, and/or add a comment."""
     ticket = ws.find(ws.state["tickets"]["tickets"], a.id, "ticket")
-    if a.status is None and a.assignee is None and a.comment is None and a.priority is None:
+    if all(getattr(a, name) is None for name in ("status", "assignee", "comment", "priority", "category", "customer")):
         raise ToolError(400, "nothing to update")
     if a.comment is not None:
         ws.check_text_size(a.comment, "comment")
@@ -108,6 +130,18 @@ def tickets_update(ws: Workspace, a: UpdateArgs) -> dict:
         value = getattr(a, name)
         if value is not None:
             ticket[name] = value
+    for name in ("category", "customer"):
+        value = getattr(a, name)
+        if value is not None:
+            set_sparse(ticket, name, value, "")
+    return _summary(ticket)
+
+
+@tool("write", TagArgs, target="id")
+def tickets_tag(ws: Workspace, a: TagArgs) -> dict:
+    """Add tags to a ticket and/or remove some (tags are free words such as `vip` or `refund`)."""
+    ticket = ws.find(ws.state["tickets"]["tickets"], a.id, "ticket")
+    set_sparse(ticket, "tags", edit_labels(ticket.get("tags", []), a.add, a.remove), [])
     return _summary(ticket)
 
 
