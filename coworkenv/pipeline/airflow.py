@@ -12,6 +12,7 @@ from pydantic import BaseModel, SecretStr
 from coworkenv.airflow_env import GPU_POOL, GPU_QUEUE
 from coworkenv.errors import CoworkEnvError, field_label
 from coworkenv.llm import LLMConfig
+from coworkenv.llm.judge import JudgeConfig
 from coworkenv.pipeline.config import JOB_CONFIGS, EndpointSettings, form_order
 from coworkenv.pipeline.kubernetes import TrainPodSettings, train_pod
 
@@ -134,6 +135,20 @@ def llm_config_from_connection(conn_id: str, *, default_model: str | None = None
     if default_model and not fields.get("model"):
         fields["model"] = default_model
     return LLMConfig(base_url=base_url, api_key=key, **fields)
+
+
+def judge_config_from_connection(conn_id: str, **overrides: Any) -> JudgeConfig:
+    """The rubric judge (docs/architecture.md, "Judge") from an Airflow connection, read as `llm_config_from_connection`
+    reads an LLM endpoint (host, password = key, extra `model`); `overrides` are other `JudgeConfig` fields. The key is
+    masked in the task's logs; install the judge with `coworkenv.llm.judge.using_judge(Judge(config))`."""
+    from airflow.sdk.log import mask_secret
+
+    llm = llm_config_from_connection(conn_id, default_model=overrides.pop("model", None))
+    config = JudgeConfig(base_url=llm.base_url, model=llm.model, api_key=llm.api_key, api_key_env=llm.api_key_env, **overrides)
+    key = config.llm().key()
+    if key != "not-needed":
+        mask_secret(key)
+    return config
 
 
 def train_pod_operator(settings: TrainPodSettings, **task_kwargs: Any) -> Any:

@@ -40,4 +40,5 @@ BATTERY_CODES: dict[str, tuple[Severity, bool, str]] = {
     "solvable_under_faults": ("mandatory", False, "With faults, an oracle that retries still scores 1.0; the fault profile bites."),
     "no_leakage": ("mandatory", False, "Expected answers and hidden user facts do not appear in the instruction."),
     "capabilities_consistent": ("mandatory", False, "Declared capabilities match what the task tests (multi_turn has user facts and asked_user, …)."),
+    "judge_calibration": ("mandatory", False, "Each rubric's judge passes the oracle's text and fails every adversarial answer; not graded rejects."),
 }  # fmt: skip

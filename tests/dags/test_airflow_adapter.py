@@ -68,3 +68,19 @@ def test_a_connection_that_is_not_there_fails_the_task_at_once_in_the_forms_word
     monkeypatch.delenv("AIRFLOW_CONN_NO_SUCH_LLM", raising=False)
     with pytest.raises(AirflowFailException, match=r"^LLM connection \(llm_conn_id\) 'no_such_llm': no such Airflow connection"):
         llm_endpoint(synthesis_config({"generator": "llm", "llm_conn_id": "no_such_llm"}))
+
+
+def test_a_judge_from_a_connection_keeps_its_key_secret(monkeypatch):
+    from airflow.sdk.log import redact as airflow_redact
+
+    from coworkenv.llm.judge import PROMPT_VERSION
+    from coworkenv.pipeline.airflow import judge_config_from_connection
+
+    key = "judge-held-secret-0003"
+    conn = {"conn_type": "http", "host": "http://127.0.0.1", "port": 8001, "password": key, "extra": {"model": "qwen-judge"}}
+    monkeypatch.setenv("AIRFLOW_CONN_MY_JUDGE", json.dumps(conn))
+    config = judge_config_from_connection("my_judge", timeout_s=5.0)
+    assert (config.base_url, config.model, config.timeout_s, config.temperature, config.prompt_version) == (
+        "http://127.0.0.1:8001", "qwen-judge", 5.0, 0.0, PROMPT_VERSION)
+    assert config.llm().key() == key and key not in repr(config) and key not in config.model_dump_json()
+    assert key not in str(airflow_redact(f"echo {key}"))

@@ -171,6 +171,7 @@ COMMON_ROWS = {
     "no_leakage": (True, {"leaks": []}, "the instruction gives away no expected answer and no hidden user fact"),
     "capabilities_consistent": (True, {"declared": ["communication"], "problems": [], "unsupported": [], "missing": []},
                                 "the declared capabilities match what the task tests"),  # fmt: skip
+    "judge_calibration": (True, {"applicable": False, "rubrics": []}, "not applicable: the task has no rubric checks"),
 }
 
 

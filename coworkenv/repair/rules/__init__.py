@@ -17,7 +17,7 @@ What a repairer needs to know about one check kind lives with the kind (`coworke
 `strengthen`, `fix_reference`, `guard`, `answer`; the repairers ask the registry and never name a kind.
 """
 
-from coworkenv.repair.rules import instruction, oracle, references, spec_level, trivial  # noqa: F401  (register)
+from coworkenv.repair.rules import calibration, instruction, oracle, references, spec_level, trivial  # noqa: F401  (register)
 from coworkenv.repair.rules.common import REPAIRERS, RepairContext, Spec
 from coworkenv.repair.rules.spec_level import non_finite, repair_determinism
 

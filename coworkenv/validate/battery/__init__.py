@@ -34,6 +34,8 @@ Rules that are not obvious from the code descriptions in `codes.py`:
 * **no_leakage** — see `leaks()`: numbers are compared as numbers, strings as whole words/phrases,
   case-insensitively.
 * **capabilities_consistent** — see `capability_problems()`.
+* **judge_calibration** — see `validate/battery/calibration.py`: per rubric, the oracle's verdict and each
+  adversarial answer's, in `details["rubrics"]`; not graded (no judge) fails it.
 
 A task is valid iff every mandatory check passed; `discrimination` is the share of the applicable
 discriminating checks that passed (a check is not applicable when its details say `"applicable": false`).
@@ -42,7 +44,7 @@ discriminating checks that passed (a check is not applicable when its details sa
 import importlib
 
 # Register the checks in BATTERY_CODES order before anything else imports a module of this package.
-for _module in ("references", "gate", "leakage", "capabilities"):
+for _module in ("references", "gate", "leakage", "capabilities", "calibration"):
     importlib.import_module(f"{__name__}.{_module}")
 
 from coworkenv.validate.battery.capabilities import capability_problems  # noqa: E402

@@ -1,0 +1,67 @@
+"""`rubric`: a judge model decides whether the answer (or every assistant message) meets written criteria.
+
+For imported and LLM-generated tasks whose answers no exact check can grade; procedural families keep exact checks.
+The judge is `coworkenv.llm.judge.active_judge()` (docs/architecture.md, "Judge"); without one the check is not
+graded — `(None, reason)`, counted as not passed — never passed. `adversarial` holds wrong but plausible answers
+(keyword-stuffed, negated, another option) that the battery's `judge_calibration` proves the judge fails, next to
+the oracle's answer that it must pass.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from coworkenv.checks.base import CheckBase, CheckKind, Evidence, register_kind
+from coworkenv.llm.judge import NO_JUDGE, active_judge
+
+Scope = Literal["answer", "messages"]
+
+
+class Rubric(CheckBase):
+    kind: Literal["rubric"]
+    criteria: str = Field(
+        min_length=1, description="What a passing response does, as the judge is to apply it (grader-side: never shown to the agent)."
+    )
+    scope: Scope = Field("answer", description="answer: the final answer; messages: every assistant message's text, in order.")
+    adversarial: list[str] = Field([], description="Answers that must fail the criteria (at least one recommended); the battery checks them.")
+
+
+def assistant_texts(ev: Evidence) -> tuple[str, ...]:
+    """Every assistant text in order: `Evidence.texts` where the evidence has it, else the messages to the user and
+    the final answer."""
+    texts = getattr(ev, "texts", None)
+    return tuple(texts) if texts is not None else (*ev.says, ev.answer)
+
+
+def judged_text(scope: Scope, ev: Evidence) -> str:
+    if scope == "answer":
+        return ev.answer
+    return "\n\n".join(t for t in assistant_texts(ev) if t.strip())
+
+
+def judge_text(check: Rubric, text: str) -> tuple[bool | None, str]:
+    """(passed or None for not graded, reason) of the criteria on one text; an empty text never meets them."""
+    if not text.strip():
+        return False, "nothing to judge: the answer is empty" if check.scope == "answer" else "nothing to judge: no assistant text"
+    judge = active_judge()
+    if judge is None:
+        return None, NO_JUDGE
+    verdict = judge.verdict(check.criteria, text)
+    if verdict.passed is None:
+        return None, verdict.reason
+    return verdict.passed, f"judge: {'meets' if verdict.passed else 'fails'} the criteria: {verdict.reason}"
+
+
+def evaluate(check: Rubric, ev: Evidence) -> tuple[bool | None, str]:
+    return judge_text(check, judged_text(check.scope, ev))
+
+
+def recompute(check: dict[str, Any], ev: Evidence, spec: Any) -> Any:
+    """Criteria are no value to read off the oracle: a rubric the oracle fails is for the LLM repairer or rejection,
+    never silently dropped (it may have failed only because no judge was reachable)."""
+    return None
+
+
+KIND = register_kind(CheckKind(name="rubric", model=Rubric, evaluate=evaluate, recompute=recompute, answer=True))
