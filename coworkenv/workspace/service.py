@@ -84,6 +84,7 @@ class Service:
         if self.collection is None:
             return f"service {self.name!r} keeps no records"
         return None if collection == self.collection else f"service {self.name!r} has collection {self.collection!r}"
+
     @cached_property
     def record_defaults(self) -> dict[str, Any]:
         """The sparse fields of the collection's records (`records.sparse`): absent in the JSON means this value."""

@@ -35,7 +35,7 @@ def _capabilities(checks: list[dict[str, Any]], tools: list[str], prohibited: li
     caps = ["retrieval"]
     if kinds & {"answer_number", "answer_json"}:
         caps.append("data_analysis")
-    if {"mail_send", "mail_draft", "mail_reply"} & set(tools):
+    if kinds & {"mail_sent", "mail_drafted"}:
         caps.append("communication")
     if "calendar_create" in tools:
         caps.append("scheduling")

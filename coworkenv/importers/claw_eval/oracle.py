@@ -158,7 +158,8 @@ def add(plan: Plan, check: dict[str, Any]) -> None:
 
 
 def _some(plan: Plan, check: dict[str, Any], k: int) -> None:
-    done, why = 0, []
+    """Members until k hold; those that need a regex to match come last (a regex gives no text to write)."""
+    trials, why = [], []
     for member in check["checks"]:
         trial = Plan(plan.ws)
         try:
@@ -166,14 +167,14 @@ def _some(plan: Plan, check: dict[str, Any], k: int) -> None:
         except NoOracle as exc:
             why.append(str(exc))
             continue
+        trials.append(trial)
+    chosen = sorted(trials, key=lambda t: bool(t.patterns))[: 1 if check["kind"] == "any_of" else max(k, sum(not t.patterns for t in trials))]
+    if len(chosen) < k:
+        raise NoOracle(f"{check['id']}: only {len(chosen)} of the {k} members needed can be derived ({'; '.join(why)})")
+    for trial in chosen:
         for key in ("reads", "writes", "first", "parts", "patterns", "forbidden", "judged"):
             getattr(plan, key).extend(getattr(trial, key))
         plan.min_chars, plan.min_words = max(plan.min_chars, trial.min_chars), max(plan.min_words, trial.min_words)
-        done += 1
-        if check["kind"] == "any_of" and done:
-            return
-    if done < k:
-        raise NoOracle(f"{check['id']}: only {done} of the {k} members needed can be derived ({'; '.join(why)})")
 
 
 def _answer(plan: Plan) -> str:

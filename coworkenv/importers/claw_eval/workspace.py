@@ -1,7 +1,7 @@
 """Claw-Eval fixtures → a CoworkEnv workspace: gmail → `mail.messages`, calendar → `calendar.events`, contacts →
 `contacts.people`, helpdesk → `tickets.tickets`, kb/notes/documents → `docs.docs`, web pages (and injection payloads)
 → `web.pages`, and every other JSON list of objects (crm, inventory, finance, todo, …) → a `records` collection named
-`<service>.<file>` with a field schema inferred from its values. Fields a service's record model lacks are dropped
+`<service>.<file>` with a field schema inferred from its values (types only: no field is required). Fields a service's record model lacks are dropped
 and reported."""
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def _collection(stem: str, rows: list[dict[str, Any]], notes: list[str], where: 
             notes.append(f"fixture {where}: field {name!r} mixes types or nests objects, dropped")
             records = [{k: v for k, v in r.items() if k != name} for r in records]
             continue
-        fields[name] = {"type": kind, "required": all(r.get(name) is not None for r in records)}
+        fields[name] = {"type": kind, "required": False}  # a fixture shows what is, not what a new record must hold
     if key != "id":
         notes.append(f"fixture {where}: `{key}` is the record id")
     return {"fields": fields, "records": records}
