@@ -21,7 +21,7 @@ LAYERS: list[set[str]] = [
     {"episode"},
     {"agents"},
     {"grading"},
-    {"synth"},
+    {"synth", "importers"},
     {"validate"},
     {"repair"},
     {"data"},

@@ -52,6 +52,7 @@ BASE: dict[str, list[str]] = {
     "models promote": ["m", "--margin", "-1", "--data-root", "{root}"],
     "models decisions": ["m", "--data-root", "{root}"],
     "eval pairs": ["no-such-eval", "--out", "{out}", "--min-score-gap", "2", "--data-root", "{root}"],
+    "import claw-eval": ["{dir}", "--out", "{out}"],  # an empty folder: no task.yaml, nothing imported
     "train dpo": ["--model", "{dir}", "--release", "no-such-eval", "--out", "{out}", "--max-steps", "0", "--data-root", "{root}"],
 }  # fmt: skip
 ALLOWED = {"check": (0, 1, 2), "demo": (0, 1, 2), "gate": (0, 1, 2)}

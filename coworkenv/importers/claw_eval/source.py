@@ -1,0 +1,118 @@
+"""Reading one Claw-Eval task folder as data: `task.yaml` (YAML's safe loader), the JSON fixtures under `fixtures/`,
+and the literal constants of `grader.py` (parsed with `ast`, never run)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from coworkenv.caps import CAPS
+from coworkenv.errors import CoworkEnvError
+from coworkenv.files import parse_json, read_text
+
+TASK_FILE = "task.yaml"
+MAX_TASKS = 10_000
+"""Task folders one import reads: a directory holding more is refused rather than half read."""
+
+
+@dataclass(frozen=True)
+class SourceTask:
+    folder: Path
+    data: dict[str, Any]
+    """task.yaml, as YAML's safe loader read it."""
+    fixtures: dict[str, Any] = field(default_factory=dict)
+    """`<service>/<file>` (relative to `fixtures/`) → parsed JSON, or the text of a .txt/.md/.csv file."""
+    skipped: list[str] = field(default_factory=list)
+    """Fixture files that are neither (binary, databases, scripts): reported, never read."""
+    constants: dict[str, Any] = field(default_factory=dict)
+    """`NAME` → value of every upper-case literal assignment in grader.py (module or class level)."""
+
+
+def task_folders(root: Path) -> list[Path]:
+    """Every folder under `root` (itself included) that holds a task.yaml, sorted."""
+    if not root.exists():
+        raise CoworkEnvError(f"{root}: no such directory")
+    if not root.is_dir():
+        raise CoworkEnvError(f"{root}: not a directory")
+    folders = sorted(p.parent for p in root.rglob(TASK_FILE) if p.is_file())
+    if not folders:
+        raise CoworkEnvError(f"{root}: no {TASK_FILE} found (expected tasks/<name>/{TASK_FILE})")
+    if len(folders) > MAX_TASKS:
+        raise CoworkEnvError(f"{root}: {len(folders)} task folders are more than {MAX_TASKS}")
+    return folders
+
+
+def _yaml(path: Path) -> dict[str, Any]:
+    import yaml
+
+    text = read_text(path)
+    if len(text) > CAPS.spec_chars:
+        raise CoworkEnvError(f"{path}: {len(text)} characters are more than {CAPS.spec_chars}")
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise CoworkEnvError(f"{where}: not valid YAML ({problem})") from None
+    if not isinstance(data, dict):
+        raise CoworkEnvError(f"{path}: expected a YAML mapping, got {type(data).__name__}")
+    prompt = data.get("prompt")
+    text_ok = isinstance(prompt, dict) and isinstance(prompt.get("text"), str) and prompt["text"].strip()
+    if not isinstance(data.get("task_id"), str) or not text_ok:
+        raise CoworkEnvError(f"{path}: not a Claw-Eval task (needs `task_id` and `prompt.text`)")
+    return data
+
+
+def _fixtures(folder: Path) -> tuple[dict[str, Any], list[str]]:
+    base = folder / "fixtures"
+    found: dict[str, Any] = {}
+    skipped: list[str] = []
+    if not base.is_dir():
+        return found, skipped
+    for path in sorted(p for p in base.rglob("*") if p.is_file()):
+        name = path.relative_to(base).as_posix()
+        if path.suffix == ".json":
+            found[name] = parse_json(read_text(path), str(path))
+        elif path.suffix in (".txt", ".md", ".csv"):
+            found[name] = read_text(path)
+        else:
+            skipped.append(name)
+    return found, skipped
+
+
+def _literal(node: ast.AST) -> Any:
+    try:
+        return ast.literal_eval(node)  # literals only: no name lookups, no calls
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def grader_constants(text: str) -> dict[str, Any]:
+    """Upper-case names bound to literals in the grader's module body or class bodies (a grader's expected data)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+    bodies = [tree.body, *(n.body for n in tree.body if isinstance(n, ast.ClassDef))]
+    found: dict[str, Any] = {}
+    for body in bodies:
+        for node in body:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            value = getattr(node, "value", None)
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id.isupper() and value is not None:
+                    literal = _literal(value)
+                    if literal is not None:
+                        found[target.id] = literal
+    return found
+
+
+def read_task(folder: Path) -> SourceTask:
+    data = _yaml(folder / TASK_FILE)
+    fixtures, skipped = _fixtures(folder)
+    grader = folder / "grader.py"
+    constants = grader_constants(read_text(grader)) if grader.is_file() else {}
+    return SourceTask(folder=folder, data=data, fixtures=fixtures, skipped=skipped, constants=constants)
