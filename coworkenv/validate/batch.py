@@ -20,11 +20,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from coworkenv.errors import CoworkEnvError
+from coworkenv.llm.judge import JudgeLike, active_judge
+from coworkenv.llm.judge_table import Pair, TableRow, ask_all, rows_json
 from coworkenv.redact import safe_message
 from coworkenv.sandbox.choices import IN_PROCESS, RUNTIME_CHOICES
 from coworkenv.spec.task import TaskSpec
 from coworkenv.validate.battery import rejected, validate_spec, validate_spec_json
-from coworkenv.validate.jobs import JOB_NAME
+from coworkenv.validate.jobs import JOB_NAME, JUDGED_JOB_NAME
+from coworkenv.validate.judging import spec_pairs
 from coworkenv.validate.verdict import TaskValidation
 
 _LEADING_ID = re.compile(r'^\s*\{\s*"id"\s*:\s*("(?:[^"\\\n]|\\.){1,400}")')
@@ -61,11 +64,18 @@ def _validate_local(item: Any) -> TaskValidation:
 
 def _from_job(result: Any, payload: str) -> TaskValidation:
     task_id = guess_task_id(payload)
+    if result is None:
+        return rejected(
+            task_id, "sandbox_error", {"error_code": "sandbox_error", "error": "no result"}, "the sandbox returned no result for this task"
+        )
     if not getattr(result, "ok", False):
         code = getattr(result, "error_code", None) or "sandbox_error"
         error = safe_message(str(getattr(result, "error", "") or ""), 2000)  # stored and published: no traceback, no host path
         return rejected(task_id, code, {"error_code": code, "error": error}, f"the sandboxed battery did not finish: {code}: {error[:300]}")
-    output = getattr(result, "output", None)
+    return _validation(getattr(result, "output", None), task_id)
+
+
+def _validation(output: Any, task_id: str) -> TaskValidation:
     try:
         if isinstance(output, str | bytes | bytearray):
             return TaskValidation.model_validate_json(output)
@@ -73,6 +83,48 @@ def _from_job(result: Any, payload: str) -> TaskValidation:
     except (ValidationError, ValueError, TypeError) as exc:
         return rejected(task_id, "sandbox_bad_output", {"error_code": "sandbox_bad_output", "error": safe_message(str(exc), 2000)},
                         "the sandboxed battery returned something that is not a TaskValidation")  # fmt: skip
+
+
+# --- rubric verdicts for the sandbox (docs/architecture.md, "Judge") -----------------------------------------------
+
+MAX_MISSED = 200
+"""Pairs one task's job may report as missed: more is no battery of ours, and the parent would pay for each."""
+
+
+def _envelope(payload: str, rows: list[TableRow]) -> str:
+    return json.dumps({"task": payload, "verdicts": rows_json(rows)}, ensure_ascii=False)
+
+
+def _judged(result: Any, payload: str) -> tuple[TaskValidation, list[Pair]]:
+    """A `validate_judged` job's validation and the pairs it missed."""
+    output = getattr(result, "output", None)
+    if result is None or not getattr(result, "ok", False) or not isinstance(output, dict):
+        return _from_job(result, payload), []
+    missed = output.get("missed")
+    pairs = (
+        [(m[0], m[1]) for m in missed if isinstance(m, list) and len(m) == 2 and all(isinstance(x, str) for x in m)]
+        if isinstance(missed, list)
+        else []
+    )
+    return _validation(output.get("validation"), guess_task_id(payload)), pairs[:MAX_MISSED]
+
+
+def _validate_judged(payloads: list[str], judge: JudgeLike, run: Callable[[str, list[str], Any], list[Any]], step: Any) -> list[TaskValidation]:
+    """The sandboxed battery with the judge's verdicts on every pair the spec lets the parent foresee; a task whose
+    battery asked about another pair runs once more with that verdict too."""
+    wanted = [spec_pairs(p) for p in payloads]
+    table = {(r.criteria, r.text): r for r in ask_all(judge, (pair for pairs in wanted for pair in pairs))}
+    envelopes = [_envelope(p, [table[pair] for pair in pairs]) for p, pairs in zip(payloads, wanted, strict=True)]
+    judged = [_judged(r, p) for r, p in zip(run(JUDGED_JOB_NAME, envelopes, step), payloads, strict=True)]
+    out = [validation for validation, _ in judged]
+    again = [i for i, (_, missed) in enumerate(judged) if missed]
+    if again:
+        table.update({(r.criteria, r.text): r for r in ask_all(judge, (pair for i in again for pair in judged[i][1]))})
+        wanted = {i: list(dict.fromkeys([*wanted[i], *judged[i][1]])) for i in again}
+        retry = [_envelope(payloads[i], [table[pair] for pair in wanted[i]]) for i in again]
+        for i, result in zip(again, run(JUDGED_JOB_NAME, retry, None), strict=True):
+            out[i] = _judged(result, payloads[i])[0]
+    return out
 
 
 def _with_name(validation: TaskValidation, name: str | None) -> TaskValidation:
@@ -115,15 +167,17 @@ def validate_tasks(
 
         payloads = [_payload(item) for item in items]
         step = (lambda *args, **kwargs: progress(1)) if progress is not None else None
-        results = run_jobs(JOB_NAME, payloads, workers=workers, runtime=runtime, limits=limits, progress=step, budget_s=budget_s)
-        by_index = {getattr(r, "index", i): r for i, r in enumerate(results)}
-        for i, payload in enumerate(payloads):
-            result = by_index.get(i)
-            if result is None:
-                out.append(rejected(guess_task_id(payload), "sandbox_error", {"error_code": "sandbox_error", "error": "no result"},
-                                    "the sandbox returned no result for this task"))  # fmt: skip
-            else:
-                out.append(_from_job(result, payload))
+
+        def run(job: str, texts: list[str], report: Any) -> list[Any]:
+            results = run_jobs(job, texts, workers=workers, runtime=runtime, limits=limits, progress=report, budget_s=budget_s)
+            by_index = {getattr(r, "index", i): r for i, r in enumerate(results)}
+            return [by_index.get(i) for i in range(len(texts))]
+
+        judge = active_judge()
+        if judge is None:  # rubrics are not graded in the sandbox, as in-process without a judge
+            out = [_from_job(result, payload) for result, payload in zip(run(JOB_NAME, payloads, step), payloads, strict=True)]
+        else:
+            out = _validate_judged(payloads, judge, run, step)
     if names is not None:
         out = [_with_name(v, names[i] if i < len(names) else None) for i, v in enumerate(out)]
     return out

@@ -11,9 +11,11 @@ from typing import Any
 from coworkenv.sandbox.jobs import job
 
 JOB_NAME = "validate"
+JUDGED_JOB_NAME = "validate_judged"
 BATTERY_BUDGET_S = 5.0
 """Wall-clock seconds the battery may spend on one task in the sandbox unless the run says otherwise
 (`task_budget_s`): a real task needs well under a second, so only a hostile or broken one gets to it."""
+
 
 def warm_validate() -> None:
     """Import the battery (and with it every module it runs), so a worker's first task costs what its others do."""
@@ -26,3 +28,21 @@ def validate(payload: str) -> Any:
     from coworkenv.validate.battery import validate_spec_json
 
     return validate_spec_json(payload)
+
+
+@job(JUDGED_JOB_NAME, warmup=warm_validate, budget_s=BATTERY_BUDGET_S)
+def validate_judged(payload: str) -> Any:
+    """The battery with rubric verdicts from the parent: payload `{"task": <raw TaskSpec JSON text>, "verdicts":
+    [TableRow, ...]}`; output `{"validation": <TaskValidation JSON>, "missed": [[criteria, text], ...]}`, the pairs the
+    battery asked about that the table lacked (not graded here; the parent may ask its judge and run it again)."""
+    import json
+
+    from coworkenv.llm.judge import using_judge
+    from coworkenv.llm.judge_table import TableJudge, rows_from_json
+    from coworkenv.validate.battery import validate_spec_json
+
+    envelope = json.loads(payload)  # written by the parent, not by the task's author
+    table = TableJudge(rows_from_json(envelope["verdicts"]))
+    with using_judge(table):
+        validation = validate_spec_json(envelope["task"])
+    return {"validation": validation, "missed": [list(pair) for pair in table.missed]}
