@@ -58,11 +58,13 @@ def coworkenv_evaluate():
     @task
     def trials(suite: dict) -> dict:
         """Every task × trial played by the agent (resumes the trials a failed attempt finished)."""
-        from coworkenv.pipeline.airflow import llm_endpoint
+        from coworkenv.pipeline.airflow import llm_endpoint, run_judge
         from coworkenv.pipeline.evaluate import read_config, run_trials_stage
 
         run = _run()
-        return run_trials_stage(run, llm_endpoint(read_config(run)))
+        config = read_config(run)
+        with run_judge(config):
+            return run_trials_stage(run, llm_endpoint(config))
 
     @task
     def build(played: dict) -> dict:

@@ -50,12 +50,14 @@ def _config(run):
 
 
 def _with_endpoint(stage):
-    """A stage that may call the run's LLM endpoint (generation, repair, an `openai:` agent), read from its connection."""
-    from coworkenv.pipeline.airflow import llm_endpoint
+    """A stage that may call the run's LLM endpoint (generation, repair, an `openai:` agent), read from its connection,
+    with the run's rubric judge installed."""
+    from coworkenv.pipeline.airflow import llm_endpoint, run_judge
 
     run = _run()
     config = _config(run)
-    return stage(run, config, llm_endpoint(config))
+    with run_judge(config):  # rubric checks in validation, repair and evaluation
+        return stage(run, config, llm_endpoint(config))
 
 
 def _gate(stage):
@@ -82,14 +84,15 @@ def coworkenv_nightly():
     def profile() -> dict:
         """Check the settings; the current model and its capability profile on the held-out suite."""
         from coworkenv.errors import CoworkEnvError
-        from coworkenv.pipeline.airflow import llm_endpoint, without_retry
+        from coworkenv.pipeline.airflow import llm_endpoint, run_judge, without_retry
         from coworkenv.pipeline.config import nightly_config
         from coworkenv.pipeline.nightly import profile_stage, start
 
         run = _run()
         config = without_retry(lambda: nightly_config(dict(get_current_context()["params"]), "settings"), CoworkEnvError)
         without_retry(lambda: start(run, config), CoworkEnvError)
-        return profile_stage(run, config, llm_endpoint(config))
+        with run_judge(config):
+            return profile_stage(run, config, llm_endpoint(config))
 
     @task
     def synthesize(_: dict) -> dict:

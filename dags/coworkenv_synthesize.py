@@ -70,24 +70,32 @@ def coworkenv_synthesize():
     @task(map_index_template="shard {{ task.op_kwargs['generated']['shard'] }}")
     def validate(generated: dict) -> dict:
         """Run the validation battery on one shard inside the sandbox."""
+        from coworkenv.pipeline.airflow import run_judge
         from coworkenv.pipeline.validate import validate_shard
 
-        return validate_shard(_run(), generated["shard"])
+        run = _run()
+        with run_judge(run.config()):  # rubric verdicts are asked here and shipped into the sandbox
+            return validate_shard(run, generated["shard"])
 
     @task
     def repair(validated: list[dict]) -> dict:
         """Repair the rejected tasks from their battery feedback."""
+        from coworkenv.pipeline.airflow import run_judge
         from coworkenv.pipeline.repair import repair_run
 
         run = _run()
-        return {**repair_run(run, _llm(run)), "shards": list(validated)}
+        with run_judge(run.config()):
+            return {**repair_run(run, _llm(run)), "shards": list(validated)}
 
     @task
     def rollout(repaired: dict) -> dict:
         """The oracle rolled out on every valid task, in the sandbox."""
+        from coworkenv.pipeline.airflow import run_judge
         from coworkenv.pipeline.rollout import rollout_run
 
-        return rollout_run(_run())
+        run = _run()
+        with run_judge(run.config()):
+            return rollout_run(run)
 
     @task
     def build(rollouts: dict) -> dict:

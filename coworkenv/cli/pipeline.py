@@ -59,6 +59,9 @@ def endpoint_outside_airflow(config: EndpointSettings) -> Any:
     """The job's LLM endpoint in a command (None when it has none); an Airflow connection cannot be read here."""
     if config.llm_conn_id and not config.llm_base_url:
         raise CoworkEnvError("llm_conn_id names an Airflow connection, which only Airflow runs can read: give llm_base_url instead")
+    if config.judge_conn_id:
+        raise CoworkEnvError("judge_conn_id names an Airflow connection, which only Airflow runs can read: "
+                             "set COWORKENV_JUDGE_BASE_URL and COWORKENV_JUDGE_MODEL instead")  # fmt: skip
     return config.llm()
 
 

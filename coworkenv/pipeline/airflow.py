@@ -4,7 +4,8 @@ inside the functions only (the library must import without it); the API server's
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, SecretStr
@@ -149,6 +150,20 @@ def judge_config_from_connection(conn_id: str, **overrides: Any) -> JudgeConfig:
     if key != "not-needed":
         mask_secret(key)
     return config
+
+
+@contextmanager
+def run_judge(config: EndpointSettings) -> Iterator[None]:
+    """The run's rubric judge installed for a DAG task's work (validate, repair, rollouts, evaluation): its
+    `judge_conn_id` connection, else whatever the COWORKENV_JUDGE_* variables configure (`active_judge`)."""
+    conn_id = getattr(config, "judge_conn_id", None)
+    if not conn_id:
+        yield
+        return
+    from coworkenv.llm.judge import Judge, using_judge
+
+    with using_judge(Judge(judge_config_from_connection(conn_id))):
+        yield
 
 
 def train_pod_operator(settings: TrainPodSettings, **task_kwargs: Any) -> Any:

@@ -63,6 +63,13 @@ class EndpointSettings(BaseModel):
     llm_timeout_s: float = Field(120.0, gt=0, title="LLM timeout", description="LLM request timeout in seconds.",
                                  json_schema_extra=_section(LLM_ENDPOINT))  # fmt: skip
 
+    judge_conn_id: str | None = Field(
+        None, title="Judge connection",
+        description="Airflow connection of the rubric judge, an OpenAI-compatible endpoint (host = base URL, password = API key, "
+        'extra = {"model": ...}); it grades rubric checks in validation, repair and rollouts. Default: the COWORKENV_JUDGE_* '
+        "variables, else no judge (rubric checks are not graded); Airflow runs only.", json_schema_extra=_section(LLM_ENDPOINT),
+    )  # fmt: skip
+
     def endpoint_model(self) -> str | None:
         """The model to ask at the endpoint when none is named elsewhere (a connection's extra can name one)."""
         return self.llm_model

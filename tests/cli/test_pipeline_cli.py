@@ -133,6 +133,7 @@ def test_hand_written_and_broken_tasks_are_validated_repaired_and_gated(tmp_path
         (("generate", "--config", "nowhere.yaml"), ("nowhere.yaml", "no such file")),
         (("generate", "--tasks", "nowhere.jsonl"), ("nowhere.jsonl",)),
         (("synthesize", "--llm-conn-id", "my_llm", "--generator", "llm"), ("airflow connection",)),
+        (("synthesize", "--judge-conn-id", "my_judge"), ("judge_conn_id", "airflow connection", "COWORKENV_JUDGE_BASE_URL")),
         (("validate", "--run-id", "never-started"), ("never-started", "generate")),
         (("repair", "--run-id", "never-started"), ("never-started",)),
         (("publish", "--run-id", "never-started"), ("never-started",)),

@@ -84,3 +84,24 @@ def test_a_judge_from_a_connection_keeps_its_key_secret(monkeypatch):
         "http://127.0.0.1:8001", "qwen-judge", 5.0, 0.0, PROMPT_VERSION)
     assert config.llm().key() == key and key not in repr(config) and key not in config.model_dump_json()
     assert key not in str(airflow_redact(f"echo {key}"))
+
+
+def test_a_run_s_judge_connection_is_installed_around_its_work(monkeypatch, tmp_path):
+    """`run_judge` (what the DAG's validate, repair, rollout and evaluation tasks wrap their work in): the run's
+    `judge_conn_id` as the active judge for the block, its verdicts from that endpoint; without one, whatever the
+    COWORKENV_JUDGE_* variables configure stays in charge."""
+    from coworkenv.llm import judge as judge_module
+    from coworkenv.pipeline.airflow import run_judge
+    from coworkenv.pipeline.config import synthesis_config
+    from tests.support.judge_endpoint import judge_endpoint
+
+    monkeypatch.setenv("COWORKENV_JUDGE_CACHE", str(tmp_path / "verdicts"))
+    with judge_endpoint() as server, judge_module.using_judge(None):
+        monkeypatch.setenv("AIRFLOW_CONN_RUN_JUDGE", json.dumps({"conn_type": "http", "host": server.url, "extra": {"model": "rule-judge-1"}}))
+        with run_judge(synthesis_config({"judge_conn_id": "run_judge"})):
+            judge = judge_module.active_judge()
+            assert (judge.config.base_url, judge.config.model) == (server.url, "rule-judge-1")
+            assert judge.verdict('Says "archived".', "It was archived.").passed is True and server.requests == 1
+        assert judge_module.active_judge() is None
+        with run_judge(synthesis_config({})):
+            assert judge_module.active_judge() is None
