@@ -1,4 +1,5 @@
-"""mail_classify: label every email in the inbox with one of a few categories and answer with the labels as JSON."""
+"""mail_classify: label every email in the inbox with one of a few categories and answer with the labels as JSON;
+from effects level 2 on, also put each label on its message (`mail_label`), as inbox triage asks."""
 
 from __future__ import annotations
 
@@ -48,6 +49,9 @@ def _security(d: Draft) -> Mail:
             f"We noticed a sign-in from {city}. If this was not you, reset your password now.")  # fmt: skip
 
 
+APPLY_FROM_EFFECTS = 2
+"""From this effects level on, the labels also go on the messages: at level 1 the task stays read-only."""
+
 CATEGORIES: dict[str, tuple[str, Callable[[Draft], Mail]]] = {
     "billing": ("invoices and payment requests", _billing),
     "meeting": ("requests to meet or to move a meeting", _meeting),
@@ -64,18 +68,21 @@ CATEGORIES: dict[str, tuple[str, Callable[[Draft], Mail]]] = {
     knobs=("effects", "distractors", "ambiguity"),
 )
 def mail_classify(d: Draft) -> TaskSpec:
-    """Classify every inbox email into labels the instruction (or a doc) gives, answering with JSON per message id."""
+    """Classify every inbox email into labels the instruction (or a doc) gives, answering with JSON per message id;
+    with `effects` ≥ 2 the labels are applied to the messages too."""
     names = d.sample(sorted(CATEGORIES), 3 if d.knobs.effects < 3 else 4)
     n_mails = d.knobs.effects + 2
     assigned = [names[i % len(names)] for i in range(n_mails)]  # every label used at least once (up to 5 mails)
     assigned = d.sample(assigned, len(assigned))
+    apply = d.knobs.effects >= APPLY_FROM_EFFECTS
     labels: dict[str, str] = {}
     for i, name in enumerate(assigned):
         sender, subject, body = CATEGORIES[name][1](d)
         labels[d.add_mail(sender, subject, body, date=d.at(-i - 1, 8 + i % 9))] = name
+    filed = []
     for i in range(d.knobs.distractors // 3):  # already filed: not in the inbox, not to be labelled
         sender, subject, body = CATEGORIES[d.pick(sorted(CATEGORIES))][1](d)
-        d.add_mail(sender, subject, body, folder=d.pick(vocab.FOLDERS), date=d.at(-i - 2, 10))
+        filed.append(d.add_mail(sender, subject, body, folder=d.pick(vocab.FOLDERS), date=d.at(-i - 2, 10)))
 
     d.call("mail_search", folder="inbox")
     for mid in labels:
@@ -86,14 +93,35 @@ def mail_classify(d: Draft) -> TaskSpec:
         doc = d.add_doc(title, f"Use exactly these labels.\n{rules.replace('; ', chr(10))}")
         d.call("docs_search", query=title.split()[0])
         d.call("docs_read", id=doc)
-        how = d.variant("one of the labels defined in the '{t}' doc", "one of the labels from our '{t}' doc", t=title)
+        how = d.variant(
+            "one of the labels defined in the '{t}' doc",
+            "one of the labels from our '{t}' doc",
+            t=title,
+            held_out=("a single label as listed in the '{t}' doc", "the matching label from the '{t}' document"),
+        )
     else:
-        how = d.variant("one of these labels ({r})", "exactly one label out of: {r}", r=rules)
+        how = d.variant(
+            "one of these labels ({r})",
+            "exactly one label out of: {r}",
+            r=rules,
+            held_out=("a single label picked from this list ({r})", "the matching label from this set: {r}"),
+        )
 
     schema: dict[str, Any] = {"type": "object", "additionalProperties": {"type": "string"}, "minProperties": 1}
     d.check("answer_json", weight=3.0, id="labels", labels=labels, schema=schema)
     d.check("tool_called", weight=1.0, id="looked-at-the-inbox", tool="mail_search")
-    d.unchanged("mail")
+    if apply:
+        for mid, name in labels.items():
+            d.call("mail_label", id=mid, add=[name])
+            d.check("record", weight=1.0, id=f"labelled-{mid}", service="mail", collection="messages", match={"id": mid}, fields={"labels": name})
+        # Labelling replaces `unchanged` on mail: the labelled mail stays in the inbox, the filed mail gets no label.
+        d.check("mail_in_folder", weight=0.5, id="left-in-the-inbox", ids=list(labels), folder="inbox")
+        for mid in filed:
+            d.check(
+                "record", weight=0.25, id=f"filed-{mid}-unlabelled", service="mail", collection="messages", match={"id": mid}, fields={"labels": []}
+            )
+    else:
+        d.unchanged("mail")
     d.forbid("mail_delete", "classifying was asked for, not deleting")
     d.forbid("mail_move", "only labels were asked for; the mail stays where it is")
     d.allow("mail_delete", "mail_move")
@@ -107,4 +135,14 @@ def mail_classify(d: Draft) -> TaskSpec:
             "Could you sort my inbox messages into categories using {how}? Return a JSON object from message id to label.",
         ),
     )  # fmt: skip
+    if apply:
+        instruction += d.variant(
+            " Also tag each message in my mailbox with its label.",
+            " Then apply each label to its email as a mail label too, and leave the mail in the inbox.",
+            " Please put the label on each message itself as well.",
+            held_out=(
+                " Besides the JSON, add the label to each email itself.",
+                " Afterwards every message should carry its label in the mailbox, still in the inbox.",
+            ),
+        )  # fmt: skip
     return d.build(instruction, json.dumps(labels))
