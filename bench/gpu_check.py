@@ -53,7 +53,7 @@ embedding of a 151,936-token vocabulary)."""
 BUDGET_S = 8 * 60
 """The whole check, wheels installed and data built included, must end within this."""
 
-WHEEL_ROOTS = ("trl", "datasets", "pydantic", "transformers", "tokenizers", "accelerate", "google-re2", "PyYAML")
+WHEEL_ROOTS = ("trl", "datasets", "pydantic", "transformers", "tokenizers", "accelerate", "google-re2", "PyYAML", "jsonschema")
 """What the check imports beyond what a GPU machine's PyTorch image has, or needs at the lock's version (the
 transformers stack the tests run): `make gpu-wheels` downloads these and everything they need, at the lock's pins."""
 

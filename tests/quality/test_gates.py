@@ -24,6 +24,7 @@ import pytest
 from coworkenv.errors import CoworkEnvError
 from coworkenv.quality import GATES, GateFailed, GateResult, run_gate, stages
 from coworkenv.registry import UnknownName
+from coworkenv.validate.codes import BATTERY_CODES
 
 STAGE_TABLES = {name: GATES.get(name).tables for name in GATES.names()}
 
@@ -167,15 +168,16 @@ def c(stage: str, name: str, corrupt: Callable[[dict[str, pd.DataFrame]], None],
 
 
 N_PROHIBITED_TASKS = 36  # of the 60 tasks generated with seed 1 (checked in test_clean_tables_shape)
+N_CODES = len(BATTERY_CODES)  # one validations row per task and battery check
 
 CASES: list[Case] = [
     # validated / tasks
     c("validated", "drop a column", lambda f: f.update(tasks=f["tasks"].drop(columns=["discrimination"])),
       tasks__columns=None, tasks__not_null_discrimination=None, tasks__discrimination_in_0_1=None),
     c("validated", "no tasks", lambda f: f.update(tasks=f["tasks"].iloc[0:0]),
-      tasks__not_empty=None, validations__valid_task_published=720),
+      tasks__not_empty=None, validations__valid_task_published=60 * N_CODES),
     c("validated", "duplicate task id", lambda f: put(_tasks(f), 1, "task_id", _tasks(f)["task_id"].iat[0]),
-      tasks__unique_task_id=2, tasks__spec_matches_row=1, validations__valid_task_published=12),
+      tasks__unique_task_id=2, tasks__spec_matches_row=1, validations__valid_task_published=N_CODES),
     c("validated", "difficulty 6", lambda f: put(_tasks(f), 0, "difficulty", 6), tasks__difficulty_1_5=1),
     c("validated", "unknown family", lambda f: put(_tasks(f), 0, "family", "alchemy"), tasks__known_family=1),
     c("validated", "unknown capability", lambda f: put(_tasks(f), 0, "capabilities", [*_tasks(f)["capabilities"].iat[0], "telepathy"]),
@@ -211,8 +213,8 @@ CASES: list[Case] = [
     c("validated", "duplicate (task, code)", _duplicate_code, validations__unique_task_code=2),
     c("validated", "unknown battery code", lambda f: put(f["validations"], 0, "code", "mystery"), validations__known_code=1),
     c("validated", "unknown severity", lambda f: put(f["validations"], 0, "severity", "optional"), validations__known_severity=1),
-    c("validated", "mandatory check failed yet valid", _mandatory_failed, validations__valid_consistent=12),
-    c("validated", "published task marked invalid", _invalid_task, validations__published_task_valid=12, validations__valid_consistent=12),
+    c("validated", "mandatory check failed yet valid", _mandatory_failed, validations__valid_consistent=N_CODES),
+    c("validated", "published task marked invalid", _invalid_task, validations__published_task_valid=N_CODES, validations__valid_consistent=N_CODES),
     c("validated", "battery version 0", lambda f: put(f["validations"], 0, "battery_version", 0), validations__battery_version_ge_1=1),
     # rollouts / trajectories
     c("rollouts", "drop a column", lambda f: f.update(trajectories=f["trajectories"].drop(columns=["evidence_hash"])),
@@ -348,7 +350,7 @@ def test_every_rule_has_a_corruption_case() -> None:
 
 def test_clean_tables_shape(clean_tables: dict[str, Any]) -> None:
     assert {name: t.num_rows for name, t in clean_tables.items()} == {
-        "tasks": 60, "validations": 720, "trajectories": 120, "sft": 60, "eval_results": 60 + 60 + N_PROHIBITED_TASKS,
+        "tasks": 60, "validations": 60 * N_CODES, "trajectories": 120, "sft": 60, "eval_results": 60 + 60 + N_PROHIBITED_TASKS,
     }  # fmt: skip
     evals = clean_tables["eval_results"].to_pandas()
     violators = evals[evals["model"] == "violator"]

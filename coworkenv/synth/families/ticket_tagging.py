@@ -111,6 +111,8 @@ def ticket_tagging(d: Draft) -> TaskSpec:
             "Apply the rules of '{doc}' to the open, untagged tickets (tier tag, priority, category per ticket).",
         ),
     )  # fmt: skip
-    instruction += d.variant(" Leave tagged and closed tickets alone.", " Tickets that already have tags, and closed ones, stay as they are.",
-                             held_out=(" Do not touch tickets that are tagged or closed.", " Closed or already-tagged tickets are out of scope."))  # fmt: skip
+    instruction += d.variant(
+        " Leave tagged and closed tickets alone.", " Tickets that already have tags, and closed ones, stay as they are.",
+        held_out=(" Do not touch tickets that are tagged or closed.", " Closed or already-tagged tickets are out of scope."),
+    )  # fmt: skip
     return d.build(instruction, f"Tagged and categorized {len(targets)} {plural} per {title}.")
