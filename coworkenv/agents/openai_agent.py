@@ -11,10 +11,8 @@ spec string). Each turn is one chat completion with native tool calling (`cowork
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pydantic import ValidationError
@@ -22,7 +20,7 @@ from pydantic import ValidationError
 from coworkenv.agents.base import AGENTS, Reply, Request, failed_reply
 from coworkenv.agents.parsing import native_calls, parse_reply
 from coworkenv.errors import CoworkEnvError
-from coworkenv.llm.chat import AsyncChat, Completion
+from coworkenv.llm.chat import AsyncChat, Completion, run_to_end
 from coworkenv.llm.client import LLMConfig, LLMError
 from coworkenv.spec.task import TaskSpec
 
@@ -128,21 +126,11 @@ class OpenAIPolicy:
 
     def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         request = Request(messages=list(messages), tools=tools, seed=self.seed)
-        reply = _run(self._once(request))
+        reply = run_to_end(self._once(request))
         self.replies.append(reply)
         if reply.error is not None:
             raise NoReply(f"{self.agent.label} gave no reply: {reply.error}")
         return reply.message
-
-
-def _run(coroutine: Any) -> Any:
-    """Run a coroutine to its end from synchronous code, also when this thread already runs an event loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
 
 
 def make_openai_agent(target: str | None = None, *, llm: LLMConfig | None = None, **options: Any) -> OpenAIAgent:

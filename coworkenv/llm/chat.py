@@ -14,6 +14,7 @@ import asyncio
 import json
 import time
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -152,3 +153,13 @@ class AsyncChat:
         session = self._sessions.pop(asyncio.get_running_loop(), None)
         if session is not None:
             await session.transport.aclose()
+
+
+def run_to_end(coroutine: Any) -> Any:
+    """Run a coroutine to its end from synchronous code, also when this thread already runs an event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()

@@ -19,11 +19,9 @@ Authorization header). Nothing else is stored: a cache file holds the verdict, t
 
 from __future__ import annotations
 
-import asyncio
 import os
 import threading
 from collections.abc import Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, Protocol
 
@@ -31,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from coworkenv.canonical import canonical_json, content_hash
 from coworkenv.errors import CoworkEnvError
-from coworkenv.llm.chat import AsyncChat
+from coworkenv.llm.chat import AsyncChat, run_to_end
 from coworkenv.llm.client import LLMConfig, LLMError, extract_json
 from coworkenv.llm.judge_cache import VerdictCache, default_cache_dir
 from coworkenv.redact import redact
@@ -159,7 +157,7 @@ class Judge:
         problem = ""
         for _ in range(MALFORMED_ATTEMPTS):
             try:
-                completion = _run(self._ask(messages(self.config.prompt_version, criteria, text)))
+                completion = run_to_end(self._ask(messages(self.config.prompt_version, criteria, text)))
             except LLMError as exc:
                 return Verdict(passed=None, reason=f"not graded: the judge gave no reply ({exc.code}: {exc.reason})"[:REASON_CHARS])
             content = completion.message.get("content")
@@ -177,16 +175,6 @@ class Judge:
             return await self.chat.complete(chat_messages, seed=0)
         finally:
             await self.chat.aclose()
-
-
-def _run(coroutine: Any) -> Any:
-    """Run a coroutine to its end from synchronous code, also when this thread already runs an event loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
 
 
 # --- the active judge ------------------------------------------------------------------------------------------

@@ -13,32 +13,24 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from coworkenv.checks.base import CheckBase, CheckKind, Evidence, register_kind
+from coworkenv.checks.answers import Scope, ScopedCheck
+from coworkenv.checks.base import CheckKind, Evidence, register_kind
 from coworkenv.llm.judge import NO_JUDGE, active_judge
 
-Scope = Literal["answer", "messages"]
 
-
-class Rubric(CheckBase):
+class Rubric(ScopedCheck):
     kind: Literal["rubric"]
     criteria: str = Field(
         min_length=1, description="What a passing response does, as the judge is to apply it (grader-side: never shown to the agent)."
     )
-    scope: Scope = Field("answer", description="answer: the final answer; messages: every assistant message's text, in order.")
     adversarial: list[str] = Field([], description="Answers that must fail the criteria (at least one recommended); the battery checks them.")
 
 
-def assistant_texts(ev: Evidence) -> tuple[str, ...]:
-    """Every assistant text in order: `Evidence.texts` where the evidence has it, else the messages to the user and
-    the final answer."""
-    texts = getattr(ev, "texts", None)
-    return tuple(texts) if texts is not None else (*ev.says, ev.answer)
-
-
 def judged_text(scope: Scope, ev: Evidence) -> str:
+    """The final answer, or every non-empty assistant text in order."""
     if scope == "answer":
         return ev.answer
-    return "\n\n".join(t for t in assistant_texts(ev) if t.strip())
+    return "\n\n".join(t for t in ev.texts if t.strip())
 
 
 def judge_text(check: Rubric, text: str) -> tuple[bool | None, str]:
