@@ -26,12 +26,10 @@ def rollout_run(run: RunDir, progress: Callable[[int], None] | None = None) -> d
 
         rows = rollout_rows(specs, AGENT, progress=progress)
     else:
-        import coworkenv.rollout.jobs  # noqa: F401  (registers the job)
-        from coworkenv.sandbox.pool import run_jobs
+        from coworkenv.rollout.play import sandboxed_rollouts
 
-        payloads = [json.dumps({"spec": spec.to_json(), "agent": AGENT}) for spec in specs]
         step = (lambda *_: progress(1)) if progress is not None else None
-        results = run_jobs("rollout", payloads, workers=config.workers, runtime=config.runtime, progress=step, budget_s=config.task_budget_s)
+        results = sandboxed_rollouts(specs, AGENT, workers=config.workers, runtime=config.runtime, progress=step, budget_s=config.task_budget_s)
         failed = [(spec.id, r) for spec, r in zip(specs, results, strict=True) if not r.ok]
         if failed:  # these tasks passed the battery: a rollout that fails in the sandbox is a fault, not a verdict
             task_id, r = failed[0]

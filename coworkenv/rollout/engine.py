@@ -203,8 +203,9 @@ def _run_local(s: Settings, pending: list[Trial], keep: Callable[[TrialRecord], 
         _process_pool(pending, payloads, workers, lambda i, out, err: keep(record_of(pending[i], out, err)))
         return
     from coworkenv.rollout import jobs  # noqa: F401  (registers the `trial` job)
+    from coworkenv.sandbox.judged import run_jobs_judged
     from coworkenv.sandbox.limits import Limits
-    from coworkenv.sandbox.pool import run_jobs
+    from coworkenv.validate.judging import spec_pairs
 
     budget = s.wall_s + SANDBOX_GRACE_S
     limits = Limits(wall_s=budget, cpu_s=budget, output_bytes=TRIAL_OUTPUT_BYTES)
@@ -212,7 +213,10 @@ def _run_local(s: Settings, pending: list[Trial], keep: Callable[[TrialRecord], 
     def on_result(r: Any) -> None:
         keep(record_of(pending[r.index], r.output, None if r.ok else error_text(r.error_code or "sandbox_error", r.error)))
 
-    run_jobs("trial", payloads, workers=min(workers, len(payloads)), runtime=runtime, limits=limits, budget_s=budget, on_result=on_result)
+    # local agents are deterministic per trial: one that asks about a pair the spec does not foresee runs again with it
+    pairs = {t.spec.id: spec_pairs(t.spec.to_json()) for t in pending}
+    run_jobs_judged("trial", payloads, [pairs[t.spec.id] for t in pending], workers=min(workers, len(payloads)), runtime=runtime,
+                    limits=limits, budget_s=budget, on_result=on_result)  # fmt: skip
 
 
 def _process_pool(pending: list[Trial], payloads: list[str], workers: int, done: Callable[[int, Any, str | None], None]) -> None:

@@ -3,6 +3,8 @@
 - `rollout`: a task's raw spec in, its oracle rollout's `trajectories` row out (the synthesis pipeline's stage);
 - `trial`: one trial of a `local` agent (`coworkenv.rollout.local.trial_payload`) in, its trial record out (the
   rollout engine).
+
+Both grade rubrics from the parent's verdicts when the payload carries them (`coworkenv.sandbox.judged`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import json
 from typing import Any
 
 from coworkenv.sandbox.jobs import job
+from coworkenv.sandbox.judged import judged_job
 
 
 def _warm() -> None:
@@ -22,18 +25,18 @@ def _warm_trial() -> None:
 
 
 @job("rollout", warmup=_warm)
-def rollout(payload: str) -> dict[str, Any]:
+def rollout(payload: str) -> Any:
     """`{"spec": <TaskSpec JSON text>, "agent": "oracle"}` → the rollout's `trajectories` row."""
     from coworkenv.rollout.play import rollout_row
     from coworkenv.spec.task import TaskSpec
 
     request = json.loads(payload)
-    return rollout_row(TaskSpec.model_validate_json(request["spec"]), agent=request.get("agent", "oracle"))
+    return judged_job(request, lambda: rollout_row(TaskSpec.model_validate_json(request["spec"]), agent=request.get("agent", "oracle")))
 
 
 @job("trial", warmup=_warm_trial)
-def trial(payload: str) -> dict[str, Any]:
+def trial(payload: str) -> Any:
     """A trial payload → the trial record (`TrialRecord` as JSON data)."""
     from coworkenv.rollout.local import trial_from_payload
 
-    return trial_from_payload(payload)
+    return judged_job(json.loads(payload), lambda: trial_from_payload(payload))

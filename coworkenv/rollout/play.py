@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -23,3 +24,17 @@ def rollout_rows(specs: Iterable[TaskSpec], agent: str = "oracle", progress: Cal
         if progress is not None:
             progress(1)
     return rows
+
+
+def sandboxed_rollouts(specs: Iterable[TaskSpec], agent: str = "oracle", *, workers: int = 2, runtime: str = "auto",
+                       progress: Callable[..., None] | None = None, budget_s: float | None = None) -> list[Any]:  # fmt: skip
+    """One `rollout` job per spec, in the sandbox: the JobResults (output: the `trajectories` row), in order. With a
+    judge active, rubrics are graded from its verdicts on the pairs the spec foresees (`sandbox.judged`)."""
+    import coworkenv.rollout.jobs  # noqa: F401  (registers the job)
+    from coworkenv.sandbox.judged import run_jobs_judged
+    from coworkenv.validate.judging import spec_pairs
+
+    texts = [spec.to_json() for spec in specs]
+    payloads = [json.dumps({"spec": text, "agent": agent}) for text in texts]
+    return run_jobs_judged("rollout", payloads, [spec_pairs(text) for text in texts], workers=workers, runtime=runtime,
+                           progress=progress, budget_s=budget_s)  # fmt: skip

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from coworkenv.errors import CoworkEnvError
 from coworkenv.llm.judge import JudgeLike, active_judge
-from coworkenv.llm.judge_table import Pair, TableRow, ask_all, rows_json
+from coworkenv.llm.judge_table import Pair, Report, TableRow, missed_from_json, rows_json, run_judged
 from coworkenv.redact import safe_message
 from coworkenv.sandbox.choices import IN_PROCESS, RUNTIME_CHOICES
 from coworkenv.spec.task import TaskSpec
@@ -87,44 +87,42 @@ def _validation(output: Any, task_id: str) -> TaskValidation:
 
 # --- rubric verdicts for the sandbox (docs/architecture.md, "Judge") -----------------------------------------------
 
-MAX_MISSED = 200
-"""Pairs one task's job may report as missed: more is no battery of ours, and the parent would pay for each."""
-
 
 def _envelope(payload: str, rows: list[TableRow]) -> str:
     return json.dumps({"task": payload, "verdicts": rows_json(rows)}, ensure_ascii=False)
 
 
-def _judged(result: Any, payload: str) -> tuple[TaskValidation, list[Pair]]:
-    """A `validate_judged` job's validation and the pairs it missed."""
+def _missed(result: Any) -> list[Pair]:
+    output = getattr(result, "output", None)
+    ok = result is not None and getattr(result, "ok", False) and isinstance(output, dict)
+    return missed_from_json(output.get("missed")) if ok else []
+
+
+def _judged(result: Any, payload: str) -> TaskValidation:
+    """A `validate_judged` job's validation."""
     output = getattr(result, "output", None)
     if result is None or not getattr(result, "ok", False) or not isinstance(output, dict):
-        return _from_job(result, payload), []
-    missed = output.get("missed")
-    pairs = (
-        [(m[0], m[1]) for m in missed if isinstance(m, list) and len(m) == 2 and all(isinstance(x, str) for x in m)]
-        if isinstance(missed, list)
-        else []
-    )
-    return _validation(output.get("validation"), guess_task_id(payload)), pairs[:MAX_MISSED]
+        return _from_job(result, payload)
+    return _validation(output.get("validation"), guess_task_id(payload))
 
 
 def _validate_judged(payloads: list[str], judge: JudgeLike, run: Callable[[str, list[str], Any], list[Any]], step: Any) -> list[TaskValidation]:
     """The sandboxed battery with the judge's verdicts on every pair the spec lets the parent foresee; a task whose
     battery asked about another pair runs once more with that verdict too."""
-    wanted = [spec_pairs(p) for p in payloads]
-    table = {(r.criteria, r.text): r for r in ask_all(judge, (pair for pairs in wanted for pair in pairs))}
-    envelopes = [_envelope(p, [table[pair] for pair in pairs]) for p, pairs in zip(payloads, wanted, strict=True)]
-    judged = [_judged(r, p) for r, p in zip(run(JUDGED_JOB_NAME, envelopes, step), payloads, strict=True)]
-    out = [validation for validation, _ in judged]
-    again = [i for i, (_, missed) in enumerate(judged) if missed]
-    if again:
-        table.update({(r.criteria, r.text): r for r in ask_all(judge, (pair for i in again for pair in judged[i][1]))})
-        wanted = {i: list(dict.fromkeys([*wanted[i], *judged[i][1]])) for i in again}
-        retry = [_envelope(payloads[i], [table[pair] for pair in wanted[i]]) for i in again]
-        for i, result in zip(again, run(JUDGED_JOB_NAME, retry, None), strict=True):
-            out[i] = _judged(result, payloads[i])[0]
-    return out
+    out: list[TaskValidation | None] = [None] * len(payloads)
+
+    def jobs(indices: list[int], tables: list[list[TableRow]], report: Report) -> None:
+        results = run(JUDGED_JOB_NAME, [_envelope(payloads[i], rows) for i, rows in zip(indices, tables, strict=True)], None)
+        for i, result in zip(indices, results, strict=True):
+            report(i, result)
+
+    def done(i: int, result: Any) -> None:
+        out[i] = _judged(result, payloads[i])
+        if step is not None:
+            step()
+
+    run_judged([spec_pairs(p) for p in payloads], judge, jobs, _missed, done)
+    return [v for v in out if v is not None]
 
 
 def _with_name(validation: TaskValidation, name: str | None) -> TaskValidation:

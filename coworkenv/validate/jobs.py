@@ -37,12 +37,9 @@ def validate_judged(payload: str) -> Any:
     battery asked about that the table lacked (not graded here; the parent may ask its judge and run it again)."""
     import json
 
-    from coworkenv.llm.judge import using_judge
-    from coworkenv.llm.judge_table import TableJudge, rows_from_json
+    from coworkenv.llm.judge_table import play_judged
     from coworkenv.validate.battery import validate_spec_json
 
     envelope = json.loads(payload)  # written by the parent, not by the task's author
-    table = TableJudge(rows_from_json(envelope["verdicts"]))
-    with using_judge(table):
-        validation = validate_spec_json(envelope["task"])
-    return {"validation": validation, "missed": [list(pair) for pair in table.missed]}
+    validation, missed = play_judged(envelope["verdicts"], lambda: validate_spec_json(envelope["task"]))
+    return {"validation": validation, "missed": missed}
