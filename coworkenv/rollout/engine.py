@@ -203,7 +203,7 @@ def _run_local(s: Settings, pending: list[Trial], keep: Callable[[TrialRecord], 
         _process_pool(pending, payloads, workers, lambda i, out, err: keep(record_of(pending[i], out, err)))
         return
     from coworkenv.rollout import jobs  # noqa: F401  (registers the `trial` job)
-    from coworkenv.sandbox.judged import run_jobs_judged
+    from coworkenv.rollout.judged import run_jobs_judged
     from coworkenv.sandbox.limits import Limits
     from coworkenv.validate.judging import spec_pairs
 

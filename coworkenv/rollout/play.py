@@ -29,9 +29,9 @@ def rollout_rows(specs: Iterable[TaskSpec], agent: str = "oracle", progress: Cal
 def sandboxed_rollouts(specs: Iterable[TaskSpec], agent: str = "oracle", *, workers: int = 2, runtime: str = "auto",
                        progress: Callable[..., None] | None = None, budget_s: float | None = None) -> list[Any]:  # fmt: skip
     """One `rollout` job per spec, in the sandbox: the JobResults (output: the `trajectories` row), in order. With a
-    judge active, rubrics are graded from its verdicts on the pairs the spec foresees (`sandbox.judged`)."""
+    judge active, rubrics are graded from its verdicts on the pairs the spec foresees (`rollout.judged`)."""
     import coworkenv.rollout.jobs  # noqa: F401  (registers the job)
-    from coworkenv.sandbox.judged import run_jobs_judged
+    from coworkenv.rollout.judged import run_jobs_judged
     from coworkenv.validate.judging import spec_pairs
 
     texts = [spec.to_json() for spec in specs]
