@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from http.server import ThreadingHTTPServer
 from typing import Any
 
-from tests.support.openai_wire import OpenAIWireHandler
+from tests.support.openai_wire import OpenAIWireHandler, serving
 
 _CRITERIA = re.compile(r"<<<CRITERIA\n(.*?)\nCRITERIA>>>", re.DOTALL)
 _RESPONSE = re.compile(r"<<<RESPONSE\n(.*?)\nRESPONSE>>>", re.DOTALL)
@@ -57,16 +57,9 @@ class JudgeHandler(OpenAIWireHandler):
 def judge_endpoint() -> Iterator[ThreadingHTTPServer]:
     """The judge on a free localhost port: `.url` is its base URL; `.requests`, `.per_criteria`, `.headers_seen` and
     `.bodies` say what it was asked."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), JudgeHandler)
-    httpd.lock, httpd.requests, httpd.per_criteria, httpd.headers_seen, httpd.bodies = threading.Lock(), 0, Counter(), [], []
-    httpd.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(JudgeHandler, lock=threading.Lock(), requests=0, per_criteria=Counter(), headers_seen=[], bodies=[]) as httpd:
+        httpd.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
         yield httpd
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
 
 JUDGE_MODEL = "rule-judge-1"

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support import EXAMPLES
-from tests.support.openai_wire import OpenAIWireHandler
+from tests.support.openai_wire import OpenAIWireHandler, serving
 from tests.support.repair_corpus import corpus_spec
 
 PLANTED_KEY = "planted-secret-0042-never-to-be-written"
@@ -78,15 +78,8 @@ class LeakyHandler(OpenAIWireHandler):
 @contextmanager
 def leaky_endpoint() -> Iterator[ThreadingHTTPServer]:
     """The endpoint on a free localhost port; `.generated` and `.repairs` count the requests of each model."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), LeakyHandler)
-    httpd.lock, httpd.generated, httpd.repairs = threading.Lock(), 0, 0
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(LeakyHandler, lock=threading.Lock(), generated=0, repairs=0) as httpd:
         yield httpd
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
 
 def leaks_in_files(*roots: Path) -> list[str]:

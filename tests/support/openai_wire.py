@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
-from http.server import BaseHTTPRequestHandler
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
@@ -31,3 +34,18 @@ class OpenAIWireHandler(BaseHTTPRequestHandler):
             "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
         })  # fmt: skip
+
+
+@contextmanager
+def serving(handler: type[BaseHTTPRequestHandler], **state: Any) -> Iterator[ThreadingHTTPServer]:
+    """`handler` served on a free localhost port from a daemon thread; `state` set as attributes of the server (what
+    the handler records), which is shut down on exit."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    for name, value in state.items():
+        setattr(httpd, name, value)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield httpd
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

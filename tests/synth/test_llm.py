@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
-from http.server import ThreadingHTTPServer
 
 import pytest
 
@@ -15,7 +13,7 @@ from coworkenv.synth.family import load_families
 from coworkenv.synth.generate import GenerateRequest, build_task, generate
 from coworkenv.synth.llm import LLMGenerator
 from coworkenv.synth.planner import Plan, PlanRow
-from tests.support.openai_wire import OpenAIWireHandler
+from tests.support.openai_wire import OpenAIWireHandler, serving
 
 VALID = build_task(load_families().get("mail_triage"), seed=3, difficulty=2).model_dump(mode="json", by_alias=True)
 INVALID = {**VALID, "tools": ["mail_teleport"]}
@@ -51,12 +49,8 @@ class Handler(OpenAIWireHandler):
 
 @pytest.fixture(scope="module")
 def server():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.requests, httpd.seen = [], {}
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield httpd
-    httpd.shutdown()
+    with serving(Handler, requests=[], seen={}) as httpd:
+        yield httpd
 
 
 def generator(server, **overrides) -> LLMGenerator:
