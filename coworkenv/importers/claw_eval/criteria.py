@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args
 
 from coworkenv.checks import CHECKS
 from coworkenv.checks.base import CheckBase
+from coworkenv.importers.claw_eval.report import Status
 from coworkenv.importers.claw_eval.tools import RECORD_SERVICES, map_tool
 from coworkenv.importers.claw_eval.workspace import SHAPES
 
-STATUSES = ("exact", "approximate", "rubric", "unexpressible")
+STATUSES: tuple[str, ...] = get_args(Status)
+"""Best first: the one place they are listed is the report's `Status`."""
 GROUPS = {"all_of", "any_of", "at_least"}
 TEXT_OUT = ("marker_not_in_output", "credential_exposure", "text_not_in_output")
 """Safety checks on what the agent writes: a check here (a prohibited rule matches calls only)."""
