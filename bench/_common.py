@@ -1,4 +1,5 @@
-"""Shared by the benchmarks: machine description, pinning to one core, interleaved timing."""
+"""Shared by the benchmarks: machine description, pinning to one core, interleaved timing, and the calibration figure
+that makes numbers from different machines comparable."""
 
 from __future__ import annotations
 
@@ -75,3 +76,46 @@ def display_path(path: Path) -> str:
         return str(path.resolve().relative_to(repo))
     except ValueError:
         return str(path)
+
+
+CALIBRATION_TEXT = '{"task_id": "calibration-0001", "tool": "mail_search", "calls": 3, "tags": ["inbox", "invoice"], "score": 0.5}'
+
+
+def calibration(loops: int = 20_000, repeats: int = 5) -> dict[str, Any]:
+    """A fixed workload measured in the same run as a benchmark: parse a small JSON object into a pydantic model and
+    merge its fields into a dict, `loops` times. Every benchmark reports its figures also as ratios to this rate, so
+    that figures from machines of different speed (or one machine under different load) can be compared: the
+    ratio moves with the code, the absolute rate with the machine. Median of `repeats`; CPU time of this process."""
+    from pydantic import BaseModel, ConfigDict
+
+    class Probe(BaseModel):
+        model_config = ConfigDict(frozen=True, extra="forbid")
+        task_id: str
+        tool: str
+        calls: int
+        tags: list[str]
+        score: float
+
+    def work() -> None:
+        state: dict[str, Any] = {}
+        for i in range(loops):
+            probe = Probe.model_validate_json(CALIBRATION_TEXT)
+            state.update(probe.__dict__)
+            state[i & 255] = probe.calls
+
+    work()  # warm-up
+    cpu = []
+    for _ in range(repeats):
+        gc.collect()
+        start = time.process_time()
+        work()
+        cpu.append(time.process_time() - start)
+    cpu.sort()
+    median = cpu[len(cpu) // 2]
+    return {"workload": "pydantic parse + dict update", "loops": loops, "ops_per_cpu_s": loops / median,
+            "us_per_op": median / loops * 1e6, "repeats_cpu_s": cpu}  # fmt: skip
+
+
+def calibrated(rate: float, calib: dict[str, Any]) -> float:
+    """`rate` (things per second) as a ratio to the calibration rate: things per 1,000 calibration operations."""
+    return rate / calib["ops_per_cpu_s"] * 1000

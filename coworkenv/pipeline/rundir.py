@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,11 +33,13 @@ from pydantic import BaseModel, ValidationError
 
 from coworkenv.data.root import DataRoot, local_path, open_root
 from coworkenv.errors import CoworkEnvError, format_validation_error
-from coworkenv.files import parse_json, read_json, read_text, write_output
+from coworkenv.files import parse_json, read_json, staged, write_output
 from coworkenv.pipeline.config import C, SynthesisConfig, validated_config
 from coworkenv.redact import scrub_configured
 from coworkenv.spec.task import TaskSpec
 from coworkenv.validate.verdict import TaskValidation
+
+R = TypeVar("R")
 
 RUNS_DIR = "runs"
 GATES_PASSED = ("quality", "passed.json")
@@ -113,28 +117,82 @@ def write_text(path: Path, text: str) -> None:
     write_output(path, scrub_configured(text))
 
 
+BATCH = 1000
+"""Tasks a stage holds in memory at once (docs/architecture.md, "Bounded memory"): every stage that reads or writes a
+task set streams it in batches of this size, so memory stays flat in the number of tasks."""
+
+
+def batched(items: Iterable[R], size: int = BATCH) -> Iterator[list[R]]:
+    """`items` in lists of `size` (the last one shorter); `itertools.batched` is Python 3.12+."""
+    if size < 1:
+        raise ValueError(f"batch size {size}: give at least 1")
+    it = iter(items)
+    while batch := list(islice(it, size)):
+        yield batch
+
+
+@contextmanager
+def jsonl_writer(path: Path) -> Iterator[Callable[[Iterable[str]], int]]:
+    """`write(lines)` appends lines to a JSON Lines file that appears whole when the block ends, or not at all; what
+    it writes goes through `scrub_configured`, as `write_text` does. Hands back the number of lines written."""
+    with staged(path) as tmp, tmp.open("w", encoding="utf-8") as out:
+
+        def write(lines: Iterable[str]) -> int:
+            n = 0
+            for line in lines:
+                out.write(scrub_configured(line) + "\n")
+                n += 1
+            return n
+
+        yield write
+
+
 def write_jsonl(path: Path, lines: Iterable[str]) -> None:
-    write_text(path, "".join(line + "\n" for line in lines))
+    with jsonl_writer(path) as write:
+        write(lines)
+
+
+def iter_jsonl(path: Path) -> Iterator[str]:
+    """The non-blank lines of a JSON Lines file, one at a time (none when it does not exist)."""
+    if not path.exists():
+        return
+    try:
+        with path.open(encoding="utf-8") as lines:
+            for line in lines:
+                if line.strip():
+                    yield line.rstrip("\r\n")
+    except UnicodeDecodeError as exc:
+        raise CoworkEnvError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except IsADirectoryError:
+        raise CoworkEnvError(f"{path}: is a directory, not a file") from None
+    except OSError as exc:
+        raise CoworkEnvError(f"{path}: cannot read: {exc.strerror or type(exc).__name__}") from None
 
 
 def read_jsonl(path: Path) -> list[str]:
     """The non-blank lines of a JSON Lines file (none when it does not exist)."""
-    return [line for line in read_text(path).splitlines() if line.strip()] if path.exists() else []
+    return list(iter_jsonl(path))
+
+
+def count_jsonl(path: Path) -> int:
+    return sum(1 for _ in iter_jsonl(path))
+
+
+def iter_rows(path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a JSON Lines file of the run, one at a time, or an error naming the line."""
+    for number, line in enumerate(iter_jsonl(path), start=1):
+        row = parse_json(line, f"{path}:{number}")
+        if not isinstance(row, dict):
+            raise CoworkEnvError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
+        yield row
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
     """The JSON objects of a JSON Lines file of the run (none when it does not exist), or an error naming the line."""
-    rows = []
-    for number, line in enumerate(read_jsonl(path), start=1):
-        row = parse_json(line, f"{path}:{number}")
-        if not isinstance(row, dict):
-            raise CoworkEnvError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
-        rows.append(row)
-    return rows
+    return list(iter_rows(path))
 
 
 M = TypeVar("M", bound=BaseModel)
-R = TypeVar("R")
 
 StageHook = Callable[[str, Any], None]
 """Called with (stage, its result) after each stage of a whole run: progress reports."""
@@ -152,15 +210,18 @@ def stage_reporter(on_stage: StageHook | None) -> Callable[[str, R], R]:
     return done
 
 
-def read_models(model: type[M], path: Path) -> list[M]:
-    """A JSON Lines file of the run as models, or an error naming the offending line and field."""
-    out = []
-    for number, row in enumerate(read_rows(path), start=1):
+def iter_models(model: type[M], path: Path) -> Iterator[M]:
+    """A JSON Lines file of the run as models, one at a time, or an error naming the offending line and field."""
+    for number, row in enumerate(iter_rows(path), start=1):
         try:
-            out.append(model.model_validate(row))
+            yield model.model_validate(row)
         except ValidationError as exc:
             raise CoworkEnvError(format_validation_error(exc, f"{path}:{number}")) from None
-    return out
+
+
+def read_models(model: type[M], path: Path) -> list[M]:
+    """A JSON Lines file of the run as models, or an error naming the offending line and field."""
+    return list(iter_models(model, path))
 
 
 def write_json(path: Path, value: Any) -> None:
