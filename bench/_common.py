@@ -45,9 +45,7 @@ def machine_info(pinned: int | None) -> dict[str, Any]:
     }
 
 
-def time_modes(
-    modes: dict[str, Callable[[], None]], rounds: int, warmup: int, repeats: int
-) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+def time_modes(modes: dict[str, Callable[[], None]], rounds: int, warmup: int, repeats: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """Wall-clock and CPU seconds per round (one pass over every task), one value per repeat and mode.
 
     The modes are interleaved repeat by repeat, so that a slow spell of the machine hits them alike. CPU time
@@ -119,3 +117,11 @@ def calibration(loops: int = 20_000, repeats: int = 5) -> dict[str, Any]:
 def calibrated(rate: float, calib: dict[str, Any]) -> float:
     """`rate` (things per second) as a ratio to the calibration rate: things per 1,000 calibration operations."""
     return rate / calib["ops_per_cpu_s"] * 1000
+
+
+def calibration_line(calib: dict[str, Any]) -> str:
+    """The markdown line every benchmark prints under its machine line."""
+    return (
+        f"Calibration ({calib['workload']}, measured in this run): {calib['ops_per_cpu_s']:,.0f} ops per CPU-second "
+        f'({calib["us_per_op"]:.2f} µs/op); a figure "per 1k calib" is the rate divided by this one, times 1,000.'
+    )
