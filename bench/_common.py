@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import os
 import platform
+import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -112,6 +113,13 @@ def calibration(loops: int = 20_000, repeats: int = 5) -> dict[str, Any]:
     median = cpu[len(cpu) // 2]
     return {"workload": "pydantic parse + dict update", "loops": loops, "ops_per_cpu_s": loops / median,
             "us_per_op": median / loops * 1e6, "repeats_cpu_s": cpu}  # fmt: skip
+
+
+def merged_calibration(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several calibration runs of one process (e.g. before and after the benchmark) as one: median of all repeats."""
+    cpu = sorted(s for run in runs for s in run["repeats_cpu_s"])
+    median, loops = statistics.median(cpu), runs[0]["loops"]
+    return runs[0] | {"ops_per_cpu_s": loops / median, "us_per_op": median / loops * 1e6, "repeats_cpu_s": cpu}
 
 
 def calibrated(rate: float, calib: dict[str, Any]) -> float:

@@ -38,7 +38,7 @@ BENCH = Path(__file__).resolve().parent
 if str(BENCH) not in sys.path:
     sys.path.insert(0, str(BENCH))
 
-from _common import calibrated, calibration_line, machine_info  # noqa: E402
+from _common import calibrated, calibration_line, machine_info, merged_calibration  # noqa: E402
 
 WORKER = BENCH / "_versus_worker.py"
 DEFAULT_REV = "27970e3"
@@ -96,12 +96,6 @@ class Worker:
             self.proc.kill()
             self.proc.wait()
         self.replies.close()
-
-
-def merged_calibration(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    cpu = sorted(s for run in runs for s in run["repeats_cpu_s"])
-    median, loops = statistics.median(cpu), runs[0]["loops"]
-    return runs[0] | {"ops_per_cpu_s": loops / median, "us_per_op": median / loops * 1e6, "repeats_cpu_s": cpu}
 
 
 def compare(workers: dict[str, Worker], tasks: Path, n: int, seed: int, repeats: int, rounds: dict[str, int]) -> dict[str, Any]:
