@@ -127,9 +127,16 @@ def calibrated(rate: float, calib: dict[str, Any]) -> float:
     return rate / calib["ops_per_cpu_s"] * 1000
 
 
+def calibrated_s(seconds: float, calib: dict[str, Any]) -> float:
+    """A duration as a ratio to the calibration: how many thousand calibration operations fit in it (for benchmarks
+    whose figure is a time, not a rate; the inverse of `calibrated` for one thing)."""
+    return seconds * calib["ops_per_cpu_s"] / 1000
+
+
 def calibration_line(calib: dict[str, Any]) -> str:
     """The markdown line every benchmark prints under its machine line."""
     return (
         f"Calibration ({calib['workload']}, measured in this run): {calib['ops_per_cpu_s']:,.0f} ops per CPU-second "
-        f'({calib["us_per_op"]:.2f} µs/op); a figure "per 1k calib" is the rate divided by this one, times 1,000.'
+        f'({calib["us_per_op"]:.2f} µs/op); a rate "per 1k calib" is things per 1,000 calibration operations, a time "in k calib" the '
+        "number of thousand calibration operations that fit in it: ratios that move with the code, not with the machine."
     )

@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from _common import machine_info  # noqa: E402
+from _common import calibrated_s, calibration, calibration_line, machine_info  # noqa: E402
 
 from coworkenv.data.build import release_tables  # noqa: E402
 from coworkenv.data.publisher import publish_release  # noqa: E402
@@ -43,6 +43,7 @@ from coworkenv.validate.batch import validate_tasks  # noqa: E402
 
 
 def run(n: int, repeats: int, workers: int, runtime: str) -> dict[str, Any]:
+    calib = calibration()
     builds, generation = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(repeats):
@@ -64,7 +65,8 @@ def run(n: int, repeats: int, workers: int, runtime: str) -> dict[str, Any]:
         theirs = [shingles(t.instruction) for t in specs]
         exact_max = max(jaccard(shingles(s.instruction), other) for s in build.suite.tasks for other in theirs)
     return {
-        "n": n, "repeats": repeats, "workers": workers, "runtime": runtime, "machine": machine_info(None),
+        "n": n, "repeats": repeats, "workers": workers, "runtime": runtime, "machine": machine_info(None), "calibration": calib,
+        "build_k_calib": calibrated_s(statistics.median(builds), calib), "check_k_calib": calibrated_s(statistics.median(checks), calib),
         "build_s": statistics.median(builds), "builds_s": builds, "generation_s": statistics.median(generation),
         "counts": build.model_dump(exclude={"suite"}) | {"composition": build.suite.composition()},
         "training_tasks": len(specs), "check_s": statistics.median(checks), "checks_s": checks,
@@ -77,12 +79,13 @@ def markdown(r: dict[str, Any]) -> str:
     return "\n".join([
         f"Machine: {r['machine']['cpu']} ({r['machine']['logical_cpus']} logical CPUs), Python {r['machine']['python']}; "
         f"{r['workers']} sandbox workers, runtime {r['runtime']}, {r['repeats']} repeats (median).",
+        calibration_line(r["calibration"]),
         "",
-        "| step | seconds |",
-        "|---|---:|",
-        f"| build the {r['n']}-task bench (plan, generate, battery in the sandbox, publish) | {r['build_s']:.1f} |",
-        f"| of which generation alone | {r['generation_s']:.2f} |",
-        f"| contamination check vs a {r['training_tasks']}-task training release (read + check) | {r['check_s']:.2f} |",
+        "| step | seconds | in k calib |",
+        "|---|---:|---:|",
+        f"| build the {r['n']}-task bench (plan, generate, battery in the sandbox, publish) | {r['build_s']:.1f} | {r['build_k_calib']:,.0f} |",
+        f"| of which generation alone | {r['generation_s']:.2f} | |",
+        f"| contamination check vs a {r['training_tasks']}-task training release (read + check) | {r['check_s']:.2f} | {r['check_k_calib']:,.0f} |",
         "",
         f"Suite: {c['valid']} valid of {c['generated']} generated (invalid: {c['invalid']}); groups {c['composition']['group']}; "
         f"difficulties {c['composition']['difficulty']}.",

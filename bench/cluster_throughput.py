@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from _common import machine_info  # noqa: E402
+from _common import calibrated, calibration, calibration_line, machine_info  # noqa: E402
 
 from coworkenv.airflow_env import COMMANDS  # noqa: E402
 from tests.dags.cluster import Cluster, services_missing  # noqa: E402
@@ -115,10 +115,11 @@ def run_cluster(base: Path, conf: dict[str, Any], workers: int, concurrency: int
 
 
 def table(results: dict[str, dict[str, Any]]) -> str:
-    lines = ["| mode | ready (s) | tasks | trigger → success (s) | tasks/s | critical path (s) | scheduling (s) |",
-             "|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines = ["| mode | ready (s) | tasks | trigger → success (s) | tasks/s | tasks/s per 1k calib | critical path (s) | scheduling (s) |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for mode, r in results.items():
-        cells = [r["ready_s"], r["tasks"], r["wall_s"], r["tasks_per_s"], r["critical_path_s"], r["scheduling_s"]]
+        calib = f"{r['tasks_per_s_per_1k_calib']:.3f}"
+        cells = [r["ready_s"], r["tasks"], r["wall_s"], r["tasks_per_s"], calib, r["critical_path_s"], r["scheduling_s"]]
         lines.append(f"| {mode} | " + " | ".join(str(c) for c in cells) + " |")
     lines += ["", "| mode | " + " | ".join(CHAIN) + " |", "|---|" + "---|" * len(CHAIN)]
     for mode, r in results.items():
@@ -138,6 +139,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     conf = {"n": args.n, "seed": args.seed, "shards": args.shards, "workers": 1}
+    calib = calibration()
     results: dict[str, dict[str, Any]] = {}
     for mode in args.modes:
         with tempfile.TemporaryDirectory(prefix=f"cw-{mode}-") as tmp:
@@ -145,11 +147,12 @@ def main() -> None:
                 results[mode] = run_embedded(Path(tmp), conf)
             else:
                 results[mode] = run_cluster(Path(tmp), conf, workers=int(mode.split("-")[1]), concurrency=args.concurrency)
+        results[mode]["tasks_per_s_per_1k_calib"] = calibrated(results[mode]["tasks_per_s"], calib)
         print(f"{mode}: {results[mode]['tasks']} tasks in {results[mode]['wall_s']} s", file=sys.stderr)
     if args.json:
-        print(json.dumps({"machine": machine_info(None), "conf": conf, "results": results}, indent=2))
+        print(json.dumps({"machine": machine_info(None), "calibration": calib, "conf": conf, "results": results}, indent=2))
     else:
-        print(f"machine: {machine_info(None)}\nconf: {conf}, {args.concurrency} slots per worker\n")
+        print(f"machine: {machine_info(None)}\n{calibration_line(calib)}\nconf: {conf}, {args.concurrency} slots per worker\n")
         print(table(results))
 
 

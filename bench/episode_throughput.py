@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # runnable from a checkout without `pip install -e .`
     sys.path.insert(0, str(REPO))
 
-from _common import display_path, machine_info, pin_to_one_core, time_modes  # noqa: E402  (bench/ is on sys.path when run)
+from _common import calibrated, calibration, calibration_line, display_path, machine_info, pin_to_one_core, time_modes  # noqa: E402  (bench/ is on sys.path when run)
 
 from coworkenv.agents import make_policy  # noqa: E402
 from coworkenv.episode.runner import run_episode  # noqa: E402
@@ -71,6 +71,7 @@ def run(tasks_path: Path, rounds: int, warmup: int, repeats: int, per_task: bool
         for spec, data in dicts:
             grade_trajectory(spec, Trajectory.model_validate(data))
 
+    calib = calibration()
     timings, cpu_timings = time_modes({"replay+grade": replay_grade, "parse+replay+grade": parse_replay_grade}, rounds, warmup, repeats)
     modes = {}
     for name, per_round in timings.items():
@@ -84,6 +85,8 @@ def run(tasks_path: Path, rounds: int, warmup: int, repeats: int, per_task: bool
             "tool_calls_per_s": n_calls / median_round,
             "us_per_episode": median_round / n_tasks * 1e6,
             "episodes_per_cpu_s": n_tasks / median_cpu if median_cpu > 0 else None,
+            # CPU time against CPU time: the calibration is CPU-timed, so a busy machine moves neither.
+            "episodes_per_cpu_s_per_1k_calib": calibrated(n_tasks / median_cpu, calib) if median_cpu > 0 else None,
             "repeats_s_per_round": per_round,
             "repeats_cpu_s_per_round": cpu_timings[name],
         }
@@ -105,6 +108,7 @@ def run(tasks_path: Path, rounds: int, warmup: int, repeats: int, per_task: bool
         "warmup": warmup,
         "repeats": repeats,
         "machine": machine_info(pinned),
+        "calibration": calib,
         "modes": modes,
         "per_task": tasks_out,
         "target_episodes_per_s": TARGET_EPISODES_PER_S,
@@ -117,17 +121,18 @@ def markdown(result: dict[str, Any]) -> str:
     lines = [
         f"Machine: {m['cpu']} ({m['logical_cpus']} logical CPUs, pinned to CPU {m['pinned_cpu']}), "
         f"{m['implementation']} {m['python']}, pydantic {m['pydantic']}, {m['platform']}",
+        calibration_line(result["calibration"]),
         f"Workload: {result['tasks']} tasks from `{result['tasks_path']}`, {result['tool_calls_per_pass']} tool calls per pass; "
         f"{result['rounds']} passes x {result['repeats']} repeats after {result['warmup']} warm-up passes, one process, one core.",
         "",
-        "| mode | episodes/s (median) | min – max | tool calls/s | µs/episode | episodes per CPU-second |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| mode | episodes/s (median) | min – max | tool calls/s | µs/episode | episodes per CPU-second | the same, per 1k calib |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for name, r in result["modes"].items():
         per_cpu = f"{r['episodes_per_cpu_s']:,.0f}" if r["episodes_per_cpu_s"] else "n/a"
         lines.append(
             f"| {name} | {r['episodes_per_s']:,.0f} | {r['episodes_per_s_min']:,.0f} – {r['episodes_per_s_max']:,.0f} "
-            f"| {r['tool_calls_per_s']:,.0f} | {r['us_per_episode']:,.0f} | {per_cpu} |"
+            f"| {r['tool_calls_per_s']:,.0f} | {r['us_per_episode']:,.0f} | {per_cpu} | {r['episodes_per_cpu_s_per_1k_calib'] or 0:.2f} |"
         )
     if result["per_task"]:
         lines += ["", "| task | tool calls | µs/episode | episodes/s |", "|---|---:|---:|---:|"]

@@ -27,7 +27,7 @@ for _p in (REPO, REPO / "bench"):
         sys.path.insert(0, str(_p))
 
 import numpy as np  # noqa: E402
-from _common import cpu_model  # noqa: E402
+from _common import calibrated_s, calibration, calibration_line, cpu_model  # noqa: E402
 
 from coworkenv.eval.bootstrap import bootstrap_means, rng_for  # noqa: E402
 from coworkenv.eval.compare import compare  # noqa: E402
@@ -69,6 +69,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    calib = calibration()
     base, cand = rows(args.tasks, args.trials, 1), rows(args.tasks, args.trials, 2, shift=0.1)
     values = task_values(per_task(base), args.trials)
     results = {
@@ -76,14 +77,16 @@ def main() -> None:
         "summarize": timed(lambda: summarize(base), args.repeats),
         "compare": timed(lambda: compare(base, cand), args.repeats),
     }
-    report = {"cpu": cpu_model(), "tasks": args.tasks, "trials": args.trials, "results": results}
+    for r in results.values():
+        r["median_k_calib"] = calibrated_s(r["median_s"], calib)
+    report = {"cpu": cpu_model(), "calibration": calib, "tasks": args.tasks, "trials": args.trials, "results": results}
     if args.json:
         print(json.dumps(report, indent=2))
         return
-    print(f"{args.tasks} tasks × {args.trials} trials on {report['cpu']}\n")
-    print("| step | median s | min s | max s |\n|---|---:|---:|---:|")
+    print(f"{args.tasks} tasks × {args.trials} trials on {report['cpu']}\n{calibration_line(calib)}\n")
+    print("| step | median s | min s | max s | median in k calib |\n|---|---:|---:|---:|---:|")
     for name, r in results.items():
-        print(f"| {name} | {r['median_s']:.3f} | {r['min_s']:.3f} | {r['max_s']:.3f} |")
+        print(f"| {name} | {r['median_s']:.3f} | {r['min_s']:.3f} | {r['max_s']:.3f} | {r['median_k_calib']:,.0f} |")
 
 
 if __name__ == "__main__":

@@ -39,8 +39,11 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:  # the checkout travels without being installed
-    sys.path.insert(0, str(REPO))
+for _p in (REPO, REPO / "bench"):  # the checkout travels without being installed; the tests load this file by path
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
+
+from _common import calibrated_s, calibration, calibration_line  # noqa: E402
 
 PEAK_BF16_TFLOPS = {"H200": 989.0, "H100": 989.0, "H800": 989.0, "GH200": 989.0, "A100": 312.0, "A800": 312.0, "L40S": 362.0, "L4": 121.0}
 """Dense (no sparsity) bf16 tensor-core peak per GPU, from the vendor's datasheets; the first name found in the device
@@ -400,13 +403,15 @@ def report(results: dict[str, Any]) -> str:
     sft, grpo, device = results["sft"], results["grpo"], results["device"]
     lines = [
         f"GPU check on {device['name']} ({'tiny model' if results['tiny'] else 'the ~0.5B model'}, {results['parameters']:,} parameters)",
-        f"  release: {results['release']['tasks']} tasks, {results['release']['sft_rows']} sft rows, built in {results['release']['seconds']} s",
+        f"  release: {results['release']['tasks']} tasks, {results['release']['sft_rows']} sft rows, built in {results['release']['seconds']} s "
+        f"({calibrated_s(results['release']['seconds'], results['calibration']):,.0f} k calib; CPU work)",
         f"  SFT:  {sft['steps']} steps in {sft['seconds']} s, loss {sft['first_loss']} -> {sft['last_loss']}; {sft['tokens_per_s']} tokens/s; "
         f"MFU {_percent(sft['mfu'])}; peak memory {_gib(sft['peak_memory_gib'])}",
         f"  GRPO: {grpo['steps']} steps in {grpo['seconds']} s; {grpo['generated_tokens_per_s']} generated tokens/s, "
         f"{grpo['trained_tokens_per_s']} trained tokens/s; mean reward {grpo['mean_reward']}; peak memory {_gib(grpo['peak_memory_gib'])}",
         f"  peak bf16: {device['peak_tflops'] or 'unknown (give --peak-tflops)'} TFLOP/s; max RSS {results['max_rss_gib']} GiB; "
         f"total {results['seconds']} s (budget {BUDGET_S} s)",
+        "  " + calibration_line(results["calibration"]),
     ]
     return "\n".join(lines)
 
@@ -426,6 +431,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     start = time.perf_counter()
     device = device_info(args)
+    calib = calibration()  # the CPU side only: the GPU figures are not divided by it
     with tempfile.TemporaryDirectory(prefix="gpu-check-") as scratch:
         work = args.work or Path(scratch)
         data_root = work / "data"
@@ -434,7 +440,7 @@ def main(argv: list[str] | None = None) -> int:
         sft = sft_check(args, model_dir, data_root, release, parameters, device)
         grpo = grpo_steps(args, Path(sft["checkpoint"]), data_root, release, device)
     results = {
-        "tiny": args.tiny, "device": device, "parameters": parameters, "release": release_info, "sft": sft, "grpo": grpo,
+        "tiny": args.tiny, "device": device, "parameters": parameters, "release": release_info, "sft": sft, "grpo": grpo, "calibration": calib,
         "seconds": round(time.perf_counter() - start, 1), "max_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),
         "distributions": imported_distributions(),
     }  # fmt: skip

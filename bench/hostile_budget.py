@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from _common import machine_info  # noqa: E402
+from _common import calibrated_s, calibration, calibration_line, machine_info  # noqa: E402
 
 from coworkenv.sandbox.limits import Limits  # noqa: E402
 from coworkenv.sandbox.selection import bwrap_usable  # noqa: E402
@@ -76,8 +76,9 @@ def _run(batch: list[str], runtime: str, budget: float | None, workers: int) -> 
 
 def measure(n: int, runtimes: list[str], budget: float | None, repeats: int, workers: int, unbounded: bool) -> dict[str, Any]:
     good = _good(n)
+    calib = calibration()
     out: dict[str, Any] = {"n": n, "workers": workers, "budget_s": budget or BATTERY_BUDGET_S, "repeats": repeats,
-                           "machine": machine_info(None), "rows": []}  # fmt: skip
+                           "machine": machine_info(None), "calibration": calib, "rows": []}  # fmt: skip
     cases = [("none", 0, budget), ("regex", 1, budget), ("regex", 10, budget), ("slow", 1, budget), ("slow", 10, budget)]
     if unbounded:
         cases.append(("slow", 1, PRE_BUDGET_WALL_S))
@@ -94,6 +95,7 @@ def measure(n: int, runtimes: list[str], budget: float | None, repeats: int, wor
             extra = wall - base if base is not None else 0.0
             out["rows"].append({"runtime": runtime, "hostile": kind, "k": k, "budget_s": case_budget or BATTERY_BUDGET_S, "wall_s": round(wall, 2),
                                 "extra_s": round(extra, 2), "extra_per_hostile_s": round(extra / k, 2) if k else 0.0,
+                                "wall_k_calib": round(calibrated_s(wall, calib), 1),
                                 "slowdown": round(wall / base, 2) if base else 1.0, "codes": codes})  # fmt: skip
             print(f"# {runtime} {kind} k={k} budget={case_budget}: {wall:.1f} s {codes}", file=sys.stderr)
     return out
@@ -101,13 +103,13 @@ def measure(n: int, runtimes: list[str], budget: float | None, repeats: int, wor
 
 def markdown(result: dict[str, Any]) -> str:
     lines = [f"{result['n']} good tasks, {result['workers']} workers, {result['repeats']} repeat(s); machine: {result['machine']['cpu']}, "
-             f"{result['machine']['logical_cpus']} logical CPUs", "",
-             "| runtime | hostile | k | budget | batch | extra | per hostile task | slowdown | verdicts |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---|"]  # fmt: skip
+             f"{result['machine']['logical_cpus']} logical CPUs", calibration_line(result["calibration"]), "",
+             "| runtime | hostile | k | budget | batch | batch in k calib | extra | per hostile task | slowdown | verdicts |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]  # fmt: skip
     for r in result["rows"]:
         codes = ", ".join(f"{c} {n}" for c, n in r["codes"].items() if c in ("valid", "sandbox_timeout", "oracle_scores_1"))
-        lines.append(f"| {r['runtime']} | {r['hostile']} | {r['k']} | {r['budget_s']:g} s | {r['wall_s']:.1f} s | {r['extra_s']:+.1f} s | "
-                     f"{r['extra_per_hostile_s']:.1f} s | {r['slowdown']:.2f}× | {codes} |")  # fmt: skip
+        lines.append(f"| {r['runtime']} | {r['hostile']} | {r['k']} | {r['budget_s']:g} s | {r['wall_s']:.1f} s | {r['wall_k_calib']:,.0f} "
+                     f"| {r['extra_s']:+.1f} s | {r['extra_per_hostile_s']:.1f} s | {r['slowdown']:.2f}× | {codes} |")  # fmt: skip
     return "\n".join(lines)
 
 

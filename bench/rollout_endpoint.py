@@ -37,7 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from _common import machine_info  # noqa: E402
+from _common import calibrated, calibration, calibration_line, machine_info  # noqa: E402
 
 from coworkenv.agents.base import Reply, Request, load_agent  # noqa: E402
 from coworkenv.agents.openai_agent import reply_from  # noqa: E402
@@ -110,7 +110,7 @@ def same_conversations(a: list[TrialRecord], b: list[TrialRecord]) -> bool:
     return [(r.task_id, r.messages, r.grade.score) for r in a] == [(r.task_id, r.messages, r.grade.score) for r in b]
 
 
-def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
+def summarise(runs: list[dict[str, Any]], calib: dict[str, Any]) -> dict[str, Any]:
     first = runs[0]
     med = {k: statistics.median(r[k] for r in runs) for k in ("wall_s", "client_cpu_s", "latency_p50_s", "latency_p95_s")}
     rates = sorted(first["turns"] / r["wall_s"] for r in runs)
@@ -118,6 +118,7 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "episodes": first["episodes"], "turns": first["turns"], "tool_calls": first["tool_calls"], "median_s": med["wall_s"],
         "turns_per_s": statistics.median(rates), "turns_per_s_min": rates[0], "turns_per_s_max": rates[-1],
+        "turns_per_s_per_1k_calib": calibrated(statistics.median(rates), calib),
         "episodes_per_s": first["episodes"] / med["wall_s"], "tool_calls_per_s": first["tool_calls"] / med["wall_s"],
         "latency_p50_ms": 1000 * med["latency_p50_s"], "latency_p95_ms": 1000 * med["latency_p95_s"],
         "client_cpu_ms_per_turn": 1000 * med["client_cpu_s"] / first["turns"],
@@ -127,6 +128,7 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run(episodes: int, concurrencies: list[int], calls: int, repeats: int, store: bool) -> dict[str, Any]:
+    calib = calibration()
     specs, _ = generate(GenerateRequest(n=episodes, seed=1))
     modes = [HTTP, FLOOR]
     raw: dict[tuple[str, int], list[dict[str, Any]]] = {(m, c): [] for m in modes for c in concurrencies}
@@ -144,8 +146,8 @@ def run(episodes: int, concurrencies: list[int], calls: int, repeats: int, store
                 if repeat == 0 and not same_conversations(kept[HTTP], kept[FLOOR]):
                     raise SystemExit(f"concurrency {c}: the endpoint's and the in-process agent's conversations differ")
     return {"n_tasks": len(specs), "calls_per_episode": calls, "repeats": repeats, "store": store, "load_avg_before": load_before,
-            "load_avg_after": os.getloadavg(), "machine": machine_info(None),
-            "results": [{"mode": m, "concurrency": c, **summarise(raw[(m, c)])} for m in modes for c in concurrencies]}  # fmt: skip
+            "load_avg_after": os.getloadavg(), "machine": machine_info(None), "calibration": calib,
+            "results": [{"mode": m, "concurrency": c, **summarise(raw[(m, c)], calib)} for m in modes for c in concurrencies]}  # fmt: skip
 
 
 def markdown(out: dict[str, Any]) -> str:
@@ -156,14 +158,16 @@ def markdown(out: dict[str, Any]) -> str:
         f"{out['calls_per_episode']} calls, then answers), median of {out['repeats']}"
         f"{', trials file written' if out['store'] else ''}; load average {load}; {out['machine']['cpu']}, "
         f"{out['machine']['logical_cpus']} logical CPUs",
+        calibration_line(out["calibration"]),
         "",
-        "| mode | concurrent episodes | turns/s (median) | min – max | episodes/s | tool calls/s | turn latency p50 / p95 "
+        "| mode | concurrent episodes | turns/s (median) | min – max | turns/s per 1k calib | episodes/s | tool calls/s | turn latency p50 / p95 "
         "| client CPU per turn | endpoint CPU per turn |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in out["results"]:
         server = f"{r['server_cpu_ms_per_turn']:.2f} ms" if r["server_cpu_ms_per_turn"] is not None else "—"
         lines.append(f"| {r['mode']} | {r['concurrency']} | **{r['turns_per_s']:.0f}** | {r['turns_per_s_min']:.0f} – {r['turns_per_s_max']:.0f} "
+                     f"| {r['turns_per_s_per_1k_calib']:.2f} "
                      f"| {r['episodes_per_s']:.0f} | {r['tool_calls_per_s']:.0f} | {r['latency_p50_ms']:.2f} / {r['latency_p95_ms']:.2f} ms "
                      f"| {r['client_cpu_ms_per_turn']:.2f} ms | {server} |")  # fmt: skip
     return "\n".join(lines)

@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from _common import machine_info  # noqa: E402
+from _common import calibrated, calibration, calibration_line, machine_info  # noqa: E402
 
 from coworkenv.rollout import jobs, run_trials  # noqa: E402, F401  (jobs: registers the `trial` job)
 from coworkenv.sandbox.pool import WorkerPool  # noqa: E402
@@ -59,6 +59,7 @@ def startup_s(runtime: str, workers: int) -> float:
 
 
 def run(n: int, trials: int, workers: int, repeats: int) -> dict[str, Any]:
+    calib = calibration()
     specs, _ = generate(GenerateRequest(n=n, seed=1))
     episodes = len(specs) * trials
     calls = sum(1 for s in specs for step in s.solution if hasattr(step, "tool")) * trials
@@ -80,23 +81,28 @@ def run(n: int, trials: int, workers: int, repeats: int) -> dict[str, Any]:
         runtime, w = modes[name]
         startup = statistics.median(startup_s(runtime, w) for _ in range(repeats)) if runtime != "none" else 0.0
         results[name] = {"median_s": statistics.median(per_run), "episodes_per_s": statistics.median(rates), "min": rates[0], "max": rates[-1],
-                         "startup_s": startup, "after_startup_per_s": episodes / max(1e-9, statistics.median(per_run) - startup)}  # fmt: skip
+                         "startup_s": startup, "after_startup_per_s": episodes / max(1e-9, statistics.median(per_run) - startup),
+                         "episodes_per_s_per_1k_calib": calibrated(statistics.median(rates), calib)}  # fmt: skip
     return {"n_tasks": len(specs), "trials": trials, "episodes": episodes, "oracle_calls": calls, "repeats": repeats,
-            "load_avg": os.getloadavg(), "machine": machine_info(None), "modes": results}  # fmt: skip
+            "load_avg": os.getloadavg(), "machine": machine_info(None), "calibration": calib, "modes": results}  # fmt: skip
 
 
 def markdown(out: dict[str, Any]) -> str:
     lines = [
         f"{out['n_tasks']} tasks × {out['trials']} trial(s) = {out['episodes']} episodes ({out['oracle_calls']} oracle calls), "
         f"median of {out['repeats']}; load average {', '.join(f'{x:.1f}' for x in out['load_avg'])}; {out['machine']['cpu']}",
+        calibration_line(out["calibration"]),
         "",
-        "| mode | run_trials | episodes/s (median) | min – max | pool start-up | episodes/s after start-up |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| mode | run_trials | episodes/s (median) | min – max | episodes/s per 1k calib | pool start-up | episodes/s after start-up |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for name, m in out["modes"].items():
         startup = f"{m['startup_s']:.2f} s" if m["startup_s"] else "—"
-        lines.append(f"| {name} | {m['median_s']:.2f} s | **{m['episodes_per_s']:.0f}** | {m['min']:.0f} – {m['max']:.0f} | {startup} "
-                     f"| {m['after_startup_per_s']:.0f} |")
+        lines.append(
+            f"| {name} | {m['median_s']:.2f} s | **{m['episodes_per_s']:.0f}** | {m['min']:.0f} – {m['max']:.0f} "
+            f"| {m['episodes_per_s_per_1k_calib']:.2f} | {startup} "
+            f"| {m['after_startup_per_s']:.0f} |"
+        )
     return "\n".join(lines)
 
 

@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from _common import machine_info  # noqa: E402
+from _common import calibrated, calibration, calibration_line, machine_info  # noqa: E402
 
 from coworkenv.sandbox.jobs import JOBS  # noqa: E402
 from coworkenv.sandbox.limits import Limits  # noqa: E402
@@ -64,7 +64,8 @@ def _median_time(work: Callable[[], None], repeats: int) -> float:
 
 def run(jobs: list[str], runtimes: list[str], n: int, repeats: int) -> dict[str, Any]:
     limits = Limits(wall_s=120, cpu_s=60)
-    out: dict[str, Any] = {"n": n, "repeats": repeats, "machine": machine_info(None), "runtimes": runtimes, "jobs": {}, "startup_ms": {}}
+    out: dict[str, Any] = {"n": n, "repeats": repeats, "machine": machine_info(None), "calibration": calibration(), "runtimes": runtimes,
+                           "jobs": {}, "startup_ms": {}}  # fmt: skip
     for name in runtimes:
         runtime = get_runtime(name)
         times = []
@@ -109,6 +110,7 @@ def run(jobs: list[str], runtimes: list[str], n: int, repeats: int) -> dict[str,
         base = row["in-process"]["s"]
         for key, value in row.items():
             value["tasks_per_s"] = n / value["s"]
+            value["tasks_per_s_per_1k_calib"] = calibrated(value["tasks_per_s"], out["calibration"])
             if key.endswith("x1"):
                 value["overhead_us_per_task"] = (value["s"] - base) / n * 1e6
         out["jobs"][job] = row
@@ -119,9 +121,10 @@ def markdown(result: dict[str, Any]) -> str:
     lines = [
         f"n = {result['n']} tasks per job, median of {result['repeats']}; "
         f"{result['machine']['cpu']}, {result['machine']['logical_cpus']} logical CPUs",
+        calibration_line(result["calibration"]),
         "",
-        "| job | mode | tasks/s | overhead per task (1 worker) |",
-        "|---|---|---:|---:|",
+        "| job | mode | tasks/s | tasks/s per 1k calib | overhead per task (1 worker) |",
+        "|---|---|---:|---:|---:|",
     ]
     for job, row in result["jobs"].items():
         for mode, value in row.items():
@@ -132,7 +135,7 @@ def markdown(result: dict[str, Any]) -> str:
             if mode.endswith("x2") and one is not None:
                 overhead = f"{one['overhead_us_per_task']:,.0f} µs ({one['tasks_per_s']:,.0f} tasks/s with 1)"
             label = mode.replace("x2", "(2 workers)")
-            lines.append(f"| {job} | {label} | {value['tasks_per_s']:,.0f} | {overhead} |")
+            lines.append(f"| {job} | {label} | {value['tasks_per_s']:,.0f} | {value['tasks_per_s_per_1k_calib']:.2f} | {overhead} |")
     lines += ["", "Starting one sandboxed worker (spawn + warm-up imports + stop): "]
     lines[-1] += ", ".join(f"{name} {ms:,.0f} ms" for name, ms in result["startup_ms"].items())
     return "\n".join(lines)

@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from _common import machine_info, pin_to_one_core, time_modes  # noqa: E402
+from _common import calibrated, calibration, calibration_line, machine_info, pin_to_one_core, time_modes  # noqa: E402
 
 from coworkenv.grading.consistency import consistency_gate  # noqa: E402
 from coworkenv.synth.family import load_families  # noqa: E402
@@ -51,6 +51,7 @@ def run(n: int, seed: int, warmup: int, repeats: int) -> dict[str, Any]:
             if not consistency_gate(spec).passed:
                 raise SystemExit(f"{spec.id} fails the consistency gate")
 
+    calib = calibration()
     timings, cpu = time_modes({"generate": generate, "generate+gate": generate_and_gate}, rounds=1, warmup=warmup, repeats=repeats)
     modes = {}
     for name, per_round in timings.items():
@@ -59,24 +60,26 @@ def run(n: int, seed: int, warmup: int, repeats: int) -> dict[str, Any]:
             "min_tasks_per_s": n / max(per_round),
             "max_tasks_per_s": n / min(per_round),
             "tasks_per_cpu_s": n / statistics.median(cpu[name]),
+            "tasks_per_cpu_s_per_1k_calib": calibrated(n / statistics.median(cpu[name]), calib),  # CPU time against CPU time
             "target": TARGETS[name],
         }
-    return {"n": n, "families": len(load_families()), "repeats": repeats, "machine": machine_info(pinned), "modes": modes}
+    return {"n": n, "families": len(load_families()), "repeats": repeats, "machine": machine_info(pinned), "calibration": calib, "modes": modes}
 
 
 def markdown(result: dict[str, Any]) -> str:
     m = result["machine"]
     lines = [
         f"Machine: {m['cpu']} ({m['logical_cpus']} logical CPUs, pinned to CPU {m['pinned_cpu']}), Python {m['python']}",
+        calibration_line(result["calibration"]),
         f"Workload: {result['n']} tasks over {result['families']} families, {result['repeats']} repeats, one process, one core.",
         "",
-        "| mode | tasks/s (median) | min – max | tasks per CPU-second | target |",
-        "|---|---:|---:|---:|---:|",
+        "| mode | tasks/s (median) | min – max | tasks per CPU-second | the same, per 1k calib | target |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for name, r in result["modes"].items():
         lines.append(
             f"| {name} | {r['tasks_per_s']:,.0f} | {r['min_tasks_per_s']:,.0f} – {r['max_tasks_per_s']:,.0f} | "
-            f"{r['tasks_per_cpu_s']:,.0f} | ≥ {r['target']:,} |"
+            f"{r['tasks_per_cpu_s']:,.0f} | {r['tasks_per_cpu_s_per_1k_calib']:.2f} | ≥ {r['target']:,} |"
         )
     return "\n".join(lines)
 

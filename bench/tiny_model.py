@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # runnable from a checkout without `pip install -e .`
     sys.path.insert(0, str(REPO))
 
-from _common import machine_info, pin_to_one_core, time_modes  # noqa: E402  (bench/ is on sys.path when run)
+from _common import calibrated, calibration, calibration_line, machine_info, pin_to_one_core, time_modes  # noqa: E402  (bench/ is on sys.path when run)
 
 from coworkenv.agents import Request, load_agent  # noqa: E402
 from coworkenv.episode.runner import initial_messages  # noqa: E402
@@ -73,6 +73,7 @@ def run(n: int, max_new_tokens: int, builds: int, warmup: int, repeats: int, thr
 
     pinned = pin_to_one_core()
     torch.set_num_threads(threads)
+    calib = calibration()
     with tempfile.TemporaryDirectory() as tmp:
         model_dir = Path(tmp) / "tiny"
         build_s = time_builds(model_dir, builds)
@@ -101,6 +102,7 @@ def run(n: int, max_new_tokens: int, builds: int, warmup: int, repeats: int, thr
             "tokens_per_s_min": completion / max(per_round),
             "tokens_per_s_max": completion / min(per_round),
             "tokens_per_cpu_s": completion / statistics.median(cpu[name]),
+            "tokens_per_cpu_s_per_1k_calib": calibrated(completion / statistics.median(cpu[name]), calib),  # CPU time against CPU time
             "prompt_tokens_per_s": prompt / median,
             "s_per_pass": median,
             "repeats_s": per_round,
@@ -125,6 +127,7 @@ def run(n: int, max_new_tokens: int, builds: int, warmup: int, repeats: int, thr
         "repeats": repeats,
         "threads": threads,
         "machine": machine_info(pinned) | {"torch": torch.__version__, "transformers": transformers.__version__},
+        "calibration": calib,
         "modes": modes,
     }
 
@@ -134,19 +137,20 @@ def markdown(result: dict[str, Any]) -> str:
     lines = [
         f"Machine: {m['cpu']} ({m['logical_cpus']} logical CPUs, pinned to CPU {m['pinned_cpu']}, torch on {result['threads']} "
         f"thread(s)), {m['implementation']} {m['python']}, torch {m['torch']}, transformers {m['transformers']}, {m['platform']}",
+        calibration_line(result["calibration"]),
         f"Model: {result['model']['parameters']:,} parameters, vocab {result['model']['vocab_size']:,}; built in "
         f"{result['build_s_median']:.2f} s (median of {max(result['builds'] - 1, 1)}; first build {result['build_s_first']:.2f} s).",
         f"Workload: {result['conversations']} first-turn prompts of generated tasks ({result['prompt_tokens_mean']:,.0f} prompt tokens "
         f"on average), greedy, up to {result['max_new_tokens']} new tokens each ({result['completion_tokens']:,} in all, "
         f"{result['stopped_early']} replies stopped early); {result['repeats']} repeats after {result['warmup']} warm-up.",
         "",
-        "| mode | completion tokens/s (median) | min – max | tokens per CPU-second | prompt tokens/s | s per pass |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| mode | completion tokens/s (median) | min – max | tokens per CPU-second | the same, per 1k calib | prompt tokens/s | s per pass |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for name, r in result["modes"].items():
         lines.append(
             f"| {name} | {r['tokens_per_s']:,.0f} | {r['tokens_per_s_min']:,.0f} – {r['tokens_per_s_max']:,.0f} "
-            f"| {r['tokens_per_cpu_s']:,.0f} | {r['prompt_tokens_per_s']:,.0f} | {r['s_per_pass']:.2f} |"
+            f"| {r['tokens_per_cpu_s']:,.0f} | {r['tokens_per_cpu_s_per_1k_calib']:.2f} | {r['prompt_tokens_per_s']:,.0f} | {r['s_per_pass']:.2f} |"
         )
     lines += [
         "",
