@@ -36,8 +36,11 @@ test-fast: setup
 fuzz: setup
 	COWORKENV_FUZZ_PROFILE=fuzz $(BIN)/python -m pytest -n 2 --dist loadgroup tests/fuzz
 
+# The quick benchmarks (docs/benchmarks.md); versus_commit needs a git checkout that has commit 27970e3. The slow
+# ones (bench/scaling.py at full size, sql_marts, cluster_throughput, hostile_budget) are run by hand.
 bench: setup
 	$(BIN)/python bench/episode_throughput.py
+	$(BIN)/python bench/versus_commit.py --repeats 3
 	$(BIN)/python bench/synth_throughput.py
 	$(BIN)/python bench/tiny_model.py
 	$(BIN)/python bench/rollout_endpoint.py

@@ -136,7 +136,6 @@ def calibrated_s(seconds: float, calib: dict[str, Any]) -> float:
 def calibration_line(calib: dict[str, Any]) -> str:
     """The markdown line every benchmark prints under its machine line."""
     return (
-        f"Calibration ({calib['workload']}, measured in this run): {calib['ops_per_cpu_s']:,.0f} ops per CPU-second "
-        f'({calib["us_per_op"]:.2f} µs/op); a rate "per 1k calib" is things per 1,000 calibration operations, a time "in k calib" the '
-        "number of thousand calibration operations that fit in it: ratios that move with the code, not with the machine."
+        f"Calibration ({calib['workload']}, this run): {calib['ops_per_cpu_s']:,.0f} ops per CPU-second ({calib['us_per_op']:.2f} µs/op); "
+        '"per 1k calib" = per 1,000 of these ops, "k calib" = thousands of them (docs/benchmarks.md, "Calibration").'
     )

@@ -193,7 +193,7 @@ def markdown(r: dict[str, Any]) -> str:
         f"{r['repeats']} interleaved repeats (rounds per repeat: {', '.join(f'{k} {v}' for k, v in r['rounds'].items())}).",
     ]
     for label, rejects in r["skipped_task_files"].items():
-        lines.append(f"Left out (the {label} tree rejects them): " + "; ".join(f"{f}: {e[:120]}" for f, e in rejects.items()))
+        lines.append(f"Left out (the {label} tree rejects them): " + "; ".join(f"{f}: {e[:100]}…" for f, e in rejects.items()))
     for label in ("old", "new"):
         lines.append(f"{label} worker — " + calibration_line(r["calibration"][label]))
     lines += [
