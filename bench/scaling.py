@@ -123,7 +123,7 @@ def run_command(args: list[str], data_root: Path, poll_s: float) -> dict[str, An
     rusage_file.unlink(missing_ok=True)
     env = os.environ | {RUSAGE_ENV: str(rusage_file), "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     cmd = [sys.executable, "-c", WRAPPER, *args, "--data-root", str(data_root)]
-    start = time.perf_counter()
+    start, sampler_start = time.perf_counter(), time.process_time()
     proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     output: list[str] = []
     reader = threading.Thread(target=lambda: output.extend(proc.stdout or []), daemon=True)
@@ -133,7 +133,7 @@ def run_command(args: list[str], data_root: Path, poll_s: float) -> dict[str, An
         if workers is not None:
             workers.sample()
         time.sleep(poll_s)
-    seconds = time.perf_counter() - start
+    seconds, sampler_cpu = time.perf_counter() - start, time.process_time() - sampler_start
     reader.join()
     usage = json.loads(rusage_file.read_text()) if rusage_file.exists() else None
     return {
@@ -145,6 +145,7 @@ def run_command(args: list[str], data_root: Path, poll_s: float) -> dict[str, An
         "workers_peak_rss_mb": workers.peak_sum / 2**20 if workers else None,
         "largest_worker_rss_mb": max(workers.hwm.values(), default=0) / 2**20 if workers else None,
         "workers_cpu_s": sum(workers.cpu.values()) if workers else None,
+        "sampler_cpu_s": sampler_cpu,  # this process's own cost of sampling, taken from the same cores
         "output_tail": "".join(output)[-2000:],
     }
 
@@ -207,7 +208,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             continue
         small, large = ok[0], ok[-1]
         per_task = (large["seconds"] / large["n"]) / (small["seconds"] / small["n"])
-        memory = large["parent_peak_rss_mb"] / small["parent_peak_rss_mb"] if small["parent_peak_rss_mb"] else None
+        memory = large["parent_peak_rss_mb"] / small["parent_peak_rss_mb"] if small["parent_peak_rss_mb"] and large["parent_peak_rss_mb"] else None
         out[command] = {"from_n": small["n"], "to_n": large["n"], "time_per_task_growth": per_task, "parent_memory_growth": memory}
     return out
 
@@ -260,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shards", type=int, help="generation and validation shards (default: the CLI's)")
     parser.add_argument("--data-root", type=Path, help="an empty or new directory to use (default: a temporary one)")
     parser.add_argument("--keep", action="store_true", help="keep the data root at the end")
-    parser.add_argument("--poll-s", type=float, default=0.05, help="sampling interval of the workers' memory (default 0.05 s)")
+    parser.add_argument("--poll-s", type=float, default=0.1, help="sampling interval of the workers' memory (default 0.1 s)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of markdown")
     args = parser.parse_args(argv)
     commands = [c.strip() for c in args.commands.split(",") if c.strip()]
