@@ -195,6 +195,9 @@ def markdown(r: dict[str, Any]) -> str:
     for label, rejects in r["skipped_task_files"].items():
         lines.append(f"Left out (the {label} tree rejects them): " + "; ".join(f"{f}: {e[:100]}…" for f, e in rejects.items()))
     for label in ("old", "new"):
+        s = r["setup"][label]
+        lines.append(f"{label} tree: {s['tasks']} tasks, {s['battery_valid']} valid by the battery, {s['generated']} of {r['n']} generated")
+    for label in ("old", "new"):
         lines.append(f"{label} worker — " + calibration_line(r["calibration"][label]))
     lines += [
         "",
