@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from coworkenv.canonical import canonical_json, content_hash
+from coworkenv.canonical import content_hash
 from coworkenv.episode.evidence import Evidence
+from coworkenv.episode.prepared import prepared
 from coworkenv.episode.user import ScriptedUser, UserSimulator
 from coworkenv.spec.task import TaskSpec
 from coworkenv.workspace.runtime import DEFAULT_MAX_WRITE_BYTES, Workspace
@@ -22,10 +22,11 @@ class Episode:
     def __init__(self, spec: TaskSpec, *, max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES, user: UserSimulator | None = None):
         """`user` answers the assistant's messages in a live episode (default: the spec's scripted user)."""
         self.spec = spec
+        self._prepared = prepared(spec)
         self.user: UserSimulator = ScriptedUser(spec.user) if user is None else user
         self.workspace = Workspace(
-            json.loads(spec.initial_state_json),
-            allowed=frozenset(spec.tools),
+            self._prepared.fresh_state(),
+            allowed=self._prepared.allowed,
             fault_rate=spec.faults.rate,
             fault_seed=spec.faults.seed,
             max_write_bytes=max_write_bytes,
@@ -35,6 +36,9 @@ class Episode:
         """Every assistant message's text so far, in order (`Evidence.texts`; the final answer joins at `finish`)."""
         self.user_rounds = 0
         self._written: set[str] = set()
+        """Services a write succeeded on: only their sections can differ in the diff."""
+        self._touched: set[str] = set()
+        """Services any write tool was called on, failed calls included: their sections are serialized again."""
         self._evidence: Evidence | None = None
 
     @property
@@ -45,9 +49,11 @@ class Episode:
         """Run one tool call; the result (or error) is what the agent sees."""
         self._check_open()
         result = self.workspace.call(name, arguments)
-        entry = self.workspace.audit[-1]
-        if entry.ok and TOOLS.get(name).kind != "read":
-            self._written.add(TOOLS.get(name).service)
+        tool = TOOLS.get(name) if isinstance(name, str) and name in TOOLS else None
+        if tool is not None and tool.kind != "read":
+            self._touched.add(tool.service)
+            if self.workspace.audit[-1].ok:
+                self._written.add(tool.service)
         return result
 
     def narrate(self, text: str) -> None:
@@ -77,8 +83,8 @@ class Episode:
     def finish(self, answer: str) -> Evidence:
         if self._evidence is None:
             final = self.workspace.state
-            final_json = canonical_json(final)
             initial = self.spec.initial_state
+            final_json = self._prepared.state_json(final, initial, self._touched)
             self._evidence = Evidence(
                 task_id=self.spec.id,
                 calls=tuple(self.workspace.audit),

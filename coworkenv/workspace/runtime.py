@@ -112,6 +112,10 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+"""Made once: `json.loads` with an option builds a new decoder on every call, which costs more than the parse."""
+
+
 def _depth(value: Any) -> int:
     """Nesting depth, iteratively: hostile input must not exhaust the interpreter's stack."""
     deepest, stack = 0, [(value, 1)]
@@ -140,12 +144,13 @@ def _parse_arguments(arguments: str | dict[str, Any] | None, max_chars: int) -> 
     if len(arguments) > max_chars:
         return ToolError(400, f"arguments are larger than {max_chars} characters")
     try:
-        value = json.loads(arguments, parse_constant=_reject_constant)
+        value = _DECODER.decode(arguments)
     except (ValueError, RecursionError):
         return ToolError(400, "arguments are not valid JSON")
     if not isinstance(value, dict):
         return ToolError(400, "arguments must be a JSON object")
-    if _depth(value) > MAX_ARGUMENT_DEPTH:
+    # Each level of nesting opens one bracket, so text with few brackets cannot be too deep: the walk runs only
+    # where it could find something (almost no real call has more than a handful).
+    if arguments.count("{") + arguments.count("[") > MAX_ARGUMENT_DEPTH and _depth(value) > MAX_ARGUMENT_DEPTH:
         return ToolError(400, f"arguments are nested deeper than {MAX_ARGUMENT_DEPTH} levels")
     return value
-

@@ -42,9 +42,28 @@ def records_in(state: dict[str, Any], service: str, collection: str) -> list[dic
     return [full(r) if isinstance(r, dict) else r for r in records]
 
 
+def matching_records(state: dict[str, Any], service: str, collection: str, match: dict[str, Any]) -> list[dict[str, Any]]:
+    """The collection's records that `match` selects, as readers see them (`records_in`, filtered). Only a record
+    that `match` reads a sparse field of is filled before matching: grading runs this on every record."""
+    section = state.get(service)
+    svc = SERVICES.get(service)
+    records = (svc.records_of(section, collection) or []) if isinstance(section, dict) else []
+    sparse = match.keys() & svc.record_defaults.keys()
+    found = []
+    for r in records:
+        if not isinstance(r, dict):
+            if args_match(match, r):
+                found.append(r)
+        elif sparse <= r.keys():
+            if args_match(match, r):
+                found.append(svc.full_record(r))
+        elif args_match(match, full := svc.full_record(r)):
+            found.append(full)
+    return found
+
+
 def evaluate(check: RecordCheck, ev: Evidence) -> Outcome:
-    records = records_in(ev.final_state, check.service, check.collection)
-    matching = [r for r in records if args_match(check.match, r)]
+    matching = matching_records(ev.final_state, check.service, check.collection, check.match)
     if not matching:
         return False, f"no {check.collection} record matches {check.match}"
     for r in matching:
