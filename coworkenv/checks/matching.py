@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
-from fnmatch import fnmatchcase
+import re
+from fnmatch import translate
+from functools import lru_cache
 from typing import Any
+
+
+@lru_cache(maxsize=4096)
+def _glob(pattern: str) -> tuple[str, re.Pattern[str] | None]:
+    """The lowercased pattern, and its compiled regex unless it is a literal (no `*`, `?` or `[`): then a string
+    matches it when equal, which is what `fnmatchcase` would find, without a regex."""
+    low = pattern.lower()
+    return low, re.compile(translate(low)) if "*" in low or "?" in low or "[" in low else None
 
 
 def value_matches(pattern: Any, actual: Any) -> bool:
@@ -11,7 +21,10 @@ def value_matches(pattern: Any, actual: Any) -> bool:
     if isinstance(actual, list) and not isinstance(pattern, list):
         return any(value_matches(pattern, item) for item in actual)
     if isinstance(pattern, str):
-        return isinstance(actual, str) and fnmatchcase(actual.lower(), pattern.lower())
+        if not isinstance(actual, str):
+            return False
+        literal, regex = _glob(pattern)
+        return actual.lower() == literal if regex is None else regex.match(actual.lower()) is not None
     if isinstance(pattern, bool) or isinstance(actual, bool):
         return type(pattern) is type(actual) and pattern == actual
     if isinstance(pattern, int | float):

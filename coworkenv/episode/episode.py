@@ -24,21 +24,20 @@ class Episode:
         self.spec = spec
         self._prepared = prepared(spec)
         self.user: UserSimulator = ScriptedUser(spec.user) if user is None else user
+        # Sections are shared with the spec until a write copies one: most calls only read.
         self.workspace = Workspace(
-            self._prepared.fresh_state(),
+            dict(self._prepared.initial),
             allowed=self._prepared.allowed,
             fault_rate=spec.faults.rate,
             fault_seed=spec.faults.seed,
             max_write_bytes=max_write_bytes,
+            copy_section=self._prepared.copy_section,
         )
         self.says: list[str] = []
         self.texts: list[str] = []
         """Every assistant message's text so far, in order (`Evidence.texts`; the final answer joins at `finish`)."""
         self.user_rounds = 0
         self._written: set[str] = set()
-        """Services a write succeeded on: only their sections can differ in the diff."""
-        self._touched: set[str] = set()
-        """Services any write tool was called on, failed calls included: their sections are serialized again."""
         self._evidence: Evidence | None = None
 
     @property
@@ -49,10 +48,9 @@ class Episode:
         """Run one tool call; the result (or error) is what the agent sees."""
         self._check_open()
         result = self.workspace.call(name, arguments)
-        tool = TOOLS.get(name) if isinstance(name, str) and name in TOOLS else None
-        if tool is not None and tool.kind != "read":
-            self._touched.add(tool.service)
-            if self.workspace.audit[-1].ok:
+        if self.workspace.audit[-1].ok:
+            tool = TOOLS.get(name)
+            if tool.kind != "read":
                 self._written.add(tool.service)
         return result
 
@@ -84,7 +82,7 @@ class Episode:
         if self._evidence is None:
             final = self.workspace.state
             initial = self.spec.initial_state
-            final_json = self._prepared.state_json(final, initial, self._touched)
+            final_json = self._prepared.state_json(final)
             self._evidence = Evidence(
                 task_id=self.spec.id,
                 calls=tuple(self.workspace.audit),

@@ -44,28 +44,28 @@ def per_spec(build: Callable[[TaskSpec], T]) -> Callable[[TaskSpec], T]:
 
 @dataclass(frozen=True)
 class Prepared:
-    initial_blob: bytes
-    """The initial state pickled: loading it is a cheaper fresh copy than parsing its JSON again."""
-    sections: dict[str, tuple[str, str]]
-    """Per top-level key of the initial state: its key as JSON, and its value's canonical JSON. A section an
-    episode leaves as it was keeps its text (`state_json`)."""
+    initial: dict[str, Any]
+    """`spec.initial_state`: shared by every episode of the task until it writes a section (`Workspace`)."""
+    blobs: dict[str, bytes]
+    """Each section of the initial state pickled: loading one is a cheaper private copy than parsing its JSON."""
+    sections: dict[str, str]
+    """Each section of the initial state as `"key":<canonical JSON>`: what `state_json` keeps of an unwritten one."""
     allowed: frozenset[str]
 
-    def fresh_state(self) -> dict[str, Any]:
-        """A private copy of the initial state for one episode to change."""
-        return pickle.loads(self.initial_blob)
+    def copy_section(self, key: str) -> Any:
+        """A private copy of one section of the initial state, for an episode to change."""
+        return pickle.loads(self.blobs[key])
 
-    def state_json(self, state: dict[str, Any], initial: dict[str, Any], written: set[str]) -> str:
-        """`canonical_json(state)`, serializing only the sections that may differ from the initial ones: those a
-        write tool was called on, and any other that is not equal to its initial value. (Equality alone would not
-        do: 1, 1.0 and true are equal in Python, not in JSON, and a write may swap one for another.)"""
+    def state_json(self, state: dict[str, Any]) -> str:
+        """`canonical_json(state)` for a state whose unwritten sections are still the initial ones (the same
+        objects): only the sections an episode took a copy of are serialized again."""
         parts = []
         for key in sorted(state):
-            known = self.sections.get(key)
-            if known is not None and key not in written and state[key] == initial[key]:
-                parts.append(f"{known[0]}:{known[1]}")
+            value = state[key]
+            if value is self.initial.get(key):
+                parts.append(self.sections[key])
             else:
-                parts.append(f"{json.dumps(key, ensure_ascii=False)}:{canonical_json(state[key])}")
+                parts.append(f"{json.dumps(key, ensure_ascii=False)}:{canonical_json(value)}")
         return "{" + ",".join(parts) + "}"
 
 
@@ -73,7 +73,8 @@ class Prepared:
 def prepared(spec: TaskSpec) -> Prepared:
     initial = spec.initial_state
     return Prepared(
-        initial_blob=pickle.dumps(initial, protocol=pickle.HIGHEST_PROTOCOL),
-        sections={key: (json.dumps(key, ensure_ascii=False), canonical_json(value)) for key, value in initial.items()},
+        initial=initial,
+        blobs={key: pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL) for key, value in initial.items()},
+        sections={key: f"{json.dumps(key, ensure_ascii=False)}:{canonical_json(value)}" for key, value in initial.items()},
         allowed=frozenset(spec.tools),
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -18,7 +19,11 @@ DEFAULT_MAX_WRITE_BYTES = 1_000_000
 
 
 class Workspace:
-    """State is the JSON shape of `WorkspaceSpec`, held as plain dicts so that an episode is cheap."""
+    """State is the JSON shape of `WorkspaceSpec`, held as plain dicts so that an episode is cheap.
+
+    With `copy_section`, the sections of `state` (one per service) are shared with others and never changed here:
+    before a write tool of a service first runs, its section is replaced with `copy_section(service)`, a private
+    copy. Each tool changes only its own service's section, so an episode copies only what it writes."""
 
     def __init__(
         self,
@@ -28,8 +33,11 @@ class Workspace:
         fault_rate: float = 0.0,
         fault_seed: int = 0,
         max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES,
+        copy_section: Callable[[str], Any] | None = None,
     ):
         self.state = state
+        self.copy_section = copy_section
+        self._owned: set[str] = set()
         self.allowed = allowed
         self.fault_rate = fault_rate
         self.fault_seed = fault_seed
@@ -61,12 +69,16 @@ class Workspace:
             return args.result(), False
         spec = TOOLS.get(name)
         try:
-            parsed = spec.args.model_validate(args)
+            # The validator itself: `model_validate` adds a Python call with nothing to do here.
+            parsed = spec.args.__pydantic_validator__.validate_python(args)
         except ValidationError as exc:
             return error_result(400, "invalid arguments: " + format_validation_error(exc)), False
         code = fault_for(self.fault_seed, index, self.fault_rate)
         if code is not None:
             return error_result(code, FAULT_MESSAGES[code]), True
+        if self.copy_section is not None and spec.kind != "read" and spec.service not in self._owned:
+            self.state[spec.service] = self.copy_section(spec.service)
+            self._owned.add(spec.service)
         try:
             return spec.fn(self, parsed), False
         except ToolError as exc:
