@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+import threading
+from collections.abc import Callable
 from fnmatch import translate
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 
@@ -41,6 +43,54 @@ def args_match(expected: dict[str, Any] | None, actual: dict[str, Any] | None) -
     if actual is None:
         return False
     return all(key in actual and value_matches(value, actual[key]) for key, value in expected.items())
+
+
+def value_test(pattern: Any) -> Callable[[Any], bool]:
+    """`value_matches(pattern, ·)` with the pattern's own work (lowercasing, compiling a glob) done once."""
+    if not isinstance(pattern, str):
+        return partial(value_matches, pattern)
+    literal, regex = _glob(pattern)
+    match = regex.match if regex is not None else None
+
+    def test(actual: Any) -> bool:
+        if isinstance(actual, str):
+            return actual.lower() == literal if match is None else match(actual.lower()) is not None
+        return isinstance(actual, list) and any(test(item) for item in actual)
+
+    return test
+
+
+def _args_test(expected: dict[str, Any] | None) -> Callable[[dict[str, Any] | None], bool]:
+    if not expected:
+        return lambda actual: True
+    tests = tuple((key, value_test(value)) for key, value in expected.items())
+
+    def test(actual: dict[str, Any] | None) -> bool:
+        if actual is None:
+            return False
+        return all(key in actual and match(actual[key]) for key, match in tests)
+
+    return test
+
+
+_COMPILED: dict[int, tuple[Any, Callable[[Any], bool]]] = {}
+_COMPILED_MAX = 4096
+_LOCK = threading.Lock()
+
+
+def args_matcher(expected: dict[str, Any] | None) -> Callable[[dict[str, Any] | None], bool]:
+    """`args_match(expected, ·)` compiled once per `expected` object (a check's `match` or `args`, a rule's `args`:
+    data of a frozen spec, matched against every record or call of every episode)."""
+    entry = _COMPILED.get(id(expected))
+    if entry is not None and entry[0] is expected:
+        return entry[1]
+    test = _args_test(expected)
+    with _LOCK:
+        # Holding `expected` keeps its id from being reused while the entry lives.
+        _COMPILED[id(expected)] = (expected, test)
+        while len(_COMPILED) > _COMPILED_MAX:
+            del _COMPILED[next(iter(_COMPILED))]
+    return test
 
 
 def example_value(pattern: Any) -> Any:

@@ -11,7 +11,6 @@ from coworkenv.episode.user import ScriptedUser, UserSimulator
 from coworkenv.spec.task import TaskSpec
 from coworkenv.workspace.runtime import DEFAULT_MAX_WRITE_BYTES, Workspace
 from coworkenv.workspace.snapshot import diff_states
-from coworkenv.workspace.tools import TOOLS
 
 
 class EpisodeFinished(RuntimeError):
@@ -37,7 +36,6 @@ class Episode:
         self.texts: list[str] = []
         """Every assistant message's text so far, in order (`Evidence.texts`; the final answer joins at `finish`)."""
         self.user_rounds = 0
-        self._written: set[str] = set()
         self._evidence: Evidence | None = None
 
     @property
@@ -47,12 +45,7 @@ class Episode:
     def step(self, name: str, arguments: str | dict[str, Any] | None) -> dict[str, Any]:
         """Run one tool call; the result (or error) is what the agent sees."""
         self._check_open()
-        result = self.workspace.call(name, arguments)
-        if self.workspace.audit[-1].ok:
-            tool = TOOLS.get(name)
-            if tool.kind != "read":
-                self._written.add(tool.service)
-        return result
+        return self.workspace.call(name, arguments)
 
     def narrate(self, text: str) -> None:
         """The text that came with an assistant message's tool calls: read by checks with `scope: messages`, never
@@ -94,7 +87,7 @@ class Episode:
                 final_state=final,
                 final_hash=content_hash(final_json),
                 # Read tools never mutate state, so only services a write touched can differ.
-                diff=diff_states(initial, final, tuple(sorted(self._written))),
+                diff=diff_states(initial, final, tuple(sorted(self.workspace.written))),
             )
         return self._evidence
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
 from coworkenv.canonical import canonical_json, content_hash
@@ -43,10 +42,17 @@ class Evidence:
         """No tool call, no message to the user, no answer: nothing was attempted."""
         return not self.calls and not self.says and not self.answer.strip()
 
-    @cached_property
+    @property
     def evidence_hash(self) -> str:
         """Identifies the whole outcome; two runs of a deterministic task give the same hash. `texts` counts only
         where it adds text to the `says` and the answer, so the hash of every other run stays what it was."""
+        # Kept in the instance by hand: `functools.cached_property` takes a lock on each first use (Python 3.11).
+        known = self.__dict__.get("_evidence_hash")
+        if known is None:
+            known = self.__dict__["_evidence_hash"] = self._outcome_hash()
+        return known
+
+    def _outcome_hash(self) -> str:
         outcome: dict[str, Any] = {
             "calls": [c.to_dict() for c in self.calls],
             "answer": self.answer,

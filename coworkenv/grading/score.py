@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from coworkenv.checks import CHECKS, Outcome
-from coworkenv.checks.matching import args_match
+from coworkenv.checks.matching import args_matcher
 from coworkenv.episode.evidence import Evidence
 from coworkenv.episode.prepared import per_spec
 from coworkenv.episode.trajectory import Trajectory, replay
@@ -66,15 +67,15 @@ class _Grader:
 
     gated: bool
     """Whether any check has `requires`: without, each check's outcome is final."""
-    rules: dict[str, tuple[tuple[int, dict[str, Any] | None, str], ...]]
-    """Tool → (rule index, args, reason) of the prohibited rules naming it."""
+    rules: dict[str, tuple[tuple[int, Callable[[dict[str, Any] | None], bool], str], ...]]
+    """Tool → (rule index, its compiled `args` matcher, reason) of the prohibited rules naming it."""
 
 
 @per_spec
 def _grader(spec: TaskSpec) -> _Grader:
-    rules: dict[str, list[tuple[int, dict[str, Any] | None, str]]] = {}
+    rules: dict[str, list[tuple[int, Callable[[dict[str, Any] | None], bool], str]]] = {}
     for i, rule in enumerate(spec.prohibited):
-        rules.setdefault(rule.tool, []).append((i, rule.args, rule.reason))
+        rules.setdefault(rule.tool, []).append((i, args_matcher(rule.args), rule.reason))
     return _Grader(
         gated=any(ch.requires for ch in spec.checks),
         rules={tool: tuple(found) for tool, found in rules.items()},
@@ -86,8 +87,8 @@ def _violations(spec: TaskSpec, calls: tuple[AuditEntry, ...]) -> list[dict[str,
     rules = _grader(spec).rules
     found = []
     for call in calls:
-        for i, args, reason in rules.get(call.tool, ()) if isinstance(call.tool, str) else ():
-            if args_match(args, call.args):
+        for i, matches, reason in rules.get(call.tool, ()) if isinstance(call.tool, str) else ():
+            if matches(call.args):
                 found.append({"rule": i, "call": call.index, "tool": call.tool, "reason": reason})
     return found
 
