@@ -11,7 +11,7 @@ import json
 import pickle
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from coworkenv.canonical import canonical_json
@@ -46,15 +46,20 @@ def per_spec(build: Callable[[TaskSpec], T]) -> Callable[[TaskSpec], T]:
 class Prepared:
     initial: dict[str, Any]
     """`spec.initial_state`: shared by every episode of the task until it writes a section (`Workspace`)."""
-    blobs: dict[str, bytes]
-    """Each section of the initial state pickled: loading one is a cheaper private copy than parsing its JSON."""
-    sections: dict[str, str]
-    """Each section of the initial state as `"key":<canonical JSON>`: what `state_json` keeps of an unwritten one."""
     allowed: frozenset[str]
+    blobs: dict[str, bytes] = field(default_factory=dict)
+    """Sections of the initial state pickled, made on the first write to each: loading one is a cheaper private
+    copy than parsing its JSON."""
+    sections: dict[str, str] = field(default_factory=dict)
+    """Sections of the initial state as `"key":<canonical JSON>`, made on first use: what `state_json` keeps of
+    an unwritten one."""
 
     def copy_section(self, key: str) -> Any:
         """A private copy of one section of the initial state, for an episode to change."""
-        return pickle.loads(self.blobs[key])
+        blob = self.blobs.get(key)
+        if blob is None:
+            blob = self.blobs[key] = pickle.dumps(self.initial[key], protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.loads(blob)
 
     def state_json(self, state: dict[str, Any]) -> str:
         """`canonical_json(state)` for a state whose unwritten sections are still the initial ones (the same
@@ -62,19 +67,21 @@ class Prepared:
         parts = []
         for key in sorted(state):
             value = state[key]
-            if value is self.initial.get(key):
-                parts.append(self.sections[key])
-            else:
-                parts.append(f"{json.dumps(key, ensure_ascii=False)}:{canonical_json(value)}")
+            if value is not self.initial.get(key):
+                parts.append(_member(key, value))
+                continue
+            known = self.sections.get(key)
+            if known is None:
+                known = self.sections[key] = _member(key, value)
+            parts.append(known)
         return "{" + ",".join(parts) + "}"
+
+
+def _member(key: str, value: Any) -> str:
+    """One member of a canonical JSON object, as `canonical_json` writes it."""
+    return f"{json.dumps(key, ensure_ascii=False)}:{canonical_json(value)}"
 
 
 @per_spec
 def prepared(spec: TaskSpec) -> Prepared:
-    initial = spec.initial_state
-    return Prepared(
-        initial=initial,
-        blobs={key: pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL) for key, value in initial.items()},
-        sections={key: f"{json.dumps(key, ensure_ascii=False)}:{canonical_json(value)}" for key, value in initial.items()},
-        allowed=frozenset(spec.tools),
-    )
+    return Prepared(initial=spec.initial_state, allowed=frozenset(spec.tools))

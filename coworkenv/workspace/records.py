@@ -48,18 +48,19 @@ def sparse_defaults(model: type[BaseModel]) -> dict[str, Any]:
 
 def filled(record: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
     """The record with its absent sparse fields at their defaults (a new dict; the record is left as it is)."""
-    if defaults.keys() <= record.keys():
+    missing = defaults.keys() - record.keys()
+    if not missing:
         return dict(record)
-    # Keys in the defaults' order, then the record's own: the order `{**defaults, **record}` gives. Only a default
-    # that can change in place (a list) is copied, and an empty one cheaply: this runs for every record a check reads.
-    out = {k: _fresh(v) if k not in record else None for k, v in defaults.items()}
-    out.update(record)
+    # Only a default that can change in place (a list) is copied, and an empty one cheaply: this runs for every
+    # record a check or a tool reads.
+    out = {**defaults, **record}
+    for key in missing:
+        if isinstance(out[key], list | dict):
+            out[key] = _fresh(out[key])
     return out
 
 
-def _fresh(value: Any) -> Any:
-    if not isinstance(value, list | dict):
-        return value
+def _fresh(value: list[Any] | dict[str, Any]) -> list[Any] | dict[str, Any]:
     return copy.deepcopy(value) if value else type(value)()
 
 

@@ -63,19 +63,19 @@ class Workspace:
         return result
 
     def _dispatch(self, name: str, args: dict[str, Any] | ToolError, index: int) -> tuple[dict[str, Any], bool]:
-        if not isinstance(name, str) or name not in TOOLS:
+        spec = TOOLS.get(name) if isinstance(name, str) and name in TOOLS else None
+        if spec is None:
             return error_result(400, TOOLS.unknown_message(str(name))), False
         if self.allowed is not None and name not in self.allowed:
             return error_result(400, f"tool {name!r} is not available in this task"), False
         if isinstance(args, ToolError):
             return args.result(), False
-        spec = TOOLS.get(name)
         try:
             # The validator itself: `model_validate` adds a Python call with nothing to do here.
             parsed = spec.args.__pydantic_validator__.validate_python(args)
         except ValidationError as exc:
             return error_result(400, "invalid arguments: " + format_validation_error(exc)), False
-        code = fault_for(self.fault_seed, index, self.fault_rate)
+        code = fault_for(self.fault_seed, index, self.fault_rate) if self.fault_rate > 0.0 else None
         if code is not None:
             return error_result(code, FAULT_MESSAGES[code]), True
         if self.copy_section is not None and spec.kind != "read" and spec.service not in self._owned:
