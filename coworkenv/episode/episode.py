@@ -10,7 +10,6 @@ from coworkenv.episode.prepared import prepared
 from coworkenv.episode.user import ScriptedUser, UserSimulator
 from coworkenv.spec.task import TaskSpec
 from coworkenv.workspace.runtime import DEFAULT_MAX_WRITE_BYTES, Workspace
-from coworkenv.workspace.snapshot import diff_states
 
 
 class EpisodeFinished(RuntimeError):
@@ -87,7 +86,7 @@ class Episode:
                 final_state=final,
                 final_hash=content_hash(final_json),
                 # Read tools never mutate state, so only services a write touched can differ.
-                diff=diff_states(initial, final, tuple(sorted(self.workspace.written))),
+                written=tuple(sorted(self.workspace.written)),
             )
         return self._evidence
 
