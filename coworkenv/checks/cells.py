@@ -56,8 +56,23 @@ def matching_rows(match: dict[str, Any], rows: Rows) -> Rows:
     return [r for r in rows if all(k in r and cell_equals(r[k], v) for k, v in match.items())]
 
 
-def cell_outcome(check: CellCheck, rows: Rows, where: str) -> Outcome:
-    matching = matching_rows(check.match, rows)
+def matching_sheet_rows(match: dict[str, Any], sheet: dict[str, Any]) -> Rows:
+    """`matching_rows(match, sheet_rows(sheet))`, reading the cells by column position so that only the rows that
+    match become dicts. Duplicate column names (the last one wins in a row's dict) take the plain way."""
+    columns = sheet["columns"]
+    if len(set(columns)) != len(columns):
+        return matching_rows(match, sheet_rows(sheet))
+    if any(k not in columns for k in match):
+        return []
+    at = [(columns.index(k), v) for k, v in match.items()]
+    return [
+        dict(zip(columns, row, strict=False)) for row in sheet["rows"]
+        if all(i < len(row) and cell_equals(row[i], v) for i, v in at)
+    ]  # fmt: skip
+
+
+def cell_outcome(check: CellCheck, matching: Rows, where: str) -> Outcome:
+    """The outcome on the rows `check.match` selects."""
     if not matching:
         return False, f"no row in {where} matches {check.match}"
     values = [r.get(check.column) for r in matching]

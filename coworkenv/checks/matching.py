@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
-from fnmatch import fnmatchcase
+import re
+import threading
+from collections.abc import Callable
+from fnmatch import translate
+from functools import lru_cache, partial
 from typing import Any
+
+
+@lru_cache(maxsize=4096)
+def _glob(pattern: str) -> tuple[str, re.Pattern[str] | None]:
+    """The lowercased pattern, and its compiled regex unless it is a literal (no `*`, `?` or `[`): then a string
+    matches it when equal, which is what `fnmatchcase` would find, without a regex."""
+    low = pattern.lower()
+    return low, re.compile(translate(low)) if "*" in low or "?" in low or "[" in low else None
 
 
 def value_matches(pattern: Any, actual: Any) -> bool:
@@ -11,7 +23,10 @@ def value_matches(pattern: Any, actual: Any) -> bool:
     if isinstance(actual, list) and not isinstance(pattern, list):
         return any(value_matches(pattern, item) for item in actual)
     if isinstance(pattern, str):
-        return isinstance(actual, str) and fnmatchcase(actual.lower(), pattern.lower())
+        if not isinstance(actual, str):
+            return False
+        literal, regex = _glob(pattern)
+        return actual.lower() == literal if regex is None else regex.match(actual.lower()) is not None
     if isinstance(pattern, bool) or isinstance(actual, bool):
         return type(pattern) is type(actual) and pattern == actual
     if isinstance(pattern, int | float):
@@ -28,6 +43,54 @@ def args_match(expected: dict[str, Any] | None, actual: dict[str, Any] | None) -
     if actual is None:
         return False
     return all(key in actual and value_matches(value, actual[key]) for key, value in expected.items())
+
+
+def value_test(pattern: Any) -> Callable[[Any], bool]:
+    """`value_matches(pattern, ·)` with the pattern's own work (lowercasing, compiling a glob) done once."""
+    if not isinstance(pattern, str):
+        return partial(value_matches, pattern)
+    literal, regex = _glob(pattern)
+    match = regex.match if regex is not None else None
+
+    def test(actual: Any) -> bool:
+        if isinstance(actual, str):
+            return actual.lower() == literal if match is None else match(actual.lower()) is not None
+        return isinstance(actual, list) and any(test(item) for item in actual)
+
+    return test
+
+
+def _args_test(expected: dict[str, Any] | None) -> Callable[[dict[str, Any] | None], bool]:
+    if not expected:
+        return lambda actual: True
+    tests = tuple((key, value_test(value)) for key, value in expected.items())
+
+    def test(actual: dict[str, Any] | None) -> bool:
+        if actual is None:
+            return False
+        return all(key in actual and match(actual[key]) for key, match in tests)
+
+    return test
+
+
+_COMPILED: dict[int, tuple[Any, Callable[[Any], bool]]] = {}
+_COMPILED_MAX = 4096
+_LOCK = threading.Lock()
+
+
+def args_matcher(expected: dict[str, Any] | None) -> Callable[[dict[str, Any] | None], bool]:
+    """`args_match(expected, ·)` compiled once per `expected` object (a check's `match` or `args`, a rule's `args`:
+    data of a frozen spec, matched against every record or call of every episode)."""
+    entry = _COMPILED.get(id(expected))
+    if entry is not None and entry[0] is expected:
+        return entry[1]
+    test = _args_test(expected)
+    with _LOCK:
+        # Holding `expected` keeps its id from being reused while the entry lives.
+        _COMPILED[id(expected)] = (expected, test)
+        while len(_COMPILED) > _COMPILED_MAX:
+            del _COMPILED[next(iter(_COMPILED))]
+    return test
 
 
 def example_value(pattern: Any) -> Any:

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from coworkenv.canonical import canonical_json, content_hash
+from coworkenv.canonical import content_hash
 from coworkenv.episode.evidence import Evidence
+from coworkenv.episode.prepared import prepared
 from coworkenv.episode.user import ScriptedUser, UserSimulator
 from coworkenv.spec.task import TaskSpec
 from coworkenv.workspace.runtime import DEFAULT_MAX_WRITE_BYTES, Workspace
-from coworkenv.workspace.snapshot import diff_states
-from coworkenv.workspace.tools import TOOLS
 
 
 class EpisodeFinished(RuntimeError):
@@ -22,19 +20,21 @@ class Episode:
     def __init__(self, spec: TaskSpec, *, max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES, user: UserSimulator | None = None):
         """`user` answers the assistant's messages in a live episode (default: the spec's scripted user)."""
         self.spec = spec
+        self._prepared = prepared(spec)
         self.user: UserSimulator = ScriptedUser(spec.user) if user is None else user
+        # Sections are shared with the spec until a write copies one: most calls only read.
         self.workspace = Workspace(
-            json.loads(spec.initial_state_json),
-            allowed=frozenset(spec.tools),
+            dict(self._prepared.initial),
+            allowed=self._prepared.allowed,
             fault_rate=spec.faults.rate,
             fault_seed=spec.faults.seed,
             max_write_bytes=max_write_bytes,
+            copy_section=self._prepared.copy_section,
         )
         self.says: list[str] = []
         self.texts: list[str] = []
         """Every assistant message's text so far, in order (`Evidence.texts`; the final answer joins at `finish`)."""
         self.user_rounds = 0
-        self._written: set[str] = set()
         self._evidence: Evidence | None = None
 
     @property
@@ -44,11 +44,7 @@ class Episode:
     def step(self, name: str, arguments: str | dict[str, Any] | None) -> dict[str, Any]:
         """Run one tool call; the result (or error) is what the agent sees."""
         self._check_open()
-        result = self.workspace.call(name, arguments)
-        entry = self.workspace.audit[-1]
-        if entry.ok and TOOLS.get(name).kind != "read":
-            self._written.add(TOOLS.get(name).service)
-        return result
+        return self.workspace.call(name, arguments)
 
     def narrate(self, text: str) -> None:
         """The text that came with an assistant message's tool calls: read by checks with `scope: messages`, never
@@ -77,8 +73,8 @@ class Episode:
     def finish(self, answer: str) -> Evidence:
         if self._evidence is None:
             final = self.workspace.state
-            final_json = canonical_json(final)
             initial = self.spec.initial_state
+            final_json = self._prepared.state_json(final)
             self._evidence = Evidence(
                 task_id=self.spec.id,
                 calls=tuple(self.workspace.audit),
@@ -90,7 +86,7 @@ class Episode:
                 final_state=final,
                 final_hash=content_hash(final_json),
                 # Read tools never mutate state, so only services a write touched can differ.
-                diff=diff_states(initial, final, tuple(sorted(self._written))),
+                written=tuple(sorted(self.workspace.written)),
             )
         return self._evidence
 

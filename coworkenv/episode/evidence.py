@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import InitVar, dataclass
 from typing import Any
 
 from coworkenv.canonical import canonical_json, content_hash
 from coworkenv.workspace.audit import AuditEntry
+from coworkenv.workspace.snapshot import diff_states
 
 
 @dataclass(frozen=True)
@@ -24,14 +24,26 @@ class Evidence:
     initial_state: dict[str, Any]
     final_state: dict[str, Any]
     final_hash: str
-    diff: dict[str, Any]
+    diff: InitVar[dict[str, Any] | None] = None
+    """Per service, what changed (`diff_states`). Read as `evidence.diff` (the property below); left out, it is
+    computed on first read: grading never reads it, only stored rollouts do."""
     texts: tuple[str, ...] = ()
     """The text of every assistant message in order, the final answer last: the `says`, the text that came with tool
     calls (empty ones left out) and the answer. Left empty, it is `(*says, answer)`."""
+    written: InitVar[tuple[str, ...] | None] = None
+    """The services that can differ (an episode's successful writes), in the order the diff lists them; None: all."""
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, diff: dict[str, Any] | None, written: tuple[str, ...] | None) -> None:
         if not self.texts:
             object.__setattr__(self, "texts", (*self.says, self.answer))
+        self.__dict__["_diff"] = diff
+        self.__dict__["_written"] = written
+
+    def _diff(self) -> dict[str, Any]:
+        known = self.__dict__.get("_diff")
+        if known is None:
+            known = self.__dict__["_diff"] = diff_states(self.initial_state, self.final_state, self.__dict__.get("_written"))
+        return known
 
     @property
     def narrated(self) -> bool:
@@ -43,10 +55,17 @@ class Evidence:
         """No tool call, no message to the user, no answer: nothing was attempted."""
         return not self.calls and not self.says and not self.answer.strip()
 
-    @cached_property
+    @property
     def evidence_hash(self) -> str:
         """Identifies the whole outcome; two runs of a deterministic task give the same hash. `texts` counts only
         where it adds text to the `says` and the answer, so the hash of every other run stays what it was."""
+        # Kept in the instance by hand: `functools.cached_property` takes a lock on each first use (Python 3.11).
+        known = self.__dict__.get("_evidence_hash")
+        if known is None:
+            known = self.__dict__["_evidence_hash"] = self._outcome_hash()
+        return known
+
+    def _outcome_hash(self) -> str:
         outcome: dict[str, Any] = {
             "calls": [c.to_dict() for c in self.calls],
             "answer": self.answer,
@@ -70,3 +89,8 @@ class Evidence:
             "diff": self.diff,
             "evidence_hash": self.evidence_hash,
         }
+
+
+# `diff` is an init-only argument of the dataclass and, on the instance, this lazy property: set once the class is
+# built, so that the generated `__init__` (and `dataclasses.replace`) keep the argument's default.
+Evidence.diff = property(Evidence._diff, doc="Per service, what changed (`diff_states`); computed on first read.")  # type: ignore[assignment,method-assign]

@@ -48,7 +48,20 @@ def sparse_defaults(model: type[BaseModel]) -> dict[str, Any]:
 
 def filled(record: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
     """The record with its absent sparse fields at their defaults (a new dict; the record is left as it is)."""
-    return {**copy.deepcopy(defaults), **record} if defaults.keys() - record.keys() else dict(record)
+    missing = defaults.keys() - record.keys()
+    if not missing:
+        return dict(record)
+    # Only a default that can change in place (a list) is copied, and an empty one cheaply: this runs for every
+    # record a check or a tool reads.
+    out = {**defaults, **record}
+    for key in missing:
+        if isinstance(out[key], list | dict):
+            out[key] = _fresh(out[key])
+    return out
+
+
+def _fresh(value: list[Any] | dict[str, Any]) -> list[Any] | dict[str, Any]:
+    return copy.deepcopy(value) if value else type(value)()
 
 
 def set_sparse(record: dict[str, Any], key: str, value: Any, default: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -18,7 +19,11 @@ DEFAULT_MAX_WRITE_BYTES = 1_000_000
 
 
 class Workspace:
-    """State is the JSON shape of `WorkspaceSpec`, held as plain dicts so that an episode is cheap."""
+    """State is the JSON shape of `WorkspaceSpec`, held as plain dicts so that an episode is cheap.
+
+    With `copy_section`, the sections of `state` (one per service) are shared with others and never changed here:
+    before a write tool of a service first runs, its section is replaced with `copy_section(service)`, a private
+    copy. Each tool changes only its own service's section, so an episode copies only what it writes."""
 
     def __init__(
         self,
@@ -28,13 +33,18 @@ class Workspace:
         fault_rate: float = 0.0,
         fault_seed: int = 0,
         max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES,
+        copy_section: Callable[[str], Any] | None = None,
     ):
         self.state = state
+        self.copy_section = copy_section
+        self._owned: set[str] = set()
         self.allowed = allowed
         self.fault_rate = fault_rate
         self.fault_seed = fault_seed
         self.max_write_bytes = max_write_bytes
         self.audit: list[AuditEntry] = []
+        self.written: set[str] = set()
+        """Services a write or destructive tool succeeded on: only their sections can have changed."""
         self._retired: set[str] = set()
 
     # --- dispatch ---------------------------------------------------------------------------------
@@ -53,24 +63,31 @@ class Workspace:
         return result
 
     def _dispatch(self, name: str, args: dict[str, Any] | ToolError, index: int) -> tuple[dict[str, Any], bool]:
-        if not isinstance(name, str) or name not in TOOLS:
+        spec = TOOLS.get(name) if isinstance(name, str) and name in TOOLS else None
+        if spec is None:
             return error_result(400, TOOLS.unknown_message(str(name))), False
         if self.allowed is not None and name not in self.allowed:
             return error_result(400, f"tool {name!r} is not available in this task"), False
         if isinstance(args, ToolError):
             return args.result(), False
-        spec = TOOLS.get(name)
         try:
-            parsed = spec.args.model_validate(args)
+            # The validator itself: `model_validate` adds a Python call with nothing to do here.
+            parsed = spec.args.__pydantic_validator__.validate_python(args)
         except ValidationError as exc:
             return error_result(400, "invalid arguments: " + format_validation_error(exc)), False
-        code = fault_for(self.fault_seed, index, self.fault_rate)
+        code = fault_for(self.fault_seed, index, self.fault_rate) if self.fault_rate > 0.0 else None
         if code is not None:
             return error_result(code, FAULT_MESSAGES[code]), True
+        if self.copy_section is not None and spec.kind != "read" and spec.service not in self._owned:
+            self.state[spec.service] = self.copy_section(spec.service)
+            self._owned.add(spec.service)
         try:
-            return spec.fn(self, parsed), False
+            result = spec.fn(self, parsed)
         except ToolError as exc:
             return exc.result(), False
+        if spec.kind != "read" and (type(result) is not dict or result.get("error") is None):
+            self.written.add(spec.service)
+        return result, False
 
     # --- helpers for tool implementations -----------------------------------------------------------
 
@@ -112,6 +129,25 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+"""Made once: `json.loads` with an option builds a new decoder on every call, which costs more than the parse."""
+
+
+def _decode(text: str) -> Any:
+    """`_DECODER.decode(text)`. Text that is one object, as agents send it, goes to the C scanner directly: `decode`
+    adds two Python calls and two whitespace scans to a parse of a few microseconds. Anything else, and any
+    text the scanner stops short on, takes `decode`, which raises the error."""
+    if text[:1] == "{" and text[-1:] == "}":
+        try:
+            value, end = _DECODER.scan_once(text, 0)
+        except StopIteration:
+            pass
+        else:
+            if end == len(text):
+                return value
+    return _DECODER.decode(text)
+
+
 def _depth(value: Any) -> int:
     """Nesting depth, iteratively: hostile input must not exhaust the interpreter's stack."""
     deepest, stack = 0, [(value, 1)]
@@ -140,12 +176,13 @@ def _parse_arguments(arguments: str | dict[str, Any] | None, max_chars: int) -> 
     if len(arguments) > max_chars:
         return ToolError(400, f"arguments are larger than {max_chars} characters")
     try:
-        value = json.loads(arguments, parse_constant=_reject_constant)
+        value = _decode(arguments)
     except (ValueError, RecursionError):
         return ToolError(400, "arguments are not valid JSON")
     if not isinstance(value, dict):
         return ToolError(400, "arguments must be a JSON object")
-    if _depth(value) > MAX_ARGUMENT_DEPTH:
+    # Each level of nesting opens one bracket, so text with few brackets cannot be too deep: the walk runs only
+    # where it could find something (almost no real call has more than a handful).
+    if arguments.count("{") + arguments.count("[") > MAX_ARGUMENT_DEPTH and _depth(value) > MAX_ARGUMENT_DEPTH:
         return ToolError(400, f"arguments are nested deeper than {MAX_ARGUMENT_DEPTH} levels")
     return value
-

@@ -6,7 +6,7 @@ import csv
 from typing import Any, Literal
 
 from coworkenv.checks.base import CheckKind, Evidence, Outcome, register_kind
-from coworkenv.checks.cells import CellCheck, cell_outcome, csv_rows, recompute_cell
+from coworkenv.checks.cells import CellCheck, cell_outcome, csv_rows, matching_rows, recompute_cell
 from coworkenv.checks.files import path_references
 
 
@@ -23,7 +23,7 @@ def evaluate(check: CsvCell, ev: Evidence) -> Outcome:
         rows = csv_rows(content)
     except csv.Error as exc:
         return False, f"{check.path} is not valid CSV: {exc}"
-    return cell_outcome(check, rows, check.path)
+    return cell_outcome(check, matching_rows(check.match, rows), check.path)
 
 
 def recompute(check: dict[str, Any], ev: Evidence, spec: Any) -> Any:

@@ -10,7 +10,7 @@ from typing import Any, Literal, Self
 from pydantic import Field, model_validator
 
 from coworkenv.checks.base import DROP, CheckBase, CheckKind, Evidence, Outcome, References, register_kind
-from coworkenv.checks.matching import args_match, value_matches
+from coworkenv.checks.matching import args_match, args_matcher, value_matches
 from coworkenv.checks.text import glob_literal
 from coworkenv.workspace.service import SERVICES
 from coworkenv.workspace.state import RECORD_SERVICES
@@ -42,13 +42,34 @@ def records_in(state: dict[str, Any], service: str, collection: str) -> list[dic
     return [full(r) if isinstance(r, dict) else r for r in records]
 
 
+def matching_records(state: dict[str, Any], service: str, collection: str, match: dict[str, Any]) -> list[dict[str, Any]]:
+    """The collection's records that `match` selects, as readers see them (`records_in`, filtered). Only a record
+    that `match` reads a sparse field of is filled before matching: grading runs this on every record."""
+    section = state.get(service)
+    svc = SERVICES.get(service)
+    records = (svc.records_of(section, collection) or []) if isinstance(section, dict) else []
+    sparse = match.keys() & svc.record_defaults.keys()
+    matches = args_matcher(match)
+    found = []
+    for r in records:
+        if not isinstance(r, dict):
+            if matches(r):
+                found.append(r)
+        elif sparse <= r.keys():
+            if matches(r):
+                found.append(svc.full_record(r))
+        elif matches(full := svc.full_record(r)):
+            found.append(full)
+    return found
+
+
 def evaluate(check: RecordCheck, ev: Evidence) -> Outcome:
-    records = records_in(ev.final_state, check.service, check.collection)
-    matching = [r for r in records if args_match(check.match, r)]
+    matching = matching_records(ev.final_state, check.service, check.collection, check.match)
     if not matching:
         return False, f"no {check.collection} record matches {check.match}"
+    fields = args_matcher(check.fields)
     for r in matching:
-        if args_match(check.fields, r):
+        if fields(r):
             return True, f"{check.collection} record {r.get('id')} has the expected fields"
     got = {k: matching[0].get(k) for k in check.fields}
     return False, f"{check.collection} record {matching[0].get('id')} has {got}, expected {check.fields}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from coworkenv.checks.base import CheckKind, Evidence, Fixing, Outcome, References, register_kind, unfixable
-from coworkenv.checks.cells import CellCheck, cell_outcome, recompute_cell, sheet_rows
+from coworkenv.checks.cells import CellCheck, cell_outcome, matching_sheet_rows, recompute_cell, sheet_rows
 from coworkenv.registry import closest
 
 COLUMN_CUTOFF = 0.75
@@ -20,7 +20,7 @@ def evaluate(check: SheetCell, ev: Evidence) -> Outcome:
     sheet = ev.final_state["sheets"].get(check.sheet)
     if sheet is None:
         return False, f"sheet {check.sheet!r} does not exist"
-    return cell_outcome(check, sheet_rows(sheet), f"sheet {check.sheet!r}")
+    return cell_outcome(check, matching_sheet_rows(check.match, sheet), f"sheet {check.sheet!r}")
 
 
 def references(check: SheetCell, refs: References) -> None:

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from coworkenv.checks.base import DROP, CheckBase, CheckKind, Evidence, Outcome, outcome, register_kind
-from coworkenv.checks.matching import args_match
+from coworkenv.checks.matching import args_match, args_matcher
 from coworkenv.checks.tool_refs import fix_tool_reference, tool_references
 
 
@@ -20,7 +20,8 @@ class ToolCalled(CheckBase):
 
 
 def evaluate(check: ToolCalled, ev: Evidence) -> Outcome:
-    n = sum(1 for call in ev.calls if call.ok and call.tool == check.tool and args_match(check.args, call.args))
+    matches = args_matcher(check.args)
+    n = sum(1 for call in ev.calls if call.ok and call.tool == check.tool and matches(call.args))
     ok = n >= check.min and (check.max is None or n <= check.max)
     bounds = f"[{check.min}, {'∞' if check.max is None else check.max}]"
     return outcome(ok, f"{check.tool} succeeded {n} time(s)", f"{check.tool} succeeded {n} time(s), wanted {bounds}")

@@ -46,6 +46,11 @@ class Context:
         return self._once("oracle", lambda: play(self.spec))
 
     @property
+    def fresh(self) -> TaskSpec:
+        """The spec parsed strictly from its own JSON: `schema` checks that it parses, `deterministic` runs it."""
+        return self._once("fresh", lambda: TaskSpec.model_validate_json(self.spec.to_json()))
+
+    @property
     def null(self) -> Run:
         return self._once("null", lambda: play(self.spec, agent="null"))
 

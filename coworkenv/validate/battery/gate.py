@@ -9,7 +9,6 @@ from coworkenv.episode.trajectory import replay
 from coworkenv.grading.consistency import violating_step
 from coworkenv.grading.play import ANSWER_ONLY_TEXT, play, play_answer_only
 from coworkenv.grading.score import check_results, grade, ungraded_text
-from coworkenv.spec.task import TaskSpec
 from coworkenv.validate.battery.context import CheckResultT, Context, battery_check, failed_checks, grade_summary
 
 # --- the consistency gate, piece by piece ----------------------------------------------------------------
@@ -130,7 +129,7 @@ def check_prohibited(ctx: Context) -> CheckResultT:
 @battery_check("deterministic")
 def check_deterministic(ctx: Context) -> CheckResultT:
     first = ctx.oracle
-    fresh = TaskSpec.model_validate_json(ctx.spec.to_json())
+    fresh = ctx.fresh
     second = play(fresh)
     replayed = replay(fresh, first.trajectory)
     replay_grade = grade(fresh, replayed)
