@@ -90,6 +90,38 @@ def _over(where: str, what: str, cap: str) -> PydanticCustomError:
     return PydanticCustomError("too_large", "{where}: {what} (cap {cap})", {"where": where.lstrip(".")[:300] or "spec", "what": what, "cap": cap})
 
 
+def _plainly_bounded(data: Any) -> bool:
+    """True when `data` is certainly within the caps `TaskSpec._bounded` checks, and has no NaN or Infinity.
+
+    Generation validates every spec it builds, so this pass is kept cheap: level by level, without the paths that
+    only an error message needs (False sends the spec to the full walk, which finds and words the problem)."""
+    max_depth, max_items, max_chars, max_values = CAPS.json_depth, CAPS.collection_items, CAPS.string_chars, CAPS.json_values
+    level, depth, values = [data], 1, 0
+    while level:
+        values += len(level)
+        if values > max_values:
+            return False
+        containers: list[Any] = []
+        for value in level:
+            if type(value) is str:  # most values: tested first
+                if len(value) > max_chars:
+                    return False
+            elif isinstance(value, dict | list | tuple):
+                if len(value) > max_items:
+                    return False
+                containers.append(value.values() if isinstance(value, dict) else value)
+            elif isinstance(value, float):
+                if not math.isfinite(value):
+                    return False
+            elif isinstance(value, str) and len(value) > max_chars:
+                return False
+        if containers and depth > max_depth:
+            return False
+        level = [item for items in containers for item in items]
+        depth += 1
+    return True
+
+
 def requires_problem(checks: list[Any], every_id: set[str]) -> str | None:
     """What is wrong with the checks' `requires`: an unknown id, a group member, the check itself, or a cycle."""
     top = {c.id: c for c in checks}
@@ -143,7 +175,10 @@ class TaskSpec(Strict):
     @classmethod
     def _bounded(cls, data: Any) -> Any:
         """Within the caps (`coworkenv/caps.py`), before anything else looks at it; and no NaN or Infinity (not JSON:
-        a spec holding one would differ from its own serialization). One walk, without recursion."""
+        a spec holding one would differ from its own serialization). One walk, without recursion; a spec that passes
+        the quick pass (`_plainly_bounded`) needs no walk that names where a problem is."""
+        if _plainly_bounded(data):
+            return data
         stack: list[tuple[str, Any, int]] = [("", data, 1)]
         values = 0
         while stack:
