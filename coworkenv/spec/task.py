@@ -93,31 +93,37 @@ def _over(where: str, what: str, cap: str) -> PydanticCustomError:
 def _plainly_bounded(data: Any) -> bool:
     """True when `data` is certainly within the caps `TaskSpec._bounded` checks, and has no NaN or Infinity.
 
-    Generation validates every spec it builds, so this pass is kept cheap: level by level, without the paths that
-    only an error message needs (False sends the spec to the full walk, which finds and words the problem)."""
+    Generation validates every spec it builds, so this pass is kept cheap: level by level, exact types first (they
+    are nearly all a spec holds), without the paths that only an error message needs (False sends the spec to the
+    full walk, which finds and words the problem)."""
     max_depth, max_items, max_chars, max_values = CAPS.json_depth, CAPS.collection_items, CAPS.string_chars, CAPS.json_values
     level, depth, values = [data], 1, 0
     while level:
         values += len(level)
         if values > max_values:
             return False
-        containers: list[Any] = []
+        deep = depth > max_depth  # a container on this level is one too deep
+        below: list[Any] = []
         for value in level:
-            if type(value) is str:  # most values: tested first
+            kind = type(value)
+            if kind is str:
                 if len(value) > max_chars:
                     return False
-            elif isinstance(value, dict | list | tuple):
-                if len(value) > max_items:
+            elif kind is int or kind is bool or value is None:
+                continue
+            elif kind is float:
+                if not math.isfinite(value):
                     return False
-                containers.append(value.values() if isinstance(value, dict) else value)
+            elif isinstance(value, dict | list | tuple):
+                if deep or len(value) > max_items:
+                    return False
+                below.extend(value.values() if isinstance(value, dict) else value)
             elif isinstance(value, float):
                 if not math.isfinite(value):
                     return False
             elif isinstance(value, str) and len(value) > max_chars:
                 return False
-        if containers and depth > max_depth:
-            return False
-        level = [item for items in containers for item in items]
+        level = below
         depth += 1
     return True
 
