@@ -63,13 +63,17 @@ class AnswerStep(Strict):
     answer: str = Field(max_length=CAPS.answer_chars)
 
 
+_STEP_TAGS: dict[type, str] = {ToolStep: "tool", SayStep: "say", AnswerStep: "answer"}
+
+
 def _step_tag(value: Any) -> str | None:
+    # called for every step, when a spec is validated and again when it is serialized
     if isinstance(value, dict):
         for key in ("tool", "say", "answer"):
             if key in value:
                 return key
         return None
-    return {ToolStep: "tool", SayStep: "say", AnswerStep: "answer"}.get(type(value))
+    return _STEP_TAGS.get(type(value))
 
 
 SolutionStep = Annotated[
