@@ -63,13 +63,17 @@ class AnswerStep(Strict):
     answer: str = Field(max_length=CAPS.answer_chars)
 
 
+_STEP_TAGS: dict[type, str] = {ToolStep: "tool", SayStep: "say", AnswerStep: "answer"}
+
+
 def _step_tag(value: Any) -> str | None:
+    # called for every step, when a spec is validated and again when it is serialized
     if isinstance(value, dict):
         for key in ("tool", "say", "answer"):
             if key in value:
                 return key
         return None
-    return {ToolStep: "tool", SayStep: "say", AnswerStep: "answer"}.get(type(value))
+    return _STEP_TAGS.get(type(value))
 
 
 SolutionStep = Annotated[
@@ -88,6 +92,44 @@ class Meta(BaseModel):
 
 def _over(where: str, what: str, cap: str) -> PydanticCustomError:
     return PydanticCustomError("too_large", "{where}: {what} (cap {cap})", {"where": where.lstrip(".")[:300] or "spec", "what": what, "cap": cap})
+
+
+def _plainly_bounded(data: Any) -> bool:
+    """True when `data` is certainly within the caps `TaskSpec._bounded` checks, and has no NaN or Infinity.
+
+    Generation validates every spec it builds, so this pass is kept cheap: level by level, exact types first (they
+    are nearly all a spec holds), without the paths that only an error message needs (False sends the spec to the
+    full walk, which finds and words the problem)."""
+    max_depth, max_items, max_chars, max_values = CAPS.json_depth, CAPS.collection_items, CAPS.string_chars, CAPS.json_values
+    level, depth, values = [data], 1, 0
+    while level:
+        values += len(level)
+        if values > max_values:
+            return False
+        deep = depth > max_depth  # a container on this level is one too deep
+        below: list[Any] = []
+        for value in level:
+            kind = type(value)
+            if kind is str:
+                if len(value) > max_chars:
+                    return False
+            elif kind is int or kind is bool or value is None:
+                continue
+            elif kind is float:
+                if not math.isfinite(value):
+                    return False
+            elif isinstance(value, dict | list | tuple):
+                if deep or len(value) > max_items:
+                    return False
+                below.extend(value.values() if isinstance(value, dict) else value)
+            elif isinstance(value, float):
+                if not math.isfinite(value):
+                    return False
+            elif isinstance(value, str) and len(value) > max_chars:
+                return False
+        level = below
+        depth += 1
+    return True
 
 
 def requires_problem(checks: list[Any], every_id: set[str]) -> str | None:
@@ -143,7 +185,10 @@ class TaskSpec(Strict):
     @classmethod
     def _bounded(cls, data: Any) -> Any:
         """Within the caps (`coworkenv/caps.py`), before anything else looks at it; and no NaN or Infinity (not JSON:
-        a spec holding one would differ from its own serialization). One walk, without recursion."""
+        a spec holding one would differ from its own serialization). One walk, without recursion; a spec that passes
+        the quick pass (`_plainly_bounded`) needs no walk that names where a problem is."""
+        if _plainly_bounded(data):
+            return data
         stack: list[tuple[str, Any, int]] = [("", data, 1)]
         values = 0
         while stack:

@@ -20,7 +20,8 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal, TypeVar
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from coworkenv.spec.task import TaskSpec
 from coworkenv.synth import vocab
@@ -53,6 +54,15 @@ class Phrasing:
         return [t.format(**self.fields) for t in chosen]
 
 
+class _Sections(dict[str, Any]):
+    """`Draft.state`: a service's empty section is made when a family first reads it (most use two or three of the
+    services, and copying every empty section was a noticeable share of a small task's build)."""
+
+    def __missing__(self, name: str) -> Any:
+        section = self[name] = SERVICES.get(name).empty()
+        return section
+
+
 class Draft:
     def __init__(self, family: Family, seed: int, difficulty: int, split: Split = "train"):
         if difficulty not in DIFFICULTY_KNOBS:
@@ -65,8 +75,9 @@ class Draft:
         self.split: Split = split
         self.knobs = DIFFICULTY_KNOBS[difficulty]
         self.rng = random.Random(f"{family.name}|{family.version}|{seed}|{difficulty}")
-        # A stream of its own, so that choosing a held-out phrasing leaves `rng` where the train split leaves it.
-        self._held_out_rng = random.Random(f"{family.name}|{family.version}|{seed}|{difficulty}|held-out")
+        # A stream of its own, so that choosing a held-out phrasing leaves `rng` where the train split leaves it;
+        # made on first use (only bench drafts use it).
+        self._held_out_rng: random.Random | None = None
         self.phrasings: list[Phrasing] = []
         """Every `variant` call so far, in order (tests check that bench instructions are held out)."""
         self.company = self.rng.choice(vocab.COMPANIES)
@@ -77,8 +88,8 @@ class Draft:
         self.now = self.today.replace(hour=8, minute=self.rng.choice((0, 15, 30, 45)))
         self._used_names: set[str] = set()
         self.me = self._new_person(team=self.rng.choice(vocab.TEAMS))
-        self.state: dict[str, Any] = {name: service.empty() for name, service in SERVICES.items()}
-        """The workspace being built: one JSON section per service."""
+        self.state: dict[str, Any] = _Sections()
+        """The workspace being built: one JSON section per service (made on first use)."""
         self.tools: list[str] = []
         self.checks: list[dict[str, Any]] = []
         self.solution: list[dict[str, Any]] = []
@@ -87,12 +98,10 @@ class Draft:
         self.fault_rate = 0.0
         self._counters: dict[str, int] = {}
 
-    def __getattr__(self, name: str) -> Any:
-        """The services' record helpers as methods: `d.add_mail(...)` is mail's `add_mail(d, ...)`."""
-        helper = _DRAFT_HELPERS.get(name)
-        if helper is None:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        return lambda *args, **kwargs: helper(self, *args, **kwargs)
+    if TYPE_CHECKING:
+
+        def __getattr__(self, name: str) -> Any:
+            """The services' record helpers, installed as methods below: `d.add_mail(...)` is mail's `add_mail(d, ...)`."""
 
     def records(self, service: str, collection: str | None = None) -> list[dict[str, Any]]:
         """A list of id'd records being built: the service's one (mail messages, calendar events, contacts, …), or
@@ -106,10 +115,13 @@ class Draft:
     # --- randomness -----------------------------------------------------------------------------------
 
     def pick(self, items: Sequence[T]) -> T:
-        return items[self.rng.randrange(len(items))]
+        # `choice` draws exactly what `items[rng.randrange(len(items))]` draws, with less Python in between
+        return self.rng.choice(items)
 
     def sample(self, items: Sequence[T], k: int) -> list[T]:
-        return self.rng.sample(list(items), k)
+        # A sequence is sampled in place (the same draws as from a list of it): listing `range(10000, 99999)` first
+        # cost more than all the rest of some tasks.
+        return self.rng.sample(items if isinstance(items, Sequence) else list(items), k)
 
     def chance(self, p: float) -> bool:
         return self.rng.random() < p
@@ -124,6 +136,8 @@ class Draft:
         train split's draw is made in both splits, so the rest of the task does not depend on the split."""
         template = self.pick(templates)
         if self.split == "bench" and held_out:
+            if self._held_out_rng is None:
+                self._held_out_rng = random.Random(f"{self.family.name}|{self.family.version}|{self.seed}|{self.difficulty}|held-out")
             template = held_out[self._held_out_rng.randrange(len(held_out))]
         text = template.format(**fields)
         self.phrasings.append(Phrasing(tuple(templates), tuple(held_out), dict(fields), text))
@@ -144,10 +158,10 @@ class Draft:
 
     def at(self, days: int = 0, hour: int = 9, minute: int = 0) -> str:
         """An instant `days` after today (negative: before), at hour:minute UTC."""
-        return format_instant((self.today + timedelta(days=days)).replace(hour=hour, minute=minute))
+        return _instant(self.today, days, hour, minute)
 
     def day_name(self, days: int = 0) -> str:
-        return (self.today + timedelta(days=days)).strftime("%A %d %B").replace(" 0", " ")
+        return _day_name(self.today, days)
 
     # --- people -------------------------------------------------------------------------------------
 
@@ -225,8 +239,9 @@ class Draft:
             "me": {"name": self.me["name"], "email": self.me["email"]},
         }
         for name, service in SERVICES.items():
-            if self.state[name] != service.empty_state:
-                workspace[name] = self.state[name]
+            section = self.state.get(name, service.empty_state)
+            if section != service.empty_state:
+                workspace[name] = section
         spec = {
             "id": f"{self.family.name}-d{self.difficulty}-{self.seed:07d}",
             "version": 1,
@@ -246,4 +261,19 @@ class Draft:
         return TaskSpec.model_validate(spec)
 
 
-_DRAFT_HELPERS: dict[str, Any] = {name: fn for _, service in SERVICES.items() for name, fn in service.draft.items()}
+# Tasks fall on a few dozen days at a few times each, and formatting dates was a noticeable share of a build.
+# `typed`: `at(0, 9.0)` must fail as it always did, not return the text cached for `at(0, 9)`.
+@lru_cache(maxsize=8192, typed=True)
+def _instant(today: datetime, days: int, hour: int, minute: int) -> str:
+    return format_instant((today + timedelta(days=days)).replace(hour=hour, minute=minute))
+
+
+@lru_cache(maxsize=1024, typed=True)
+def _day_name(today: datetime, days: int) -> str:
+    return (today + timedelta(days=days)).strftime("%A %d %B").replace(" 0", " ")
+
+
+# The services' record helpers (`fn(draft, ...)`) become methods of Draft; Draft's own names come first.
+for _name, _helper in [(name, fn) for _, service in SERVICES.items() for name, fn in service.draft.items()]:
+    if not hasattr(Draft, _name):
+        setattr(Draft, _name, _helper)

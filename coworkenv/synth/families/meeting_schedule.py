@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -18,9 +19,15 @@ DURATIONS = {30: "30-minute", 45: "45-minute", 60: "1-hour", 90: "90-minute"}
 PRIVATE = ["Dentist", "Focus time", "1:1 with my manager", "School pickup", "Lunch with a candidate", "Doctor"]
 
 
+@lru_cache(maxsize=64)
+def _zone(tz: str) -> ZoneInfo:
+    # ZoneInfo keeps only the 8 zones used last; the cities use more, and re-reading tzdata dominated `_window`
+    return ZoneInfo(tz)
+
+
 def _window(day: datetime, tz: str, hours: tuple[int, int]) -> tuple[datetime, datetime]:
     """Local working hours on `day`'s date in `tz`, as UTC instants."""
-    zone = ZoneInfo(tz)
+    zone = _zone(tz)
     lo = datetime(day.year, day.month, day.day, hours[0], tzinfo=zone)
     hi = datetime(day.year, day.month, day.day, hours[1], tzinfo=zone)
     return lo.astimezone(day.tzinfo), hi.astimezone(day.tzinfo)
@@ -187,7 +194,7 @@ def meeting_schedule(d: Draft) -> TaskSpec:
         )  # fmt: skip
     else:
         window = d.variant("between {h0}:00 and {h1}:00 UTC", "within working hours ({h0}:00–{h1}:00 UTC)", h0=hours[0], h1=hours[1],
-                           held_out=("from {h0}:00 to {h1}:00 UTC", "inside the {h0}:00–{h1}:00 UTC window"))
+                           held_out=("from {h0}:00 to {h1}:00 UTC", "inside the {h0}:00–{h1}:00 UTC window"))  # fmt: skip
     instruction = d.variant(
         "Set up a {dur} '{title}' with {who} on {day}. Take the earliest slot {window} that starts on the hour or "
         "half hour and where none of us has another meeting.",
