@@ -25,7 +25,8 @@ def staged_digests(run: RunDir) -> dict[str, str]:
     for name in TABLES:
         path = run.file("tables", f"{name}.parquet")
         try:
-            digests[name] = hashlib.sha256(path.read_bytes()).hexdigest()
+            with path.open("rb") as f:
+                digests[name] = hashlib.file_digest(f, "sha256").hexdigest()
         except OSError as exc:
             raise CoworkEnvError(f"{path}: cannot read ({exc.strerror or type(exc).__name__}): build the run again") from None
     return digests
