@@ -26,7 +26,6 @@ from urllib.parse import quote
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from coworkenv.data.schemas import PARTITIONS, TABLES, conform_table
@@ -58,10 +57,9 @@ def source(name: str, value: TableSource, batch_size: int = SOURCE_BATCH) -> Sou
         except (OSError, pa.ArrowException) as exc:
             raise CoworkEnvError(f"{path}: not a Parquet table ({str(exc).splitlines()[0][:200]})") from None
         conform_table(name, found.empty_table())  # the columns and types fit; nulls are checked batch by batch
-        schema = found
 
         def read() -> Iterator[pa.Table]:
-            for batch in ds.dataset(path, format="parquet", schema=schema).to_batches(batch_size=batch_size):
+            for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_size):
                 yield conform_table(name, batch)
 
         return Source(name, read)
