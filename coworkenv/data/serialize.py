@@ -19,7 +19,7 @@ import os
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from itertools import zip_longest
+from itertools import groupby, zip_longest
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import quote
@@ -132,28 +132,20 @@ def ordered_rows(src: Source) -> Iterator[pa.Table]:
 
 
 def _write_partition(name: str, prefix: str, groups: Iterator[tuple[int, pa.Table]], open_file: Opener) -> list[WrittenFile]:
-    written: list[WrittenFile] = []
-    current: tuple[int, Any, _Hashing, pq.ParquetWriter] | None = None
-    counts: dict[int, int] = {}
-
-    def finish() -> None:
-        part, out, sink, writer = current  # type: ignore[misc]
-        writer.close()
-        if out is not None:
-            out.close()
-        written.append(WrittenFile(f"{prefix}part-{part}.parquet", counts[part], sink.size, sink.hash.hexdigest()))
-
-    for part, group in groups:
-        if current is None or current[0] != part:
-            if current is not None:
-                finish()
-            out = open_file(f"{prefix}part-{part}.parquet") if open_file is not None else None
-            sink = _Hashing(out)
-            current = (part, out, sink, pq.ParquetWriter(sink, TABLES[name], compression="zstd", write_statistics=True))
-        current[3].write_table(group, row_group_size=ROW_GROUP_SIZE)
-        counts[part] = counts.get(part, 0) + group.num_rows
-    if current is not None:
-        finish()
+    written = []
+    for part, file_groups in groupby(groups, key=lambda g: g[0]):
+        path = f"{prefix}part-{part}.parquet"
+        out = open_file(path) if open_file is not None else None
+        sink, rows = _Hashing(out), 0
+        try:
+            with pq.ParquetWriter(sink, TABLES[name], compression="zstd", write_statistics=True) as writer:
+                for _, group in file_groups:
+                    writer.write_table(group, row_group_size=ROW_GROUP_SIZE)
+                    rows += group.num_rows
+        finally:
+            if out is not None:
+                out.close()
+        written.append(WrittenFile(path, rows, sink.size, sink.hash.hexdigest()))
     return written
 
 
@@ -210,7 +202,7 @@ def _partitions(src: Source, spill: Path) -> Iterator[tuple[str, Iterator[pa.Tab
             for values in zip(*(combos.column(k).to_pylist() for k in keys), strict=True):
                 if values not in writers:
                     path = spill / f"{len(writers)}.parquet"
-                    writers[values] = (_partition_dir(keys, values, src.name), path, pq.ParquetWriter(path, schema, compression="none"))
+                    writers[values] = (_partition_dir(keys, values, src.name), path, pq.ParquetWriter(path, schema))
                 masks = [pc.equal(table.column(k), pa.scalar(v, schema.field(k).type)) for k, v in zip(keys, values, strict=True)]
                 writers[values][2].write_table(table.filter(functools.reduce(pc.and_, masks)))
     finally:
