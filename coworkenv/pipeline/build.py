@@ -87,8 +87,8 @@ def _write_rollouts(run: RunDir, write: WriteTable, index: Mapping[str, tuple[st
 
 @contextmanager
 def staging(run: RunDir) -> Iterator[WriteTable]:
-    """`write(table, rows)` appends rows to a staged table (a row group per call); every table of the release is
-    staged under `tables/` when the block ends (those never written: empty), whole or not at all."""
+    """`write(name, table)` appends the rows of `table` to the staged table `name` (a row group per call); every table
+    of the release is staged under `tables/` when the block ends (those never written: empty), whole or not at all."""
     with staged(run.file("tables"), folder=True) as out:
         writers: dict[str, pq.ParquetWriter] = {}
 
