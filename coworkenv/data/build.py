@@ -21,7 +21,8 @@ from coworkenv.spec.task import TaskSpec
 from coworkenv.validate.verdict import TaskValidation
 
 
-def _table(name: str, rows: Iterable[Mapping[str, Any]]) -> pa.Table:
+def rows_table(name: str, rows: Iterable[Mapping[str, Any]]) -> pa.Table:
+    """Rows as an Arrow table with exactly the schema of table `name` (an empty one for no rows)."""
     schema = TABLES[name]
     rows = list(rows)
     if not rows:
@@ -190,12 +191,12 @@ def tasks_table(specs: Iterable[TaskSpec], validations: Iterable[TaskValidation]
         if spec.id not in by_id:
             raise CoworkEnvError(f"task {spec.id!r} has no validation: run the battery before building the tasks table")
         rows.append(task_row(spec, by_id[spec.id]))
-    return _table("tasks", rows)
+    return rows_table("tasks", rows)
 
 
-def validations_table(validations: Iterable[TaskValidation]) -> pa.Table:
-    """One row per (task, battery check)."""
-    rows = [
+def validation_rows(v: TaskValidation) -> list[dict[str, Any]]:
+    """A verdict's `validations` rows: one per battery check."""
+    return [
         {
             "task_id": v.task_id,
             "code": r.code,
@@ -207,23 +208,28 @@ def validations_table(validations: Iterable[TaskValidation]) -> pa.Table:
             "valid": v.valid,
             "battery_version": v.battery_version,
         }  # fmt: skip
-        for v in validations
         for r in v.results
     ]
-    return _table("validations", rows)
+
+
+def validations_table(validations: Iterable[TaskValidation]) -> pa.Table:
+    """One row per (task, battery check)."""
+    return rows_table("validations", [row for v in validations for row in validation_rows(v)])
+
+
+def repair_row(attempt: Mapping[str, Any]) -> dict[str, Any]:
+    """A `repairs` row from a repair attempt; `patch` may be the JSON Patch itself (a list) or its JSON text."""
+    row = dict(attempt)
+    if not isinstance(row.get("patch"), str):
+        row["patch"] = json.dumps(row.get("patch") or [], ensure_ascii=False)
+    row.setdefault("codes_addressed", [])
+    row.setdefault("failed_codes_after", [])
+    return row
 
 
 def repairs_table(attempts: Iterable[Mapping[str, Any]]) -> pa.Table:
-    """One row per repair attempt; `patch` may be the JSON Patch itself (a list) or its JSON text."""
-    rows = []
-    for attempt in attempts:
-        row = dict(attempt)
-        if not isinstance(row.get("patch"), str):
-            row["patch"] = json.dumps(row.get("patch") or [], ensure_ascii=False)
-        row.setdefault("codes_addressed", [])
-        row.setdefault("failed_codes_after", [])
-        rows.append(row)
-    return _table("repairs", rows)
+    """One row per repair attempt (`repair_row`)."""
+    return rows_table("repairs", [repair_row(a) for a in attempts])
 
 
 def trajectory_row(spec: TaskSpec, trajectory: Any, grade: Any, *, agent: str, model: str = "", trial: int = 0) -> dict[str, Any]:
@@ -252,17 +258,29 @@ def trajectory_row(spec: TaskSpec, trajectory: Any, grade: Any, *, agent: str, m
     }
 
 
+def trajectories_table_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A `trajectories` row from a rollout row (`trajectory_row`); a `messages` list stands in for `messages_json`."""
+    row = dict(row)
+    if "messages" in row:
+        messages = row.pop("messages")
+        row.setdefault("messages_json", json.dumps(messages if isinstance(messages, list) else list(messages), ensure_ascii=False))
+        row.setdefault("n_messages", len(messages))
+    return row
+
+
 def trajectories_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
     """Trajectory rows (from `trajectory_row`); a `messages` list stands in for `messages_json`."""
-    out = []
-    for row in rows:
-        row = dict(row)
-        if "messages" in row:
-            messages = row.pop("messages")
-            row.setdefault("messages_json", json.dumps(messages if isinstance(messages, list) else list(messages), ensure_ascii=False))
-            row.setdefault("n_messages", len(messages))
-        out.append(row)
-    return _table("trajectories", out)
+    return rows_table("trajectories", [trajectories_table_row(row) for row in rows])
+
+
+def sft_row(row: Mapping[str, Any], family: str, tools: str) -> dict[str, Any]:
+    """An SFT conversation from a trajectory row of a task of `family` offering `tools` (`tools_json` of its spec)."""
+    raw = row["messages"] if "messages" in row else json.loads(row["messages_json"])
+    messages = messages_rows(raw)
+    return {
+        "messages": messages, "tools": tools, "task_id": row["task_id"], "trajectory_id": row["trajectory_id"],
+        "family": family, "score": row["score"], "n_tokens": approx_tokens(messages),
+    }  # fmt: skip
 
 
 def sft_table(
@@ -280,13 +298,8 @@ def sft_table(
         spec = by_id.get(row["task_id"])
         if spec is None:
             raise CoworkEnvError(f"trajectory {row['trajectory_id']!r}: no spec for task {row['task_id']!r}")
-        raw = row["messages"] if "messages" in row else json.loads(row["messages_json"])
-        messages = messages_rows(raw)
-        rows.append({
-            "messages": messages, "tools": tools_json(spec), "task_id": spec.id, "trajectory_id": row["trajectory_id"],
-            "family": spec.family, "score": row["score"], "n_tokens": approx_tokens(messages),
-        })  # fmt: skip
-    return _table("sft", rows)
+        rows.append(sft_row(row, spec.family, tools_json(spec)))
+    return rows_table("sft", rows)
 
 
 def rl_row(spec: TaskSpec) -> dict[str, Any]:
@@ -303,7 +316,7 @@ def rl_row(spec: TaskSpec) -> dict[str, Any]:
 
 def rl_table(specs: Iterable[TaskSpec]) -> pa.Table:
     """RL prompts: the episode's opening messages, the tools and the spec that rebuilds the environment for rewards."""
-    return _table("rl", [rl_row(spec) for spec in specs])
+    return rows_table("rl", [rl_row(spec) for spec in specs])
 
 
 def benchmark_group(capabilities: Iterable[str]) -> str:
@@ -330,7 +343,7 @@ def eval_results_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
         if "benchmark_group" not in row:
             row["benchmark_group"] = benchmark_group(row["capabilities"])
         out.append(row)
-    return _table("eval_results", out)
+    return rows_table("eval_results", out)
 
 
 def capability_profile_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
@@ -341,7 +354,7 @@ def capability_profile_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
         if "pass_rate" not in row:
             row["pass_rate"] = row["passes"] / row["attempts"]
         out.append(row)
-    return _table("capability_profile", out)
+    return rows_table("capability_profile", out)
 
 
 def spec_from_row(row: Mapping[str, Any]) -> TaskSpec:

@@ -17,7 +17,7 @@ from typing import Literal
 
 from coworkenv.data.integrity import check_release
 from coworkenv.data.layout import Manifest
-from coworkenv.data.reader import read_manifest, read_table
+from coworkenv.data.reader import iter_files, read_manifest, read_table
 from coworkenv.data.root import DataRoot, open_root
 from coworkenv.data.schemas import TABLES
 from coworkenv.errors import CoworkEnvError
@@ -44,9 +44,9 @@ def _export_hf(root: DataRoot, manifest: Manifest, table: str, out: Path) -> Non
 
 
 def _export_jsonl(root: DataRoot, manifest: Manifest, table: str, out: Path) -> None:
-    data = read_table(root, manifest.release_id, table)
+    """Streamed: `JSONL_BATCH_ROWS` rows in memory at a time (docs/architecture.md, "Bounded memory")."""
     with open(out / f"{table}.jsonl", "w", encoding="utf-8") as f:
-        for batch in data.to_batches(max_chunksize=JSONL_BATCH_ROWS):
+        for batch in iter_files(root, manifest, table, JSONL_BATCH_ROWS):
             for row in batch.to_pylist():
                 f.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
 

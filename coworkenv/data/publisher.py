@@ -24,26 +24,22 @@ under its final name, `LATEST` not yet changed), `latest_temp_written` (local on
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from coworkenv.data.claims import claim, clean_stale_tmp, tmp_name
+from coworkenv.data.integrity import arrow_fs, check_release, table_files
 from coworkenv.data.latest import advance_latest
 from coworkenv.data.layout import (
     MANIFEST_FILE,
@@ -56,14 +52,25 @@ from coworkenv.data.layout import (
     content_hash_of,
     release_id_for,
 )
-from coworkenv.data.reader import complete_manifest, read_files
+from coworkenv.data.reader import complete_manifest
 from coworkenv.data.root import RELEASES_DIR, DataRoot, open_root
-from coworkenv.data.schemas import PARTITIONS, TABLES, conform_table, fingerprint
+from coworkenv.data.schemas import TABLES, fingerprint
+from coworkenv.data.serialize import (
+    ROW_GROUP_SIZE,
+    SOURCE_BATCH,
+    Source,
+    TableSource,
+    WrittenFile,
+    ordered_rows,
+    same_rows,
+    source,
+    write_table_files,
+)
 from coworkenv.errors import CoworkEnvError
 from coworkenv.files import fsync_dir
 
-ROW_GROUP_SIZE = 128 * 1024
-"""Rows per Parquet row group: the unit DuckDB and pyarrow skip using min/max statistics."""
+__all__ = ["ROW_GROUP_SIZE", "TableSource", "code_version", "publish_release"]
+
 MAX_ROWS_PER_FILE = 1_000_000
 """A partition with more rows is split into `part-0`, `part-1`, … files (readers scan them in parallel)."""
 CODE_VERSION_ENV = "COWORKENV_CODE_VERSION"
@@ -146,69 +153,36 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-@dataclass(frozen=True)
-class _File:
-    path: str
-    data: memoryview
-    rows: int
+class _Durable:
+    """A local file written through a buffer, flushed to stable storage when closed."""
 
-    @property
-    def sha256(self) -> str:
-        return hashlib.sha256(self.data).hexdigest()
+    def __init__(self, path: str):
+        self.file = open(path, "wb")  # noqa: SIM115 — closed by `close`, which the writer calls
 
+    def write(self, data: Any) -> int:
+        return self.file.write(data)
 
-def _parquet_bytes(table: pa.Table) -> memoryview:
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, compression="zstd", row_group_size=ROW_GROUP_SIZE, write_statistics=True)
-    return memoryview(sink.getvalue())
+    def close(self) -> None:
+        self.file.flush()
+        os.fsync(self.file.fileno())
+        self.file.close()
 
 
-def _partition_dir(keys: list[str], values: tuple[Any, ...], table: str) -> str:
-    parts = []
-    for key, value in zip(keys, values, strict=True):
-        if value is None or value == "":
-            raise CoworkEnvError(f"table {table}: partition column {key} is empty")
-        parts.append(f"{key}={quote(str(value), safe='')}")
-    return "/".join(parts)
+def _write_tables(root: DataRoot, target: str, sources: Mapping[str, Source]) -> dict[str, list[FileEntry]]:
+    def open_file(relative: str) -> Any:
+        path = f"{target}/{relative}"
+        _makedirs(root, path.rsplit("/", 1)[0])
+        return _Durable(path) if root.local else root.fs.open(path, "wb")
 
-
-def _groups(name: str, table: pa.Table) -> Iterator[tuple[str, pa.Table]]:
-    """(relative directory, rows) per partition: partitions in ascending key order, row order kept within each."""
-    keys = PARTITIONS.get(name, [])
-    if not keys or table.num_rows == 0:
-        yield "", table
-        return
-    # One filter per partition rather than a sort and `take`: `take` joins a string column's chunks into one array,
-    # which overflows past 2 GiB of text (a million trajectories' messages); a filter keeps the row order too.
-    combos = table.select(keys).group_by(keys, use_threads=False).aggregate([]).sort_by([(k, "ascending") for k in keys])
-    for values in zip(*(combos.column(k).to_pylist() for k in keys), strict=True):
-        directory = _partition_dir(keys, values, name)
-        masks = [pc.equal(table.column(k), pa.scalar(v, table.schema.field(k).type)) for k, v in zip(keys, values, strict=True)]
-        yield directory, table.filter(functools.reduce(pc.and_, masks))
-
-
-def _serialize(name: str, table: pa.Table) -> Iterator[_File]:
-    """The table's Parquet files, in read order; deterministic for the same table and pyarrow version."""
-    for directory, rows in _groups(name, table):
-        prefix = f"{name}/{directory}/" if directory else f"{name}/"
-        n_files = max(1, -(-rows.num_rows // MAX_ROWS_PER_FILE))
-        for part in range(n_files):
-            chunk = rows.slice(part * MAX_ROWS_PER_FILE, MAX_ROWS_PER_FILE)
-            yield _File(f"{prefix}part-{part}.parquet", _parquet_bytes(chunk), chunk.num_rows)
-
-
-def _write_tables(root: DataRoot, target: str, tables: Mapping[str, pa.Table]) -> dict[str, list[FileEntry]]:
     written: dict[str, list[FileEntry]] = {}
-    for name, table in tables.items():
-        entries = []
-        for file in _serialize(name, table):
-            path = f"{target}/{file.path}"
-            _makedirs(root, path.rsplit("/", 1)[0])
-            _write_bytes(root, path, file.data)
-            entries.append(FileEntry(path=file.path, rows=file.rows, bytes=len(file.data), sha256=file.sha256))
-        written[name] = entries
+    for name, src in sources.items():
+        written[name] = _entries(write_table_files(src, open_file, MAX_ROWS_PER_FILE))
         _checkpoint(f"table:{name}")
     return written
+
+
+def _entries(files: list[WrittenFile]) -> list[FileEntry]:
+    return [FileEntry(path=f.path, rows=f.rows, bytes=f.bytes, sha256=f.sha256) for f in files]
 
 
 def _json_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -219,7 +193,7 @@ def _json_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def publish_release(
-    tables: Mapping[str, pa.Table | None],
+    tables: Mapping[str, TableSource],
     *,
     data_root: str | os.PathLike[str] | DataRoot | None = None,
     run_id: str,
@@ -229,10 +203,12 @@ def publish_release(
 ) -> Manifest:
     """Publish the tables as release `release_id_for(run_id)` of `kind`; a task release becomes `LATEST`.
 
-    Tables absent from `tables` (or None) are written empty. Every table is checked against its schema first;
-    nothing is written if one does not fit. Publishing a run id whose release already exists returns the stored
-    manifest if the tables and the kind are identical (moving `LATEST` to a task release unless a newer one is
-    there) and raises `ReleaseConflict` otherwise.
+    A table is an Arrow table, or the path of a Parquet file holding it (a run's staged table: streamed, so memory
+    stays bounded however many rows it has; `coworkenv.data.serialize`). Tables absent from `tables` (or None) are
+    written empty. Every table's columns are checked against its schema first; nothing is written if one does not
+    fit (null values in a streamed table stop the writing, which then leaves no release behind). Publishing a run id
+    whose release already exists returns the stored manifest if the tables and the kind are identical (moving
+    `LATEST` to a task release unless a newer one is there) and raises `ReleaseConflict` otherwise.
     """
     if kind not in RELEASE_KINDS:
         raise CoworkEnvError(f"unknown release kind {kind!r}; kinds are: {', '.join(RELEASE_KINDS)}")
@@ -241,7 +217,7 @@ def publish_release(
     unknown = sorted(set(tables) - set(TABLES))
     if unknown:
         raise CoworkEnvError(f"unknown table(s) {', '.join(unknown)}; tables are: {', '.join(TABLES)}")
-    conformed = {name: conform_table(name, tables.get(name)) for name in TABLES}
+    conformed = {name: source(name, tables.get(name)) for name in TABLES}
     config_json = _json_config(config)
     _makedirs(root, root.releases)
     clean_stale_tmp(root)
@@ -266,7 +242,7 @@ def publish_release(
         _checkpoint("tables_written")
         manifest = Manifest(
             release_id=release_id, run_id=run_id, kind=kind, parent=parent, created_at=_now(), code_version=code_version(),
-            config=config_json, row_counts={n: t.num_rows for n, t in conformed.items()},
+            config=config_json, row_counts={n: sum(e.rows for e in entries) for n, entries in files.items()},
             schema_fingerprints={n: fingerprint(TABLES[n]) for n in TABLES},
             content_hashes={n: content_hash_of(e) for n, e in files.items()}, files=files,
         )  # fmt: skip
@@ -298,19 +274,19 @@ def publish_release(
     return manifest
 
 
-def _republish(root: DataRoot, existing: Manifest, tables: Mapping[str, pa.Table], kind: ReleaseKind) -> Manifest:
+def _republish(root: DataRoot, existing: Manifest, tables: Mapping[str, Source], kind: ReleaseKind) -> Manifest:
     """The release exists: check that the kind and tables are the same, then make sure `LATEST` has caught up."""
     if existing.kind != kind:
         raise ReleaseConflict(
             f"release {existing.release_id} (run {existing.run_id!r}) already exists as a {existing.kind} release, not {kind}: use a new run id"
         )
     differ = []
-    for name, table in tables.items():
-        entries = [FileEntry(path=f.path, rows=f.rows, bytes=len(f.data), sha256=f.sha256) for f in _serialize(name, table)]
+    for name, src in tables.items():
+        entries = _entries(write_table_files(src, None, MAX_ROWS_PER_FILE))  # hashed, not written
         if existing.content_hashes.get(name) == content_hash_of(entries):
             continue
         # Parquet bytes also depend on the pyarrow version: compare the rows themselves before calling it a conflict.
-        if existing.row_counts.get(name) != table.num_rows or not _stored_equals(root, existing, name, table):
+        if existing.row_counts.get(name) != sum(e.rows for e in entries) or not _stored_equals(root, existing, name, src):
             differ.append(name)
     if differ:
         raise ReleaseConflict(
@@ -322,10 +298,12 @@ def _republish(root: DataRoot, existing: Manifest, tables: Mapping[str, pa.Table
     return existing
 
 
-def _stored_equals(root: DataRoot, manifest: Manifest, name: str, table: pa.Table) -> bool:
-    ordered = pa.concat_tables([rows for _dir, rows in _groups(name, table)]) if table.num_rows else table
+def _stored_equals(root: DataRoot, manifest: Manifest, name: str, src: Source) -> bool:
     try:
-        stored = read_files(root, manifest, name)
-    except (OSError, pa.ArrowException):
+        check_release(root, manifest, [name])
+        fs = arrow_fs(root)
+        stored = (pa.Table.from_batches([batch]) for path in table_files(root, manifest, name)
+                  for batch in pq.ParquetFile(path, filesystem=fs).iter_batches(batch_size=SOURCE_BATCH))  # fmt: skip
+        return same_rows(stored, ordered_rows(src))
+    except (OSError, pa.ArrowException, CoworkEnvError):
         return False
-    return stored.equals(ordered)

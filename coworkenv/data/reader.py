@@ -6,6 +6,7 @@ Only complete releases (ones with a `manifest.json`) are ever read; `.tmp-*` dir
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -26,6 +27,7 @@ def _restore_schema(table: pa.Table, schema: pa.Schema) -> pa.Table:
     """Files read back name list items `element`; give the table the canonical schema (with field docs) again."""
     return table.cast(schema) if not table.schema.equals(schema, check_metadata=True) else table
 
+
 def complete_manifest(root: DataRoot, release_id: str) -> Manifest | None:
     path = root.join(RELEASES_DIR, release_id, MANIFEST_FILE)
     try:
@@ -38,6 +40,7 @@ def complete_manifest(root: DataRoot, release_id: str) -> Manifest | None:
         return Manifest.model_validate_json(data)
     except ValidationError as exc:
         raise CoworkEnvError(format_validation_error(exc, f"{root.url_of(path)}: unreadable manifest")) from None
+
 
 def latest_release(data_root: Root = None) -> str | None:
     """The id `LATEST` names, or None before the first release."""
@@ -57,6 +60,7 @@ def latest_release(data_root: Root = None) -> str | None:
     if text and not RELEASE_NAME.match(text):
         raise CoworkEnvError(f"{root.url_of(path)} names {text[:60]!r}, which is not a complete release (not a release id)")
     return text or None
+
 
 def list_releases(data_root: Root = None) -> list[Manifest]:
     """Every complete release (one with a manifest), oldest first; temporary and incomplete ones are skipped."""
@@ -78,6 +82,7 @@ def list_releases(data_root: Root = None) -> list[Manifest]:
             manifests.append(manifest)
     return sorted(manifests, key=lambda m: (m.created_at, m.release_id))
 
+
 def resolve_release(data_root: Root, release: str) -> str:
     """A release id, with `latest` meaning the one `LATEST` names."""
     root = open_root(data_root)
@@ -90,6 +95,7 @@ def resolve_release(data_root: Root, release: str) -> str:
         raise CoworkEnvError(f"invalid release id {release!r}")
     return release
 
+
 def read_manifest(data_root: Root, release: str = "latest") -> Manifest:
     root = open_root(data_root)
     release_id = resolve_release(root, release)
@@ -100,10 +106,12 @@ def read_manifest(data_root: Root, release: str = "latest") -> Manifest:
         raise CoworkEnvError(f"no complete release {release_id!r} under {root.url}{hint}")
     return manifest
 
+
 def release_path(data_root: Root, release: str = "latest") -> str:
     """The release directory as a path (local) or URL (other filesystems)."""
     root = open_root(data_root)
     return root.url_of(root.join(RELEASES_DIR, resolve_release(root, release)))
+
 
 def table_path(data_root: Root, release: str, table: str) -> str:
     """The table's directory as a path (local) or URL: `read_parquet('<it>/**/*.parquet', hive_partitioning=true)`."""
@@ -111,6 +119,7 @@ def table_path(data_root: Root, release: str, table: str) -> str:
         raise CoworkEnvError(f"unknown table {table!r}; tables are: {', '.join(TABLES)}")
     root = open_root(data_root)
     return root.url_of(root.join(RELEASES_DIR, resolve_release(root, release), table))
+
 
 def table_files(data_root: Root, release: str, table: str) -> list[str]:
     """The table's Parquet files in read order, as paths or URLs (e.g. `datasets.load_dataset("parquet", data_files=…)`)."""
@@ -120,6 +129,7 @@ def table_files(data_root: Root, release: str, table: str) -> list[str]:
     manifest = read_manifest(root, release)
     check_release(root, manifest, [table])
     return [root.url_of(p) for p in listed_files(root, manifest, table)]
+
 
 def read_files(root: DataRoot, manifest: Manifest, table: str, columns: list[str] | None = None, filters: Any = None) -> pa.Table:
     """The table's rows, after the cheap integrity check of its files (`coworkenv.data.integrity`)."""
@@ -142,6 +152,28 @@ def read_files(root: DataRoot, manifest: Manifest, table: str, columns: list[str
         result = _restore_schema(result, target)
     return result
 
+
+def iter_files(root: DataRoot, manifest: Manifest, table: str, batch_size: int = 10_000) -> Iterator[pa.Table]:
+    """The table's rows `batch_size` at a time, file by file in read order, as `read_files` gives them whole (after
+    the same cheap integrity check): memory holds one batch, however large the table."""
+    check_release(root, manifest, [table])
+    schema = TABLES[table]
+    current = manifest.schema_fingerprints.get(table) == fingerprint(schema)
+    fs = arrow_fs(root)
+    paths = listed_files(root, manifest, table)
+    if not paths:
+        raise CoworkEnvError(f"release {manifest.release_id}: table {table} has no files")
+    for path in paths:
+        try:
+            batches = pq.ParquetFile(path, filesystem=fs).iter_batches(batch_size=batch_size)
+            for batch in batches:
+                part = pa.Table.from_batches([batch])
+                yield _restore_schema(part, schema) if current else part
+        except (OSError, pa.ArrowException) as exc:  # damaged pages behind an intact footer
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise CoworkEnvError(f"damaged release {manifest.release_id}: {root.url_of(path)}: unreadable ({first})") from None
+
+
 def read_table(
     data_root: Root,
     release: str,
@@ -161,11 +193,13 @@ def read_table(
     root = open_root(data_root)
     return read_files(root, read_manifest(root, release), table, columns, filters)
 
+
 def read_release(data_root: Root, release: str = "latest") -> dict[str, pa.Table]:
     """Every table of a release, e.g. to carry a parent's tables forward into a new release."""
     root = open_root(data_root)
     manifest = read_manifest(root, release)
     return {name: read_files(root, manifest, name) for name in TABLES}
+
 
 def verify_release(data_root: Root, release: str = "latest") -> list[str]:
     """Problems found re-hashing every file against the manifest, plus the cheap checks (empty: intact)."""

@@ -219,14 +219,14 @@ def gate(run: RunDir) -> dict[str, Any]:
 def publish(run: RunDir) -> Manifest:
     """The gated tables as a release of kind `eval` (LATEST keeps pointing at the newest task release)."""
     from coworkenv.data.publisher import publish_release
-    from coworkenv.pipeline.build import staged_tables
+    from coworkenv.pipeline.build import staged_table_files
     from coworkenv.pipeline.gate import require_passed
     from coworkenv.pipeline.publish import published
 
     config = read_config(run)
     require_passed(run)
     parent = suite_info(run).get("release_id")
-    manifest = publish_release(staged_tables(run), data_root=run.data_root, run_id=run.run_id, parent=parent,
+    manifest = publish_release(staged_table_files(run), data_root=run.data_root, run_id=run.run_id, parent=parent,
                                config=config.model_dump(mode="json"), kind="eval")  # fmt: skip
     log.info("%s", published(manifest, run))
     return manifest

@@ -11,8 +11,8 @@ from typing import Any
 from coworkenv.data.schemas import TABLES
 from coworkenv.errors import CoworkEnvError
 from coworkenv.files import read_json
-from coworkenv.pipeline.build import staged_tables
-from coworkenv.pipeline.rundir import GATES_PASSED, RunDir, write_json
+from coworkenv.pipeline.build import staged_table_files
+from coworkenv.pipeline.rundir import BATCH, GATES_PASSED, RunDir, write_json
 
 log = logging.getLogger(__name__)
 
@@ -25,22 +25,24 @@ def staged_digests(run: RunDir) -> dict[str, str]:
     for name in TABLES:
         path = run.file("tables", f"{name}.parquet")
         try:
-            digests[name] = hashlib.sha256(path.read_bytes()).hexdigest()
+            with path.open("rb") as f:
+                digests[name] = hashlib.file_digest(f, "sha256").hexdigest()
         except OSError as exc:
             raise CoworkEnvError(f"{path}: cannot read ({exc.strerror or type(exc).__name__}): build the run again") from None
     return digests
 
 
-def gate_tables(run: RunDir, stages: tuple[str, ...] = STAGES) -> dict[str, Any]:
-    """The gates of `stages` (a synthesis run's by default; an evaluation run's is `evaluated`)."""
-    from coworkenv.quality.gates import GateFailed, run_gate  # Great Expectations takes seconds to import
+def gate_tables(run: RunDir, stages: tuple[str, ...] = STAGES, batch_size: int = BATCH) -> dict[str, Any]:
+    """The gates of `stages` (a synthesis run's by default; an evaluation run's is `evaluated`), over the staged
+    tables read `batch_size` rows at a time (`run_gate_files`)."""
+    from coworkenv.quality.gates import GateFailed, run_gate_files  # Great Expectations takes seconds to import
 
     run.file(*GATES_PASSED).unlink(missing_ok=True)
-    tables = staged_tables(run)
+    files = staged_table_files(run)
     statistics = {}
     for stage in stages:
         try:
-            result = run_gate(stage, tables, report_dir=run.file("quality"))
+            result = run_gate_files(stage, files, report_dir=run.file("quality"), batch_size=batch_size)
         except GateFailed as failed:  # said here in full, before the traceback that stops the task
             log.error("%s", failed.result.summary())
             raise

@@ -1,5 +1,6 @@
 """Stage publish: the staged tables as the run's release (atomic; the same run id always gives the same release), only
-once they have passed the gates."""
+once they have passed the gates. The staged files are streamed into the release's files (`coworkenv.data.serialize`),
+never read whole."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import logging
 from coworkenv.data.layout import Manifest
 from coworkenv.data.publisher import publish_release
 from coworkenv.data.reader import latest_release
-from coworkenv.pipeline.build import staged_tables
+from coworkenv.pipeline.build import staged_table_files
 from coworkenv.pipeline.gate import require_passed
 from coworkenv.pipeline.rundir import RunDir
 from coworkenv.pipeline.summary import counts
@@ -19,7 +20,7 @@ log = logging.getLogger(__name__)
 def publish(run: RunDir) -> Manifest:
     config = run.config()
     require_passed(run)
-    manifest = publish_release(staged_tables(run), data_root=run.data_root, run_id=run.run_id, parent=latest_release(run.data_root),
+    manifest = publish_release(staged_table_files(run), data_root=run.data_root, run_id=run.run_id, parent=latest_release(run.data_root),
                                config=config.model_dump(mode="json"))  # fmt: skip
     log.info("%s", published(manifest, run))
     return manifest

@@ -12,12 +12,14 @@ from typing import Any
 from coworkenv.errors import CoworkEnvError
 from coworkenv.files import parse_json, staged
 from coworkenv.llm import LLMConfig
-from coworkenv.pipeline.rundir import RunDir, validated, write_json, write_jsonl
+from coworkenv.pipeline.config import SynthesisConfig
+from coworkenv.pipeline.rundir import BATCH, RunDir, batched, jsonl_writer, validated, write_json
 from coworkenv.pipeline.summary import block, top_reasons
 from coworkenv.pipeline.validate import rejection_reasons
 from coworkenv.repair.loop import RepairOutcome, metrics, repair_many
 from coworkenv.repair.sandboxed import repair_in_sandbox
 from coworkenv.sandbox.choices import IN_PROCESS
+from coworkenv.validate.verdict import TaskValidation
 
 log = logging.getLogger(__name__)
 
@@ -31,35 +33,48 @@ def _spec_data(line: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def repair_run(run: RunDir, llm: LLMConfig | None = None, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def repair_run(run: RunDir, llm: LLMConfig | None = None, progress: Callable[[int], None] | None = None,
+               batch_size: int = BATCH) -> dict[str, Any]:  # fmt: skip
+    """Repair the rejected tasks `batch_size` at a time (docs/architecture.md, "Bounded memory"), writing each batch's
+    results as it finishes; what stays in memory across batches is each outcome without its specs (for the metrics)."""
     from coworkenv.repair.llm import LLMRepairer  # the OpenAI client is imported only where an endpoint is used
 
     config = run.config()
-    rejected = [(line, v) for line, v in validated(run) if not v.valid]
-    items = [(data, v) for line, v in rejected if (data := _spec_data(line)) is not None]
     repairer = LLMRepairer(llm.model_copy(update={"temperature": 0.0})) if llm is not None else None
-    if not config.repair_rounds or not items:
-        outcomes = []
-    elif config.runtime == IN_PROCESS:
-        step = (lambda _outcome: progress(1)) if progress is not None else None
-        outcomes = repair_many(items, rounds=config.repair_rounds, llm=repairer, progress=step)
-    else:
-        outcomes = repair_in_sandbox(items, rounds=config.repair_rounds, workers=config.workers, runtime=config.runtime, llm=repairer,
-                                     progress=progress, budget_s=config.task_budget_s)  # fmt: skip
-    kept = [o for o in outcomes if o.repaired and o.spec is not None and o.validation is not None]
-    attempts = [
-        json.dumps({"task_id": f"{o.task_id}-r{a.round}", "parent_id": o.task_id, **a.model_dump(mode="json")}, ensure_ascii=False)
-        for o in outcomes
-        for a in o.attempts
-    ]
-    summary = metrics(outcomes).model_dump(mode="json") if outcomes else {}
+    rejected = repairable = kept = 0
+    outcomes: list[RepairOutcome] = []
     with staged(run.file("repaired"), folder=True) as folder:  # the four files agree with each other, or stay as they were
-        write_jsonl(folder / "tasks.jsonl", [json.dumps(o.spec, ensure_ascii=False) for o in kept])
-        write_jsonl(folder / "validations.jsonl", [o.validation.model_dump_json() for o in kept])
-        write_jsonl(folder / "attempts.jsonl", attempts)
+        with jsonl_writer(folder / "tasks.jsonl") as tasks, jsonl_writer(folder / "validations.jsonl") as validations, \
+                jsonl_writer(folder / "attempts.jsonl") as attempts:  # fmt: skip
+            for batch in batched(((line, v) for line, v in validated(run) if not v.valid), batch_size):
+                items = [(data, v) for line, v in batch if (data := _spec_data(line)) is not None]
+                rejected, repairable = rejected + len(batch), repairable + len(items)
+                done = _repair(items, config, repairer, progress) if config.repair_rounds and items else []
+                good = [o for o in done if o.repaired and o.spec is not None and o.validation is not None]
+                kept += tasks(json.dumps(o.spec, ensure_ascii=False) for o in good)
+                validations(o.validation.model_dump_json() for o in good if o.validation is not None)
+                attempts(json.dumps({"task_id": f"{o.task_id}-r{a.round}", "parent_id": o.task_id, **a.model_dump(mode="json")}, ensure_ascii=False)
+                         for o in done for a in o.attempts)  # fmt: skip
+                outcomes += [_light(o) for o in done]
+        summary = metrics(outcomes).model_dump(mode="json") if outcomes else {}
         write_json(folder / "metrics.json", summary)
-    log.info("%s", _summary(len(rejected), len(items), outcomes, config.repair_rounds))
-    return {"invalid": len(items), "repaired": len(kept), "metrics": summary}
+    log.info("%s", _summary(rejected, repairable, outcomes, config.repair_rounds))
+    return {"invalid": repairable, "repaired": kept, "metrics": summary}
+
+
+def _repair(items: list[tuple[dict[str, Any], TaskValidation]], config: SynthesisConfig, repairer: Any,
+            progress: Callable[[int], None] | None) -> list[RepairOutcome]:  # fmt: skip
+    if config.runtime == IN_PROCESS:
+        step = (lambda _outcome: progress(1)) if progress is not None else None
+        return repair_many(items, rounds=config.repair_rounds, llm=repairer, progress=step)
+    return repair_in_sandbox(items, rounds=config.repair_rounds, workers=config.workers, runtime=config.runtime, llm=repairer,
+                             progress=progress, budget_s=config.task_budget_s)  # fmt: skip
+
+
+def _light(outcome: RepairOutcome) -> RepairOutcome:
+    """What the metrics and the summary read of an outcome: no specs, no patches."""
+    attempts = [a.model_copy(update={"patch": []}) for a in outcome.attempts]
+    return outcome.model_copy(update={"spec": None, "last_spec": None, "attempts": attempts})
 
 
 def _tasks(n: int) -> str:

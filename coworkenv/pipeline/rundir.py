@@ -231,39 +231,48 @@ def write_json(path: Path, value: Any) -> None:
 # --- what the stages read back ---------------------------------------------------------------------------------
 
 
-def validated(run: RunDir) -> list[tuple[str, TaskValidation]]:
-    """Every generated task's raw text with its battery verdict, shard by shard, in order."""
-    out = []
+def validated(run: RunDir) -> Iterator[tuple[str, TaskValidation]]:
+    """Every generated task's raw text with its battery verdict, shard by shard, in order, one at a time."""
     for shard in run.shard_ids():
-        lines = read_jsonl(run.shard_file("generated", shard, "tasks"))
-        verdicts = read_models(TaskValidation, run.shard_file("validated", shard, "validations"))
-        if len(verdicts) != len(lines):
-            raise CoworkEnvError(f"run {run.run_id!r}: shard {shard} has {len(lines)} tasks but {len(verdicts)} verdicts: validate it first")
-        out += list(zip(lines, verdicts, strict=True))
-    return out
+        lines = iter_jsonl(run.shard_file("generated", shard, "tasks"))
+        verdicts = iter_models(TaskValidation, run.shard_file("validated", shard, "validations"))
+        what = f"run {run.run_id!r}: shard {shard} has"
+        yield from _paired(lines, verdicts, lambda n, m, what=what: f"{what} {n} tasks but {m} verdicts: validate it first")
 
 
-def repaired(run: RunDir) -> list[tuple[str, TaskValidation]]:
-    """The repaired specs with the battery's verdict on each (both written by the repair stage)."""
-    lines = read_jsonl(run.file("repaired", "tasks.jsonl"))
-    verdicts = read_models(TaskValidation, run.file("repaired", "validations.jsonl"))
-    if len(verdicts) != len(lines):
-        raise CoworkEnvError(f"run {run.run_id!r}: {len(lines)} repaired tasks but {len(verdicts)} verdicts: repair it again")
-    return list(zip(lines, verdicts, strict=True))
+def repaired(run: RunDir) -> Iterator[tuple[str, TaskValidation]]:
+    """The repaired specs with the battery's verdict on each (both written by the repair stage), one at a time."""
+    lines = iter_jsonl(run.file("repaired", "tasks.jsonl"))
+    verdicts = iter_models(TaskValidation, run.file("repaired", "validations.jsonl"))
+    yield from _paired(lines, verdicts, lambda n, m: f"run {run.run_id!r}: {n} repaired tasks but {m} verdicts: repair it again")
 
 
-def verdicts(run: RunDir) -> list[tuple[str, TaskValidation]]:
-    """Every task of the run with its verdict: the generated ones, then the repaired ones."""
-    return [*validated(run), *repaired(run)]
+def _paired(lines: Iterator[str], verdicts: Iterator[TaskValidation], mismatch: Callable[[int, int], str]) -> Iterator[tuple[str, TaskValidation]]:
+    """(line, verdict) pairs of two files that must have as many entries; `mismatch(lines, verdicts)` is the error
+    when they do not (raised once one runs out, with both counted to the end)."""
+    n = 0
+    for line in lines:
+        verdict = next(verdicts, None)
+        if verdict is None:
+            raise CoworkEnvError(mismatch(n + 1 + sum(1 for _ in lines), n))
+        n += 1
+        yield line, verdict
+    if (extra := sum(1 for _ in verdicts)) > 0:
+        raise CoworkEnvError(mismatch(n, n + extra))
 
 
-def valid_tasks(tasks: list[tuple[str, TaskValidation]]) -> list[tuple[TaskSpec, TaskValidation]]:
-    """The valid ones of `verdicts(run)`, parsed (they passed the battery in the sandbox)."""
-    out = []
+def verdicts(run: RunDir) -> Iterator[tuple[str, TaskValidation]]:
+    """Every task of the run with its verdict: the generated ones, then the repaired ones, one at a time."""
+    yield from validated(run)
+    yield from repaired(run)
+
+
+def valid_tasks(tasks: Iterable[tuple[str, TaskValidation]]) -> Iterator[tuple[TaskSpec, TaskValidation]]:
+    """The valid ones of `verdicts(run)`, parsed (they passed the battery in the sandbox), one at a time."""
     for line, v in tasks:
         if v.valid:
             try:
-                out.append((TaskSpec.model_validate_json(line), v))
+                spec = TaskSpec.model_validate_json(line)
             except ValidationError as exc:  # the run directory was changed after validation
                 raise CoworkEnvError(format_validation_error(exc, f"run {v.task_id!r}: task {v.task_id!r} (marked valid)")) from None
-    return out
+            yield spec, v

@@ -12,6 +12,9 @@ element or another table become plain columns here, and the suites then expect t
 - values GX cannot see inside: `unknown_capabilities` (null when all are known), `n_capabilities`,
   `min_check_weight` (from `spec_json`), `last_role`, `n_tools`.
 
+A gate derives a table's own columns (`*_rows`, per table: batch by batch when the table is streamed) apart from the
+cross-table ones (`*_links`, once every frame is whole); `stand_ins` then shrinks the bulky columns of a streamed table.
+
 A derived column is left out when a column it needs is missing; the suite's column-set expectation then names
 the missing column and the rules on the derived column report the missing column too.
 """
@@ -28,7 +31,6 @@ from coworkenv.grading.score import PASS_THRESHOLD
 
 if TYPE_CHECKING:
     import pandas as pd
-
 
 
 def to_frame(table: Any, name: str) -> pd.DataFrame:
@@ -189,12 +191,16 @@ def derive_scores(df: pd.DataFrame) -> None:
     _derive(df, "passed_recomputed", ["score"], lambda s: None if _missing(s) else bool(float(s) >= PASS_THRESHOLD))
 
 
-def derive_validated(tables: dict[str, pd.DataFrame], capabilities: frozenset[str]) -> dict[str, pd.DataFrame]:
+def validated_rows(name: str, df: pd.DataFrame, capabilities: frozenset[str]) -> None:
+    if name == "tasks":
+        derive_capabilities(df, capabilities)
+        _derive(df, "first_capability", ["capabilities"], lambda v: (as_list(v) or [None])[0])
+        _derive_number(df, "min_check_weight", ["spec_json"], min_check_weight)
+        _derive(df, "spec_id", ["spec_json"], spec_id)
+
+
+def validated_links(tables: dict[str, pd.DataFrame]) -> None:
     tasks, validations = tables["tasks"], tables["validations"]
-    derive_capabilities(tasks, capabilities)
-    _derive(tasks, "first_capability", ["capabilities"], lambda v: (as_list(v) or [None])[0])
-    _derive_number(tasks, "min_check_weight", ["spec_json"], min_check_weight)
-    _derive(tasks, "spec_id", ["spec_json"], spec_id)
     validated_ids = _ids(validations, "task_id")
     if validated_ids is not None:
         _derive(tasks, "has_validations", ["task_id"], lambda t: t in validated_ids)
@@ -205,25 +211,48 @@ def derive_validated(tables: dict[str, pd.DataFrame], capabilities: frozenset[st
         failed = {t for t, sev, ok in zip(validations["task_id"], validations["severity"], validations["passed"], strict=True)
                   if sev == "mandatory" and (_missing(ok) or not bool(ok))}  # fmt: skip
         _derive(validations, "valid_recomputed", ["task_id"], lambda t: t not in failed)
-    return tables
 
 
-def derive_rollouts(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+def rollouts_rows(name: str, df: pd.DataFrame) -> None:
+    if name == "trajectories":
+        derive_scores(df)
+    elif name == "sft":
+        _derive(df, "last_role", ["messages"], last_role)
+        _derive_number(df, "n_tools", ["tools"], n_tools)
+
+
+def rollouts_links(tables: dict[str, pd.DataFrame]) -> None:
     trajectories, sft = tables["trajectories"], tables["sft"]
-    derive_scores(trajectories)
-    passed: dict[Any, Any] | None = None
     if {"trajectory_id", "passed"} <= set(trajectories.columns):
         passed = dict(zip(trajectories["trajectory_id"].tolist(), trajectories["passed"].tolist(), strict=True))
-    if passed is not None:
         _derive(sft, "source_known", ["trajectory_id"], lambda t: t in passed)
         _derive(sft, "source_passed", ["trajectory_id"], lambda t: None if _missing(passed.get(t)) else bool(passed[t]))
-    _derive(sft, "last_role", ["messages"], last_role)
-    _derive_number(sft, "n_tools", ["tools"], n_tools)
-    return tables
 
 
-def derive_evaluated(tables: dict[str, pd.DataFrame], capabilities: frozenset[str]) -> dict[str, pd.DataFrame]:
-    results = tables["eval_results"]
-    derive_scores(results)
-    derive_capabilities(results, capabilities)
-    return tables
+def evaluated_rows(name: str, df: pd.DataFrame, capabilities: frozenset[str]) -> None:
+    if name == "eval_results":
+        derive_scores(df)
+        derive_capabilities(df, capabilities)
+
+
+def no_links(tables: dict[str, pd.DataFrame]) -> None:
+    """A gate of one table: nothing to derive across tables."""
+
+
+STAND_IN = "0"
+"""What a bulky cell becomes once its rows are derived (`stand_ins`): valid JSON, never null, one shared string."""
+
+
+def stand_ins(df: pd.DataFrame, columns: Iterable[str], parsed: Iterable[str]) -> None:
+    """Replace the cells of bulky `columns` (checked only for presence, nulls and, those in `parsed`, for parsing as
+    JSON) by `STAND_IN`: nulls stay null and, in `parsed` columns, a cell that does not parse stays as it is, so every
+    expectation on them sees what it would have seen (and quotes the same examples), in a fraction of the memory."""
+    import pandas as pd
+
+    parsed = set(parsed)
+    for col in columns:
+        if col not in df.columns:
+            continue
+        check = col in parsed
+        values = [None if _missing(v) else v if check and parse_json(v) is _BAD else STAND_IN for v in df[col].tolist()]
+        df[col] = pd.Series(values, index=df.index, dtype=object)

@@ -12,6 +12,10 @@ earlier run leaks into the report.
 GX is quiet while a gate runs (`quiet_gx`): its INFO logs (some 200 lines at its first import), its deprecation
 warnings and its progress bars would bury the verdict in a task's log.
 
+`run_gate_files(stage, files)` is the same gate over Parquet files (a run's staged tables), read a batch at a time into
+frames that keep the derived helper columns and stand-ins for the bulky columns (docs/architecture.md, "Bounded
+memory"): the verdict, the counts and the examples are those `run_gate` gives over the whole tables.
+
 A failing gate raises `GateFailed` after the report is written: its message lists every failed expectation with
 its counts and up to five examples, and `GateFailed.result` holds the whole `GateResult`. The gate never
 publishes anything; callers publish only after `run_gate` returns.
@@ -24,12 +28,13 @@ import math
 import shutil
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 from pydantic import BaseModel, ConfigDict
 
 from coworkenv.errors import CoworkEnvError
@@ -147,36 +152,100 @@ def run_gate(stage: str, tables: dict[str, Any], *, report_dir: str | Path | Non
     `GateFailed` (after writing Data Docs into `report_dir`, when given) when an expectation fails.
     """
     gate = GATES.get(stage)
+    _require(gate, tables)
+    started = time.perf_counter()
+    with quiet_gx():
+        frames = gate.derive({name: to_frame(tables[name], name) for name in gate.tables})
+        return _judge(gate, frames, report_dir, started)
+
+
+def run_gate_files(stage: str, files: Mapping[str, str | Path], *, report_dir: str | Path | None = None, batch_size: int = 1000) -> GateResult:
+    """`run_gate` over tables stored as Parquet files (a run's staged tables), read `batch_size` rows at a time: each
+    batch gets its own helper columns, then its bulky columns become stand-ins (`StageGate.bulky`), so what the gate
+    holds is the tables without their text; the same expectations see the same values and give the same result."""
+    gate = GATES.get(stage)
+    _require(gate, files)
+    started = time.perf_counter()
+    with quiet_gx():
+        parsed = _parsed_columns(gate)
+        frames = {name: _light_frame(gate, name, Path(files[name]), parsed.get(name, set()), batch_size) for name in gate.tables}
+        gate.derive_links(frames)
+        return _judge(gate, frames, report_dir, started)
+
+
+def _require(gate: StageGate, tables: Mapping[str, Any]) -> None:
     missing = [name for name in gate.tables if name not in tables]
     if missing:
-        raise CoworkEnvError(f"gate {stage!r} needs tables {', '.join(gate.tables)}; missing: {', '.join(missing)}")
-    started = time.perf_counter()
+        raise CoworkEnvError(f"gate {gate.stage!r} needs tables {', '.join(gate.tables)}; missing: {', '.join(missing)}")
+
+
+STAND_IN_SAFE = frozenset({"expect_column_values_to_not_be_null", "expect_column_values_to_be_json_parseable"})
+"""What a suite may expect of a bulky column for its stand-in to give the same result."""
+
+
+def _parsed_columns(gate: StageGate) -> dict[str, set[str]]:
+    """Per table, the bulky columns whose cells must parse as JSON; an error if a suite expects anything else of one."""
+    parsed: dict[str, set[str]] = {}
+    for table, suite in gate.build().items():
+        bulky = set(gate.bulky.get(table, ()))
+        for expectation in suite.expectations:
+            config = expectation.configuration
+            touched = bulky & set(_columns(dict(config.kwargs)))
+            if touched and config.type not in STAND_IN_SAFE:
+                raise CoworkEnvError(f"gate {gate.stage!r}: {config.type} reads bulky column(s) {', '.join(sorted(touched))} of {table}")
+            if touched and config.type == "expect_column_values_to_be_json_parseable":
+                parsed.setdefault(table, set()).update(touched)
+    return parsed
+
+
+def _light_frame(gate: StageGate, name: str, path: Path, parsed: set[str], batch_size: int) -> Any:
+    """The table's frame with its helper columns, bulky columns as stand-ins, built batch by batch."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    from coworkenv.quality.derive import stand_ins
+
+    def light(df: pd.DataFrame) -> pd.DataFrame:
+        gate.derive_rows(name, df)
+        stand_ins(df, gate.bulky.get(name, ()), parsed)
+        return df
+
+    try:
+        source = pq.ParquetFile(path)
+        parts = [light(batch.to_pandas()) for batch in source.iter_batches(batch_size=batch_size)]
+    except (OSError, pa.ArrowException) as exc:
+        raise CoworkEnvError(f"{path}: cannot read table {name} ({str(exc).splitlines()[0][:200]})") from None
+    if not parts:
+        return light(source.schema_arrow.empty_table().to_pandas())
+    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+
+
+def _judge(gate: StageGate, frames: dict[str, Any], report_dir: str | Path | None, started: float) -> GateResult:
+    """Run the suites over the derived frames; the report, then the result (or `GateFailed`)."""
+    stage = gate.stage
     docs_dir = Path(report_dir).absolute() / DOCS_FOLDER / stage if report_dir is not None else None
     if docs_dir is not None:
         shutil.rmtree(docs_dir, ignore_errors=True)  # a rerun's report replaces the last one's, pages and all
     report_error = None
-    with quiet_gx():
-        frames = {name: to_frame(tables[name], name) for name in gate.tables}
-        gate.derive(frames)
-        context, suites, results = _validate(gate, frames, docs_dir / GX_FOLDER if docs_dir is not None else None)
-        if docs_dir is not None:
-            report_error = _build_docs(context, docs_dir / GX_FOLDER)
+    context, suites, results = _validate(gate, frames, docs_dir / GX_FOLDER if docs_dir is not None else None)
+    if docs_dir is not None:
+        report_error = _build_docs(context, docs_dir / GX_FOLDER)
 
-        failures: list[FailedExpectation] = []
-        outcomes: list[ExpectationOutcome] = []
-        per_table: dict[str, dict[str, int]] = {}
-        for table, suite_result in results.items():
-            order = {e.meta["rule"]: i for i, e in enumerate(suites[table].expectations)}
-            table_failures, table_outcomes = [], []
-            for item in suite_result.results:
-                failure = None if item.success else _failure(table, item, gate.id_columns.get(table, ()))
-                table_outcomes.append(_outcome(table, item, failure))
-                if failure is not None:
-                    table_failures.append(failure)
-            # GX reports table-level expectations last; keep the suite's order (columns first, then as written)
-            failures.extend(sorted(table_failures, key=lambda f: order.get(f.rule, len(order))))
-            outcomes.extend(sorted(table_outcomes, key=lambda o: order.get(o.rule, len(order))))
-            per_table[table] = {"rows": len(frames[table]), "expectations": len(suite_result.results), "failed": len(table_failures)}
+    failures: list[FailedExpectation] = []
+    outcomes: list[ExpectationOutcome] = []
+    per_table: dict[str, dict[str, int]] = {}
+    for table, suite_result in results.items():
+        order = {e.meta["rule"]: i for i, e in enumerate(suites[table].expectations)}
+        table_failures, table_outcomes = [], []
+        for item in suite_result.results:
+            failure = None if item.success else _failure(table, item, gate.id_columns.get(table, ()))
+            table_outcomes.append(_outcome(table, item, failure))
+            if failure is not None:
+                table_failures.append(failure)
+        # GX reports table-level expectations last; keep the suite's order (columns first, then as written)
+        failures.extend(sorted(table_failures, key=lambda f: order.get(f.rule, len(order))))
+        outcomes.extend(sorted(table_outcomes, key=lambda o: order.get(o.rule, len(order))))
+        per_table[table] = {"rows": len(frames[table]), "expectations": len(suite_result.results), "failed": len(table_failures)}
     evaluated = len(outcomes)
     successful = evaluated - len(failures)
     statistics: dict[str, Any] = {

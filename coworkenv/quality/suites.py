@@ -39,10 +39,22 @@ class StageGate:
     """Tables `run_gate` needs for this stage (others passed along are ignored)."""
     build: Callable[[], dict[str, ExpectationSuite]]
     """The suite builder: table name → its ExpectationSuite (named `<stage>.<table>`)."""
-    derive: Callable[[dict[str, pd.DataFrame]], dict[str, pd.DataFrame]]
-    """Adds the helper columns the suites check (in place; returns the same dict)."""
+    derive_rows: Callable[[str, pd.DataFrame], None]
+    """Adds the helper columns of a table that its own rows give (in place): run batch by batch on a streamed table."""
+    derive_links: Callable[[dict[str, pd.DataFrame]], None]
+    """Adds the helper columns that join tables (in place), once every table's frame is whole."""
     id_columns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Per table, the columns that identify a row in failure examples."""
+    bulky: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Per table, the large columns the suites check only for presence, nulls and JSON parsing (and derive helper
+    columns from): a streamed table keeps a stand-in of them (`derive.stand_ins`), not their text."""
+
+    def derive(self, frames: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+        """Adds every helper column the suites check to whole frames (in place; returns the same dict)."""
+        for name in self.tables:
+            self.derive_rows(name, frames[name])
+        self.derive_links(frames)
+        return frames
 
     def suites(self) -> dict[str, ExpectationSuite]:
         return self.build()
@@ -261,22 +273,27 @@ GATES.add("validated", StageGate(
     description="after validation: tasks and validations about to be published",
     tables=("tasks", "validations"),
     build=validated_suites,
-    derive=lambda tables: derive.derive_validated(tables, _capability_set()),
+    derive_rows=lambda name, df: derive.validated_rows(name, df, _capability_set()),
+    derive_links=derive.validated_links,
     id_columns={"tasks": ("task_id",), "validations": ("task_id", "code")},
+    bulky={"tasks": ("instruction", "spec_json"), "validations": ("details", "message")},
 ))  # fmt: skip
 GATES.add("rollouts", StageGate(
     stage="rollouts",
     description="after rollouts and SFT building: trajectories and sft",
     tables=("trajectories", "sft"),
     build=rollouts_suites,
-    derive=derive.derive_rollouts,
+    derive_rows=derive.rollouts_rows,
+    derive_links=derive.rollouts_links,
     id_columns={"trajectories": ("trajectory_id",), "sft": ("trajectory_id",)},
+    bulky={"trajectories": ("messages_json", "trace_json", "audit_json", "diff_json"), "sft": ("messages", "tools")},
 ))  # fmt: skip
 GATES.add("evaluated", StageGate(
     stage="evaluated",
     description="after evaluation: eval_results (the grading-consistency gate on real eval data)",
     tables=("eval_results",),
     build=evaluated_suites,
-    derive=lambda tables: derive.derive_evaluated(tables, _capability_set()),
+    derive_rows=lambda name, df: derive.evaluated_rows(name, df, _capability_set()),
+    derive_links=derive.no_links,
     id_columns={"eval_results": ("model", "task_id", "trial")},
 ))  # fmt: skip

@@ -266,13 +266,25 @@ def test_object_store_writes_the_manifest_after_every_table_and_latest_after_the
     root = f"memory://coworkenv-{uuid.uuid4().hex}/data"
     cls = type(open_root(root).fs)
     order: list[str] = []
-    real = cls.pipe_file
+    real_pipe, real_open = cls.pipe_file, cls.open
 
-    def pipe_file(self, path, value, **kwargs):
+    piping = threading.local()
+
+    def pipe_file(self, path, value, **kwargs):  # whole objects: the manifest, LATEST
         order.append(path.rsplit("/releases/", 1)[-1])
-        return real(self, path, value, **kwargs)
+        piping.on = True
+        try:
+            return real_pipe(self, path, value, **kwargs)
+        finally:
+            piping.on = False
+
+    def open_file(self, path, mode="rb", **kwargs):  # streamed objects: the Parquet files
+        if "w" in mode and not getattr(piping, "on", False):
+            order.append(path.rsplit("/releases/", 1)[-1])
+        return real_open(self, path, mode, **kwargs)
 
     monkeypatch.setattr(cls, "pipe_file", pipe_file)
+    monkeypatch.setattr(cls, "open", open_file)
     manifest = publish_release(tables, data_root=root, run_id="ordered", parent=None, config={})
     parts = [f"{manifest.release_id}/{e.path}" for name in TABLES for e in manifest.files[name]]
     assert order == [*parts, f"{manifest.release_id}/manifest.json", LATEST_FILE]

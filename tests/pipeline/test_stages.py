@@ -124,7 +124,7 @@ def test_tasks_from_files_are_validated_and_the_broken_one_repaired(tmp_path, ca
     assert result["repaired"] == 1 and result["metrics"]["rescue_rate"] == 1.0
     (repaired,) = [json.loads(line) for line in read_jsonl(run.file("repaired", "tasks.jsonl"))]
     assert repaired["meta"]["parent"] == invalid[0].task_id
-    assert {spec.id for spec, _ in valid_tasks(verdicts(run))} >= {repaired["id"]} and len(valid_tasks(verdicts(run))) == n
+    assert {spec.id for spec, _ in valid_tasks(verdicts(run))} >= {repaired["id"]} and len(list(valid_tasks(verdicts(run)))) == n
 
     # the validate log names the rejection reason with the rejected task and the battery's message
     failure = next(r for r in invalid[0].failures if r.severity == "mandatory")

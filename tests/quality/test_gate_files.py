@@ -1,0 +1,89 @@
+"""The gates over stored tables (`run_gate_files`, what a run's gate stage calls) give exactly what they give over the
+same tables in memory (`run_gate`): the frames are built batch by batch, with the bulky columns as stand-ins."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from coworkenv.errors import CoworkEnvError
+from coworkenv.quality import GATES, GateFailed
+from coworkenv.quality.gates import run_gate, run_gate_files
+from tests.quality.test_gates import CASES, STAGE_TABLES, Case, frames_for, put
+
+
+def _stored(frames: dict[str, pd.DataFrame], folder: Path) -> dict[str, Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for name, df in frames.items():
+        files[name] = folder / f"{name}.parquet"
+        pq.write_table(pa.Table.from_pandas(df, preserve_index=False), files[name])
+    return files
+
+
+def _verdict(run: Any) -> dict[str, Any]:
+    """What a gate said (its result, or the failed one), without the time it took."""
+    try:
+        result = run()
+    except GateFailed as failed:
+        result = failed.result
+    data = result.model_dump()
+    data["statistics"].pop("seconds")
+    return data
+
+
+def _same_both_ways(stage: str, frames: dict[str, pd.DataFrame], folder: Path, batch_size: int) -> dict[str, Any]:
+    files = _stored(frames, folder)
+    whole = _verdict(lambda: run_gate(stage, {name: pq.read_table(path) for name, path in files.items()}))
+    streamed = _verdict(lambda: run_gate_files(stage, files, batch_size=batch_size))
+    assert streamed == whole
+    return streamed
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{case.stage}:{case.name}" for case in CASES])
+def test_every_corruption_is_judged_the_same_from_files(case: Case, clean_frames: dict[str, pd.DataFrame], tmp_path: Path, gx_loaded: None) -> None:
+    frames = frames_for(case.stage, clean_frames)
+    case.corrupt(frames)
+    verdict = _same_both_ways(case.stage, frames, tmp_path, batch_size=7)
+    assert not verdict["success"] and verdict["failures"]
+
+
+@pytest.mark.parametrize("stage", sorted(STAGE_TABLES))
+@pytest.mark.parametrize("batch_size", [1, 13, 100_000])
+def test_clean_tables_pass_from_files_in_any_batch_size(stage: str, batch_size: int, clean_frames: dict[str, pd.DataFrame], tmp_path: Path,
+                                                        gx_loaded: None) -> None:  # fmt: skip
+    assert _same_both_ways(stage, frames_for(stage, clean_frames), tmp_path, batch_size)["success"]
+
+
+def test_nulls_and_unparsable_json_in_bulky_columns_are_reported_as_they_are(clean_frames: dict[str, pd.DataFrame], tmp_path: Path,
+                                                                              gx_loaded: None) -> None:  # fmt: skip
+    frames = frames_for("rollouts", clean_frames)
+    put(frames["trajectories"], [0, 5], "messages_json", "{not json")
+    put(frames["trajectories"], 3, "messages_json", None)
+    put(frames["sft"], 2, "tools", "[unclosed")
+    verdict = _same_both_ways("rollouts", frames, tmp_path, batch_size=4)
+    failed = {f"{f['table']}.{f['rule']}": f for f in verdict["failures"]}
+    assert failed["trajectories.messages_json_parses"]["examples"] == [{"trajectory_id": frames["trajectories"]["trajectory_id"][i],
+                                                                        "messages_json": "{not json"} for i in (0, 5)]  # fmt: skip
+    assert failed["trajectories.not_null.messages_json"]["unexpected_count"] == 1
+    assert failed["sft.tools_json_parses"]["unexpected_count"] == 1
+
+
+def test_empty_tables_from_files(clean_frames: dict[str, pd.DataFrame], tmp_path: Path, gx_loaded: None) -> None:
+    frames = {name: df.iloc[0:0] for name, df in frames_for("rollouts", clean_frames).items()}
+    assert not _same_both_ways("rollouts", frames, tmp_path, batch_size=5)["success"]  # `not_empty` fails the same way
+
+
+def test_a_suite_expecting_more_of_a_bulky_column_is_refused(monkeypatch: pytest.MonkeyPatch, clean_frames: dict[str, pd.DataFrame],
+                                                             tmp_path: Path) -> None:  # fmt: skip
+    from dataclasses import replace
+
+    gate = GATES.get("rollouts")
+    monkeypatch.setitem(GATES._items, "rollouts", replace(gate, bulky={**gate.bulky, "trajectories": ("messages_json", "trajectory_id")}))
+    with pytest.raises(CoworkEnvError, match="reads bulky column"):
+        run_gate_files("rollouts", _stored(frames_for("rollouts", clean_frames), tmp_path))
