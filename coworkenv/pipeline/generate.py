@@ -42,8 +42,9 @@ def _write_shard(folder: Path, shard: int, items: Iterable[TaskSpec | Rejection 
     reasons = Reasons()
     with (jsonl_writer(folder / f"shard-{shard:04d}.tasks.jsonl") as write_tasks,
           jsonl_writer(folder / f"shard-{shard:04d}.rejections.jsonl") as write_rejections):  # fmt: skip
-        for batch in batched(items, batch_size):
-            tasks += write_tasks(item.to_json() if isinstance(item, TaskSpec) else item for item in batch if not isinstance(item, Rejection))
+        # a spec becomes its line as it comes: a batch holds lines, not the far larger objects
+        for batch in batched((item.to_json() if isinstance(item, TaskSpec) else item for item in items), batch_size):
+            tasks += write_tasks(item for item in batch if not isinstance(item, Rejection))
             rejected = [item for item in batch if isinstance(item, Rejection)]
             for r in rejected:
                 reasons.add(r.code, f"{r.family} seed {r.seed}", r.reason)
