@@ -109,8 +109,8 @@ def run(n: int, repeats: int, runtime_name: str) -> dict[str, Any]:
         "modes": modes,
         "pool_overhead_us_per_task": (modes["pool x1"]["wall_s"] - base) / n * 1e6,
         "round_trip_us_per_task": modes["echo x1"]["wall_s"] / n * 1e6,
-        "speedup_vs_in_process": {k: base / modes[f"pool x{k}"]["wall_s"] for k in WORKERS},
-        "scaling_vs_1_worker": {k: modes["pool x1"]["wall_s"] / modes[f"pool x{k}"]["wall_s"] for k in WORKERS},
+        "speedup_vs_in_process": {str(k): base / modes[f"pool x{k}"]["wall_s"] for k in WORKERS},
+        "scaling_vs_1_worker": {str(k): modes["pool x1"]["wall_s"] / modes[f"pool x{k}"]["wall_s"] for k in WORKERS},
     }
 
 
@@ -125,7 +125,7 @@ def markdown(result: dict[str, Any]) -> str:
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for mode, v in result["modes"].items():
-        k = int(mode.rsplit("x", 1)[1]) if mode.startswith("pool x") else None
+        k = mode.rsplit("x", 1)[1] if mode.startswith("pool x") else None  # JSON keys: "1", "2", "4"
         versus = f"{result['speedup_vs_in_process'][k]:.2f}x" if k else ("1.00x" if mode == "in-process" else "")
         scaling = f"{result['scaling_vs_1_worker'][k]:.2f}x" if k else ""
         busy = f"{v['busy']:.0%}" if v["busy"] else ""
