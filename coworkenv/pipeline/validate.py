@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable
+from contextlib import closing
 from typing import Any
 
 from coworkenv.pipeline.rundir import BATCH, RunDir, batched, iter_jsonl, jsonl_writer
@@ -25,7 +26,8 @@ def validate_shard(run: RunDir, shard: int, progress: Callable[..., Any] | None 
     batches = iter_validations(batched(iter_jsonl(source), batch_size), workers=config.workers, runtime=config.runtime, progress=progress,
                                name=lambda i: f"{source.name}:{i + 1}",  # labels the tasks that have no id of their own
                                budget_s=config.task_budget_s)  # fmt: skip
-    with jsonl_writer(run.shard_file("validated", shard, "validations")) as write:
+    # closing: on an error the pool's workers stop now, not when the traceback is collected
+    with closing(batches), jsonl_writer(run.shard_file("validated", shard, "validations")) as write:
         for validations in batches:
             write(v.model_dump_json() for v in validations)
             summary.add(validations)
