@@ -121,12 +121,12 @@ def generate(
 @app.command()
 def validate(run_id: RunIdOpt, data_root: DataRootOpt = None) -> None:
     """Run the validation battery, in the sandbox, on the run's generated tasks."""
-    from coworkenv.pipeline.rundir import read_jsonl
+    from coworkenv.pipeline.rundir import count_jsonl
     from coworkenv.pipeline.validate import validate_shard
 
     run = _open(run_id, data_root)
     shards = run.shard_ids()
-    total = sum(len(read_jsonl(run.shard_file("generated", s, "tasks"))) for s in shards)
+    total = sum(count_jsonl(run.shard_file("generated", s, "tasks")) for s in shards)
     with progress_bar("validating", total) as step:
         results = [validate_shard(run, shard, progress=step) for shard in shards]
     valid = sum(r["valid"] for r in results)

@@ -1,9 +1,13 @@
-"""Stage generate: one shard's plan rows → raw TaskSpec lines, and every failed attempt as a rejection."""
+"""Stage generate: one shard's plan rows → raw TaskSpec lines, and every failed attempt as a rejection.
+
+Tasks stream from the generator to the shard's files `batch_size` at a time (docs/architecture.md, "Bounded memory"):
+what a shard holds in memory is one batch, whatever its size."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -12,74 +16,91 @@ from coworkenv.files import read_text, staged
 from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import SynthesisConfig
 from coworkenv.pipeline.plan import start_run
-from coworkenv.pipeline.rundir import RunDir, write_jsonl
-from coworkenv.pipeline.summary import block, top_reasons
-from coworkenv.synth.generate import GenerateRequest, generate
+from coworkenv.pipeline.rundir import BATCH, RunDir, batched, iter_jsonl, jsonl_writer
+from coworkenv.pipeline.summary import Reasons, block
+from coworkenv.spec.task import TaskSpec
+from coworkenv.synth.generate import GenerateRequest, Rejection, iter_generate
 from coworkenv.synth.planner import Plan, PlanRow
 
 log = logging.getLogger(__name__)
 
 
-def _generate(run: RunDir, shard: dict[str, Any], llm: LLMConfig | None, progress: Callable[[int], None] | None) -> tuple[list[str], list[str]]:
+def _generate(run: RunDir, shard: dict[str, Any], llm: LLMConfig | None, progress: Callable[[int], None] | None) -> Iterator[TaskSpec | Rejection]:
     from coworkenv.synth.llm import LLMGenerator  # the OpenAI client is imported only where an endpoint is used
 
     config = run.config()
     rows = [PlanRow.model_validate(r) for r in shard["rows"]]
     request = GenerateRequest(n=max(1, shard["tasks"]), seed=config.seed, generator=config.generator, llm_share=config.llm_share)
     generator = LLMGenerator(llm) if llm is not None else None
-    tasks, rejections = generate(request, Plan(n=shard["tasks"], seed=config.seed, rows=rows), llm=generator, progress=progress)
-    reasons = [(r.code, f"{r.family} seed {r.seed}", r.reason) for r in rejections]
-    head = f"generate shard {shard['shard']}: {len(tasks)} tasks of {shard['tasks']} planned, {len(rejections)} failed attempts"
-    log.info("%s", block(head + (", most frequent reasons:" if reasons else ""), top_reasons(reasons, "attempt")))
-    return [t.to_json() for t in tasks], [r.model_dump_json() for r in rejections]
+    return iter_generate(request, Plan(n=shard["tasks"], seed=config.seed, rows=rows), llm=generator, progress=progress)
 
 
-def _write_shard(folder: Path, shard: int, tasks: list[str], rejections: list[str]) -> dict[str, Any]:
-    write_jsonl(folder / f"shard-{shard:04d}.tasks.jsonl", tasks)
-    write_jsonl(folder / f"shard-{shard:04d}.rejections.jsonl", rejections)
-    return {"shard": shard, "tasks": len(tasks), "rejections": len(rejections)}
+def _write_shard(folder: Path, shard: int, items: Iterable[TaskSpec | Rejection | str], batch_size: int) -> tuple[dict[str, Any], Reasons]:
+    """A shard's two files from its tasks (specs, or raw texts taken from files) and rejections, one batch at a time;
+    each file appears whole when all of them are written, or not at all."""
+    tasks = rejections = 0
+    reasons = Reasons()
+    with (jsonl_writer(folder / f"shard-{shard:04d}.tasks.jsonl") as write_tasks,
+          jsonl_writer(folder / f"shard-{shard:04d}.rejections.jsonl") as write_rejections):  # fmt: skip
+        # a spec becomes its line as it comes: a batch holds lines, not the far larger objects
+        for batch in batched((item.to_json() if isinstance(item, TaskSpec) else item for item in items), batch_size):
+            tasks += write_tasks(item for item in batch if not isinstance(item, Rejection))
+            rejected = [item for item in batch if isinstance(item, Rejection)]
+            for r in rejected:
+                reasons.add(r.code, f"{r.family} seed {r.seed}", r.reason)
+            rejections += write_rejections(r.model_dump_json() for r in rejected)
+    return {"shard": shard, "tasks": tasks, "rejections": rejections}, reasons
 
 
-def generate_shard(run: RunDir, shard: dict[str, Any], llm: LLMConfig | None = None, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def _make_shard(run: RunDir, folder: Path, shard: dict[str, Any], llm: LLMConfig | None, progress: Callable[[int], None] | None,
+                batch_size: int) -> dict[str, Any]:  # fmt: skip
+    result, reasons = _write_shard(folder, shard["shard"], _generate(run, shard, llm, progress), batch_size)
+    head = f"generate shard {shard['shard']}: {result['tasks']} tasks of {shard['tasks']} planned, {result['rejections']} failed attempts"
+    log.info("%s", block(head + (", most frequent reasons:" if reasons else ""), reasons.lines("attempt")))
+    return result
+
+
+def generate_shard(run: RunDir, shard: dict[str, Any], llm: LLMConfig | None = None, progress: Callable[[int], None] | None = None,
+                   batch_size: int = BATCH) -> dict[str, Any]:  # fmt: skip
     """One shard (Airflow maps over them): its files are written whole, next to the other shards'."""
-    return _write_shard(run.file("generated"), shard["shard"], *_generate(run, shard, llm, progress))
+    return _make_shard(run, run.file("generated"), shard, llm, progress, batch_size)
 
 
-def generate_run(
-    run: RunDir, shards: Sequence[dict[str, Any]], llm: LLMConfig | None = None, progress: Callable[[int], None] | None = None
-) -> list[dict[str, Any]]:
+def generate_run(run: RunDir, shards: Sequence[dict[str, Any]], llm: LLMConfig | None = None, progress: Callable[[int], None] | None = None,
+                 batch_size: int = BATCH) -> list[dict[str, Any]]:  # fmt: skip
     """Every shard of the run, `generated/` replaced only when all of them were made."""
-    made = [(shard["shard"], *_generate(run, shard, llm, progress)) for shard in shards]
     with staged(run.file("generated"), folder=True) as folder:
-        return [_write_shard(folder, *shard) for shard in made]
+        return [_make_shard(run, folder, shard, llm, progress, batch_size) for shard in shards]
 
 
-def read_task_texts(paths: Sequence[Path]) -> list[str]:
-    """Each task's raw text, unparsed (it is untrusted and parsed only by the battery, in the sandbox). A `.jsonl`
-    file gives one task per non-blank line, any other file one task, a directory its `.json`/`.jsonl` files in name
-    order."""
-    texts = []
+def iter_task_texts(paths: Sequence[Path]) -> Iterator[str]:
+    """Each task's raw text, unparsed (it is untrusted and parsed only by the battery, in the sandbox), one at a time.
+    A `.jsonl` file gives one task per non-blank line, any other file one task, a directory its `.json`/`.jsonl`
+    files in name order."""
     for path in paths:
         files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in (".json", ".jsonl")) if path.is_dir() else [path]
         if not path.exists() or not files:
             raise CoworkEnvError(f"{path}: no such file, or a directory without .json/.jsonl files")
         for file in files:
+            if file.suffix == ".jsonl":  # the line breaks of `str.splitlines`, read a line at a time
+                yield from (text for line in iter_jsonl(file) for text in line.splitlines() if text.strip())
+                continue
             text = read_text(file)
-            if file.suffix == ".jsonl":
-                texts += [line for line in text.splitlines() if line.strip()]
-            elif text.strip():  # a pretty-printed object: raw newlines are only whitespace between JSON tokens
-                texts.append(" ".join(text.splitlines()))
-    if not texts:
-        raise CoworkEnvError("no tasks in " + ", ".join(map(str, paths)))
-    return texts
+            if text.strip():  # a pretty-printed object: raw newlines are only whitespace between JSON tokens
+                yield " ".join(text.splitlines())
 
 
-def import_tasks(run: RunDir, paths: Sequence[Path], shards: int, start: SynthesisConfig | None = None) -> list[dict[str, Any]]:
+def import_tasks(run: RunDir, paths: Sequence[Path], shards: int, start: SynthesisConfig | None = None,
+                 batch_size: int = BATCH) -> list[dict[str, Any]]:  # fmt: skip
     """Take tasks from files (hand-written, or written by another tool) as the run's generated shards; with `start`,
-    the run is started with that config once every file has been read (a bad file leaves the run as it was)."""
-    texts = read_task_texts(paths)
+    the run is started with that config once every file has been read (a bad file leaves the run as it was). The
+    files are read twice, a task at a time: to count the tasks (and find a bad file), then to write the shards."""
+    total = sum(1 for _ in iter_task_texts(paths))
+    if not total:
+        raise CoworkEnvError("no tasks in " + ", ".join(map(str, paths)))
     if start is not None:
         start_run(run, start)
-    size = -(-len(texts) // shards)
+    size = -(-total // shards)
+    texts = iter_task_texts(paths)
     with staged(run.file("generated"), folder=True) as folder:
-        return [_write_shard(folder, i // size, texts[i : i + size], []) for i in range(0, len(texts), size)]
+        return [_write_shard(folder, shard, islice(texts, size), batch_size)[0] for shard in range(-(-total // size))]

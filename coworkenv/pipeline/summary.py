@@ -20,23 +20,41 @@ def counts(values: Mapping[str, Any]) -> str:
     return ", ".join(f"{name} {value}" for name, value in values.items()) or "none"
 
 
+class Reasons:
+    """(code, example id, message) per rejection, kept as a count per code and the first example of each: bounded
+    however many are added, so a stage that streams its tasks summarizes them all."""
+
+    def __init__(self) -> None:
+        self.by_code: Counter[str] = Counter()
+        self.first: dict[str, tuple[str, str]] = {}
+
+    def add(self, code: str, example: str, message: str) -> None:
+        self.by_code[code] += 1
+        self.first.setdefault(code, (example, message))
+
+    def __bool__(self) -> bool:
+        return bool(self.by_code)
+
+    def lines(self, what: str = "task") -> list[str]:
+        """One line per code, most frequent first: its count and its first example (`oracle_scores_1: 3 tasks, e.g.
+        mail_triage-7: the oracle scores 0.5 …`)."""
+        lines = []
+        for code, n in self.by_code.most_common(TOP):
+            example, message = self.first[code]
+            text = safe_message(" ".join(message.split()), 200)
+            lines.append(f"  {code}: {n} {what}{'s' if n != 1 else ''}, e.g. {example}" + (f": {text}" if text else ""))
+        rest = len(self.by_code) - TOP
+        if rest > 0:
+            lines.append(f"  … and {rest} other code{'s' if rest != 1 else ''} ({sum(n for _, n in self.by_code.most_common()[TOP:])} {what}s)")
+        return lines
+
+
 def top_reasons(reasons: Iterable[tuple[str, str, str]], what: str = "task") -> list[str]:
-    """(code, example id, message) per rejection → one line per code, most frequent first: its count and its first
-    example (`oracle_scores_1: 3 tasks, e.g. mail_triage-7: the oracle scores 0.5 …`)."""
-    reasons = list(reasons)
-    by_code = Counter(code for code, _, _ in reasons)
-    first: dict[str, tuple[str, str]] = {}
-    for code, example, message in reasons:
-        first.setdefault(code, (example, message))
-    lines = []
-    for code, n in by_code.most_common(TOP):
-        example, message = first[code]
-        text = safe_message(" ".join(message.split()), 200)
-        lines.append(f"  {code}: {n} {what}{'s' if n != 1 else ''}, e.g. {example}" + (f": {text}" if text else ""))
-    rest = len(by_code) - TOP
-    if rest > 0:
-        lines.append(f"  … and {rest} other code{'s' if rest != 1 else ''} ({sum(n for _, n in by_code.most_common()[TOP:])} {what}s)")
-    return lines
+    """(code, example id, message) per rejection → `Reasons.lines`."""
+    tally = Reasons()
+    for reason in reasons:
+        tally.add(*reason)
+    return tally.lines(what)
 
 
 def fields(result: Mapping[str, Any]) -> str:

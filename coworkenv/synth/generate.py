@@ -203,15 +203,16 @@ def split_plan(plan: Plan, llm_share: float) -> tuple[list[PlanRow], list[PlanRo
     return procedural, llm
 
 
-def generate(
+def iter_generate(
     request: GenerateRequest,
     plan: Plan | None = None,
     llm: Any = None,
     progress: Callable[[int], None] | None = None,
     split: Split = "train",
-) -> tuple[list[TaskSpec], list[Rejection]]:
-    """Run a plan. `llm` is an `LLMGenerator` for llm/mixed generation; `split="bench"` (procedural only) words the
-    instructions with the held-out phrasings and may use reserved seeds."""
+) -> Iterator[TaskSpec | Rejection]:
+    """Run a plan, one task or rejection at a time: the procedural rows' in plan order, then the LLM rows'. `llm` is an
+    `LLMGenerator` for llm/mixed generation; `split="bench"` (procedural only) words the instructions with the held-out
+    phrasings and may use reserved seeds. The plan is checked before the first item: a bad one makes nothing."""
     plan = check_plan(plan or plan_for(request), split)
     if request.generator == "procedural":
         procedural_rows, llm_rows = list(plan.rows), []
@@ -224,13 +225,29 @@ def generate(
     if llm_rows and llm is None:
         raise CoworkEnvError(f"{request.generator} generation needs an LLM endpoint: an LLM connection (llm_conn_id), or an LLM base URL "
                              "(llm_base_url) and an LLM model (llm_model)")  # fmt: skip
-    tasks: list[TaskSpec] = []
-    rejections: list[Rejection] = []
+    return _items(procedural_rows, llm_rows, llm, progress, split)
+
+
+def _items(procedural_rows: list[PlanRow], llm_rows: list[PlanRow], llm: Any, progress: Callable[[int], None] | None,
+           split: Split) -> Iterator[TaskSpec | Rejection]:  # fmt: skip
     for item in procedural_tasks(procedural_rows, split):
-        (tasks if isinstance(item, TaskSpec) else rejections).append(item)
+        yield item
         if progress:
             progress(1)
     if llm_rows:
-        for item in llm.generate_rows(llm_rows, progress=progress):
-            (tasks if isinstance(item, TaskSpec) else rejections).append(item)
+        yield from llm.generate_rows(llm_rows, progress=progress)
+
+
+def generate(
+    request: GenerateRequest,
+    plan: Plan | None = None,
+    llm: Any = None,
+    progress: Callable[[int], None] | None = None,
+    split: Split = "train",
+) -> tuple[list[TaskSpec], list[Rejection]]:
+    """`iter_generate`, collected: the tasks and the rejections, each in order."""
+    tasks: list[TaskSpec] = []
+    rejections: list[Rejection] = []
+    for item in iter_generate(request, plan, llm, progress, split):
+        (tasks if isinstance(item, TaskSpec) else rejections).append(item)
     return tasks, rejections

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -133,8 +133,12 @@ def _with_name(validation: TaskValidation, name: str | None) -> TaskValidation:
     return validation.model_copy(update={"task_id": name, "results": results})
 
 
+Item = str | TaskSpec | dict[str, Any]
+R = TypeVar("R")
+
+
 def validate_tasks(
-    items: Iterable[str | TaskSpec | dict[str, Any]],
+    items: Iterable[Item],
     *,
     workers: int = 2,
     runtime: str = "auto",
@@ -143,7 +147,7 @@ def validate_tasks(
     limits: Any = None,
     budget_s: float | None = None,
 ) -> list[TaskValidation]:
-    """One TaskValidation per item, in input order.
+    """One TaskValidation per item, in input order: `iter_validations` over one batch of every item.
 
     `budget_s`: the wall-clock seconds the sandboxed battery may spend on one task (default: the `validate` job's
     budget); a task over it gets a `sandbox_timeout` verdict and the others are unaffected.
@@ -151,31 +155,101 @@ def validate_tasks(
     Items are raw JSON texts (untrusted; parsed only inside the battery), TaskSpecs or dicts. `progress(n)` is
     called as tasks finish. `names[i]` labels item i when it has no task id of its own (e.g. `file:line`).
     """
+    name = (lambda i: names[i] if i < len(names) else None) if names is not None else None
+    batches = iter_validations([list(items)], workers=workers, runtime=runtime, progress=progress, name=name, limits=limits, budget_s=budget_s)
+    return [v for batch in batches for v in batch]
+
+
+def iter_validations(
+    batches: Iterable[Sequence[Item]],
+    *,
+    workers: int = 2,
+    runtime: str = "auto",
+    progress: Callable[..., Any] | None = None,
+    name: Callable[[int], str | None] | None = None,
+    limits: Any = None,
+    budget_s: float | None = None,
+) -> Iterator[list[TaskValidation]]:
+    """`validate_tasks` a batch at a time: one list of TaskValidations per batch of items, in order, so a caller that
+    streams its tasks holds one batch (docs/architecture.md, "Bounded memory"). `name(i)` labels the i-th item of
+    the whole stream when it has no task id of its own.
+
+    With a sandbox runtime one pool of `workers` sandboxed workers serves every batch (started with the first, closed
+    when the iteration ends), and within a batch each task goes to whichever worker is free."""
     if runtime not in RUNTIME_CHOICES:
         raise CoworkEnvError(f"unknown runtime {runtime!r}; choose one of {', '.join(RUNTIME_CHOICES)}")
-    items = list(items)
-    out: list[TaskValidation] = []
-    if runtime == IN_PROCESS:
+    validate = _in_process(progress) if runtime == IN_PROCESS else _sandboxed(workers, runtime, limits, budget_s, progress)
+    start = 0
+    try:
+        for batch, last in _flag_last(batches):
+            out = validate(batch, alone=last and not start)
+            if name is not None:
+                out = [_with_name(v, name(start + i)) for i, v in enumerate(out)]
+            start += len(out)
+            yield out
+    finally:
+        validate.close()
+
+
+def _flag_last(items: Iterable[R]) -> Iterator[tuple[R, bool]]:
+    """Each item with whether it is the last one (one item of look-ahead)."""
+    it = iter(items)
+    for current in it:
+        for following in it:
+            yield current, False
+            current = following
+        yield current, True
+
+
+class _in_process:
+    def __init__(self, progress: Callable[..., Any] | None):
+        self.progress = progress
+
+    def __call__(self, items: Sequence[Item], alone: bool) -> list[TaskValidation]:
+        out = []
         for item in items:
             out.append(_validate_local(item))
-            if progress is not None:
-                progress(1)
-    else:
-        from coworkenv.sandbox.pool import run_jobs  # lazily: the sandbox machinery is only needed here
+            if self.progress is not None:
+                self.progress(1)
+        return out
 
+    def close(self) -> None:
+        pass
+
+
+class _sandboxed:
+    """The sandboxed battery over batches, on one pool started with the first batch; with an active judge the
+    rubric verdicts are asked and shipped batch by batch."""
+
+    def __init__(self, workers: int, runtime: str, limits: Any, budget_s: float | None, progress: Callable[..., Any] | None):
+        self.workers, self.runtime, self.limits, self.budget_s = workers, runtime, limits, budget_s
+        self.step = (lambda *args, **kwargs: progress(1)) if progress is not None else None
+        self.judge = active_judge()
+        self.job = JOB_NAME if self.judge is None else JUDGED_JOB_NAME
+        self.pool: Any = None
+        self.alone = False
+
+    def run(self, job: str, texts: list[str], report: Any) -> list[Any]:
+        if not texts:
+            return []
+        if self.pool is None:  # lazily: the sandbox machinery is only needed here
+            from coworkenv.sandbox.jobs import JOBS
+            from coworkenv.sandbox.pool import WorkerPool
+
+            warm = [job] if JOBS.get(job).warmup is not None else []
+            size = max(1, min(self.workers, len(texts))) if self.alone else self.workers  # more batches follow: every worker
+            self.pool = WorkerPool(workers=size, runtime=self.runtime, limits=self.limits, warm=warm, jobs=[job])
+        results = self.pool.map(job, texts, progress=report, budget_s=self.budget_s)
+        by_index = {getattr(r, "index", i): r for i, r in enumerate(results)}
+        return [by_index.get(i) for i in range(len(texts))]
+
+    def __call__(self, items: Sequence[Item], alone: bool) -> list[TaskValidation]:
+        self.alone = alone
         payloads = [_payload(item) for item in items]
-        step = (lambda *args, **kwargs: progress(1)) if progress is not None else None
+        if self.judge is None:  # rubrics are not graded in the sandbox, as in-process without a judge
+            return [_from_job(result, payload) for result, payload in zip(self.run(self.job, payloads, self.step), payloads, strict=True)]
+        return _validate_judged(payloads, self.judge, self.run, self.step)
 
-        def run(job: str, texts: list[str], report: Any) -> list[Any]:
-            results = run_jobs(job, texts, workers=workers, runtime=runtime, limits=limits, progress=report, budget_s=budget_s)
-            by_index = {getattr(r, "index", i): r for i, r in enumerate(results)}
-            return [by_index.get(i) for i in range(len(texts))]
-
-        judge = active_judge()
-        if judge is None:  # rubrics are not graded in the sandbox, as in-process without a judge
-            out = [_from_job(result, payload) for result, payload in zip(run(JOB_NAME, payloads, step), payloads, strict=True)]
-        else:
-            out = _validate_judged(payloads, judge, run, step)
-    if names is not None:
-        out = [_with_name(v, names[i] if i < len(names) else None) for i, v in enumerate(out)]
-    return out
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
