@@ -7,14 +7,13 @@ entry never goes stale; the cache holds the spec itself, so its id cannot be reu
 
 from __future__ import annotations
 
-import json
 import pickle
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from coworkenv.canonical import canonical_json
+from coworkenv.canonical import canonical_json, json_key
 from coworkenv.spec.task import TaskSpec
 
 T = TypeVar("T")
@@ -79,7 +78,7 @@ class Prepared:
 
 def _member(key: str, value: Any) -> str:
     """One member of a canonical JSON object, as `canonical_json` writes it."""
-    return f"{json.dumps(key, ensure_ascii=False)}:{canonical_json(value)}"
+    return f"{json_key(key)}:{canonical_json(value)}"
 
 
 @per_spec
