@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable
 from fnmatch import translate
 from functools import lru_cache, partial
 from typing import Any
+
+from coworkenv.memo import by_identity
 
 
 @lru_cache(maxsize=4096)
@@ -73,24 +74,11 @@ def _args_test(expected: dict[str, Any] | None) -> Callable[[dict[str, Any] | No
     return test
 
 
-_COMPILED: dict[int, tuple[Any, Callable[[Any], bool]]] = {}
-_COMPILED_MAX = 4096
-_LOCK = threading.Lock()
-
-
+@by_identity(4096)
 def args_matcher(expected: dict[str, Any] | None) -> Callable[[dict[str, Any] | None], bool]:
     """`args_match(expected, ·)` compiled once per `expected` object (a check's `match` or `args`, a rule's `args`:
     data of a frozen spec, matched against every record or call of every episode)."""
-    entry = _COMPILED.get(id(expected))
-    if entry is not None and entry[0] is expected:
-        return entry[1]
-    test = _args_test(expected)
-    with _LOCK:
-        # Holding `expected` keeps its id from being reused while the entry lives.
-        _COMPILED[id(expected)] = (expected, test)
-        while len(_COMPILED) > _COMPILED_MAX:
-            del _COMPILED[next(iter(_COMPILED))]
-    return test
+    return _args_test(expected)
 
 
 def example_value(pattern: Any) -> Any:

@@ -7,39 +7,20 @@ entry never goes stale; the cache holds the spec itself, so its id cannot be reu
 
 from __future__ import annotations
 
-import json
 import pickle
-import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
-from coworkenv.canonical import canonical_json
+from coworkenv.canonical import canonical_json, json_key
+from coworkenv.memo import by_identity
 from coworkenv.spec.task import TaskSpec
-
-T = TypeVar("T")
 
 CACHED_SPECS = 256
 """Specs kept per cache: enough for a process working through a batch, bounded for one that sees a million."""
 
 
-def per_spec(build: Callable[[TaskSpec], T]) -> Callable[[TaskSpec], T]:
-    """`build(spec)` computed once per spec object (the oldest entries are dropped past `CACHED_SPECS`)."""
-    cache: dict[int, tuple[TaskSpec, T]] = {}
-    lock = threading.Lock()
-
-    def cached(spec: TaskSpec) -> T:
-        entry = cache.get(id(spec))
-        if entry is not None and entry[0] is spec:
-            return entry[1]
-        value = build(spec)
-        with lock:
-            cache[id(spec)] = (spec, value)
-            while len(cache) > CACHED_SPECS:
-                del cache[next(iter(cache))]
-        return value
-
-    return cached
+per_spec = by_identity(CACHED_SPECS)
+"""`build(spec)` computed once per spec object."""
 
 
 @dataclass(frozen=True)
@@ -79,7 +60,7 @@ class Prepared:
 
 def _member(key: str, value: Any) -> str:
     """One member of a canonical JSON object, as `canonical_json` writes it."""
-    return f"{json.dumps(key, ensure_ascii=False)}:{canonical_json(value)}"
+    return f"{json_key(key)}:{canonical_json(value)}"
 
 
 @per_spec

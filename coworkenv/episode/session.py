@@ -30,6 +30,9 @@ SYSTEM_PROMPT = (
 
 Ending = Literal["answer", "turns", "wall"]
 
+_RESULT_JSON = json.JSONEncoder(ensure_ascii=False).encode
+"""`json.dumps(result, ensure_ascii=False)` without building an encoder for every tool result."""
+
 
 class BadMessage(ValueError):
     """An assistant message that is not one: the agent's fault (the rollout engine fails the trial with it)."""
@@ -138,7 +141,7 @@ class EpisodeSession:
             start = time.perf_counter()
             result = self.episode.step(name, arguments)
             latency = time.perf_counter() - start
-            self.messages.append({"role": "tool", "tool_call_id": call_id, "content": json.dumps(result, ensure_ascii=False)})
+            self.messages.append({"role": "tool", "tool_call_id": call_id, "content": _RESULT_JSON(result)})
             entry = audit[-1]
             turn.calls.append({"tool": name, "arguments": entry.args if entry.args is not None else arguments,
                                "status": entry.status, "code": entry.code, "latency_s": latency})  # fmt: skip

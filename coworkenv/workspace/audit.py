@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class AuditEntry:
+class AuditEntry(NamedTuple):
+    """A named tuple rather than a frozen dataclass: one is made per tool call, and a frozen dataclass sets each of
+    its seven fields through `object.__setattr__`, which costs more than the validation of a call's arguments."""
+
     index: int
     tool: str
     args: dict[str, Any] | None

@@ -60,6 +60,11 @@ def filled(record: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def detached(record: dict[str, Any]) -> dict[str, Any]:
+    """A copy safe to hand out: results must not alias the workspace's own lists."""
+    return {k: [dict(x) if isinstance(x, dict) else x for x in v] if isinstance(v, list) else v for k, v in record.items()}
+
+
 def _fresh(value: list[Any] | dict[str, Any]) -> list[Any] | dict[str, Any]:
     return copy.deepcopy(value) if value else type(value)()
 

@@ -53,8 +53,8 @@ class Workspace:
         """Run one tool call; every outcome, including rejection, is a JSON result and an audit entry."""
         index = len(self.audit)
         args = _parse_arguments(arguments, 2 * self.max_write_bytes + 4096)
+        asked = args if type(args) is dict else None
         result, fault = self._dispatch(name, args, index)
-        asked = args if isinstance(args, dict) else None
         err = result.get("error") if type(result) is dict else None
         if err is None:
             self.audit.append(AuditEntry(index, name, asked, "ok"))
@@ -68,24 +68,30 @@ class Workspace:
             return error_result(400, TOOLS.unknown_message(str(name))), False
         if self.allowed is not None and name not in self.allowed:
             return error_result(400, f"tool {name!r} is not available in this task"), False
-        if isinstance(args, ToolError):
+        if type(args) is not dict:
             return args.result(), False
         try:
             # The validator itself: `model_validate` adds a Python call with nothing to do here.
             parsed = spec.args.__pydantic_validator__.validate_python(args)
         except ValidationError as exc:
             return error_result(400, "invalid arguments: " + format_validation_error(exc)), False
-        code = fault_for(self.fault_seed, index, self.fault_rate) if self.fault_rate > 0.0 else None
-        if code is not None:
-            return error_result(code, FAULT_MESSAGES[code]), True
-        if self.copy_section is not None and spec.kind != "read" and spec.service not in self._owned:
+        if self.fault_rate > 0.0:
+            code = fault_for(self.fault_seed, index, self.fault_rate)
+            if code is not None:
+                return error_result(code, FAULT_MESSAGES[code]), True
+        if spec.kind == "read":
+            try:
+                return spec.fn(self, parsed), False
+            except ToolError as exc:
+                return exc.result(), False
+        if self.copy_section is not None and spec.service not in self._owned:
             self.state[spec.service] = self.copy_section(spec.service)
             self._owned.add(spec.service)
         try:
             result = spec.fn(self, parsed)
         except ToolError as exc:
             return exc.result(), False
-        if spec.kind != "read" and (type(result) is not dict or result.get("error") is None):
+        if type(result) is not dict or result.get("error") is None:
             self.written.add(spec.service)
         return result, False
 

@@ -19,7 +19,7 @@ from typing import Any, get_args
 from pydantic import BaseModel
 
 from coworkenv.registry import Registry
-from coworkenv.workspace.records import filled, sparse_defaults
+from coworkenv.workspace.records import detached, filled, sparse_defaults
 
 Diff = Callable[[Any, Any], dict[str, Any]]
 Targets = Callable[[dict[str, Any], str], list[str]]
@@ -97,6 +97,12 @@ class Service:
     def full_record(self, record: dict[str, Any]) -> dict[str, Any]:
         """A record of the collection with its absent sparse fields at their defaults, as readers should see it."""
         return filled(record, self.record_defaults)
+
+    def detached_record(self, record: dict[str, Any]) -> dict[str, Any]:
+        """`detached(full_record(record))`, what a tool hands out: `detached` copies anyway, so the record is filled
+        (copied) first only where a sparse field is absent. Read tools do this for every record they return."""
+        defaults = self.record_defaults
+        return detached(filled(record, defaults) if defaults and not defaults.keys() <= record.keys() else record)
 
     def diff_sections(self, before: Any, after: Any) -> dict[str, Any]:
         if self.diff is not None:

@@ -125,11 +125,6 @@ MAX_SEARCH_RESULTS = 50
 _EMAIL = re.compile(r"^[^@\s,;<>]+@[^@\s,;<>]+\.[^@\s,;<>]+$")
 
 
-def detached(record: dict[str, Any]) -> dict[str, Any]:
-    """A copy safe to hand out: results must not alias the workspace's own lists."""
-    return {k: [dict(x) if isinstance(x, dict) else x for x in v] if isinstance(v, list) else v for k, v in record.items()}
-
-
 def check_address(address: str) -> str:
     if not _EMAIL.match(address) or len(address) > 254:
         raise ToolError(400, f"not an email address: {address!r}")

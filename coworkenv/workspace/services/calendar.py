@@ -11,7 +11,7 @@ from coworkenv.timeutil import canonical_instant, parse_instant
 from coworkenv.workspace.errors import ToolError
 from coworkenv.workspace.records import Instant, Record, set_sparse, sparse
 from coworkenv.workspace.service import Service, register_service
-from coworkenv.workspace.tools import Args, Label, Short, addresses, detached, tool
+from coworkenv.workspace.tools import Args, Label, Short, addresses, tool
 
 if TYPE_CHECKING:
     from coworkenv.workspace.runtime import Workspace
@@ -106,7 +106,7 @@ def calendar_list(ws: Workspace, a: ListArgs) -> dict:
         if (hi is None or parse_instant(e["start"]) < hi) and (lo is None or parse_instant(e["end"]) > lo)
     ]  # fmt: skip
     events.sort(key=lambda e: (parse_instant(e["start"]), e["id"]))
-    return {"events": [detached(SERVICE.full_record(e)) for e in events]}
+    return {"events": [SERVICE.detached_record(e) for e in events]}
 
 
 @tool("write", CreateArgs)
@@ -126,7 +126,7 @@ def calendar_create(ws: Workspace, a: CreateArgs) -> dict:
     set_sparse(event, "description", a.description, "")
     set_sparse(event, "status", a.status, "confirmed")
     events.append(event)
-    return detached(SERVICE.full_record(event))
+    return SERVICE.detached_record(event)
 
 
 @tool("write", UpdateArgs, target="id")
@@ -150,7 +150,7 @@ def calendar_update(ws: Workspace, a: UpdateArgs) -> dict:
     event.update(changes)
     for key, value in sparse_changes.items():
         set_sparse(event, key, value, SERVICE.record_defaults[key])
-    return detached(SERVICE.full_record(event))
+    return SERVICE.detached_record(event)
 
 
 @tool("destructive", IdArgs, target="id")

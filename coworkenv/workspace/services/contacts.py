@@ -9,7 +9,7 @@ from pydantic import Field
 from coworkenv.workspace.errors import ToolError
 from coworkenv.workspace.records import Record, set_sparse, sparse
 from coworkenv.workspace.service import Service, register_service
-from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Short, detached, text_matches, tool
+from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Short, text_matches, tool
 
 if TYPE_CHECKING:
     from coworkenv.workspace.runtime import Workspace
@@ -55,7 +55,7 @@ class UpdateArgs(Args):
 def contacts_search(ws: Workspace, a: SearchArgs) -> dict:
     """Search people by name, email, team, title or notes (all words must match)."""
     hits = [
-        detached(SERVICE.full_record(p)) for p in ws.state["contacts"]["people"]
+        SERVICE.detached_record(p) for p in ws.state["contacts"]["people"]
         if text_matches(a.query, p["name"], p["email"], p["team"], p["title"], p.get("notes", ""))
     ]  # fmt: skip
     return {"people": hits[:MAX_SEARCH_RESULTS], "total": len(hits)}
@@ -64,7 +64,7 @@ def contacts_search(ws: Workspace, a: SearchArgs) -> dict:
 @tool("read", IdArgs, target="id")
 def contacts_get(ws: Workspace, a: IdArgs) -> dict:
     """Get one person by id."""
-    return detached(SERVICE.full_record(ws.find(ws.state["contacts"]["people"], a.id, "contact")))
+    return SERVICE.detached_record(ws.find(ws.state["contacts"]["people"], a.id, "contact"))
 
 
 @tool("write", UpdateArgs, target="id")
@@ -78,4 +78,4 @@ def contacts_update(ws: Workspace, a: UpdateArgs) -> dict:
     if a.notes is not None:
         ws.check_text_size(a.notes, "notes")
         set_sparse(person, "notes", a.notes, "")
-    return detached(SERVICE.full_record(person))
+    return SERVICE.detached_record(person)

@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from coworkenv.workspace.records import Record
+from coworkenv.workspace.records import Record, detached
 from coworkenv.workspace.service import Service, register_service
-from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Short, detached, text_matches, tool
+from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Short, text_matches, tool
 
 if TYPE_CHECKING:
     from coworkenv.workspace.runtime import Workspace

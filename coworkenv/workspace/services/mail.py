@@ -18,7 +18,6 @@ from coworkenv.workspace.tools import (
     Short,
     addresses,
     check_address,
-    detached,
     edit_labels,
     text_matches,
     tool,
@@ -177,7 +176,7 @@ def mail_search(ws: Workspace, a: SearchArgs) -> dict:
 @tool("read", IdArgs, target="id")
 def mail_read(ws: Workspace, a: IdArgs) -> dict:
     """Read one message in full (reading does not mark it read: `mail_mark_read` does)."""
-    return detached(SERVICE.full_record(_message(ws, a.id)))
+    return SERVICE.detached_record(_message(ws, a.id))
 
 
 @tool("write", SendArgs, target="to")

@@ -18,9 +18,9 @@ from pydantic import Field, StringConstraints, model_validator
 
 from coworkenv.timeutil import parse_instant
 from coworkenv.workspace.errors import ToolError
-from coworkenv.workspace.records import FiniteFloat, Record
+from coworkenv.workspace.records import FiniteFloat, Record, detached
 from coworkenv.workspace.service import Service, register_service
-from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Short, detached, text_matches, tool
+from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Short, text_matches, tool
 
 if TYPE_CHECKING:
     from coworkenv.workspace.runtime import Workspace

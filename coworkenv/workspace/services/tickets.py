@@ -10,7 +10,7 @@ from pydantic import Field
 from coworkenv.workspace.errors import ToolError
 from coworkenv.workspace.records import Instant, Record, set_sparse, sparse
 from coworkenv.workspace.service import Service, register_service
-from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Label, Short, detached, edit_labels, text_matches, tool
+from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Label, Short, edit_labels, text_matches, tool
 
 if TYPE_CHECKING:
     from coworkenv.workspace.runtime import Workspace
@@ -114,7 +114,7 @@ def tickets_search(ws: Workspace, a: SearchArgs) -> dict:
 @tool("read", IdArgs, target="id")
 def tickets_get(ws: Workspace, a: IdArgs) -> dict:
     """Get one ticket with its comments."""
-    return detached(SERVICE.full_record(ws.find(ws.state["tickets"]["tickets"], a.id, "ticket")))
+    return SERVICE.detached_record(ws.find(ws.state["tickets"]["tickets"], a.id, "ticket"))
 
 
 @tool("write", UpdateArgs, target="id")
