@@ -27,11 +27,11 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
-def read_text(path: str | os.PathLike[str]) -> str:
-    """A UTF-8 text file, or a one-line error naming it (missing, a directory, unreadable, not UTF-8)."""
-    path = Path(path)
+@contextmanager
+def _reading(path: Path) -> Iterator[None]:
+    """Reading `path` as UTF-8 text, its failures as one line naming it (missing, a directory, unreadable, not UTF-8)."""
     try:
-        return path.read_text(encoding="utf-8")
+        yield
     except FileNotFoundError:
         raise CoworkEnvError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -40,6 +40,21 @@ def read_text(path: str | os.PathLike[str]) -> str:
         raise CoworkEnvError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
         raise CoworkEnvError(f"{path}: cannot read: {_reason(exc)}") from None
+
+
+def read_text(path: str | os.PathLike[str]) -> str:
+    """A UTF-8 text file, or a one-line error naming it (missing, a directory, unreadable, not UTF-8)."""
+    path = Path(path)
+    with _reading(path):
+        return path.read_text(encoding="utf-8")
+
+
+def iter_lines(path: str | os.PathLike[str]) -> Iterator[str]:
+    """The lines of a UTF-8 text file one at a time, without their line ends; the errors are `read_text`'s."""
+    path = Path(path)
+    with _reading(path), path.open(encoding="utf-8") as lines:
+        for line in lines:
+            yield line.rstrip("\r\n")
 
 
 def _check_values(data: Any, where: str) -> None:

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ValidationError
 
 from coworkenv.data.root import DataRoot, local_path, open_root
 from coworkenv.errors import CoworkEnvError, format_validation_error
-from coworkenv.files import parse_json, read_json, staged, write_output
+from coworkenv.files import iter_lines, parse_json, read_json, staged, write_output
 from coworkenv.pipeline.config import C, SynthesisConfig, validated_config
 from coworkenv.redact import scrub_configured
 from coworkenv.spec.task import TaskSpec
@@ -154,19 +154,8 @@ def write_jsonl(path: Path, lines: Iterable[str]) -> None:
 
 def iter_jsonl(path: Path) -> Iterator[str]:
     """The non-blank lines of a JSON Lines file, one at a time (none when it does not exist)."""
-    if not path.exists():
-        return
-    try:
-        with path.open(encoding="utf-8") as lines:
-            for line in lines:
-                if line.strip():
-                    yield line.rstrip("\r\n")
-    except UnicodeDecodeError as exc:
-        raise CoworkEnvError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except IsADirectoryError:
-        raise CoworkEnvError(f"{path}: is a directory, not a file") from None
-    except OSError as exc:
-        raise CoworkEnvError(f"{path}: cannot read: {exc.strerror or type(exc).__name__}") from None
+    if path.exists():
+        yield from (line for line in iter_lines(path) if line.strip())
 
 
 def read_jsonl(path: Path) -> list[str]:
