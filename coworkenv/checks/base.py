@@ -12,9 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field
 
 from coworkenv.caps import CAPS
+from coworkenv.frozen import EMPTY_LIST
 from coworkenv.registry import Registry
 from coworkenv.workspace.audit import AuditEntry
 
@@ -38,21 +39,18 @@ class Evidence(Protocol):
     texts: tuple[str, ...]
 
 
+def _empty(value: Any) -> bool:
+    return not value
+
+
 class CheckBase(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     id: str = Field(min_length=1)
     weight: float = Field(default=1.0, gt=0)
-    requires: list[Annotated[str, Field(min_length=1)]] = Field(default=[], max_length=CAPS.checks)
+    # Left out of the JSON when empty: specs written before `requires` existed keep their JSON, and so their hashes.
+    requires: list[Annotated[str, Field(min_length=1)]] = Field(default=EMPTY_LIST, max_length=CAPS.checks, exclude_if=_empty)
     """Ids of other top-level checks that must pass for this one to earn credit (a gate multiplier)."""
-
-    @model_serializer(mode="wrap")
-    def _without_empty_requires(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # Specs written before `requires` existed keep their JSON, and so their hashes.
-        data = handler(self)
-        if not self.requires and isinstance(data, dict):
-            data.pop("requires", None)
-        return data
 
 
 def exactly_one(model: BaseModel, *names: str) -> None:

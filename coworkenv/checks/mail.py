@@ -10,6 +10,7 @@ from pydantic import Field
 from coworkenv.checks.base import DROP, CheckBase, Evidence, Outcome, outcome
 from coworkenv.checks.matching import value_matches
 from coworkenv.checks.text import as_list
+from coworkenv.frozen import EMPTY_LIST
 from coworkenv.workspace.services.mail import DRAFTS
 
 Messages = list[dict[str, Any]]
@@ -23,7 +24,7 @@ class MessageCheck(CheckBase):
     to: StrOrList
     cc: StrOrList | None = None
     subject_contains: str | None = None
-    body_contains: StrOrList = []
+    body_contains: StrOrList = EMPTY_LIST
     count: int | None = Field(default=None, ge=0)
     """Exactly this many matching messages; absent means at least one."""
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
-from coworkenv.canonical import content_hash
 from coworkenv.episode.evidence import Evidence
 from coworkenv.episode.prepared import prepared
 from coworkenv.episode.user import ScriptedUser, UserSimulator
@@ -74,7 +74,6 @@ class Episode:
         if self._evidence is None:
             final = self.workspace.state
             initial = self.spec.initial_state
-            final_json = self._prepared.state_json(final)
             self._evidence = Evidence(
                 task_id=self.spec.id,
                 calls=tuple(self.workspace.audit),
@@ -84,7 +83,7 @@ class Episode:
                 user_rounds=self.user_rounds,
                 initial_state=initial,
                 final_state=final,
-                final_hash=content_hash(final_json),
+                final_json=partial(self._prepared.state_json, final),
                 # Read tools never mutate state, so only services a write touched can differ.
                 written=tuple(sorted(self.workspace.written)),
             )

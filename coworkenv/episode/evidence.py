@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import InitVar, dataclass
 from typing import Any
 
@@ -23,7 +24,9 @@ class Evidence:
     user_rounds: int
     initial_state: dict[str, Any]
     final_state: dict[str, Any]
-    final_hash: str
+    final_hash: InitVar[str | None] = None
+    """SHA-256 of the final state's canonical JSON. Read as `evidence.final_hash` (a property, like `diff`); left out,
+    it is computed on first read: only the evidence hash needs it, and grading does not."""
     diff: InitVar[dict[str, Any] | None] = None
     """Per service, what changed (`diff_states`). Read as `evidence.diff` (the property below); left out, it is
     computed on first read: grading never reads it, only stored rollouts do."""
@@ -32,12 +35,26 @@ class Evidence:
     calls (empty ones left out) and the answer. Left empty, it is `(*says, answer)`."""
     written: InitVar[tuple[str, ...] | None] = None
     """The services that can differ (an episode's successful writes), in the order the diff lists them; None: all."""
+    final_json: InitVar[Callable[[], str] | None] = None
+    """Makes the final state's canonical JSON for `final_hash` (an episode's `Prepared.state_json` reuses the
+    unwritten sections' text); None: `canonical_json(final_state)`."""
 
-    def __post_init__(self, diff: dict[str, Any] | None, written: tuple[str, ...] | None) -> None:
+    def __post_init__(self, final_hash: str | None, diff: dict[str, Any] | None, written: tuple[str, ...] | None,
+                      final_json: Callable[[], str] | None) -> None:  # fmt: skip
         if not self.texts:
             object.__setattr__(self, "texts", (*self.says, self.answer))
+        self.__dict__["_final_hash"] = final_hash
+        self.__dict__["_final_json"] = final_json
         self.__dict__["_diff"] = diff
         self.__dict__["_written"] = written
+
+    def _final_hash(self) -> str:
+        known = self.__dict__.get("_final_hash")
+        if known is None:
+            make = self.__dict__.get("_final_json")
+            known = self.__dict__["_final_hash"] = content_hash(make() if make is not None else canonical_json(self.final_state))
+            self.__dict__["_final_json"] = None
+        return known
 
     def _diff(self) -> dict[str, Any]:
         known = self.__dict__.get("_diff")
@@ -91,6 +108,7 @@ class Evidence:
         }
 
 
-# `diff` is an init-only argument of the dataclass and, on the instance, this lazy property: set once the class is
-# built, so that the generated `__init__` (and `dataclasses.replace`) keep the argument's default.
+# `final_hash` and `diff` are init-only arguments of the dataclass and, on the instance, these lazy properties: set
+# once the class is built, so that the generated `__init__` (and `dataclasses.replace`) keep the arguments' defaults.
+Evidence.final_hash = property(Evidence._final_hash, doc="SHA-256 of the final state's canonical JSON; made on first read.")  # type: ignore[assignment,method-assign]
 Evidence.diff = property(Evidence._diff, doc="Per service, what changed (`diff_states`); computed on first read.")  # type: ignore[assignment,method-assign]

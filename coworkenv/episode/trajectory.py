@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from coworkenv.caps import CAPS
 from coworkenv.episode.episode import Episode
 from coworkenv.episode.evidence import Evidence
+from coworkenv.frozen import EMPTY_DICT
 from coworkenv.spec.task import TaskSpec
 
 
@@ -55,7 +56,7 @@ class Trajectory(BaseModel):
 
     task_id: str = Field(min_length=1)
     messages: list[Message] = Field(max_length=CAPS.trajectory_messages)
-    meta: dict[str, Any] = {}
+    meta: dict[str, Any] = EMPTY_DICT
 
     @model_validator(mode="after")
     def _bounded(self) -> Trajectory:

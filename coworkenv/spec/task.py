@@ -13,6 +13,7 @@ from pydantic_core import PydanticCustomError
 from coworkenv.canonical import canonical_json, content_hash
 from coworkenv.caps import CAPS
 from coworkenv.checks import Check, walk
+from coworkenv.frozen import EMPTY_DICT, EMPTY_LIST
 from coworkenv.spec.capabilities import CAPABILITIES
 from coworkenv.workspace.state import WorkspaceSpec
 from coworkenv.workspace.tools import TOOLS, tool_schemas
@@ -32,9 +33,9 @@ class UserSpec(Strict):
     """A scripted simulated user for multi-turn tasks."""
 
     persona: str = ""
-    facts: dict[str, Any] = {}
+    facts: dict[str, Any] = EMPTY_DICT
     """Facts only the user knows; they must not appear in the instruction."""
-    reveal: list[RevealRule] = []
+    reveal: list[RevealRule] = EMPTY_LIST
     max_rounds: int = Field(default=3, ge=0)
 
 
@@ -52,7 +53,7 @@ class Faults(Strict):
 
 class ToolStep(Strict):
     tool: str
-    args: dict[str, Any] = {}
+    args: dict[str, Any] = EMPTY_DICT
 
 
 class SayStep(Strict):
@@ -175,7 +176,7 @@ class TaskSpec(Strict):
     user: UserSpec | None = None
     workspace: WorkspaceSpec = WorkspaceSpec()
     tools: list[str] = Field(min_length=1)
-    prohibited: list[ProhibitedRule] = Field([], max_length=CAPS.prohibited_rules)
+    prohibited: list[ProhibitedRule] = Field(EMPTY_LIST, max_length=CAPS.prohibited_rules)
     faults: Faults = Faults()
     checks: list[Check] = Field(min_length=1, max_length=CAPS.checks)
     solution: list[SolutionStep] = Field(min_length=1, max_length=CAPS.solution_steps)

@@ -114,9 +114,22 @@ class Draft:
 
     # --- randomness -----------------------------------------------------------------------------------
 
+    def _below(self, n: int) -> int:
+        """`rng._randbelow(n)` (0 <= r < n, n > 0): the draw behind `choice` and `randrange`, made here in one Python
+        call instead of two or three. Drafts make about a hundred of them, and the draws must stay exactly the ones
+        `random` makes, so that every seed keeps its task (tests/synth/test_draft_draws.py compares them)."""
+        bits = self.rng.getrandbits
+        k = n.bit_length()
+        r = bits(k)
+        while r >= n:
+            r = bits(k)
+        return r
+
     def pick(self, items: Sequence[T]) -> T:
-        # `choice` draws exactly what `items[rng.randrange(len(items))]` draws, with less Python in between
-        return self.rng.choice(items)
+        """`rng.choice(items)`."""
+        if not items:
+            return self.rng.choice(items)  # its IndexError
+        return items[self._below(len(items))]
 
     def sample(self, items: Sequence[T], k: int) -> list[T]:
         # A sequence is sampled in place (the same draws as from a list of it): listing `range(10000, 99999)` first
@@ -127,7 +140,11 @@ class Draft:
         return self.rng.random() < p
 
     def amount(self, lo: int, hi: int, step: int = 1) -> int:
-        return self.rng.randrange(lo // step, hi // step + 1) * step
+        """`rng.randrange(lo // step, hi // step + 1) * step`."""
+        start, stop = lo // step, hi // step + 1
+        if type(start) is not int or stop <= start:
+            return self.rng.randrange(start, stop) * step  # its TypeError or ValueError
+        return (start + self._below(stop - start)) * step
 
     def variant(self, *templates: str, held_out: Sequence[str] = (), **fields: Any) -> str:
         """One of several phrasings, filled in: wording varies as much as the data.

@@ -46,8 +46,13 @@ class Service:
     """(workspace state, target argument) → the values a tool's target can take there; None: the collection's ids."""
 
     def default(self) -> Any:
-        """An empty section as its state type holds it: a model instance, or an empty dict (files, sheets)."""
-        return self.state() if isinstance(self.state, type) and issubclass(self.state, BaseModel) else {}
+        """An empty section as its state type holds it: a model instance (frozen, so one is shared), or a new empty
+        dict (files, sheets). It is the default of every absent section of every spec validated."""
+        return self._default_model if isinstance(self.state, type) and issubclass(self.state, BaseModel) else {}
+
+    @cached_property
+    def _default_model(self) -> BaseModel:
+        return self.state()
 
     @cached_property
     def empty_state(self) -> Any:

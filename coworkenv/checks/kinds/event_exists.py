@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from coworkenv.checks.base import DROP, CheckBase, CheckKind, Evidence, Outcome, register_kind
+from coworkenv.frozen import EMPTY_LIST
 from coworkenv.timeutil import parse_instant
 
 
@@ -13,7 +14,7 @@ class EventExists(CheckBase):
     title_contains: str | None = None
     start: str | None = None
     end: str | None = None
-    attendees_include: list[str] = []
+    attendees_include: list[str] = EMPTY_LIST
 
 
 def _same_instant(a: str, b: str) -> bool:

@@ -12,6 +12,7 @@ from pydantic import Field, model_validator
 from coworkenv.checks.base import DROP, CheckBase, CheckKind, Evidence, Outcome, References, register_kind
 from coworkenv.checks.matching import args_match, args_matcher, value_matches
 from coworkenv.checks.text import glob_literal
+from coworkenv.frozen import EMPTY_DICT
 from coworkenv.workspace.service import SERVICES
 from coworkenv.workspace.state import RECORD_SERVICES
 
@@ -23,7 +24,7 @@ class RecordCheck(CheckBase):
     service: RecordService
     collection: str
     match: dict[str, Any] = Field(min_length=1)
-    fields: dict[str, Any] = {}
+    fields: dict[str, Any] = EMPTY_DICT
 
     @model_validator(mode="after")
     def _collection(self) -> Self:

@@ -15,6 +15,7 @@ from pydantic import Field
 
 from coworkenv.checks.answers import Scope, ScopedCheck
 from coworkenv.checks.base import CheckKind, Evidence, register_kind
+from coworkenv.frozen import EMPTY_LIST
 from coworkenv.llm.judge import NO_JUDGE, active_judge
 
 
@@ -23,7 +24,7 @@ class Rubric(ScopedCheck):
     criteria: str = Field(
         min_length=1, description="What a passing response does, as the judge is to apply it (grader-side: never shown to the agent)."
     )
-    adversarial: list[str] = Field([], description="Answers that must fail the criteria (at least one recommended); the battery checks them.")
+    adversarial: list[str] = Field(EMPTY_LIST, description="Answers that must fail the criteria (at least one recommended); the battery checks them.")
 
 
 def judged_text(scope: Scope, ev: Evidence) -> str:

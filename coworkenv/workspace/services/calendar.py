@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from coworkenv.frozen import EMPTY_LIST
 from coworkenv.timeutil import canonical_instant, parse_instant
 from coworkenv.workspace.errors import ToolError
 from coworkenv.workspace.records import Instant, Record, set_sparse, sparse
@@ -24,7 +25,7 @@ class Event(Record):
     title: str
     start: Instant
     end: Instant
-    attendees: list[str] = []
+    attendees: list[str] = EMPTY_LIST
     location: str = ""
     description: str = sparse("")
     organizer: str = sparse("")
@@ -33,7 +34,7 @@ class Event(Record):
 
 
 class CalendarState(Record):
-    events: list[Event] = []
+    events: list[Event] = EMPTY_LIST
 
 
 def add_event(
@@ -63,7 +64,7 @@ class CreateArgs(Args):
     title: str = Field(min_length=1, max_length=500)
     start: Short
     end: Short
-    attendees: list[str] = []
+    attendees: list[str] = EMPTY_LIST
     location: Short = ""
     description: str = ""
     status: Label = "confirmed"

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from coworkenv.frozen import EMPTY_DICT
 from coworkenv.workspace.errors import ToolError
 from coworkenv.workspace.records import Instant, Record
 from coworkenv.workspace.service import Service, added_removed, register_service
@@ -22,7 +23,7 @@ class ChatMessage(Record):
 
 
 class ChatState(Record):
-    channels: dict[str, list[ChatMessage]] = {}
+    channels: dict[str, list[ChatMessage]] = EMPTY_DICT
 
 
 def diff_chat(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
+from coworkenv.frozen import EMPTY_LIST
 from coworkenv.workspace.errors import ToolError
 from coworkenv.workspace.records import Record, set_sparse, sparse
 from coworkenv.workspace.service import Service, register_service
@@ -27,7 +28,7 @@ class Person(Record):
 
 
 class ContactsState(Record):
-    people: list[Person] = []
+    people: list[Person] = EMPTY_LIST
 
 
 SERVICE = register_service(Service(

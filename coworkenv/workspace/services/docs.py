@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from coworkenv.frozen import EMPTY_LIST
 from coworkenv.workspace.records import Record, detached
 from coworkenv.workspace.service import Service, register_service
 from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Short, text_matches, tool
@@ -21,7 +22,7 @@ class Doc(Record):
 
 
 class DocsState(Record):
-    docs: list[Doc] = []
+    docs: list[Doc] = EMPTY_LIST
 
 
 def add_doc(d: Any, title: str, body: str) -> str:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from coworkenv.frozen import EMPTY_LIST
 from coworkenv.workspace.errors import ToolError
 from coworkenv.workspace.records import Instant, Record, set_sparse, sparse
 from coworkenv.workspace.service import Service, register_service
@@ -35,8 +36,8 @@ class MailMessage(Record):
     id: str
     folder: str = "inbox"
     from_: str = Field(alias="from")
-    to: list[str] = []
-    cc: list[str] = []
+    to: list[str] = EMPTY_LIST
+    cc: list[str] = EMPTY_LIST
     subject: str = ""
     body: str = ""
     date: Instant
@@ -47,7 +48,7 @@ class MailMessage(Record):
 
 
 class MailState(Record):
-    messages: list[MailMessage] = []
+    messages: list[MailMessage] = EMPTY_LIST
 
 
 def add_mail(
@@ -108,8 +109,8 @@ class DraftArgs(SendArgs):
 
 class LabelArgs(Args):
     id: Short
-    add: list[Label] = Field(default=[], max_length=100)
-    remove: list[Label] = Field(default=[], max_length=100)
+    add: list[Label] = Field(default=EMPTY_LIST, max_length=100)
+    remove: list[Label] = Field(default=EMPTY_LIST, max_length=100)
 
 
 class ReadArgs(Args):

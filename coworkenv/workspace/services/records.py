@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 from pydantic import Field, StringConstraints, model_validator
 
+from coworkenv.frozen import EMPTY_DICT, EMPTY_LIST
 from coworkenv.timeutil import parse_instant
 from coworkenv.workspace.errors import ToolError
 from coworkenv.workspace.records import FiniteFloat, Record, detached
@@ -105,7 +106,7 @@ CollectionName = Annotated[str, StringConstraints(pattern=COLLECTION_NAME)]
 
 class Collection(Record):
     fields: dict[FieldName, FieldSpec] = Field(min_length=1)
-    records: list[dict[str, Any]] = []
+    records: list[dict[str, Any]] = EMPTY_LIST
     """Each a JSON object with a string `id` (unique in the collection) and values that fit `fields`."""
 
     @model_validator(mode="after")
@@ -116,7 +117,7 @@ class Collection(Record):
 
 
 class RecordsState(Record):
-    collections: dict[CollectionName, Collection] = {}
+    collections: dict[CollectionName, Collection] = EMPTY_DICT
 
     @model_validator(mode="after")
     def _records_fit(self) -> Self:

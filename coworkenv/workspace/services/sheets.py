@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from coworkenv.frozen import EMPTY_LIST
 from coworkenv.workspace.errors import ToolError
 from coworkenv.workspace.records import Record, Scalar
 from coworkenv.workspace.service import Service, added_removed, register_service
@@ -20,7 +21,7 @@ MAX_ROWS = 10_000
 
 class Sheet(Record):
     columns: list[str]
-    rows: list[list[Scalar]] = []
+    rows: list[list[Scalar]] = EMPTY_LIST
 
 
 def diff_sheets(before: dict[str, dict], after: dict[str, dict]) -> dict[str, Any]:

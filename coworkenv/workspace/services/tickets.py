@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from coworkenv.frozen import EMPTY_LIST
 from coworkenv.workspace.errors import ToolError
 from coworkenv.workspace.records import Instant, Record, set_sparse, sparse
 from coworkenv.workspace.service import Service, register_service
@@ -32,14 +33,14 @@ class Ticket(Record):
     assignee: str | None = None
     priority: str = "normal"
     """An open vocabulary (`low`, `normal`, `high`, `urgent`, `P1`, …)."""
-    comments: list[TicketComment] = []
+    comments: list[TicketComment] = EMPTY_LIST
     tags: list[str] = sparse([])
     category: str = sparse("")
     customer: str = sparse("")
 
 
 class TicketsState(Record):
-    tickets: list[Ticket] = []
+    tickets: list[Ticket] = EMPTY_LIST
 
 
 def add_ticket(
@@ -82,8 +83,8 @@ class UpdateArgs(Args):
 
 class TagArgs(Args):
     id: Short
-    add: list[Label] = Field(default=[], max_length=100)
-    remove: list[Label] = Field(default=[], max_length=100)
+    add: list[Label] = Field(default=EMPTY_LIST, max_length=100)
+    remove: list[Label] = Field(default=EMPTY_LIST, max_length=100)
 
 
 class CreateArgs(Args):

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import AfterValidator, Field, model_validator
 
+from coworkenv.frozen import EMPTY_LIST
 from coworkenv.workspace.errors import ToolError
 from coworkenv.workspace.records import Record
 from coworkenv.workspace.service import Service, diff_records, register_service
@@ -69,7 +70,7 @@ class Page(Record):
 
 
 class WebState(Record):
-    pages: list[Page] = []
+    pages: list[Page] = EMPTY_LIST
 
     @model_validator(mode="after")
     def _unique_urls(self) -> Self:
