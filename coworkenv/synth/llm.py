@@ -8,8 +8,9 @@ redacted (`coworkenv.redact`): it may quote what the endpoint sent.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from functools import cached_property
 from typing import Any
 
@@ -90,12 +91,34 @@ class LLMGenerator(ChatClient):
         return parse_reply(text, row, seed, self.config.model, reject)
 
     def generate_rows(self, rows: Sequence[PlanRow], progress: Callable[[int], None] | None = None) -> Iterator[TaskSpec | Rejection]:
-        jobs = [(row, seed) for row in rows for seed in row.seeds]
+        """Every task of the rows, in plan order. At most `AHEAD_PER_REQUEST` × concurrency requests are submitted
+        and not yet handed on, so that a million-task plan holds a window of replies, not a future per task."""
+        jobs = ((row, seed) for row in rows for seed in row.seeds)
         with ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
-            for item in pool.map(lambda job: self.generate_one(*job), jobs):
+            for item in in_order(pool, lambda job: self.generate_one(*job), jobs, AHEAD_PER_REQUEST * self.config.concurrency):
                 if progress:
                     progress(1)
                 yield item
+
+
+AHEAD_PER_REQUEST = 4
+"""Replies asked for ahead of the consumer, per request the endpoint may have in flight."""
+
+
+def in_order(pool: Executor, fn: Callable[[Any], Any], items: Iterable[Any], ahead: int) -> Iterator[Any]:
+    """`pool.map(fn, items)` with at most `ahead` items submitted and not yet yielded (`Executor.map` submits every
+    item at once). Closing the iterator early cancels what has not started."""
+    pending: deque[Future[Any]] = deque()
+    try:
+        for item in items:
+            if len(pending) >= ahead:
+                yield pending.popleft().result()
+            pending.append(pool.submit(fn, item))
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        for future in pending:
+            future.cancel()
 
 
 def parse_reply(text: str, row: PlanRow, seed: int, model: str, reject: Callable[[str, str], Rejection]) -> TaskSpec | Rejection:

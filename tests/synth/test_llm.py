@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -11,7 +13,7 @@ from coworkenv.llm import LLMConfig
 from coworkenv.spec.task import TaskSpec
 from coworkenv.synth.family import load_families
 from coworkenv.synth.generate import GenerateRequest, build_task, generate
-from coworkenv.synth.llm import LLMGenerator
+from coworkenv.synth.llm import LLMGenerator, in_order
 from coworkenv.synth.planner import Plan, PlanRow
 from tests.support.openai_wire import OpenAIWireHandler, serving
 
@@ -117,3 +119,33 @@ def test_rows_of_different_families_sharing_seeds_make_distinct_tasks(server):
     for prompt, name in zip(prompts, ("mail_triage", "chat_digest"), strict=True):
         assert f"in the spirit of the `{name}` tasks" in prompt
         assert prompt.split('"family": "', 1)[1].startswith(f'{name}"')  # its own family's example comes first
+
+
+def test_replies_come_in_plan_order_with_a_bounded_window_of_requests_ahead():
+    started: list[int] = []
+    gate = threading.Lock()
+    yielded = 0
+
+    def slow_for_early(i: int) -> int:
+        with gate:
+            # never more submitted than `ahead` beyond what the consumer has taken
+            assert i < yielded + 6, (i, yielded)
+            started.append(i)
+        time.sleep(0.002 * (i % 3))
+        return i * i
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        out = []
+        for value in in_order(pool, slow_for_early, iter(range(200)), ahead=6):
+            out.append(value)
+            yielded += 1
+    assert out == [i * i for i in range(200)]
+
+
+def test_closing_the_ordered_map_early_cancels_what_has_not_started():
+    ran: list[int] = []
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        results = in_order(pool, lambda i: (time.sleep(0.01), ran.append(i), i)[2], iter(range(1000)), ahead=20)
+        assert [next(results) for _ in range(3)] == [0, 1, 2]
+        results.close()
+    assert len(ran) < 30
