@@ -51,8 +51,11 @@ class ScriptedPolicy:
     def _should_retry(self, last: dict[str, Any]) -> bool:
         if last.get("role") != "tool" or self._retries >= self.max_retries:
             return False
+        content = last.get("content") or "{}"
+        if isinstance(content, str) and '"error"' not in content:  # no error key: not worth parsing a whole result
+            return False
         try:
-            error = json.loads(last.get("content") or "{}").get("error")
+            error = json.loads(content).get("error")
         except (ValueError, AttributeError):
             return False
         return isinstance(error, dict) and error.get("code") in RETRYABLE
