@@ -84,8 +84,6 @@ class Grade(BaseModel):
             self._settled_hash(), other._settled_hash()
         return super().__eq__(other)
 
-    __hash__ = None  # type: ignore[assignment]  # as every model that defines __eq__
-
     def __getstate__(self) -> dict[Any, Any]:
         self._settled_hash()
         return super().__getstate__()
