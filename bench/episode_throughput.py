@@ -10,6 +10,13 @@ trajectories from Parquet would. Every replayed oracle must score 1.0, or the ru
     python bench/episode_throughput.py                      # examples/tasks, markdown table
     python bench/episode_throughput.py --json               # machine-readable
     python bench/episode_throughput.py path/to/tasks --rounds 100 --repeats 7
+    python bench/episode_throughput.py --phases             # also: where an episode's time goes
+
+`--phases` times the parts of replay+grade on their own, interleaved like the modes, and gives each in CPU µs per
+episode: the tool calls alone (the trajectory's calls on a fresh `Episode`), the whole replay (messages, calls,
+the evidence), the checks (`score._outcomes` on a replayed evidence), the rest of `grade` (prohibited rules,
+robustness, the `Grade` model: grade minus checks), and the evidence hash a stored rollout adds (replay and hash
+minus replay).
 """
 
 from __future__ import annotations
@@ -33,9 +40,10 @@ if str(REPO) not in sys.path:  # runnable from a checkout without `pip install -
 from _common import calibrated, calibration, calibration_line, display_path, machine_info, pin_to_one_core, time_modes  # noqa: E402  (bench/ is on sys.path when run)
 
 from coworkenv.agents import make_policy  # noqa: E402
+from coworkenv.episode.episode import Episode  # noqa: E402
 from coworkenv.episode.runner import run_episode  # noqa: E402
-from coworkenv.episode.trajectory import Trajectory  # noqa: E402
-from coworkenv.grading.score import grade_trajectory  # noqa: E402
+from coworkenv.episode.trajectory import Trajectory, replay  # noqa: E402
+from coworkenv.grading.score import _outcomes, grade, grade_trajectory  # noqa: E402
 from coworkenv.spec.io import load_tasks  # noqa: E402
 from coworkenv.spec.task import TaskSpec  # noqa: E402
 
@@ -55,7 +63,47 @@ def oracle_trajectories(tasks: list[TaskSpec]) -> list[tuple[TaskSpec, Trajector
     return out
 
 
-def run(tasks_path: Path, rounds: int, warmup: int, repeats: int, per_task: bool) -> dict[str, Any]:
+def phases(pairs: list[tuple[TaskSpec, Trajectory, int]], rounds: int, warmup: int, repeats: int) -> dict[str, float]:
+    """CPU µs per episode of each part of replay+grade (see the module's docstring)."""
+    calls = [(spec, [(c.function.name, c.function.arguments) for m in traj.messages for c in m.tool_calls or ()]) for spec, traj, _ in pairs]
+    evidences = [(spec, replay(spec, traj)) for spec, traj, _ in pairs]
+
+    def tool_calls() -> None:
+        for spec, made in calls:
+            episode = Episode(spec)
+            for name, arguments in made:
+                episode.step(name, arguments)
+
+    def replays() -> None:
+        for spec, traj, _ in pairs:
+            replay(spec, traj)
+
+    def replays_hashed() -> None:
+        for spec, traj, _ in pairs:
+            _ = replay(spec, traj).evidence_hash
+
+    def checks() -> None:
+        for spec, evidence in evidences:
+            _outcomes(spec, evidence)
+
+    def grades() -> None:
+        for spec, evidence in evidences:
+            grade(spec, evidence)
+
+    modes = {"tool calls": tool_calls, "replay": replays, "replay+hash": replays_hashed, "checks": checks, "grade": grades}
+    _, cpu = time_modes(modes, rounds, warmup, repeats)
+    us = {name: statistics.median(values) / len(pairs) * 1e6 for name, values in cpu.items()}
+    return {
+        "tool calls": us["tool calls"],
+        "rest of replay": us["replay"] - us["tool calls"],
+        "checks": us["checks"],
+        "rest of grade": us["grade"] - us["checks"],
+        "replay+grade": us["replay"] + us["grade"],
+        "evidence hash (when stored)": us["replay+hash"] - us["replay"],
+    }
+
+
+def run(tasks_path: Path, rounds: int, warmup: int, repeats: int, per_task: bool, with_phases: bool = False) -> dict[str, Any]:
     pinned = pin_to_one_core()
     tasks = load_tasks(tasks_path)
     pairs = oracle_trajectories(tasks)
@@ -98,6 +146,7 @@ def run(tasks_path: Path, rounds: int, warmup: int, repeats: int, per_task: bool
             median = statistics.median(per_round[spec.id])
             tasks_out.append({"task_id": spec.id, "tool_calls": calls, "us_per_episode": median * 1e6, "episodes_per_s": 1 / median})
 
+    parts = phases(pairs, rounds, warmup, repeats) if with_phases else {}
     headline = modes["replay+grade"]["episodes_per_s"]
     return {
         "benchmark": "episode_throughput",
@@ -111,6 +160,7 @@ def run(tasks_path: Path, rounds: int, warmup: int, repeats: int, per_task: bool
         "calibration": calib,
         "modes": modes,
         "per_task": tasks_out,
+        "phases_cpu_us_per_episode": parts,
         "target_episodes_per_s": TARGET_EPISODES_PER_S,
         "meets_target": headline >= TARGET_EPISODES_PER_S,
     }
@@ -138,6 +188,9 @@ def markdown(result: dict[str, Any]) -> str:
         lines += ["", "| task | tool calls | µs/episode | episodes/s |", "|---|---:|---:|---:|"]
         for t in result["per_task"]:
             lines.append(f"| {t['task_id']} | {t['tool_calls']} | {t['us_per_episode']:,.0f} | {t['episodes_per_s']:,.0f} |")
+    if result["phases_cpu_us_per_episode"]:
+        lines += ["", "| part of an episode | CPU µs per episode |", "|---|---:|"]
+        lines += [f"| {name} | {us:,.1f} |" for name, us in result["phases_cpu_us_per_episode"].items()]
     verdict = "meets" if result["meets_target"] else "is BELOW"
     lines += ["", f"replay+grade {verdict} the target of {result['target_episodes_per_s']:,} graded oracle episodes/s per core."]
     return "\n".join(lines)
@@ -150,13 +203,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=20, help="untimed passes before timing (default 20)")
     parser.add_argument("--repeats", type=int, default=7, help="timed repeats; the median is reported (default 7)")
     parser.add_argument("--per-task", action="store_true", help="also time each task on its own")
+    parser.add_argument("--phases", action="store_true", help="also time the parts of an episode (tool calls, checks, …)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON instead of a markdown table")
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.repeats < 1 or args.warmup < 0:
         parser.error("--rounds and --repeats must be >= 1, --warmup >= 0")
     if not args.tasks.exists():
         parser.error(f"{args.tasks}: no such file or directory")
-    result = run(args.tasks, args.rounds, args.warmup, args.repeats, args.per_task)
+    result = run(args.tasks, args.rounds, args.warmup, args.repeats, args.per_task, args.phases)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
