@@ -190,7 +190,8 @@ release next to DuckDB first (`coworkenv export`, or the files `table_files` lis
 {partitions}
 
 Each partition is written in files of at most 1,000,000 rows (`part-0`, `part-1`, …) with zstd compression and
-row groups of 131,072 rows with min/max statistics: DuckDB, pyarrow and Spark skip the files of other partitions
+row groups of 131,072 rows (fewer where rows are wide: a group holds at most 64 MiB of text) with min/max
+statistics: DuckDB, pyarrow and Spark skip the files of other partitions
 and the row groups whose statistics rule a filter out, so per-family queries over millions of rows touch only
 their own files. `read_table` returns a partitioned table grouped by partition (ascending key), publication order
 within one.

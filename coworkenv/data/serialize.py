@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import quote
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -33,6 +34,11 @@ from coworkenv.errors import CoworkEnvError
 
 ROW_GROUP_SIZE = 128 * 1024
 """Rows per Parquet row group: the unit DuckDB and pyarrow skip using min/max statistics."""
+ROW_GROUP_BYTES = 64 * 1024 * 1024
+"""A row group also ends before the text its rows hold (every string, nested ones included) would pass this many
+bytes: 128 Ki rows of a wide table (a task's spec, a trajectory's messages: several KB each) would otherwise all
+be in memory at once. The cut depends on the rows alone, so the files still do not depend on how the source was
+chunked; tables of narrow rows keep their 128 Ki-row groups."""
 SOURCE_BATCH = 10_000
 """Rows read from a Parquet source at a time."""
 
@@ -151,20 +157,55 @@ def _write_partition(name: str, prefix: str, groups: Iterator[tuple[int, pa.Tabl
 
 def _row_groups(name: str, tables: Iterator[pa.Table], rows_per_file: int) -> Iterator[tuple[int, pa.Table]]:
     """(file number, row group): the rows cut into files of `rows_per_file` rows and those into row groups of
-    ROW_GROUP_SIZE rows; one empty group when there are no rows (an empty table still has its file)."""
+    ROW_GROUP_SIZE rows, a group ending early where its next row would take its text past ROW_GROUP_BYTES (a group
+    has at least one row); one empty group when there are no rows (an empty table still has its file)."""
     held: list[pa.Table] = []
-    n_held = done = 0
+    n_held = done = held_bytes = 0
     for table in tables:
+        weights = _text_bytes(table)
         while table.num_rows:
             size = min(ROW_GROUP_SIZE, rows_per_file - done % rows_per_file)
-            piece, table = table.slice(0, size - n_held), table.slice(size - n_held)
-            held.append(piece)
-            n_held += piece.num_rows
-            if n_held == size:
+            room = min(size - n_held, table.num_rows)
+            total = held_bytes + np.cumsum(weights[:room])
+            take = int(np.searchsorted(total, ROW_GROUP_BYTES, side="right")) or (0 if n_held else 1)
+            if take:
+                held.append(table.slice(0, take))
+                n_held, held_bytes = n_held + take, int(total[take - 1])
+                table, weights = table.slice(take), weights[take:]
+            if n_held == size or (take < room and n_held):
                 yield done // rows_per_file, _contiguous(held)
-                done, held, n_held = done + n_held, [], 0
+                done, held, n_held, held_bytes = done + n_held, [], 0, 0
     if n_held or not done:
         yield done // rows_per_file, _contiguous(held) if held else TABLES[name].empty_table()
+
+
+def _text_bytes(table: pa.Table) -> np.ndarray:
+    """Per row, the bytes of every string and binary value it holds, nested ones included."""
+    total = np.zeros(table.num_rows, dtype=np.int64)
+    for column in table.columns:
+        offset = 0
+        for chunk in column.chunks:
+            total[offset : offset + len(chunk)] += _array_text_bytes(chunk)
+            offset += len(chunk)
+    return total
+
+
+def _array_text_bytes(array: pa.Array) -> np.ndarray:
+    kind = array.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+        return pc.fill_null(pc.binary_length(array), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    if pa.types.is_struct(kind):
+        out = np.zeros(len(array), dtype=np.int64)
+        for child in array.flatten():  # `flatten`, not `field`: it applies the array's slice offset
+            out += _array_text_bytes(child)
+        return out
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        values = pc.list_flatten(array)
+        if not len(values):
+            return np.zeros(len(array), dtype=np.int64)
+        parents = pc.list_parent_indices(array).to_numpy(zero_copy_only=False)
+        return np.bincount(parents, weights=_array_text_bytes(values), minlength=len(array)).astype(np.int64)
+    return np.zeros(len(array), dtype=np.int64)
 
 
 def _contiguous(parts: list[pa.Table]) -> pa.Table:

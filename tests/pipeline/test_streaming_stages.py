@@ -110,26 +110,52 @@ def test_a_release_streamed_from_staged_files_is_the_release_of_the_whole_tables
     assert whole.model_dump(mode="json", include=set(streamed["manifest"])) == streamed["manifest"]
 
 
+def _published_streamed_and_whole(validated_run: Path, tmp_path: Path, batch_size: int) -> tuple[dict[str, Path], Any, Any]:
+    """The run rolled out and built in batches, then published from its staged files (under `a`) and from the whole
+    tables (under `b`): the two releases must be the same files."""
+    root = tmp_path / "run"
+    shutil.copytree(validated_run, root)
+    run = RunDir.open("s", root)
+    rollout_run(run)
+    build_tables(run, batch_size=batch_size)
+    files = {name: run.file("tables", f"{name}.parquet") for name in TABLES}
+    streamed = publish_release(files, data_root=tmp_path / "a", run_id="s", parent=None, config={})
+    whole = publish_release(staged_tables(run), data_root=tmp_path / "b", run_id="s", parent=None, config={})
+    assert streamed.content_hashes == whole.content_hashes and streamed.files == whole.files
+    return files, streamed, whole
+
+
 def test_row_groups_and_files_are_cut_alike_from_whole_and_streamed_tables(validated_run: Path, tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     monkeypatch.setattr(serialize, "ROW_GROUP_SIZE", 3)
     monkeypatch.setattr(serialize, "SOURCE_BATCH", 2)
     monkeypatch.setattr(publisher, "MAX_ROWS_PER_FILE", 8)
-    root = tmp_path / "run"
-    shutil.copytree(validated_run, root)
-    run = RunDir.open("s", root)
-    rollout_run(run)
-    build_tables(run, batch_size=5)
-    files = {name: run.file("tables", f"{name}.parquet") for name in TABLES}
-    streamed = publish_release(files, data_root=tmp_path / "a", run_id="s", parent=None, config={})
-    whole = publish_release(staged_tables(run), data_root=tmp_path / "b", run_id="s", parent=None, config={})
-    assert streamed.content_hashes == whole.content_hashes and streamed.files == whole.files
+    files, streamed, whole = _published_streamed_and_whole(validated_run, tmp_path, batch_size=5)
     validations = streamed.files["validations"]
     assert len(validations) > 1 and all(f.rows == 8 for f in validations[:-1])
     first = pq.ParquetFile(tmp_path / "a" / "releases" / streamed.release_id / validations[0].path)
     assert [first.metadata.row_group(i).num_rows for i in range(first.num_row_groups)] == [3, 3, 2]
     # publishing the same tables again, streamed or whole, is the same release
     assert publish_release(files, data_root=tmp_path / "b", run_id="s", parent=None, config={}).content_hashes == whole.content_hashes
+
+
+def test_wide_rows_end_a_row_group_by_bytes_alike_from_whole_and_streamed_tables(validated_run: Path, tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """A row group ends where its rows' text would pass ROW_GROUP_BYTES (at least one row a group), at the same rows
+    however the source is chunked."""
+    monkeypatch.setattr(serialize, "ROW_GROUP_BYTES", 9_000)
+    monkeypatch.setattr(serialize, "SOURCE_BATCH", 3)
+    _, streamed, _ = _published_streamed_and_whole(validated_run, tmp_path, batch_size=2)
+    release = tmp_path / "a" / "releases" / streamed.release_id
+    for written in streamed.files["tasks"]:
+        parquet = pq.ParquetFile(release / written.path)
+        groups = [parquet.read_row_group(i) for i in range(parquet.num_row_groups)]
+        sizes = [int(serialize._text_bytes(g).sum()) for g in groups]
+        assert all(s <= 9_000 or g.num_rows == 1 for s, g in zip(sizes, groups, strict=True)), sizes
+        # each group but the file's last ended because its next row would not fit
+        firsts = [int(serialize._text_bytes(g.slice(0, 1))[0]) for g in groups[1:]]
+        assert all(s + nxt > 9_000 for s, nxt in zip(sizes, firsts, strict=False)), (sizes, firsts)
+    assert sum(pq.ParquetFile(release / f.path).num_row_groups for f in streamed.files["tasks"]) > len(streamed.files["tasks"])
 
 
 def test_metrics_of_a_batched_repair_count_every_batch(validated_run: Path, tmp_path: Path) -> None:
