@@ -118,7 +118,7 @@ def test_rows_of_different_families_sharing_seeds_make_distinct_tasks(server):
     prompts = sorted((r["messages"][1]["content"] for r in server.requests), key=lambda p: "`mail_triage` tasks" not in p)
     for prompt, name in zip(prompts, ("mail_triage", "chat_digest"), strict=True):
         assert f"in the spirit of the `{name}` tasks" in prompt
-        assert prompt.split('"family": "', 1)[1].startswith(f'{name}"')  # its own family's example comes first
+        assert prompt.split('"family":"', 1)[1].startswith(f'{name}"')  # its own family's example comes first
 
 
 def test_replies_come_in_plan_order_with_a_bounded_window_of_requests_ahead():
