@@ -164,10 +164,21 @@ class EpisodeSession:
     def trace(self) -> list[dict[str, Any]]:
         return [t.to_dict() for t in self.turns]
 
+    def trajectory(self) -> Trajectory:
+        """The conversation so far as a validated trajectory."""
+        return Trajectory.model_validate({"task_id": self.spec.id, "messages": self.messages})
+
+    def evidence(self) -> Evidence:
+        """`finish()`'s evidence alone: an episode that ended on its answer needs no trajectory model, and validating
+        every message costs a good share of a short scripted episode."""
+        if not self.episode.done:
+            return replay(self.spec, self.trajectory())
+        return self.episode.evidence
+
     def finish(self) -> tuple[Trajectory, Evidence]:
         """The trajectory and its evidence. An episode that did not end on its final answer is graded the only way a
         stored trajectory can be: by replay, where the last assistant message is the answer."""
-        trajectory = Trajectory.model_validate({"task_id": self.spec.id, "messages": self.messages})
+        trajectory = self.trajectory()
         if not self.episode.done:
             return trajectory, replay(self.spec, trajectory)
         return trajectory, self.episode.evidence

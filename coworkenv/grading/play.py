@@ -4,11 +4,13 @@ the rollouts use to run a task's oracle, a list of solution steps, or a named ag
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 from coworkenv.agents.registry import make_policy
 from coworkenv.episode.evidence import Evidence
-from coworkenv.episode.runner import run_episode
+from coworkenv.episode.runner import played
+from coworkenv.episode.session import EpisodeSession
 from coworkenv.episode.trajectory import Trajectory
 from coworkenv.grading.score import Grade, grade
 from coworkenv.spec.task import AnswerStep, SolutionStep, TaskSpec
@@ -20,9 +22,14 @@ ANSWER_ONLY_TEXT = "Done."
 
 @dataclass(frozen=True)
 class Run:
-    trajectory: Trajectory
+    session: EpisodeSession = field(repr=False)
     evidence: Evidence
     grade: Grade
+
+    @cached_property
+    def trajectory(self) -> Trajectory:
+        """Validated on first read: most runs (the battery's, the repairers') are only graded."""
+        return self.session.trajectory()
 
     @property
     def tool_errors(self) -> list[AuditEntry]:
@@ -38,8 +45,9 @@ class Run:
 def play(spec: TaskSpec, steps: Sequence[SolutionStep] | None = None, *, agent: str = "oracle") -> Run:
     """Run `steps` (played like the oracle, retrying injected faults), else the named agent, in a live episode; grade it."""
     policy = make_policy("oracle", spec, steps=steps) if steps is not None else make_policy(agent, spec)
-    trajectory, evidence = run_episode(spec, policy)
-    return Run(trajectory, evidence, grade(spec, evidence))
+    session = played(spec, policy)
+    evidence = session.evidence()
+    return Run(session, evidence, grade(spec, evidence))
 
 
 def play_answer_only(spec: TaskSpec) -> Run:

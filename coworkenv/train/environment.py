@@ -87,7 +87,7 @@ class TaskEnvironment:
     def outcome(self) -> PlayedEpisode:
         """The finished episode and its grade (an episode stopped early is graded by replay, its last message the answer)."""
         self.stop()
-        _, evidence = self.session.finish()
+        evidence = self.session.evidence()
         return PlayedEpisode(
             task_id=self.spec.id, tools=tuple(self.spec.tools), turns=tuple(self.turns), grade=grade(self.spec, evidence),
             ending=self.session.ending or "turns",
