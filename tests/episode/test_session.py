@@ -133,3 +133,22 @@ def test_text_that_came_with_tool_calls_changes_the_evidence_hash_and_nothing_el
     narrated = run(_narrated(_call("mail_search", {"query": "invoice"}), "Searching."), {"role": "assistant", "content": "Done."})
     assert quiet.texts == ("Done.",) and not quiet.narrated and narrated.texts == ("Searching.", "Done.")
     assert quiet.evidence_hash != narrated.evidence_hash and quiet.final_hash == narrated.final_hash
+
+
+@pytest.mark.parametrize("max_turns", [None, 2])
+def test_evidence_alone_is_finishs_evidence_and_a_runs_trajectory_is_run_episodes(max_turns):
+    """`evidence()` skips the trajectory model, `play` validates it only when read: same results as `finish()`,
+    on an episode that ended on its answer and on one out of turns (graded by replay)."""
+    from coworkenv.episode.runner import played
+    from coworkenv.grading.play import play
+
+    spec = load_task(MULTI_TURN)
+    session = played(spec, make_policy("oracle", spec), max_turns=max_turns)
+    evidence = session.evidence()
+    trajectory, finished = session.finish()
+    assert evidence.evidence_hash == finished.evidence_hash and evidence.answer == finished.answer
+    run = play(spec)
+    assert "trajectory" not in run.__dict__  # not built until read
+    assert run.trajectory == run_episode(spec, make_policy("oracle", spec))[0] and run.trajectory is run.trajectory
+    if max_turns is None:
+        assert trajectory == run.trajectory and run.grade.score == 1.0
