@@ -10,9 +10,17 @@ from coworkenv.agents.base import AGENTS
 from coworkenv.agents.registry import POLICIES
 from coworkenv.episode.runner import RETRIES_PER_STEP
 from coworkenv.errors import CoworkEnvError
+from coworkenv.memo import by_identity
 from coworkenv.spec.task import AnswerStep, SayStep, SolutionStep, TaskSpec, ToolStep
 
 RETRYABLE = (429, 500)
+
+
+@by_identity(4096)
+def _arguments(step: ToolStep) -> str:
+    """The step's arguments as the JSON text a model sends, made once per step of a frozen spec: the battery and
+    the repairers play each oracle several times."""
+    return json.dumps(step.args, ensure_ascii=False)
 
 
 @POLICIES.register("oracle")
@@ -43,7 +51,7 @@ class ScriptedPolicy:
         step = self.steps[self._cursor]
         self._cursor += 1
         if isinstance(step, ToolStep):
-            self._last_call = {"name": step.tool, "arguments": json.dumps(step.args, ensure_ascii=False)}
+            self._last_call = {"name": step.tool, "arguments": _arguments(step)}
             return self._call(step.tool, self._last_call["arguments"])
         text = step.say if isinstance(step, SayStep) else step.answer
         return {"role": "assistant", "content": text}
