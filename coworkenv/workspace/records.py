@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from coworkenv.frozen import EMPTY_DICT, EMPTY_LIST
 from coworkenv.timeutil import parse_instant
 
 
@@ -37,7 +38,10 @@ class Identity(Record):
 
 def sparse(default: Any) -> Any:
     """A field added after workspaces were first published: left out of the JSON at its default, so that every
-    older workspace keeps its exact JSON (and hashes). Whoever reads such a field takes absent as the default."""
+    older workspace keeps its exact JSON (and hashes). Whoever reads such a field takes absent as the default.
+    An empty list or dict default is the shared immutable one (`coworkenv.frozen`): records are many."""
+    if isinstance(default, list | dict) and not default:
+        default = EMPTY_LIST if isinstance(default, list) else EMPTY_DICT
     return Field(default=default, exclude_if=lambda value: value == default)
 
 
@@ -66,7 +70,9 @@ def detached(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _fresh(value: list[Any] | dict[str, Any]) -> list[Any] | dict[str, Any]:
-    return copy.deepcopy(value) if value else type(value)()
+    if value:
+        return copy.deepcopy(value)
+    return [] if isinstance(value, list) else {}
 
 
 def set_sparse(record: dict[str, Any], key: str, value: Any, default: Any) -> None:
