@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from coworkenv.data.publisher import MAX_ROWS_PER_FILE
 from coworkenv.data.schemas import MESSAGE, PARTITIONS, TABLES, TOOL_CALL, fingerprint
+from coworkenv.data.serialize import ROW_GROUP_BYTES, ROW_GROUP_SIZE
 
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "docs" / "datasets.md"
 
@@ -189,8 +191,8 @@ release next to DuckDB first (`coworkenv export`, or the files `table_files` lis
 
 {partitions}
 
-Each partition is written in files of at most 1,000,000 rows (`part-0`, `part-1`, …) with zstd compression and
-row groups of 131,072 rows (fewer where rows are wide: a group holds at most 64 MiB of text) with min/max
+Each partition is written in files of at most {rows_per_file} rows (`part-0`, `part-1`, …) with zstd compression and
+row groups of {row_group_rows} rows (fewer where rows are wide: a group holds at most {row_group_mib} MiB of text) with min/max
 statistics: DuckDB, pyarrow and Spark skip the files of other partitions
 and the row groups whose statistics rule a filter out, so per-family queries over millions of rows touch only
 their own files. `read_table` returns a partitioned table grouped by partition (ascending key), publication order
@@ -289,7 +291,9 @@ def render() -> str:
     partitions = "\n".join(f"- `{name}`: by {', '.join(f'`{k}`' for k in keys)} (`{name}/" + "/".join(f"{k}=<{k}>" for k in keys)
                            + "/part-<n>.parquet`)." for name, keys in PARTITIONS.items())  # fmt: skip
     partitions += "\n- the other tables: one directory of `part-<n>.parquet` files."
-    out = [HEADER.replace("{partitions}", partitions)]
+    header = HEADER.replace("{partitions}", partitions).replace("{rows_per_file}", f"{MAX_ROWS_PER_FILE:,}")
+    header = header.replace("{row_group_rows}", f"{ROW_GROUP_SIZE:,}").replace("{row_group_mib}", f"{ROW_GROUP_BYTES // 2**20:,}")
+    out = [header]
     for name, schema in TABLES.items():
         keys = PARTITIONS.get(name)
         part = f" Partitioned by {', '.join(f'`{k}`' for k in keys)}." if keys else ""

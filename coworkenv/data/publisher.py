@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
+from coworkenv.data.batches import parquet_batches
 from coworkenv.data.claims import claim, clean_stale_tmp, tmp_name
 from coworkenv.data.integrity import arrow_fs, check_release, table_files
 from coworkenv.data.latest import advance_latest
@@ -303,7 +303,7 @@ def _stored_equals(root: DataRoot, manifest: Manifest, name: str, src: Source) -
         check_release(root, manifest, [name])
         fs = arrow_fs(root)
         stored = (pa.Table.from_batches([batch]) for path in table_files(root, manifest, name)
-                  for batch in pq.ParquetFile(path, filesystem=fs).iter_batches(batch_size=SOURCE_BATCH))  # fmt: skip
+                  for batch in parquet_batches(path, SOURCE_BATCH, filesystem=fs))  # fmt: skip
         return same_rows(stored, ordered_rows(src))
     except (OSError, pa.ArrowException, CoworkEnvError):
         return False

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import ValidationError
 
+from coworkenv.data.batches import parquet_batches
 from coworkenv.data.integrity import arrow_fs, check_release, release_problems
 from coworkenv.data.integrity import table_files as listed_files
 from coworkenv.data.layout import LATEST_FILE, MANIFEST_FILE, RELEASE_NAME, Manifest
@@ -154,8 +155,9 @@ def read_files(root: DataRoot, manifest: Manifest, table: str, columns: list[str
 
 
 def iter_files(root: DataRoot, manifest: Manifest, table: str, batch_size: int = 10_000) -> Iterator[pa.Table]:
-    """The table's rows `batch_size` at a time, file by file in read order, as `read_files` gives them whole (after
-    the same cheap integrity check): memory holds one batch, however large the table."""
+    """The table's rows at most `batch_size` at a time (fewer where they are wide: `data.batches`), file by file in
+    read order, as `read_files` gives them whole (after the same cheap integrity check): memory holds one batch,
+    however large the table."""
     check_release(root, manifest, [table])
     schema = TABLES[table]
     current = manifest.schema_fingerprints.get(table) == fingerprint(schema)
@@ -165,8 +167,7 @@ def iter_files(root: DataRoot, manifest: Manifest, table: str, batch_size: int =
         raise CoworkEnvError(f"release {manifest.release_id}: table {table} has no files")
     for path in paths:
         try:
-            batches = pq.ParquetFile(path, filesystem=fs).iter_batches(batch_size=batch_size)
-            for batch in batches:
+            for batch in parquet_batches(path, batch_size, filesystem=fs):
                 part = pa.Table.from_batches([batch])
                 yield _restore_schema(part, schema) if current else part
         except (OSError, pa.ArrowException) as exc:  # damaged pages behind an intact footer

@@ -1,11 +1,12 @@
 """A release table as its Parquet files, streamed (docs/architecture.md, "Releases" and "Bounded memory").
 
-A table comes from a `TableSource`: a whole Arrow table, or a Parquet file (a run's staged table) read `batch_size`
-rows at a time. Its files are the same whichever it is: partitions in ascending key order (`PARTITIONS`), rows in
-source order within each, `part-<n>.parquet` files of at most `rows_per_file` rows (`publisher.MAX_ROWS_PER_FILE`), row groups of
-`ROW_GROUP_SIZE` rows, zstd. A partitioned table is first split into one spill file per partition (in a temporary
-folder) so that each partition's files can be written in one pass. What is in memory at once: a batch of the
-source, and the row group being written (at most `ROW_GROUP_SIZE` rows of one table).
+A table comes from a `TableSource`: a whole Arrow table, or a Parquet file (a run's staged table) read at most
+`batch_size` rows, and about `data.batches.BATCH_BYTES`, at a time. Its files are the same whichever it is:
+partitions in ascending key order (`PARTITIONS`), rows in source order within each, `part-<n>.parquet` files of at
+most `rows_per_file` rows (`publisher.MAX_ROWS_PER_FILE`), row groups of `ROW_GROUP_SIZE` rows, zstd. A partitioned
+table is first split into one spill file per partition (in a temporary folder) so that each partition's files can
+be written in one pass. What is in memory at once: a batch of the source, and the row group being written (at most
+`ROW_GROUP_SIZE` rows and `ROW_GROUP_BYTES` of text).
 
 Each row group is written from one contiguous Arrow array per column, so the bytes do not depend on how the source
 was chunked: a table published whole and the same table streamed from a file give byte-identical files.
@@ -29,18 +30,21 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from coworkenv.data.batches import parquet_batches
 from coworkenv.data.schemas import PARTITIONS, TABLES, conform_table
 from coworkenv.errors import CoworkEnvError
 
 ROW_GROUP_SIZE = 128 * 1024
 """Rows per Parquet row group: the unit DuckDB and pyarrow skip using min/max statistics."""
-ROW_GROUP_BYTES = 64 * 1024 * 1024
+ROW_GROUP_BYTES = 32 * 1024 * 1024
 """A row group also ends before the text its rows hold (every string, nested ones included) would pass this many
 bytes: 128 Ki rows of a wide table (a task's spec, a trajectory's messages: several KB each) would otherwise all
-be in memory at once. The cut depends on the rows alone, so the files still do not depend on how the source was
-chunked; tables of narrow rows keep their 128 Ki-row groups."""
+be in memory at once, and a group is held about three times while it is written (its slices, their contiguous
+copy, the encoder's pages): 32 MiB keeps publishing a wide table near 300 MB where 64 MiB took 440. The cut
+depends on the rows alone, so the files still do not depend on how the source was chunked; tables of narrow rows
+keep their 128 Ki-row groups."""
 SOURCE_BATCH = 10_000
-"""Rows read from a Parquet source at a time."""
+"""Rows read from a Parquet source at a time, at most (fewer where its rows are wide: `data.batches`)."""
 
 TableSource = pa.Table | str | os.PathLike[str] | None
 """A table to publish: rows in memory, the path of a Parquet file holding them, or None (an empty table)."""
@@ -65,7 +69,7 @@ def source(name: str, value: TableSource, batch_size: int = SOURCE_BATCH) -> Sou
         conform_table(name, found.empty_table())  # the columns and types fit; nulls are checked batch by batch
 
         def read() -> Iterator[pa.Table]:
-            for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_size):
+            for batch in parquet_batches(path, batch_size):
                 yield conform_table(name, batch)
 
         return Source(name, read)
@@ -253,7 +257,7 @@ def _partitions(src: Source, spill: Path) -> Iterator[tuple[str, Iterator[pa.Tab
         yield "", iter(())
     for values in sorted(writers):
         directory, path, _ = writers[values]
-        yield directory, (pa.Table.from_batches([b]) for b in pq.ParquetFile(path).iter_batches(batch_size=SOURCE_BATCH))
+        yield directory, (pa.Table.from_batches([b]) for b in parquet_batches(path, SOURCE_BATCH))
 
 
 def same_rows(a: Iterator[pa.Table], b: Iterator[pa.Table], block: int = SOURCE_BATCH) -> bool:

@@ -203,6 +203,7 @@ def _light_frame(gate: StageGate, name: str, path: Path, parsed: set[str], batch
     import pandas as pd
     import pyarrow.parquet as pq
 
+    from coworkenv.data.batches import parquet_batches
     from coworkenv.quality.derive import stand_ins
 
     def light(df: pd.DataFrame) -> pd.DataFrame:
@@ -211,12 +212,11 @@ def _light_frame(gate: StageGate, name: str, path: Path, parsed: set[str], batch
         return df
 
     try:
-        source = pq.ParquetFile(path)
-        parts = [light(batch.to_pandas()) for batch in source.iter_batches(batch_size=batch_size)]
+        parts = [light(batch.to_pandas()) for batch in parquet_batches(path, batch_size)]
     except (OSError, pa.ArrowException) as exc:
         raise CoworkEnvError(f"{path}: cannot read table {name} ({str(exc).splitlines()[0][:200]})") from None
     if not parts:
-        return light(source.schema_arrow.empty_table().to_pandas())
+        return light(pq.read_schema(path).empty_table().to_pandas())
     return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
 
 
