@@ -257,8 +257,8 @@ class TaskSpec(Strict):
 
     def to_json(self) -> str:
         """Compact JSON, non-ASCII text as it is. Pydantic's serializer writes it at about twice the speed of
-        `json.dumps` on the dumped dict; text holding a lone surrogate (legal in a JSON escape, not in UTF-8) is
-        the one thing it refuses, and takes the slow path to the same format."""
+        `json.dumps` on the dumped dict; it refuses text holding a lone surrogate (validation refuses it too, so only
+        a spec built without validation has one), which takes the slow path to the same format."""
         try:
             return self.__pydantic_serializer__.to_json(self, by_alias=True).decode()
         except PydanticSerializationError:

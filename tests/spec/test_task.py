@@ -14,7 +14,7 @@ from coworkenv.errors import format_validation_error
 from coworkenv.registry import Registry, UnknownName
 from coworkenv.spec import CAPABILITIES, CHECK_KINDS, TaskSpec
 from coworkenv.spec.io import load_tasks
-from tests.support import ROOT
+from tests.support import EXAMPLES, ROOT
 
 # The example of docs/architecture.md, "TaskSpec", read from the document: it must stay valid.
 _DOC = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
@@ -195,3 +195,16 @@ def test_specs_over_a_cap_are_refused_with_a_named_field_and_cap(changes, error_
 
 def test_the_caps_are_generous_for_real_specs():
     assert TaskSpec.model_validate(mutated(meta__deep=_nested(CAPS.json_depth - 4))).meta.model_extra["deep"]
+
+
+def test_to_json_is_compact_and_parses_back_to_the_spec_also_with_a_lone_surrogate():
+    """Pydantic's serializer refuses text that is not valid Unicode (a lone surrogate: validation refuses it too, but a
+    spec copied with `model_copy(update=...)` is not validated): that spec takes the slow path, to the same format."""
+    spec = next(iter(load_tasks(EXAMPLES)))
+    text = spec.to_json()
+    assert text == json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
+    assert TaskSpec.model_validate_json(text) == spec
+    odd = spec.model_copy(update={"instruction": spec.instruction + " \ud800"})
+    odd_text = odd.to_json()
+    assert "\ud800" in odd_text and odd_text == json.dumps(json.loads(odd_text), ensure_ascii=False, separators=(",", ":"))
+    assert json.loads(odd_text) == {**json.loads(text), "instruction": odd.instruction}
