@@ -49,6 +49,10 @@ class Registry(Generic[T]):
         except KeyError:
             raise UnknownName(self.unknown_message(name)) from None
 
+    def find(self, name: str) -> T | None:
+        """The item, or None: `get` without the error, for hot paths that answer an unknown name themselves."""
+        return self._items.get(name)
+
     def unknown_message(self, name: str) -> str:
         close = difflib.get_close_matches(str(name), list(self._items), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""

@@ -24,10 +24,14 @@ def format_instant(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+# The two below run on every calendar write and every call's clock: a task has a few instants and a few dozen
+# calls, so their text is cached like the parse (formatting costs more than the rest of such a tool).
+@lru_cache(maxsize=4096)
 def canonical_instant(value: str) -> str:
     return format_instant(parse_instant(value))
 
 
+@lru_cache(maxsize=4096)
 def add_seconds(value: str, seconds: int) -> str:
     try:
         return format_instant(parse_instant(value) + timedelta(seconds=seconds))

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
+from functools import partial
 from typing import Any, Self
 
 from pydantic import Field, model_validator
 
 from coworkenv.checks.base import DROP, CheckBase, Outcome
 from coworkenv.checks.text import as_number
+from coworkenv.memo import by_identity
 from coworkenv.workspace.records import Scalar
 
 Rows = list[dict[str, Any]]
@@ -43,6 +46,29 @@ def cell_equals(actual: Any, expected: Any) -> bool:
     return isinstance(actual, str | int | float) and str(actual).strip().lower() == str(expected).strip().lower()
 
 
+def cell_test(expected: Any) -> Callable[[Any], bool]:
+    """`cell_equals(·, expected)` with the expected side's own work (normalizing text) done once."""
+    if not isinstance(expected, str):
+        return partial(_cell_equals_to, expected)
+    want = expected.strip().lower()
+
+    def test(actual: Any) -> bool:
+        return isinstance(actual, str | int | float) and str(actual).strip().lower() == want
+
+    return test
+
+
+def _cell_equals_to(expected: Any, actual: Any) -> bool:
+    return cell_equals(actual, expected)
+
+
+@by_identity(4096)
+def _match_tests(match: dict[str, Any]) -> tuple[tuple[str, Callable[[Any], bool]], ...]:
+    """A `sheet_cell` check's `match` compiled once: frozen spec data, tested against every row of every episode
+    (never pass it data that may still change)."""
+    return tuple((key, cell_test(value)) for key, value in match.items())
+
+
 def csv_rows(content: str) -> Rows:
     """The CSV's rows as dicts, header names stripped; raises csv.Error."""
     return [{(k or "").strip(): v for k, v in r.items()} for r in csv.DictReader(io.StringIO(content))]
@@ -64,10 +90,13 @@ def matching_sheet_rows(match: dict[str, Any], sheet: dict[str, Any]) -> Rows:
         return matching_rows(match, sheet_rows(sheet))
     if any(k not in columns for k in match):
         return []
-    at = [(columns.index(k), v) for k, v in match.items()]
+    at = [(columns.index(k), test) for k, test in _match_tests(match)]
+    if len(at) == 1:  # the common case, without a generator per row
+        ((i, test),) = at
+        return [dict(zip(columns, row, strict=False)) for row in sheet["rows"] if i < len(row) and test(row[i])]
     return [
         dict(zip(columns, row, strict=False)) for row in sheet["rows"]
-        if all(i < len(row) and cell_equals(row[i], v) for i, v in at)
+        if all(i < len(row) and test(row[i]) for i, test in at)
     ]  # fmt: skip
 
 

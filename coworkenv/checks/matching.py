@@ -65,6 +65,13 @@ def _args_test(expected: dict[str, Any] | None) -> Callable[[dict[str, Any] | No
     if not expected:
         return lambda actual: True
     tests = tuple((key, value_test(value)) for key, value in expected.items())
+    if len(tests) == 1:  # most rules and matches name one argument: no generator per record or call
+        ((only, match),) = tests
+
+        def test_one(actual: dict[str, Any] | None) -> bool:
+            return actual is not None and only in actual and match(actual[only])
+
+        return test_one
 
     def test(actual: dict[str, Any] | None) -> bool:
         if actual is None:

@@ -63,7 +63,7 @@ class Workspace:
         return result
 
     def _dispatch(self, name: str, args: dict[str, Any] | ToolError, index: int) -> tuple[dict[str, Any], bool]:
-        spec = TOOLS.get(name) if isinstance(name, str) and name in TOOLS else None
+        spec = TOOLS.find(name) if isinstance(name, str) else None
         if spec is None:
             return error_result(400, TOOLS.unknown_message(str(name))), False
         if self.allowed is not None and name not in self.allowed:

@@ -67,3 +67,29 @@ def test_a_glob_literal_matches_only_its_value(value, other):
     assert value_matches(value, other)  # what the value would match read as a glob
     assert value_matches(glob_literal(value), value) and not value_matches(glob_literal(value), other)
     assert glob_literal(3) == 3
+
+
+VALUES = [None, True, False, 0, 1, 2.5, -3, "", " x ", "X", "x", "inv-1", "INV-1", "a*", ["x", "y"], [], {"k": "x"}, {"k": 1}]
+PATTERNS = [None, True, 0, 1, 2.5, "x", "X", "inv-*", "*", "a[bc]", ["x"], {"k": "x"}]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS, ids=repr)
+def test_compiled_matchers_agree_with_args_match_for_one_and_two_arguments(pattern):
+    """`args_matcher` compiles a rule's or a match's arguments (a one-argument one without a generator): every
+    compiled form gives `args_match`'s answer."""
+    from coworkenv.checks.matching import args_matcher
+
+    for expected in ({"a": pattern}, {"a": pattern, "b": "x"}):
+        test = args_matcher(expected)
+        for value in VALUES:
+            for actual in (None, {}, {"a": value}, {"a": value, "b": "X"}, {"b": value}):
+                assert test(actual) is args_match(expected, actual), (expected, actual)
+
+
+@pytest.mark.parametrize("expected", [None, True, False, 0, 7, 2.5, "", "x", " X ", "7", "true", "inv-1"], ids=repr)
+def test_a_compiled_cell_test_agrees_with_cell_equals(expected):
+    from coworkenv.checks.cells import cell_equals, cell_test
+
+    test = cell_test(expected)
+    for actual in [None, "", "  ", True, False, 0, 7, 7.0, 2.5, "7", " 7 ", "x", "X ", "true", "TRUE", "inv-1", ["x"], {"a": 1}]:
+        assert test(actual) is cell_equals(actual, expected), (actual, expected)

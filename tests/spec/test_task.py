@@ -155,6 +155,7 @@ def test_registry_suggests_close_names():
         reg.get("sprocet")
     with pytest.raises(ValueError, match="registered twice"):
         reg.add("sprocket", 2)
+    assert reg.find("sprocket") == 1 and reg.find("sprocet") is None
 
 
 def _refusal(data) -> dict:

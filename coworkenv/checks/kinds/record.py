@@ -51,6 +51,8 @@ def matching_records(state: dict[str, Any], service: str, collection: str, match
     records = (svc.records_of(section, collection) or []) if isinstance(section, dict) else []
     sparse = match.keys() & svc.record_defaults.keys()
     matches = args_matcher(match)
+    if not sparse:  # nothing to fill before matching (the usual case: `match` names an id, a title, …)
+        return [svc.full_record(r) if isinstance(r, dict) else r for r in records if matches(r)]
     found = []
     for r in records:
         if not isinstance(r, dict):
