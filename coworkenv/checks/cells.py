@@ -43,19 +43,19 @@ def cell_equals(actual: Any, expected: Any) -> bool:
     if isinstance(expected, int | float):
         number = as_number(actual)
         return number is not None and abs(number - expected) <= 1e-9 * max(1.0, abs(expected))
-    return isinstance(actual, str | int | float) and str(actual).strip().lower() == str(expected).strip().lower()
+    return _same_text(actual, str(expected).strip().lower())
+
+
+def _same_text(actual: Any, want: str) -> bool:
+    """A text, integer or float cell whose text, stripped and lowercased, is `want`."""
+    return isinstance(actual, str | int | float) and str(actual).strip().lower() == want
 
 
 def cell_test(expected: Any) -> Callable[[Any], bool]:
     """`cell_equals(·, expected)` with the expected side's own work (normalizing text) done once."""
     if not isinstance(expected, str):
         return partial(_cell_equals_to, expected)
-    want = expected.strip().lower()
-
-    def test(actual: Any) -> bool:
-        return isinstance(actual, str | int | float) and str(actual).strip().lower() == want
-
-    return test
+    return partial(_same_text, want=expected.strip().lower())
 
 
 def _cell_equals_to(expected: Any, actual: Any) -> bool:
