@@ -51,7 +51,7 @@ class GroupBase(CheckBase):
 
 def _kind(check: Any) -> CheckKind | None:
     name = check.get("kind") if isinstance(check, dict) else getattr(check, "kind", None)
-    return CHECKS.get(name) if isinstance(name, str) and name in CHECKS else None
+    return CHECKS.find(name) if isinstance(name, str) else None
 
 
 def members(check: Any) -> list[Any]:

@@ -87,7 +87,7 @@ def holds(check: dict[str, Any], evidence: Evidence) -> bool:
 def kind_of(check: dict[str, Any]) -> CheckKind | None:
     """The registry entry of a check given as plain data (None for an unknown kind: the spec may not parse)."""
     kind = check.get("kind")
-    return CHECKS.get(kind) if kind in CHECKS else None
+    return CHECKS.find(kind)
 
 
 def is_guard_kind(check: dict[str, Any]) -> bool:
