@@ -2,9 +2,10 @@
 the rollouts, staged as Parquet under `tables/` for the gates.
 
 The tables are written batch by batch (docs/architecture.md, "Bounded memory"): `batch_size` tasks (or rollout rows)
-at a time become a row group of each table they feed; what stays in memory across batches is an index of the valid
-task ids with each task's family and tools (shared between tasks offering the same tools), which the `trajectories`
-and `sft` tables need.
+are parsed at a time and become rows of each table they feed, and a table's rows are written out as a row group once
+they hold about `data.batches.BATCH_BYTES`; what stays in memory across batches is an index of the valid task ids with
+each task's family and tools (shared between tasks offering the same tools), which the `trajectories` and `sft`
+tables need.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from coworkenv.data.batches import BATCH_BYTES
 from coworkenv.data.build import (
     repair_row,
     rl_row,
@@ -30,15 +32,19 @@ from coworkenv.data.build import (
 from coworkenv.data.schemas import REPAIRS, TABLES
 from coworkenv.errors import CoworkEnvError
 from coworkenv.files import staged
-from coworkenv.pipeline.rundir import BATCH, GATES_PASSED, RunDir, batched, iter_rows, valid_tasks, verdicts
+from coworkenv.pipeline.rundir import GATES_PASSED, RunDir, batched, iter_rows, valid_tasks, verdicts
 from coworkenv.pipeline.summary import counts
 
 log = logging.getLogger(__name__)
 
 WriteTable = Callable[[str, pa.Table], None]
 
+BUILD_BATCH = 100
+"""Tasks (or rollout rows) parsed at a time. A parsed task with its verdict holds some 100 KB of Python objects, and
+a batch's are all alive while its rows are made: 1,000 at a time took 460 MB, 100 at a time 250 MB, and less time."""
 
-def build_tables(run: RunDir, batch_size: int = BATCH) -> dict[str, int]:
+
+def build_tables(run: RunDir, batch_size: int = BUILD_BATCH) -> dict[str, int]:
     try:
         with staging(run) as write:
             index = _write_tasks(run, write, batch_size)
@@ -87,21 +93,31 @@ def _write_rollouts(run: RunDir, write: WriteTable, index: Mapping[str, tuple[st
 
 @contextmanager
 def staging(run: RunDir) -> Iterator[WriteTable]:
-    """`write(name, table)` appends the rows of `table` to the staged table `name` (a row group per call); every table
-    of the release is staged under `tables/` when the block ends (those never written: empty), whole or not at all."""
+    """`write(name, table)` appends the rows of `table` to the staged table `name`, a row group once its held rows reach
+    about `BATCH_BYTES` (small batches need not make small row groups); every table of the release is staged under
+    `tables/` when the block ends (those never written: empty), whole or not at all."""
     with staged(run.file("tables"), folder=True) as out:
         writers: dict[str, pq.ParquetWriter] = {}
+        held: dict[str, list[pa.Table]] = {}
+
+        def flush(name: str) -> None:
+            parts = held.pop(name, [])
+            if parts:
+                writers[name].write_table(pa.concat_tables(parts) if len(parts) > 1 else parts[0])
 
         def write(name: str, table: pa.Table) -> None:
             if name not in writers:
                 writers[name] = pq.ParquetWriter(out / f"{name}.parquet", TABLES[name])
             if table.num_rows:
-                writers[name].write_table(table)
+                held.setdefault(name, []).append(table)
+                if sum(part.nbytes for part in held[name]) >= BATCH_BYTES:
+                    flush(name)
 
         try:
             yield write
             for name in TABLES:
                 write(name, TABLES[name].empty_table())
+                flush(name)
         finally:
             for writer in writers.values():
                 writer.close()
