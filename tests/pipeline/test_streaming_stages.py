@@ -14,6 +14,7 @@ import pytest
 from coworkenv.data import publisher, serialize
 from coworkenv.data.publisher import publish_release
 from coworkenv.data.schemas import TABLES
+from coworkenv.pipeline import build as build_module
 from coworkenv.pipeline.build import build_tables, staged_table_files, staged_tables
 from coworkenv.pipeline.config import SynthesisConfig
 from coworkenv.pipeline.gate import gate_tables
@@ -156,6 +157,23 @@ def test_wide_rows_end_a_row_group_by_bytes_alike_from_whole_and_streamed_tables
         firsts = [int(serialize._text_bytes(g.slice(0, 1))[0]) for g in groups[1:]]
         assert all(s + nxt > 9_000 for s, nxt in zip(sizes, firsts, strict=False)), (sizes, firsts)
     assert sum(pq.ParquetFile(release / f.path).num_row_groups for f in streamed.files["tasks"]) > len(streamed.files["tasks"])
+
+
+@pytest.mark.parametrize("batch_bytes", [1, 8 * 1024 * 1024])
+def test_build_cuts_row_groups_by_bytes_not_by_batch(validated_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      batch_bytes: int) -> None:  # fmt: skip
+    """Built one task at a time, a staged table is still one row group while its rows hold less than BATCH_BYTES; past
+    it, every batch's rows end a group."""
+    monkeypatch.setattr(build_module, "BATCH_BYTES", batch_bytes)
+    shutil.copytree(validated_run, tmp_path / "run")
+    run = RunDir.open("s", tmp_path / "run")
+    rows = build_tables(run, batch_size=1)
+    groups = {name: pq.ParquetFile(path).num_row_groups for name, path in staged_table_files(run).items()}
+    verdicts = len(set(pq.read_table(staged_table_files(run)["validations"], columns=["task_id"])["task_id"].to_pylist()))
+    writes = {"tasks": rows["tasks"], "rl": rows["tasks"], "validations": verdicts}  # one per valid task / per verdict
+    assert rows["tasks"] > 1 and verdicts > rows["tasks"]  # the broken task has a verdict, and no task row
+    for name, n in writes.items():
+        assert groups[name] == (1 if batch_bytes > 1 else n), (name, groups)
 
 
 def test_metrics_of_a_batched_repair_count_every_batch(validated_run: Path, tmp_path: Path) -> None:
