@@ -99,9 +99,11 @@ def staging(run: RunDir) -> Iterator[WriteTable]:
     with staged(run.file("tables"), folder=True) as out:
         writers: dict[str, pq.ParquetWriter] = {}
         held: dict[str, list[pa.Table]] = {}
+        held_bytes: dict[str, int] = {}
 
         def flush(name: str) -> None:
             parts = held.pop(name, [])
+            held_bytes.pop(name, None)
             if parts:
                 writers[name].write_table(pa.concat_tables(parts) if len(parts) > 1 else parts[0])
 
@@ -110,7 +112,8 @@ def staging(run: RunDir) -> Iterator[WriteTable]:
                 writers[name] = pq.ParquetWriter(out / f"{name}.parquet", TABLES[name])
             if table.num_rows:
                 held.setdefault(name, []).append(table)
-                if sum(part.nbytes for part in held[name]) >= BATCH_BYTES:
+                held_bytes[name] = held_bytes.get(name, 0) + table.nbytes
+                if held_bytes[name] >= BATCH_BYTES:
                     flush(name)
 
         try:

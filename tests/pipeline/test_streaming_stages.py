@@ -168,8 +168,9 @@ def test_build_cuts_row_groups_by_bytes_not_by_batch(validated_run: Path, tmp_pa
     shutil.copytree(validated_run, tmp_path / "run")
     run = RunDir.open("s", tmp_path / "run")
     rows = build_tables(run, batch_size=1)
-    groups = {name: pq.ParquetFile(path).num_row_groups for name, path in staged_table_files(run).items()}
-    verdicts = len(set(pq.read_table(staged_table_files(run)["validations"], columns=["task_id"])["task_id"].to_pylist()))
+    files = staged_table_files(run)
+    groups = {name: pq.ParquetFile(path).num_row_groups for name, path in files.items()}
+    verdicts = len(set(pq.read_table(files["validations"], columns=["task_id"])["task_id"].to_pylist()))
     writes = {"tasks": rows["tasks"], "rl": rows["tasks"], "validations": verdicts}  # one per valid task / per verdict
     assert rows["tasks"] > 1 and verdicts > rows["tasks"]  # the broken task has a verdict, and no task row
     for name, n in writes.items():
