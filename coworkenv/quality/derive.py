@@ -7,13 +7,18 @@ element or another table become plain columns here, and the suites then expect t
   `sft.source_known` / `sft.source_passed` (the SFT row's trajectory exists / passed); and a group-by:
   `validations.valid_recomputed` (every mandatory row of the task passed). This keeps every gate on
   GX's pandas path (fast, ephemeral, no SQL engine); `UnexpectedRowsExpectation` would need a SQL data source.
+  They are made in two steps: the whole tables' *sources* (id sets: `*_sources`, from only the columns they need),
+  then each frame's columns from those (`*_links`), so that a table can be judged a part at a time.
+- uniqueness is a count: `key_rows`, how many rows of the table share the row's key (`key_rows`; the duplicated
+  keys come from `duplicate_keys` over a whole frame, or from DuckDB over a stored table), so that it too holds
+  for a part of a table as for the whole.
 - recomputations are columns compared with a pair expectation: `score_recomputed` (the formula of docs/architecture.md, "Scoring"),
   `passed_recomputed` (score ≥ 0.75), `first_capability`, `spec_id`.
 - values GX cannot see inside: `unknown_capabilities` (null when all are known), `n_capabilities`,
   `min_check_weight` (from `spec_json`), `last_role`, `n_tools`.
 
 A gate derives a table's own columns (`*_rows`, per table: batch by batch when the table is streamed) apart from the
-cross-table ones (`*_links`, once every frame is whole); `stand_ins` then shrinks the bulky columns of a streamed table.
+cross-table ones (`*_links`, from the sources); `stand_ins` then shrinks the bulky columns of a streamed table.
 
 A derived column is left out when a column it needs is missing; the suite's column-set expectation then names
 the missing column and the rules on the derived column report the missing column too.
@@ -175,12 +180,6 @@ def _derive_number(df: pd.DataFrame, name: str, sources: Iterable[str], fn: Call
         df[name] = pd.to_numeric(df[name], errors="coerce").astype("float64")
 
 
-def _ids(df: pd.DataFrame | None, column: str) -> frozenset[Any] | None:
-    if df is None or column not in df.columns:
-        return None
-    return frozenset(v for v in df[column].tolist() if not _missing(v))
-
-
 def derive_capabilities(df: pd.DataFrame, capabilities: frozenset[str]) -> None:
     _derive_number(df, "n_capabilities", ["capabilities"], lambda v: None if as_list(v) is None else len(as_list(v)))
     _derive(df, "unknown_capabilities", ["capabilities"], lambda v: unknown_names(v, capabilities))
@@ -199,18 +198,41 @@ def validated_rows(name: str, df: pd.DataFrame, capabilities: frozenset[str]) ->
         _derive(df, "spec_id", ["spec_json"], spec_id)
 
 
-def validated_links(tables: dict[str, pd.DataFrame]) -> None:
-    tasks, validations = tables["tasks"], tables["validations"]
-    validated_ids = _ids(validations, "task_id")
-    if validated_ids is not None:
-        _derive(tasks, "has_validations", ["task_id"], lambda t: t in validated_ids)
-    task_ids = _ids(tasks, "task_id")
-    if task_ids is not None:
-        _derive(validations, "task_published", ["task_id"], lambda t: t in task_ids)
-    if {"task_id", "severity", "passed"} <= set(validations.columns):
-        failed = {t for t, sev, ok in zip(validations["task_id"], validations["severity"], validations["passed"], strict=True)
-                  if sev == "mandatory" and (_missing(ok) or not bool(ok))}  # fmt: skip
-        _derive(validations, "valid_recomputed", ["task_id"], lambda t: t not in failed)
+Rows = Callable[[str, list[str]], "Iterable[tuple[Any, ...]] | None"]
+"""`rows(table, columns)`: the table's rows as tuples of those columns, or None when it lacks one of them."""
+
+
+def frame_rows(frames: Mapping[str, pd.DataFrame]) -> Rows:
+    def rows(table: str, columns: list[str]) -> Iterable[tuple[Any, ...]] | None:
+        df = frames[table]
+        if not all(col in df.columns for col in columns):
+            return None
+        return zip(*(df[col].tolist() for col in columns), strict=True)
+
+    return rows
+
+
+def _id_set(rows: Iterable[tuple[Any, ...]] | None) -> frozenset[Any] | None:
+    return None if rows is None else frozenset(v for (v,) in rows if not _missing(v))
+
+
+def validated_sources(rows: Rows) -> dict[str, Any]:
+    failing = rows("validations", ["task_id", "severity", "passed"])
+    return {
+        "validated_ids": _id_set(rows("validations", ["task_id"])),
+        "task_ids": _id_set(rows("tasks", ["task_id"])),
+        "failed": None if failing is None else {t for t, sev, ok in failing if sev == "mandatory" and (_missing(ok) or not bool(ok))},
+    }
+
+
+def validated_links(name: str, df: pd.DataFrame, sources: Mapping[str, Any]) -> None:
+    if name == "tasks" and (validated_ids := sources["validated_ids"]) is not None:
+        _derive(df, "has_validations", ["task_id"], lambda t: t in validated_ids)
+    if name == "validations":
+        if (task_ids := sources["task_ids"]) is not None:
+            _derive(df, "task_published", ["task_id"], lambda t: t in task_ids)
+        if (failed := sources["failed"]) is not None:
+            _derive(df, "valid_recomputed", ["task_id"], lambda t: t not in failed)
 
 
 def rollouts_rows(name: str, df: pd.DataFrame) -> None:
@@ -221,12 +243,15 @@ def rollouts_rows(name: str, df: pd.DataFrame) -> None:
         _derive_number(df, "n_tools", ["tools"], n_tools)
 
 
-def rollouts_links(tables: dict[str, pd.DataFrame]) -> None:
-    trajectories, sft = tables["trajectories"], tables["sft"]
-    if {"trajectory_id", "passed"} <= set(trajectories.columns):
-        passed = dict(zip(trajectories["trajectory_id"].tolist(), trajectories["passed"].tolist(), strict=True))
-        _derive(sft, "source_known", ["trajectory_id"], lambda t: t in passed)
-        _derive(sft, "source_passed", ["trajectory_id"], lambda t: None if _missing(passed.get(t)) else bool(passed[t]))
+def rollouts_sources(rows: Rows) -> dict[str, Any]:
+    found = rows("trajectories", ["trajectory_id", "passed"])
+    return {"passed": None if found is None else dict(found)}
+
+
+def rollouts_links(name: str, df: pd.DataFrame, sources: Mapping[str, Any]) -> None:
+    if name == "sft" and (passed := sources["passed"]) is not None:
+        _derive(df, "source_known", ["trajectory_id"], lambda t: t in passed)
+        _derive(df, "source_passed", ["trajectory_id"], lambda t: None if _missing(passed.get(t)) else bool(passed[t]))
 
 
 def evaluated_rows(name: str, df: pd.DataFrame, capabilities: frozenset[str]) -> None:
@@ -235,8 +260,37 @@ def evaluated_rows(name: str, df: pd.DataFrame, capabilities: frozenset[str]) ->
         derive_capabilities(df, capabilities)
 
 
-def no_links(tables: dict[str, pd.DataFrame]) -> None:
+def no_sources(rows: Rows) -> dict[str, Any]:
+    """A gate of one table: nothing to take from other tables."""
+    return {}
+
+
+def no_links(name: str, df: pd.DataFrame, sources: Mapping[str, Any]) -> None:
     """A gate of one table: nothing to derive across tables."""
+
+
+# --- uniqueness -------------------------------------------------------------------------------------------------
+
+
+def duplicate_keys(rows: Iterable[tuple[Any, ...]]) -> dict[tuple[Any, ...], int]:
+    """Each key that more than one row has, with its count (a one-column key: missing values are no key)."""
+    from collections import Counter
+
+    counts = Counter(key for key in rows if len(key) > 1 or not _missing(key[0]))
+    return {key: n for key, n in counts.items() if n > 1}
+
+
+def key_rows(df: pd.DataFrame, key: tuple[str, ...], duplicates: Mapping[tuple[Any, ...], int]) -> None:
+    """`key_rows`: rows of the whole table with this row's key, as GX's uniqueness expectations count them: a
+    one-column key ignores missing values (null `key_rows`); a compound key counts every row."""
+    single = len(key) == 1
+
+    def count(*values: Any) -> int | None:
+        if single and _missing(values[0]):
+            return None
+        return duplicates.get(values, 1)
+
+    _derive_number(df, "key_rows", key, count)
 
 
 STAND_IN = "0"

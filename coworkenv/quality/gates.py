@@ -12,9 +12,10 @@ earlier run leaks into the report.
 GX is quiet while a gate runs (`quiet_gx`): its INFO logs (some 200 lines at its first import), its deprecation
 warnings and its progress bars would bury the verdict in a task's log.
 
-`run_gate_files(stage, files)` is the same gate over Parquet files (a run's staged tables), read a batch at a time into
-frames that keep the derived helper columns and stand-ins for the bulky columns (docs/architecture.md, "Bounded
-memory"): the verdict, the counts and the examples are those `run_gate` gives over the whole tables.
+`run_gate_files(stage, files)` is the same gate over Parquet files (a run's staged tables), judged a part at a time
+(docs/architecture.md, "Bounded memory"): each part is read a batch at a time into frames that keep the derived helper
+columns and stand-ins for the bulky columns, and the parts' results are added up (`coworkenv.quality.merge`): the
+verdict, the counts and the examples are those `run_gate` gives over the whole tables.
 
 A failing gate raises `GateFailed` after the report is written: its message lists every failed expectation with
 its counts and up to five examples, and `GateFailed.result` holds the whole `GateResult`. The gate never
@@ -28,9 +29,10 @@ import math
 import shutil
 import time
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +41,9 @@ from pydantic import BaseModel, ConfigDict
 
 from coworkenv.errors import CoworkEnvError
 from coworkenv.quality.derive import to_frame
+from coworkenv.quality.merge import merged_suite_result
 from coworkenv.quality.report import GX_FOLDER, gx_pages, make_offline, write_page
-from coworkenv.quality.suites import GATES, StageGate
+from coworkenv.quality.suites import GATES, KEYS, StageGate
 
 log = logging.getLogger(__name__)
 
@@ -156,21 +159,37 @@ def run_gate(stage: str, tables: dict[str, Any], *, report_dir: str | Path | Non
     started = time.perf_counter()
     with quiet_gx():
         frames = gate.derive({name: to_frame(tables[name], name) for name in gate.tables})
-        return _judge(gate, frames, report_dir, started)
+        return _judge(gate, {name: [frame] for name, frame in frames.items()}, report_dir, started)
 
 
-def run_gate_files(stage: str, files: Mapping[str, str | Path], *, report_dir: str | Path | None = None, batch_size: int = 1000) -> GateResult:
-    """`run_gate` over tables stored as Parquet files (a run's staged tables), read `batch_size` rows at a time: each
-    batch gets its own helper columns, then its bulky columns become stand-ins (`StageGate.bulky`), so what the gate
-    holds is the tables without their text; the same expectations see the same values and give the same result."""
+CHUNK_ROWS = 200_000
+"""At most this many rows of a stored table are judged at once (`run_gate_files`)."""
+CHUNK_BYTES = 64 * 1024 * 1024
+"""A part of a stored table ends once its batches held this many bytes (Arrow, bulky columns included): the text
+read to derive the helper columns, though dropped at once, leaves the process that much larger."""
+
+
+def run_gate_files(stage: str, files: Mapping[str, str | Path], *, report_dir: str | Path | None = None, batch_size: int = 1000,
+                   chunk_rows: int = CHUNK_ROWS) -> GateResult:  # fmt: skip
+    """`run_gate` over tables stored as Parquet files (a run's staged tables), in bounded memory: each table is read
+    `batch_size` rows at a time and judged `chunk_rows` rows at a time (`coworkenv.quality.merge` adds the parts'
+    results up). Each batch gets its helper columns (the cross-table ones from id sets read first, uniqueness from
+    the duplicated keys DuckDB finds), then its bulky columns become stand-ins (`StageGate.bulky`); the same
+    expectations see the same values and give the same result as over the whole tables."""
     gate = GATES.get(stage)
     _require(gate, files)
     started = time.perf_counter()
+    paths = {name: Path(files[name]) for name in gate.tables}
     with quiet_gx():
         parsed = _parsed_columns(gate)
-        frames = {name: _light_frame(gate, name, Path(files[name]), parsed.get(name, set()), batch_size) for name in gate.tables}
-        gate.derive_links(frames)
-        return _judge(gate, frames, report_dir, started)
+        try:
+            sources = gate.link_sources(partial(_stored_rows, paths))
+            duplicates = {name: _stored_duplicates(path, KEYS[name]) for name, path in paths.items()}
+        except (OSError, pa.ArrowException) as exc:
+            raise CoworkEnvError(f"cannot read the tables of gate {stage!r} ({str(exc).splitlines()[0][:200]})") from None
+        chunks = {name: _light_chunks(gate, name, path, parsed.get(name, set()), batch_size, max(1, chunk_rows), sources, duplicates[name])
+                  for name, path in paths.items()}  # fmt: skip
+        return _judge(gate, chunks, report_dir, started)
 
 
 def _require(gate: StageGate, tables: Mapping[str, Any]) -> None:
@@ -198,36 +217,86 @@ def _parsed_columns(gate: StageGate) -> dict[str, set[str]]:
     return parsed
 
 
-def _light_frame(gate: StageGate, name: str, path: Path, parsed: set[str], batch_size: int) -> Any:
-    """The table's frame with its helper columns, bulky columns as stand-ins, built batch by batch."""
+def _stored_rows(paths: Mapping[str, Path], table: str, columns: list[str]) -> Iterator[tuple[Any, ...]] | None:
+    """The stored table's rows as tuples of `columns`, a batch at a time; None when it lacks one of them."""
+    import pyarrow.parquet as pq
+
+    if not set(columns) <= set(pq.read_schema(paths[table]).names):
+        return None
+
+    def rows() -> Iterator[tuple[Any, ...]]:
+        for batch in pq.ParquetFile(paths[table]).iter_batches(batch_size=65_536, columns=columns, use_threads=False):
+            yield from zip(*(batch.column(col).to_pylist() for col in columns), strict=True)
+
+    return rows()
+
+
+def _stored_duplicates(path: Path, key: tuple[str, ...]) -> dict[tuple[Any, ...], int]:
+    """`derive.duplicate_keys` of a stored table, by DuckDB: it spills to disk rather than hold every key."""
+    import tempfile
+
+    import duckdb
+    import pyarrow.parquet as pq
+
+    if not set(key) <= set(pq.read_schema(path).names):
+        return {}
+    columns = ", ".join(f'"{col}"' for col in key)
+    where = f'WHERE "{key[0]}" IS NOT NULL' if len(key) == 1 else ""
+    with tempfile.TemporaryDirectory(prefix="coworkenv-gate-") as spill:
+        con = duckdb.connect(config={"memory_limit": "64MB", "temp_directory": spill, "threads": 1})
+        try:
+            found = con.execute(f"SELECT {columns}, count(*) FROM read_parquet(?) {where} GROUP BY ALL HAVING count(*) > 1", [str(path)]).fetchall()
+        finally:
+            con.close()
+    return {tuple(row[:-1]): row[-1] for row in found}
+
+
+def _light_chunks(gate: StageGate, name: str, path: Path, parsed: set[str], batch_size: int, chunk_rows: int,
+                  sources: Mapping[str, Any], duplicates: Mapping[tuple[Any, ...], int]) -> Iterator[Any]:  # fmt: skip
+    """The table's frames of about `chunk_rows` rows with their helper columns, bulky columns as stand-ins, built batch
+    by batch; one empty frame for an empty table."""
     import pandas as pd
     import pyarrow.parquet as pq
 
     from coworkenv.data.batches import parquet_batches
-    from coworkenv.quality.derive import stand_ins
+    from coworkenv.quality.derive import key_rows, stand_ins
 
     def light(df: pd.DataFrame) -> pd.DataFrame:
         gate.derive_rows(name, df)
+        gate.derive_links(name, df, sources)
+        key_rows(df, KEYS[name], duplicates)
         stand_ins(df, gate.bulky.get(name, ()), parsed)
         return df
 
+    def whole(parts: list[pd.DataFrame]) -> pd.DataFrame:
+        return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+
+    parts: list[pd.DataFrame] = []
+    rows = held = chunks = 0
     try:
-        parts = [light(batch.to_pandas()) for batch in parquet_batches(path, batch_size)]
+        for batch in parquet_batches(path, batch_size):
+            parts.append(light(batch.to_pandas()))
+            rows, held = rows + batch.num_rows, held + batch.nbytes
+            if rows >= chunk_rows or held >= CHUNK_BYTES:
+                yield whole(parts)
+                parts, rows, held, chunks = [], 0, 0, chunks + 1
     except (OSError, pa.ArrowException) as exc:
         raise CoworkEnvError(f"{path}: cannot read table {name} ({str(exc).splitlines()[0][:200]})") from None
-    if not parts:
-        return light(pq.read_schema(path).empty_table().to_pandas())
-    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    if parts:
+        yield whole(parts)
+    elif not chunks:
+        yield light(pq.read_schema(path).empty_table().to_pandas())
 
 
-def _judge(gate: StageGate, frames: dict[str, Any], report_dir: str | Path | None, started: float) -> GateResult:
-    """Run the suites over the derived frames; the report, then the result (or `GateFailed`)."""
+def _judge(gate: StageGate, chunks: Mapping[str, Iterable[Any]], report_dir: str | Path | None, started: float) -> GateResult:
+    """Run the suites over each table's derived frames (the table in parts, in row order); the report, then the
+    result (or `GateFailed`)."""
     stage = gate.stage
     docs_dir = Path(report_dir).absolute() / DOCS_FOLDER / stage if report_dir is not None else None
     if docs_dir is not None:
         shutil.rmtree(docs_dir, ignore_errors=True)  # a rerun's report replaces the last one's, pages and all
     report_error = None
-    context, suites, results = _validate(gate, frames, docs_dir / GX_FOLDER if docs_dir is not None else None)
+    context, suites, results, rows = _validate(gate, chunks, docs_dir / GX_FOLDER if docs_dir is not None else None)
     if docs_dir is not None:
         report_error = _build_docs(context, docs_dir / GX_FOLDER)
 
@@ -245,7 +314,7 @@ def _judge(gate: StageGate, frames: dict[str, Any], report_dir: str | Path | Non
         # GX reports table-level expectations last; keep the suite's order (columns first, then as written)
         failures.extend(sorted(table_failures, key=lambda f: order.get(f.rule, len(order))))
         outcomes.extend(sorted(table_outcomes, key=lambda o: order.get(o.rule, len(order))))
-        per_table[table] = {"rows": len(frames[table]), "expectations": len(suite_result.results), "failed": len(table_failures)}
+        per_table[table] = {"rows": rows[table], "expectations": len(suite_result.results), "failed": len(table_failures)}
     evaluated = len(outcomes)
     successful = evaluated - len(failures)
     statistics: dict[str, Any] = {
@@ -318,8 +387,14 @@ def _context(docs_dir: Path | None) -> Any:
     return gx.get_context(mode="ephemeral", project_config=config)
 
 
-def _validate(gate: StageGate, frames: dict[str, Any], docs_dir: Path | None) -> tuple[Any, dict[str, Any], dict[str, Any]]:
-    """The context the run used (its stores feed Data Docs), the suites, and each table's validation result."""
+def _validate(
+    gate: StageGate, chunks: Mapping[str, Iterable[Any]], docs_dir: Path | None
+) -> tuple[Any, dict[str, Any], dict[str, Any], dict[str, int]]:
+    """The context the run used (its stores feed Data Docs), the suites, each table's validation result and rows.
+
+    A table in parts is validated part by part: the first part through its validation definition (which stores
+    the result Data Docs shows), the others as batches of the same asset; the parts' results are then added up
+    (`merged_suite_result`) and the sum replaces the stored first part."""
     import great_expectations as gx
     from great_expectations.core.run_identifier import RunIdentifier
 
@@ -328,18 +403,35 @@ def _validate(gate: StageGate, frames: dict[str, Any], docs_dir: Path | None) ->
     suites = gate.build()
     run_id = RunIdentifier(run_name=gate.stage, run_time=datetime.now(UTC))
     results: dict[str, Any] = {}
+    rows: dict[str, int] = {}
     for table in gate.tables:
-        frame = frames[table]
         batch = source.add_dataframe_asset(table).add_batch_definition_whole_dataframe(table)
         suite = context.suites.add(suites[table])
         definition = context.validation_definitions.add(gx.ValidationDefinition(name=suite.name, data=batch, suite=suite))
-        ids = [col for col in gate.id_columns.get(table, ()) if col in frame.columns]
-        result_format: dict[str, Any] = {"result_format": "SUMMARY", "partial_unexpected_count": DOCS_EXAMPLES}
-        if ids:
-            result_format["unexpected_index_column_names"] = ids
-            result_format["return_unexpected_index_query"] = False
-        results[table] = definition.run(batch_parameters={"dataframe": frame}, result_format=result_format, run_id=run_id)
-    return context, suites, results
+        parts, rows[table] = [], 0
+        for frame in chunks[table]:
+            rows[table] += len(frame)
+            result_format = _result_format(gate.id_columns.get(table, ()), frame)
+            if not parts:
+                parts.append(definition.run(batch_parameters={"dataframe": frame}, result_format=result_format, run_id=run_id))
+            else:
+                parts.append(batch.get_batch(batch_parameters={"dataframe": frame}).validate(suite, result_format=result_format))
+        results[table] = merged_suite_result(parts, DOCS_EXAMPLES)
+        if len(parts) > 1:
+            store = context.validation_results_store
+            for key in store.list_keys():
+                if key.expectation_suite_identifier.name == suite.name:
+                    store.set(key, results[table])
+    return context, suites, results, rows
+
+
+def _result_format(ids: tuple[str, ...], frame: Any) -> dict[str, Any]:
+    result_format: dict[str, Any] = {"result_format": "SUMMARY", "partial_unexpected_count": DOCS_EXAMPLES}
+    present = [col for col in ids if col in frame.columns]
+    if present:
+        result_format["unexpected_index_column_names"] = present
+        result_format["return_unexpected_index_query"] = False
+    return result_format
 
 
 def _build_docs(context: Any, site: Path) -> str | None:

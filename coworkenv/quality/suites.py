@@ -25,6 +25,14 @@ if TYPE_CHECKING:
     import pandas as pd
     from great_expectations.core.expectation_suite import ExpectationSuite
 
+KEYS: Mapping[str, tuple[str, ...]] = {
+    "tasks": ("task_id",),
+    "validations": ("task_id", "code"),
+    "trajectories": ("trajectory_id",),
+    "sft": ("trajectory_id",),
+    "eval_results": ("eval_id", "model", "task_id", "trial"),
+}
+"""Each table's key: the columns no two rows share (checked through the derived `key_rows`)."""
 BENCHMARK_GROUPS = ("general", "multi_step", "multi_turn")
 SEVERITIES = ("mandatory", "advisory")
 
@@ -41,8 +49,10 @@ class StageGate:
     """The suite builder: table name → its ExpectationSuite (named `<stage>.<table>`)."""
     derive_rows: Callable[[str, pd.DataFrame], None]
     """Adds the helper columns of a table that its own rows give (in place): run batch by batch on a streamed table."""
-    derive_links: Callable[[dict[str, pd.DataFrame]], None]
-    """Adds the helper columns that join tables (in place), once every table's frame is whole."""
+    link_sources: Callable[[derive.Rows], dict[str, Any]]
+    """What the helper columns that join tables need of the whole tables (id sets), from the columns it names."""
+    derive_links: Callable[[str, pd.DataFrame, Mapping[str, Any]], None]
+    """Adds the helper columns that join tables to a table's frame, or part of one (in place), from the sources."""
     id_columns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Per table, the columns that identify a row in failure examples."""
     bulky: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -53,7 +63,12 @@ class StageGate:
         """Adds every helper column the suites check to whole frames (in place; returns the same dict)."""
         for name in self.tables:
             self.derive_rows(name, frames[name])
-        self.derive_links(frames)
+        sources = self.link_sources(derive.frame_rows(frames))
+        for name in self.tables:
+            self.derive_links(name, frames[name], sources)
+            key = list(KEYS[name])
+            if (rows := derive.frame_rows(frames)(name, key)) is not None:
+                derive.key_rows(frames[name], KEYS[name], derive.duplicate_keys(rows))
         return frames
 
     def suites(self) -> dict[str, ExpectationSuite]:
@@ -132,6 +147,10 @@ class SuiteBuilder:
             if not f.nullable:
                 self.add(f"not_null.{f.name}", f"`{f.name}` is never null", "ExpectColumnValuesToNotBeNull", column=f.name)
 
+    def unique(self, rule: str, description: str) -> None:
+        """No two rows share the table's key (`KEYS`): each row's derived `key_rows` is 1."""
+        self.in_set(rule, "key_rows", [1], f"{description} (derived `key_rows`: rows with this row's {', '.join(KEYS[self.table])})")
+
     def between(self, rule: str, column: str, lo: float | None, hi: float | None, description: str, **kwargs: Any) -> None:
         self.add(rule, description, "ExpectColumnValuesToBeBetween", column=column, min_value=lo, max_value=hi, **kwargs)
 
@@ -174,7 +193,7 @@ def validated_suites() -> dict[str, ExpectationSuite]:
 
     tasks = SuiteBuilder("validated", "tasks")
     tasks.schema(schemas.TASKS, min_rows=1)
-    tasks.add("unique_task_id", "task ids are unique", "ExpectColumnValuesToBeUnique", column="task_id")
+    tasks.unique("unique_task_id", "task ids are unique")
     tasks.difficulty()
     tasks.family(families)
     tasks.capabilities()
@@ -210,8 +229,7 @@ def validated_suites() -> dict[str, ExpectationSuite]:
                        row_condition=validations.when("task_published", "==", True))  # fmt: skip
     validations.equal("valid_consistent", "valid", "valid_recomputed",
                       "valid ⇔ every mandatory battery check of the task passed (derived `valid_recomputed`)")  # fmt: skip
-    validations.add("unique_task_code", "one row per (task_id, code)", "ExpectCompoundColumnsToBeUnique",
-                    column_list=["task_id", "code"])  # fmt: skip
+    validations.unique("unique_task_code", "one row per (task_id, code)")
     validations.in_set("known_code", "code", known_battery_codes(), "code is a battery check code")
     validations.in_set("known_severity", "severity", list(SEVERITIES), "severity is mandatory or advisory")
     validations.between("battery_version_ge_1", "battery_version", 1, None, "battery_version is at least 1")
@@ -222,7 +240,7 @@ def rollouts_suites() -> dict[str, ExpectationSuite]:
     """After rollouts and SFT building: graded trajectories, and SFT rows built only from passing ones."""
     trajectories = SuiteBuilder("rollouts", "trajectories")
     trajectories.schema(schemas.TRAJECTORIES, min_rows=1)
-    trajectories.add("unique_trajectory_id", "trajectory ids are unique", "ExpectColumnValuesToBeUnique", column="trajectory_id")
+    trajectories.unique("unique_trajectory_id", "trajectory ids are unique")
     trajectories.grading()
     trajectories.difficulty()
     trajectories.family(known_families())
@@ -231,7 +249,7 @@ def rollouts_suites() -> dict[str, ExpectationSuite]:
 
     sft = SuiteBuilder("rollouts", "sft")
     sft.schema(schemas.SFT)
-    sft.add("unique_trajectory_id", "one SFT row per trajectory", "ExpectColumnValuesToBeUnique", column="trajectory_id")
+    sft.unique("unique_trajectory_id", "one SFT row per trajectory")
     sft.in_set("source_known", "source_known", [True],
                "the SFT row's trajectory_id is in trajectories (derived `source_known`)")  # fmt: skip
     sft.in_set("source_passed", "source_passed", [True],
@@ -248,8 +266,7 @@ def evaluated_suites() -> dict[str, ExpectationSuite]:
     """After evaluation: the grading-consistency gate (docs/architecture.md, "Scoring") on real eval data."""
     results = SuiteBuilder("evaluated", "eval_results")
     results.schema(schemas.EVAL_RESULTS, min_rows=1)
-    results.add("unique_trial", "one row per (eval_id, model, task_id, trial)", "ExpectCompoundColumnsToBeUnique",
-                column_list=["eval_id", "model", "task_id", "trial"])  # fmt: skip
+    results.unique("unique_trial", "one row per (eval_id, model, task_id, trial)")
     results.grading()
     results.in_set("empty_scores_0", "score", [0.0], "an empty answer scores 0",
                    row_condition=results.when("empty", "==", True))  # fmt: skip
@@ -274,6 +291,7 @@ GATES.add("validated", StageGate(
     tables=("tasks", "validations"),
     build=validated_suites,
     derive_rows=lambda name, df: derive.validated_rows(name, df, _capability_set()),
+    link_sources=derive.validated_sources,
     derive_links=derive.validated_links,
     id_columns={"tasks": ("task_id",), "validations": ("task_id", "code")},
     bulky={"tasks": ("instruction", "spec_json"), "validations": ("details", "message")},
@@ -284,6 +302,7 @@ GATES.add("rollouts", StageGate(
     tables=("trajectories", "sft"),
     build=rollouts_suites,
     derive_rows=derive.rollouts_rows,
+    link_sources=derive.rollouts_sources,
     derive_links=derive.rollouts_links,
     id_columns={"trajectories": ("trajectory_id",), "sft": ("trajectory_id",)},
     bulky={"trajectories": ("messages_json", "trace_json", "audit_json", "diff_json"), "sft": ("messages", "tools")},
@@ -294,6 +313,7 @@ GATES.add("evaluated", StageGate(
     tables=("eval_results",),
     build=evaluated_suites,
     derive_rows=lambda name, df: derive.evaluated_rows(name, df, _capability_set()),
+    link_sources=derive.no_sources,
     derive_links=derive.no_links,
     id_columns={"eval_results": ("model", "task_id", "trial")},
 ))  # fmt: skip

@@ -37,10 +37,10 @@ def _verdict(run: Any) -> dict[str, Any]:
     return data
 
 
-def _same_both_ways(stage: str, frames: dict[str, pd.DataFrame], folder: Path, batch_size: int) -> dict[str, Any]:
+def _same_both_ways(stage: str, frames: dict[str, pd.DataFrame], folder: Path, batch_size: int, chunk_rows: int = 100_000) -> dict[str, Any]:
     files = _stored(frames, folder)
     whole = _verdict(lambda: run_gate(stage, {name: pq.read_table(path) for name, path in files.items()}))
-    streamed = _verdict(lambda: run_gate_files(stage, files, batch_size=batch_size))
+    streamed = _verdict(lambda: run_gate_files(stage, files, batch_size=batch_size, chunk_rows=chunk_rows))
     assert streamed == whole
     return streamed
 
@@ -49,7 +49,8 @@ def _same_both_ways(stage: str, frames: dict[str, pd.DataFrame], folder: Path, b
 def test_every_corruption_is_judged_the_same_from_files(case: Case, clean_frames: dict[str, pd.DataFrame], tmp_path: Path, gx_loaded: None) -> None:
     frames = frames_for(case.stage, clean_frames)
     case.corrupt(frames)
-    verdict = _same_both_ways(case.stage, frames, tmp_path, batch_size=7)
+    # Parts of 50 rows: every table is judged in two parts or more, and rows that share a key fall into different ones.
+    verdict = _same_both_ways(case.stage, frames, tmp_path, batch_size=7, chunk_rows=50)
     assert not verdict["success"] and verdict["failures"]
 
 
@@ -74,6 +75,23 @@ def test_nulls_and_unparsable_json_in_bulky_columns_are_reported_as_they_are(cle
     assert failed["sft.tools_json_parses"]["unexpected_count"] == 1
 
 
+def test_a_table_judged_in_parts_adds_them_up_as_one(clean_frames: dict[str, pd.DataFrame], tmp_path: Path, gx_loaded: None) -> None:
+    """Parts of 20 rows: a task id repeated 59 rows later, a null and bad values in three parts are counted and
+    quoted as over the whole table, and the row count is the table's."""
+    frames = frames_for("validated", clean_frames)
+    tasks = frames["tasks"]
+    put(tasks, 59, "task_id", tasks["task_id"].iat[0])
+    put(tasks, [5, 25, 45], "difficulty", 9)
+    put(tasks, 30, "family", None)
+    verdict = _same_both_ways("validated", frames, tmp_path, batch_size=7, chunk_rows=20)
+    failed = {f"{f['table']}.{f['rule']}": f for f in verdict["failures"]}
+    assert failed["tasks.unique_task_id"]["unexpected_count"] == 2
+    assert [e["task_id"] for e in failed["tasks.unique_task_id"]["examples"]] == [tasks["task_id"].iat[0]] * 2
+    assert failed["tasks.difficulty_1_5"]["unexpected_count"] == 3 and len(failed["tasks.difficulty_1_5"]["examples"]) == 3
+    assert failed["tasks.not_null.family"]["element_count"] == 60
+    assert verdict["statistics"]["tables"]["tasks"]["rows"] == 60
+
+
 def test_empty_tables_from_files(clean_frames: dict[str, pd.DataFrame], tmp_path: Path, gx_loaded: None) -> None:
     frames = {name: df.iloc[0:0] for name, df in frames_for("rollouts", clean_frames).items()}
     assert not _same_both_ways("rollouts", frames, tmp_path, batch_size=5)["success"]  # `not_empty` fails the same way
@@ -84,6 +102,6 @@ def test_a_suite_expecting_more_of_a_bulky_column_is_refused(monkeypatch: pytest
     from dataclasses import replace
 
     gate = GATES.get("rollouts")
-    monkeypatch.setitem(GATES._items, "rollouts", replace(gate, bulky={**gate.bulky, "trajectories": ("messages_json", "trajectory_id")}))
+    monkeypatch.setitem(GATES._items, "rollouts", replace(gate, bulky={**gate.bulky, "trajectories": ("messages_json", "family")}))
     with pytest.raises(CoworkEnvError, match="reads bulky column"):
         run_gate_files("rollouts", _stored(frames_for("rollouts", clean_frames), tmp_path))
