@@ -272,11 +272,21 @@ def no_links(name: str, df: pd.DataFrame, sources: Mapping[str, Any]) -> None:
 # --- uniqueness -------------------------------------------------------------------------------------------------
 
 
+UNCOMPARABLE = -1
+"""`key_rows` of a key that is no plain value (a list, a dict: hostile data), which no rule of one row per key passes."""
+
+
 def duplicate_keys(rows: Iterable[tuple[Any, ...]]) -> dict[tuple[Any, ...], int]:
     """Each key that more than one row has, with its count (a one-column key: missing values are no key)."""
     from collections import Counter
 
-    counts = Counter(key for key in rows if len(key) > 1 or not _missing(key[0]))
+    counts: Counter[tuple[Any, ...]] = Counter()
+    for key in rows:
+        if len(key) > 1 or not _missing(key[0]):
+            try:
+                counts[key] += 1
+            except TypeError:  # unhashable: `key_rows` marks it UNCOMPARABLE
+                continue
     return {key: n for key, n in counts.items() if n > 1}
 
 
@@ -288,7 +298,10 @@ def key_rows(df: pd.DataFrame, key: tuple[str, ...], duplicates: Mapping[tuple[A
     def count(*values: Any) -> int | None:
         if single and _missing(values[0]):
             return None
-        return duplicates.get(values, 1)
+        try:
+            return duplicates.get(values, 1)
+        except TypeError:
+            return UNCOMPARABLE
 
     _derive_number(df, "key_rows", key, count)
 

@@ -182,11 +182,8 @@ def run_gate_files(stage: str, files: Mapping[str, str | Path], *, report_dir: s
     paths = {name: Path(files[name]) for name in gate.tables}
     with quiet_gx():
         parsed = _parsed_columns(gate)
-        try:
-            sources = gate.link_sources(partial(_stored_rows, paths))
-            duplicates = {name: _stored_duplicates(path, KEYS[name]) for name, path in paths.items()}
-        except (OSError, pa.ArrowException) as exc:
-            raise CoworkEnvError(f"cannot read the tables of gate {stage!r} ({str(exc).splitlines()[0][:200]})") from None
+        sources = gate.link_sources(partial(_stored_rows, paths))
+        duplicates = {name: _stored_duplicates(path, name) for name, path in paths.items()}
         chunks = {name: _light_chunks(gate, name, path, parsed.get(name, set()), batch_size, max(1, chunk_rows), sources, duplicates[name])
                   for name, path in paths.items()}  # fmt: skip
         return _judge(gate, chunks, report_dir, started)
@@ -221,31 +218,51 @@ def _stored_rows(paths: Mapping[str, Path], table: str, columns: list[str]) -> I
     """The stored table's rows as tuples of `columns`, a batch at a time; None when it lacks one of them."""
     import pyarrow.parquet as pq
 
-    if not set(columns) <= set(pq.read_schema(paths[table]).names):
+    path = paths[table]
+    if not set(columns) <= set(_schema(path, table).names):
         return None
 
     def rows() -> Iterator[tuple[Any, ...]]:
-        for batch in pq.ParquetFile(paths[table]).iter_batches(batch_size=65_536, columns=columns, use_threads=False):
-            yield from zip(*(batch.column(col).to_pylist() for col in columns), strict=True)
+        try:
+            for batch in pq.ParquetFile(path).iter_batches(batch_size=65_536, columns=columns, use_threads=False):
+                yield from zip(*(batch.column(col).to_pylist() for col in columns), strict=True)
+        except (OSError, pa.ArrowException) as exc:
+            raise _unreadable(path, table, exc) from None
 
     return rows()
 
 
-def _stored_duplicates(path: Path, key: tuple[str, ...]) -> dict[tuple[Any, ...], int]:
-    """`derive.duplicate_keys` of a stored table, by DuckDB: it spills to disk rather than hold every key."""
+def _schema(path: Path, name: str) -> pa.Schema:
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_schema(path)
+    except (OSError, pa.ArrowException) as exc:
+        raise _unreadable(path, name, exc) from None
+
+
+def _unreadable(path: Path, name: str, exc: Exception) -> CoworkEnvError:
+    return CoworkEnvError(f"{path}: cannot read table {name} ({str(exc).splitlines()[0][:200]})")
+
+
+def _stored_duplicates(path: Path, name: str) -> dict[tuple[Any, ...], int]:
+    """`derive.duplicate_keys` of a stored table's key (`KEYS`), by DuckDB: it spills to disk rather than hold every key."""
     import tempfile
 
     import duckdb
-    import pyarrow.parquet as pq
 
-    if not set(key) <= set(pq.read_schema(path).names):
-        return {}
+    key = KEYS[name]
+    schema = _schema(path, name)
+    if not set(key) <= set(schema.names) or any(pa.types.is_nested(schema.field(col).type) for col in key):
+        return {}  # no key column, no rule; a nested one is no plain value (`derive.UNCOMPARABLE`)
     columns = ", ".join(f'"{col}"' for col in key)
     where = f'WHERE "{key[0]}" IS NOT NULL' if len(key) == 1 else ""
     with tempfile.TemporaryDirectory(prefix="coworkenv-gate-") as spill:
         con = duckdb.connect(config={"memory_limit": "64MB", "temp_directory": spill, "threads": 1})
         try:
             found = con.execute(f"SELECT {columns}, count(*) FROM read_parquet(?) {where} GROUP BY ALL HAVING count(*) > 1", [str(path)]).fetchall()
+        except duckdb.Error as exc:
+            raise _unreadable(path, name, exc) from None
         finally:
             con.close()
     return {tuple(row[:-1]): row[-1] for row in found}
@@ -281,7 +298,7 @@ def _light_chunks(gate: StageGate, name: str, path: Path, parsed: set[str], batc
                 yield whole(parts)
                 parts, rows, held, chunks = [], 0, 0, chunks + 1
     except (OSError, pa.ArrowException) as exc:
-        raise CoworkEnvError(f"{path}: cannot read table {name} ({str(exc).splitlines()[0][:200]})") from None
+        raise _unreadable(path, name, exc) from None
     if parts:
         yield whole(parts)
     elif not chunks:

@@ -92,6 +92,16 @@ def test_a_table_judged_in_parts_adds_them_up_as_one(clean_frames: dict[str, pd.
     assert verdict["statistics"]["tables"]["tasks"]["rows"] == 60
 
 
+def test_a_key_of_lists_fails_uniqueness_both_ways(clean_frames: dict[str, pd.DataFrame], tmp_path: Path, gx_loaded: None) -> None:
+    """Hostile rows whose key holds lists: no plain value, so no row passes `unique_trial`, and nothing crashes."""
+    frames = frames_for("evaluated", clean_frames)
+    results = frames["eval_results"]
+    results["model"] = [[model] for model in results["model"]]
+    verdict = _same_both_ways("evaluated", frames, tmp_path, batch_size=7, chunk_rows=50)
+    failed = {f"{f['table']}.{f['rule']}": f for f in verdict["failures"]}
+    assert failed["eval_results.unique_trial"]["unexpected_count"] == len(results)
+
+
 def test_empty_tables_from_files(clean_frames: dict[str, pd.DataFrame], tmp_path: Path, gx_loaded: None) -> None:
     frames = {name: df.iloc[0:0] for name, df in frames_for("rollouts", clean_frames).items()}
     assert not _same_both_ways("rollouts", frames, tmp_path, batch_size=5)["success"]  # `not_empty` fails the same way
