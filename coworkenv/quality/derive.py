@@ -9,9 +9,9 @@ element or another table become plain columns here, and the suites then expect t
   GX's pandas path (fast, ephemeral, no SQL engine); `UnexpectedRowsExpectation` would need a SQL data source.
   They are made in two steps: the whole tables' *sources* (id sets: `*_sources`, from only the columns they need),
   then each frame's columns from those (`*_links`), so that a table can be judged a part at a time.
-- uniqueness is a count: `key_rows`, how many rows of the table share the row's key (`key_rows`; the duplicated
-  keys come from `duplicate_keys` over a whole frame, or from DuckDB over a stored table), so that it too holds
-  for a part of a table as for the whole.
+- uniqueness is a count: `key_rows`, how many rows of the table share the row's key (the duplicated keys come
+  from `duplicate_keys` over a whole frame, or from DuckDB over a stored table), so that it too holds for a part
+  of a table as for the whole.
 - recomputations are columns compared with a pair expectation: `score_recomputed` (the formula of docs/architecture.md, "Scoring"),
   `passed_recomputed` (score ≥ 0.75), `first_capability`, `spec_id`.
 - values GX cannot see inside: `unknown_capabilities` (null when all are known), `n_capabilities`,

@@ -33,6 +33,7 @@ KEYS: Mapping[str, tuple[str, ...]] = {
     "eval_results": ("eval_id", "model", "task_id", "trial"),
 }
 """Each table's key: the columns no two rows share (checked through the derived `key_rows`)."""
+
 BENCHMARK_GROUPS = ("general", "multi_step", "multi_turn")
 SEVERITIES = ("mandatory", "advisory")
 
@@ -63,12 +64,12 @@ class StageGate:
         """Adds every helper column the suites check to whole frames (in place; returns the same dict)."""
         for name in self.tables:
             self.derive_rows(name, frames[name])
-        sources = self.link_sources(derive.frame_rows(frames))
+        rows = derive.frame_rows(frames)
+        sources = self.link_sources(rows)
         for name in self.tables:
             self.derive_links(name, frames[name], sources)
-            key = list(KEYS[name])
-            if (rows := derive.frame_rows(frames)(name, key)) is not None:
-                derive.key_rows(frames[name], KEYS[name], derive.duplicate_keys(rows))
+            keys = rows(name, list(KEYS[name]))
+            derive.key_rows(frames[name], KEYS[name], {} if keys is None else derive.duplicate_keys(keys))
         return frames
 
     def suites(self) -> dict[str, ExpectationSuite]:
