@@ -217,12 +217,17 @@ def _id_set(rows: Iterable[tuple[Any, ...]] | None) -> frozenset[Any] | None:
 
 
 def validated_sources(rows: Rows) -> dict[str, Any]:
-    failing = rows("validations", ["task_id", "severity", "passed"])
-    return {
-        "validated_ids": _id_set(rows("validations", ["task_id"])),
-        "task_ids": _id_set(rows("tasks", ["task_id"])),
-        "failed": None if failing is None else {t for t, sev, ok in failing if sev == "mandatory" and (_missing(ok) or not bool(ok))},
-    }
+    task_ids = _id_set(rows("tasks", ["task_id"]))
+    verdicts = rows("validations", ["task_id", "severity", "passed"])
+    if verdicts is None:  # no verdict columns: the validated ids alone, and no `valid_recomputed`
+        return {"validated_ids": _id_set(rows("validations", ["task_id"])), "task_ids": task_ids, "failed": None}
+    validated, failed = set(), set()
+    for t, sev, ok in verdicts:  # one pass over the largest table gives both
+        if not _missing(t):
+            validated.add(t)
+        if sev == "mandatory" and (_missing(ok) or not bool(ok)):
+            failed.add(t)
+    return {"validated_ids": frozenset(validated), "task_ids": task_ids, "failed": failed}
 
 
 def validated_links(name: str, df: pd.DataFrame, sources: Mapping[str, Any]) -> None:

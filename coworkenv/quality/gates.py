@@ -330,8 +330,8 @@ def _validate(
         parts, rows[table] = [], 0
         for frame in chunks[table]:
             rows[table] += len(frame)
-            result_format = _result_format(gate.id_columns.get(table, ()), frame)
-            if not parts:
+            if not parts:  # every part has the first one's columns
+                result_format = _result_format(gate.id_columns.get(table, ()), frame)
                 parts.append(definition.run(batch_parameters={"dataframe": frame}, result_format=result_format, run_id=run_id))
             else:
                 parts.append(batch.get_batch(batch_parameters={"dataframe": frame}).validate(suite, result_format=result_format))

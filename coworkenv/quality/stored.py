@@ -82,11 +82,10 @@ def stored_duplicates(path: Path, name: str) -> dict[tuple[Any, ...], int]:
 
 
 def light_parts(gate: StageGate, name: str, path: Path, parsed: set[str], batch_size: int, chunk_rows: int,
-                  sources: Mapping[str, Any], duplicates: Mapping[tuple[Any, ...], int]) -> Iterator[Any]:  # fmt: skip
-    """The table's frames of about `chunk_rows` rows with their helper columns, bulky columns as stand-ins, built batch
-    by batch; one empty frame for an empty table."""
+                sources: Mapping[str, Any], duplicates: Mapping[tuple[Any, ...], int]) -> Iterator[Any]:  # fmt: skip
+    """The table's frames, each ending at `chunk_rows` rows or `CHUNK_BYTES`, with their helper columns and the bulky
+    columns as stand-ins, built batch by batch; one empty frame for an empty table."""
     import pandas as pd
-    import pyarrow.parquet as pq
 
     from coworkenv.data.batches import parquet_batches
     from coworkenv.quality.derive import key_rows, stand_ins
@@ -115,4 +114,4 @@ def light_parts(gate: StageGate, name: str, path: Path, parsed: set[str], batch_
     if parts:
         yield whole(parts)
     elif not chunks:
-        yield light(pq.read_schema(path).empty_table().to_pandas())
+        yield light(_schema(path, name).empty_table().to_pandas())
