@@ -289,10 +289,16 @@ def duplicate_keys(rows: Iterable[tuple[Any, ...]]) -> dict[tuple[Any, ...], int
     for key in rows:
         if len(key) > 1 or not _missing(key[0]):
             try:
-                counts[key] += 1
+                counts[_compound(key) if len(key) > 1 else key] += 1
             except TypeError:  # unhashable: `key_rows` marks it UNCOMPARABLE
                 continue
     return {key: n for key, n in counts.items() if n > 1}
+
+
+def _compound(key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A compound key with its missing members as None, as DuckDB gives them: a null in an integer column is NaN in
+    pandas, and NaN equals no NaN, while GX's uniqueness takes two rows that differ only so for one key."""
+    return tuple(None if _missing(v) else v for v in key)
 
 
 def key_rows(df: pd.DataFrame, key: tuple[str, ...], duplicates: Mapping[tuple[Any, ...], int]) -> None:
@@ -304,7 +310,7 @@ def key_rows(df: pd.DataFrame, key: tuple[str, ...], duplicates: Mapping[tuple[A
         if single and _missing(values[0]):
             return None
         try:
-            return duplicates.get(values, 1)
+            return duplicates.get(values if single else _compound(values), 1)
         except TypeError:
             return UNCOMPARABLE
 

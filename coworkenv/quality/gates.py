@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict
 
 from coworkenv.errors import CoworkEnvError
 from coworkenv.quality.derive import to_frame
-from coworkenv.quality.merge import merged_suite_result
+from coworkenv.quality.merge import merged_suite_result, summable
 from coworkenv.quality.report import GX_FOLDER, gx_pages, make_offline, write_page
 from coworkenv.quality.stored import CHUNK_ROWS, light_parts, stored_duplicates, stored_rows
 from coworkenv.quality.suites import GATES, StageGate
@@ -193,12 +193,15 @@ STAND_IN_SAFE = frozenset({"expect_column_values_to_not_be_null", "expect_column
 
 
 def _parsed_columns(gate: StageGate) -> dict[str, set[str]]:
-    """Per table, the bulky columns whose cells must parse as JSON; an error if a suite expects anything else of one."""
+    """Per table, the bulky columns whose cells must parse as JSON; an error if a suite expects anything else of one,
+    or holds an expectation whose results over parts do not add up (`merge.summable`)."""
     parsed: dict[str, set[str]] = {}
     for table, suite in gate.build().items():
         bulky = set(gate.bulky.get(table, ()))
         for expectation in suite.expectations:
             config = expectation.configuration
+            if not summable(config.type):
+                raise CoworkEnvError(f"gate {gate.stage!r}: {config.type} on {table} cannot be judged a part at a time")
             touched = bulky & set(_columns(dict(config.kwargs)))
             if touched and config.type not in STAND_IN_SAFE:
                 raise CoworkEnvError(f"gate {gate.stage!r}: {config.type} reads bulky column(s) {', '.join(sorted(touched))} of {table}")
@@ -335,6 +338,10 @@ def _validate(
                 parts.append(definition.run(batch_parameters={"dataframe": frame}, result_format=result_format, run_id=run_id))
             else:
                 parts.append(batch.get_batch(batch_parameters={"dataframe": frame}).validate(suite, result_format=result_format))
+        # GX keeps the last batch of each asset loaded: the table's last part, which nothing reads again.
+        manager = source.get_execution_engine().batch_manager
+        manager.reset_batch_cache()
+        manager.batch_data_cache.clear()
         results[table] = merged_suite_result(parts, DOCS_EXAMPLES)
         if len(parts) > 1:
             store = context.validation_results_store

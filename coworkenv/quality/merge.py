@@ -1,10 +1,11 @@
 """One table's GX result from the results of its parts (docs/architecture.md, "Bounded memory", gate).
 
 A stored table is judged a part at a time, so that the gate holds one part, not the table. Every rule the suites
-hold is either about one row (a column map, a pair or a compound of columns: the table's uniqueness too, through
-the derived `key_rows`), about the column set (the same in every part) or about the row count (a sum). So the
-parts' results add up to what GX gives over the whole table: counts are summed, the percentages recomputed as GX
-computes them, the examples are the first ones in row order, and the verdict is GX's for the summed counts.
+may hold is either about one row (`ROW_WISE`: a column map or a pair of columns; the table's uniqueness too,
+through the derived `key_rows`), about the column set (the same in every part) or about the row count (a sum);
+`run_gate_files` refuses a suite with any other kind (`summable`). So the parts' results add up to what GX gives
+over the whole table: counts are summed, the percentages recomputed as GX computes them, the examples are the first
+ones in row order, and the verdict is GX's for the summed counts.
 """
 
 from __future__ import annotations
@@ -14,7 +15,20 @@ from typing import Any
 
 ROW_COUNT = "expect_table_row_count_to_be_between"
 COLUMN_SET = "expect_table_column_count_to_equal", "expect_table_columns_to_match_set", "expect_table_columns_to_match_ordered_list"
+ROW_WISE = frozenset({
+    "expect_column_values_to_not_be_null", "expect_column_values_to_be_null", "expect_column_values_to_be_in_set",
+    "expect_column_values_to_not_be_in_set", "expect_column_values_to_be_between", "expect_column_values_to_match_regex",
+    "expect_column_values_to_not_match_regex", "expect_column_values_to_be_json_parseable",
+    "expect_column_value_lengths_to_be_between", "expect_column_pair_values_to_be_equal",
+})  # fmt: skip
+"""Expectations that judge each row on its own: their counts add up over parts. (Uniqueness, say, does not: a
+duplicate can span two parts; the suites expect it of the derived `key_rows` instead.)"""
 EXAMPLE_LISTS = ("partial_unexpected_list", "partial_unexpected_index_list")
+
+
+def summable(kind: str) -> bool:
+    """Whether an expectation's results over parts of a table add up to its result over the whole table."""
+    return kind == ROW_COUNT or kind in COLUMN_SET or kind in ROW_WISE
 
 
 def merged_suite_result(parts: list[Any], examples: int) -> Any:
@@ -23,7 +37,9 @@ def merged_suite_result(parts: list[Any], examples: int) -> Any:
     first = parts[0]
     if len(parts) == 1:
         return first
-    first.results = [_merged([part.results[i] for part in parts], examples) for i in range(len(first.results))]
+    # By rule, not by position: GX lists an expectation that raised first, so the order can differ between parts.
+    by_rule = [{item.expectation_config.meta["rule"]: item for item in part.results} for part in parts]
+    first.results = [_merged([found[item.expectation_config.meta["rule"]] for found in by_rule], examples) for item in first.results]
     evaluated = len(first.results)
     successful = sum(1 for item in first.results if item.success)
     first.success = successful == evaluated
@@ -55,10 +71,10 @@ def _merged(items: list[Any], examples: int) -> Any:
         rows = sum(int((item.result or {}).get("observed_value") or 0) for item in items)
         result["observed_value"] = rows
         first.result, first.success = result, _row_count_holds(first.expectation_config.kwargs, rows)
-    elif "element_count" in result:
+    elif kind in ROW_WISE:
         first.result = _map_result(result, [item.result or {} for item in items], examples)
         first.success = _map_success(first.result, first.expectation_config.kwargs.get("mostly"))
-    elif kind not in COLUMN_SET:
+    elif kind not in COLUMN_SET:  # `run_gate_files` refuses such a suite before reading a row
         raise ValueError(f"cannot add up {kind} over parts of a table")
     return first
 

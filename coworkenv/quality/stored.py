@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from coworkenv.quality.suites import StageGate
 
 CHUNK_ROWS = 200_000
-"""At most this many rows of a stored table are judged at once (`run_gate_files`)."""
+"""A part of a stored table ends with the batch that brings it to this many rows (`run_gate_files`)."""
 CHUNK_BYTES = 64 * 1024 * 1024
 """A part of a stored table ends once its batches held this many bytes (Arrow, bulky columns included): the text
 read to derive the helper columns, though dropped at once, leaves the process that much larger."""
@@ -74,6 +74,8 @@ def stored_duplicates(path: Path, name: str) -> dict[tuple[Any, ...], int]:
         con = duckdb.connect(config={"memory_limit": "64MB", "temp_directory": spill, "threads": 1})
         try:
             found = con.execute(f"SELECT {columns}, count(*) FROM read_parquet(?) {where} GROUP BY ALL HAVING count(*) > 1", [str(path)]).fetchall()
+        except duckdb.OutOfMemoryException as exc:  # the spill folder's disk is full, say: not the file's fault
+            raise CoworkEnvError(f"{path}: DuckDB ran out of memory counting the keys of {name} ({str(exc).splitlines()[0][:200]})") from None
         except duckdb.Error as exc:
             raise _unreadable(path, name, exc) from None
         finally:
@@ -83,35 +85,71 @@ def stored_duplicates(path: Path, name: str) -> dict[tuple[Any, ...], int]:
 
 def light_parts(gate: StageGate, name: str, path: Path, parsed: set[str], batch_size: int, chunk_rows: int,
                 sources: Mapping[str, Any], duplicates: Mapping[tuple[Any, ...], int]) -> Iterator[Any]:  # fmt: skip
-    """The table's frames, each ending at `chunk_rows` rows or `CHUNK_BYTES`, with their helper columns and the bulky
-    columns as stand-ins, built batch by batch; one empty frame for an empty table."""
+    """The table's frames, each ending at the first batch that brings it to `chunk_rows` rows or `CHUNK_BYTES`, with
+    their helper columns and the bulky columns as stand-ins, built batch by batch; one empty frame for an empty table.
+    Each frame is what the whole table's frame holds at those rows: its row numbers (the index, which GX quotes
+    where a table has no id column) and its columns' dtypes."""
     import pandas as pd
 
     from coworkenv.data.batches import parquet_batches
     from coworkenv.quality.derive import key_rows, stand_ins
 
-    def light(df: pd.DataFrame) -> pd.DataFrame:
+    floats, objects = _with_nulls(path, name)
+
+    def light(df: pd.DataFrame, start: int) -> pd.DataFrame:
+        df.index = pd.RangeIndex(start, start + len(df))
+        for col in floats:
+            df[col] = df[col].astype("float64")
+        for col in objects:
+            df[col] = df[col].astype(object)
         gate.derive_rows(name, df)
         gate.derive_links(name, df, sources)
         key_rows(df, KEYS[name], duplicates)
         stand_ins(df, gate.bulky.get(name, ()), parsed)
         return df
 
-    def whole(parts: list[pd.DataFrame]) -> pd.DataFrame:
-        return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-
     parts: list[pd.DataFrame] = []
-    rows = held = chunks = 0
+    start = rows = held = 0
+    for batch in _read(parquet_batches(path, batch_size), path, name):
+        parts.append(light(batch.to_pandas(), start))
+        start, rows, held = start + batch.num_rows, rows + batch.num_rows, held + batch.nbytes
+        if rows >= chunk_rows or held >= CHUNK_BYTES:
+            yield pd.concat(parts) if len(parts) > 1 else parts[0]
+            parts, rows, held = [], 0, 0
+    if parts:
+        yield pd.concat(parts) if len(parts) > 1 else parts[0]
+    elif not start:
+        yield light(_schema(path, name).empty_table().to_pandas(), 0)
+
+
+def _read(batches: Iterator[pa.RecordBatch], path: Path, name: str) -> Iterator[pa.RecordBatch]:
+    """`batches`, a failure to read one reported as the table being unreadable (and nothing else that way)."""
+    while True:
+        try:
+            batch = next(batches, None)
+        except (OSError, pa.ArrowException) as exc:
+            raise _unreadable(path, name, exc) from None
+        if batch is None:
+            return
+        yield batch
+
+
+def _with_nulls(path: Path, name: str) -> tuple[list[str], list[str]]:
+    """The integer and the boolean columns with a null somewhere in the table. pandas makes such a column float64
+    (object) in a frame that holds one of the nulls only; the other parts get that dtype too, as in the whole
+    table's frame, so that their values (and the examples quoted) read alike: `9.0`, not `9`."""
+    import pyarrow.parquet as pq
+
+    schema = _schema(path, name)
+    ints = [f.name for f in schema if pa.types.is_integer(f.type)]
+    bools = [f.name for f in schema if pa.types.is_boolean(f.type)]
+    if not ints and not bools:
+        return [], []
+    nulls = dict.fromkeys(ints + bools, 0)
     try:
-        for batch in parquet_batches(path, batch_size):
-            parts.append(light(batch.to_pandas()))
-            rows, held = rows + batch.num_rows, held + batch.nbytes
-            if rows >= chunk_rows or held >= CHUNK_BYTES:
-                yield whole(parts)
-                parts, rows, held, chunks = [], 0, 0, chunks + 1
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=65_536, columns=list(nulls), use_threads=False):
+            for col in nulls:
+                nulls[col] += batch.column(col).null_count
     except (OSError, pa.ArrowException) as exc:
         raise _unreadable(path, name, exc) from None
-    if parts:
-        yield whole(parts)
-    elif not chunks:
-        yield light(_schema(path, name).empty_table().to_pandas())
+    return [col for col in ints if nulls[col]], [col for col in bools if nulls[col]]

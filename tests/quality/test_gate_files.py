@@ -115,3 +115,80 @@ def test_a_suite_expecting_more_of_a_bulky_column_is_refused(monkeypatch: pytest
     monkeypatch.setitem(GATES._items, "rollouts", replace(gate, bulky={**gate.bulky, "trajectories": ("messages_json", "family")}))
     with pytest.raises(CoworkEnvError, match="reads bulky column"):
         run_gate_files("rollouts", _stored(frames_for("rollouts", clean_frames), tmp_path))
+
+
+@pytest.mark.parametrize("nulls_first", [True, False], ids=["null-part-first", "null-part-last"])
+def test_a_rule_that_raises_on_some_parts_only_is_merged_with_itself(nulls_first: bool, clean_frames: dict[str, pd.DataFrame], tmp_path: Path,
+                                                                     gx_loaded: None) -> None:  # fmt: skip
+    """A `difficulty` column of strings: `difficulty_1_5` cannot be evaluated on a part holding them but can on a
+    part of nulls, and GX lists a rule that raised first, so each part's results come in another order."""
+    frames = frames_for("validated", clean_frames)
+    tasks = frames["tasks"]
+    texts = [str(v) for v in tasks["difficulty"]]
+    tasks["difficulty"] = [None] * 21 + texts[21:] if nulls_first else texts[:21] + [None] * (len(tasks) - 21)
+    verdict = _same_both_ways("validated", frames, tmp_path, batch_size=7, chunk_rows=20)
+    failed = {f"{f['table']}.{f['rule']}": f for f in verdict["failures"]}
+    assert "could not be evaluated" in failed["tasks.difficulty_1_5"]["message"]
+    assert failed["tasks.not_null.difficulty"]["unexpected_count"] == (21 if nulls_first else len(tasks) - 21)
+
+
+def test_rows_are_numbered_from_the_start_of_the_table_in_every_part(clean_frames: dict[str, pd.DataFrame], tmp_path: Path,
+                                                                      gx_loaded: None) -> None:  # fmt: skip
+    """Without its id column a table's examples are row numbers: those of the table, not of the part."""
+    frames = frames_for("rollouts", clean_frames)
+    put(frames["trajectories"], [25, 45], "difficulty", 9)
+    frames["trajectories"] = frames["trajectories"].drop(columns=["trajectory_id"])
+    verdict = _same_both_ways("rollouts", frames, tmp_path, batch_size=7, chunk_rows=20)
+    failed = {f"{f['table']}.{f['rule']}": f for f in verdict["failures"]}
+    assert failed["trajectories.difficulty_1_5"]["examples"] == [25, 45]
+
+
+def test_an_integer_column_with_a_null_reads_alike_in_every_part(clean_frames: dict[str, pd.DataFrame], tmp_path: Path, gx_loaded: None) -> None:
+    """A null makes pandas read an integer column as floats; parts without it must too, or their examples read `9`
+    where the whole table's read `9.0` (equal as numbers, so the messages are compared)."""
+    frames = frames_for("validated", clean_frames)
+    tasks = frames["tasks"]
+    put(tasks, 3, "difficulty", None)
+    put(tasks, 45, "difficulty", 9)
+    tasks["difficulty"] = tasks["difficulty"].astype("Int64")  # stored as integers, with a null
+    files = _stored(frames, tmp_path)
+    assert pq.read_schema(files["tasks"]).field("difficulty").type == pa.int64()
+    messages = [[f["message"] for f in _verdict(lambda size=size: run_gate_files("validated", files, batch_size=7, chunk_rows=size))["failures"]]
+                for size in (20, 100_000)]  # fmt: skip
+    assert messages[0] == messages[1] and any("9.0" in m for m in messages[0])
+
+
+def test_a_compound_key_with_a_null_member_is_still_a_key(clean_frames: dict[str, pd.DataFrame], tmp_path: Path, gx_loaded: None) -> None:
+    """Two evaluation rows with one key whose `trial` is null (NaN in pandas, never equal to itself) are duplicates, as
+    GX's own compound uniqueness has it."""
+    frames = frames_for("evaluated", clean_frames)
+    results = frames["eval_results"]
+    for col in ("eval_id", "model", "task_id"):
+        put(results, 100, col, results[col].iat[3])
+    results["trial"] = results["trial"].astype("Int64")
+    put(results, [3, 100], "trial", None)
+    verdict = _same_both_ways("evaluated", frames, tmp_path, batch_size=7, chunk_rows=50)
+    failed = {f"{f['table']}.{f['rule']}": f for f in verdict["failures"]}
+    assert failed["eval_results.unique_trial"]["unexpected_count"] == 2
+
+
+def test_a_rule_whose_parts_do_not_add_up_is_refused(monkeypatch: pytest.MonkeyPatch, clean_frames: dict[str, pd.DataFrame], tmp_path: Path) -> None:
+    """Uniqueness of a column, say: a duplicate can span two parts. Refused before a row is read."""
+    from dataclasses import replace
+
+    from coworkenv.quality.merge import summable
+
+    assert summable("expect_column_values_to_be_in_set") and not summable("expect_column_values_to_be_unique")
+    gate = GATES.get("evaluated")
+    build = gate.build
+
+    def with_unique() -> dict[str, Any]:
+        import great_expectations as gx
+
+        suites = build()
+        suites["eval_results"].add_expectation(gx.expectations.ExpectColumnValuesToBeUnique(column="task_id", meta={"rule": "unique_task"}))
+        return suites
+
+    monkeypatch.setitem(GATES._items, "evaluated", replace(gate, build=with_unique))
+    with pytest.raises(CoworkEnvError, match="expect_column_values_to_be_unique on eval_results cannot be judged a part at a time"):
+        run_gate_files("evaluated", _stored(frames_for("evaluated", clean_frames), tmp_path))
