@@ -4,8 +4,8 @@ A table comes from a `TableSource`: a whole Arrow table, or a Parquet file (a ru
 `batch_size` rows, and about `data.batches.BATCH_BYTES`, at a time. Its files are the same whichever it is:
 partitions in ascending key order (`PARTITIONS`), rows in source order within each, `part-<n>.parquet` files of at
 most `rows_per_file` rows (`publisher.MAX_ROWS_PER_FILE`), row groups of `ROW_GROUP_SIZE` rows, zstd. A partitioned
-table is first split into one spill file per partition (in a temporary folder) so that each partition's files can
-be written in one pass. What is in memory at once: a batch of the source, and the row group being written (at most
+table is first split into one spill file per partition (in a temporary folder, as Arrow IPC streams) so that each
+partition's files can be written in one pass. What is in memory at once: a batch of the source, and the row group being written (at most
 `ROW_GROUP_SIZE` rows and `ROW_GROUP_BYTES` of text).
 
 Each row group is written from one contiguous Arrow array per column, so the bytes do not depend on how the source
@@ -20,7 +20,7 @@ import os
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from itertools import groupby, zip_longest
+from itertools import groupby
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import quote
@@ -204,11 +204,16 @@ def _array_text_bytes(array: pa.Array) -> np.ndarray:
             out += _array_text_bytes(child)
         return out
     if pa.types.is_list(kind) or pa.types.is_large_list(kind):
-        values = pc.list_flatten(array)
-        if not len(values):
-            return np.zeros(len(array), dtype=np.int64)
-        parents = pc.list_parent_indices(array).to_numpy(zero_copy_only=False)
-        return np.bincount(parents, weights=_array_text_bytes(values), minlength=len(array)).astype(np.int64)
+        # From the offsets, not `list_flatten`: a null list's offsets may still span values (Arrow allows it), which
+        # `list_flatten` skips but `list_parent_indices` counts. Such a list holds no text, as once stored.
+        offsets = array.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
+        first = int(offsets[0])
+        weights = _array_text_bytes(array.values.slice(first, int(offsets[-1]) - first))
+        sums = np.concatenate(([0], np.cumsum(weights)))
+        out = sums[offsets[1:] - first] - sums[offsets[:-1] - first]
+        if array.null_count:
+            out[array.is_null().to_numpy(zero_copy_only=False)] = 0
+        return out.astype(np.int64)
     return np.zeros(len(array), dtype=np.int64)
 
 
@@ -236,7 +241,10 @@ def _partitions(src: Source, spill: Path) -> Iterator[tuple[str, Iterator[pa.Tab
     if not keys:
         yield "", (t for t in src.rows() if t.num_rows)
         return
-    writers: dict[tuple[Any, ...], tuple[str, Path, pq.ParquetWriter]] = {}
+    # Arrow IPC streams, not Parquet: a Parquet writer keeps every row group's metadata until it closes, and a spill
+    # gets a row group per source batch and partition, so that memory would grow with the table.
+    writers: dict[tuple[Any, ...], tuple[str, Path, pa.ipc.RecordBatchStreamWriter]] = {}
+    options = pa.ipc.IpcWriteOptions(compression="zstd")
     try:
         for table in src.rows():
             if not table.num_rows:
@@ -246,8 +254,8 @@ def _partitions(src: Source, spill: Path) -> Iterator[tuple[str, Iterator[pa.Tab
             combos = table.select(keys).group_by(keys, use_threads=False).aggregate([])
             for values in zip(*(combos.column(k).to_pylist() for k in keys), strict=True):
                 if values not in writers:
-                    path = spill / f"{len(writers)}.parquet"
-                    writers[values] = (_partition_dir(keys, values, src.name), path, pq.ParquetWriter(path, schema))
+                    path = spill / f"{len(writers)}.arrows"
+                    writers[values] = (_partition_dir(keys, values, src.name), path, pa.ipc.new_stream(str(path), schema, options=options))
                 masks = [pc.equal(table.column(k), pa.scalar(v, schema.field(k).type)) for k, v in zip(keys, values, strict=True)]
                 writers[values][2].write_table(table.filter(functools.reduce(pc.and_, masks)))
     finally:
@@ -257,27 +265,25 @@ def _partitions(src: Source, spill: Path) -> Iterator[tuple[str, Iterator[pa.Tab
         yield "", iter(())
     for values in sorted(writers):
         directory, path, _ = writers[values]
-        yield directory, (pa.Table.from_batches([b]) for b in parquet_batches(path, SOURCE_BATCH))
+        yield directory, _spilled(path)
 
 
-def same_rows(a: Iterator[pa.Table], b: Iterator[pa.Table], block: int = SOURCE_BATCH) -> bool:
-    """Whether two streams hold the same rows in the same order, however each is chunked."""
-    for x, y in zip_longest(_blocks(a, block), _blocks(b, block)):
-        if x is None or y is None or not x.equals(y):
+def _spilled(path: Path) -> Iterator[pa.Table]:
+    """A spill file's rows, a written piece (at most one source batch) at a time."""
+    with pa.OSFile(str(path)) as file:
+        for batch in pa.ipc.open_stream(file):
+            yield pa.Table.from_batches([batch])
+
+
+def same_rows(a: Iterator[pa.Table], b: Iterator[pa.Table]) -> bool:
+    """Whether two streams hold the same rows in the same order, however each is chunked: compared a slice at a
+    time, the rows both current pieces still hold, so that only one piece of each stream is in memory."""
+    xs, ys = (t for t in a if t.num_rows), (t for t in b if t.num_rows)
+    x, y = next(xs, None), next(ys, None)
+    while x is not None and y is not None:
+        n = min(x.num_rows, y.num_rows)
+        if not x.slice(0, n).equals(y.slice(0, n)):
             return False
-    return True
-
-
-def _blocks(tables: Iterator[pa.Table], size: int) -> Iterator[pa.Table]:
-    held: list[pa.Table] = []
-    n_held = 0
-    for table in tables:
-        while table.num_rows:
-            piece, table = table.slice(0, size - n_held), table.slice(size - n_held)
-            held.append(piece)
-            n_held += piece.num_rows
-            if n_held == size:
-                yield pa.concat_tables(held)
-                held, n_held = [], 0
-    if held:
-        yield pa.concat_tables(held)
+        x = x.slice(n) if n < x.num_rows else next(xs, None)
+        y = y.slice(n) if n < y.num_rows else next(ys, None)
+    return x is None and y is None
