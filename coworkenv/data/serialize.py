@@ -5,8 +5,8 @@ A table comes from a `TableSource`: a whole Arrow table, or a Parquet file (a ru
 partitions in ascending key order (`PARTITIONS`), rows in source order within each, `part-<n>.parquet` files of at
 most `rows_per_file` rows (`publisher.MAX_ROWS_PER_FILE`), row groups of `ROW_GROUP_SIZE` rows, zstd. A partitioned
 table is first split into one spill file per partition (in a temporary folder, as Arrow IPC streams) so that each
-partition's files can be written in one pass. What is in memory at once: a batch of the source, and the row group being written (at most
-`ROW_GROUP_SIZE` rows and `ROW_GROUP_BYTES` of text).
+partition's files can be written in one pass. What is in memory at once: a batch of the source, and the row group
+being written (at most `ROW_GROUP_SIZE` rows and `ROW_GROUP_BYTES` of text).
 
 Each row group is written from one contiguous Arrow array per column, so the bytes do not depend on how the source
 was chunked: a table published whole and the same table streamed from a file give byte-identical files.

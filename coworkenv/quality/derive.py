@@ -297,7 +297,7 @@ def duplicate_keys(rows: Iterable[tuple[Any, ...]]) -> dict[tuple[Any, ...], int
 
 def _compound(key: tuple[Any, ...]) -> tuple[Any, ...]:
     """A compound key with its missing members as None, as DuckDB gives them: a null in an integer column is NaN in
-    pandas, and NaN equals no NaN, while GX's uniqueness takes two rows that differ only so for one key."""
+    pandas, and NaN equals no NaN, while GX's uniqueness counts two rows whose keys differ only so as one key."""
     return tuple(None if _missing(v) else v for v in key)
 
 
