@@ -29,20 +29,26 @@ read to derive the helper columns, though dropped at once, leaves the process th
 
 def stored_rows(paths: Mapping[str, Path], table: str, columns: list[str]) -> Iterator[tuple[Any, ...]] | None:
     """The stored table's rows as tuples of `columns`, a batch at a time; None when it lacks one of them."""
-    import pyarrow.parquet as pq
-
     path = paths[table]
     if not set(columns) <= set(_schema(path, table).names):
         return None
 
     def rows() -> Iterator[tuple[Any, ...]]:
-        try:
-            for batch in pq.ParquetFile(path).iter_batches(batch_size=65_536, columns=columns, use_threads=False):
-                yield from zip(*(batch.column(col).to_pylist() for col in columns), strict=True)
-        except (OSError, pa.ArrowException) as exc:
-            raise _unreadable(path, table, exc) from None
+        for batch in _column_batches(path, table, columns):
+            yield from zip(*(batch.column(col).to_pylist() for col in columns), strict=True)
 
     return rows()
+
+
+def _column_batches(path: Path, name: str, columns: list[str]) -> Iterator[pa.RecordBatch]:
+    """Only `columns` of the stored table, 65,536 rows a batch (narrow columns: no byte bound needed)."""
+    import pyarrow.parquet as pq
+
+    try:
+        batches = pq.ParquetFile(path).iter_batches(batch_size=65_536, columns=columns, use_threads=False)
+    except (OSError, pa.ArrowException) as exc:
+        raise _unreadable(path, name, exc) from None
+    return _read(batches, path, name)
 
 
 def _schema(path: Path, name: str) -> pa.Schema:
@@ -138,18 +144,13 @@ def _with_nulls(path: Path, name: str) -> tuple[list[str], list[str]]:
     """The integer and the boolean columns with a null somewhere in the table. pandas makes such a column float64
     (object) in a frame that holds one of the nulls only; the other parts get that dtype too, as in the whole
     table's frame, so that their values (and the examples quoted) read alike: `9.0`, not `9`."""
-    import pyarrow.parquet as pq
-
     schema = _schema(path, name)
     ints = [f.name for f in schema if pa.types.is_integer(f.type)]
     bools = [f.name for f in schema if pa.types.is_boolean(f.type)]
     if not ints and not bools:
         return [], []
     nulls = dict.fromkeys(ints + bools, 0)
-    try:
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=65_536, columns=list(nulls), use_threads=False):
-            for col in nulls:
-                nulls[col] += batch.column(col).null_count
-    except (OSError, pa.ArrowException) as exc:
-        raise _unreadable(path, name, exc) from None
+    for batch in _column_batches(path, name, list(nulls)):
+        for col in nulls:
+            nulls[col] += batch.column(col).null_count
     return [col for col in ints if nulls[col]], [col for col in bools if nulls[col]]
