@@ -114,16 +114,19 @@ def light_parts(gate: StageGate, name: str, path: Path, parsed: set[str], batch_
         stand_ins(df, gate.bulky.get(name, ()), parsed)
         return df
 
+    def whole(parts: list[pd.DataFrame]) -> pd.DataFrame:
+        return pd.concat(parts) if len(parts) > 1 else parts[0]  # the parts' own index: the table's row numbers
+
     parts: list[pd.DataFrame] = []
     start = rows = held = 0
     for batch in _read(parquet_batches(path, batch_size), path, name):
         parts.append(light(batch.to_pandas(), start))
         start, rows, held = start + batch.num_rows, rows + batch.num_rows, held + batch.nbytes
         if rows >= chunk_rows or held >= CHUNK_BYTES:
-            yield pd.concat(parts) if len(parts) > 1 else parts[0]
+            yield whole(parts)
             parts, rows, held = [], 0, 0
     if parts:
-        yield pd.concat(parts) if len(parts) > 1 else parts[0]
+        yield whole(parts)
     elif not start:
         yield light(_schema(path, name).empty_table().to_pandas(), 0)
 
