@@ -109,23 +109,29 @@ def _plainly_bounded(data: Any) -> bool:
             return False
         deep = depth > max_depth  # a container on this level is one too deep
         below: list[Any] = []
+        extend = below.extend
         for value in level:
             kind = type(value)
             if kind is str:
                 if len(value) > max_chars:
                     return False
-            elif kind is int or kind is bool or value is None:
-                continue
-            elif kind is float:
-                if not math.isfinite(value):
-                    return False
-            elif isinstance(value, dict | list | tuple):
+            elif kind is dict:
                 if deep or len(value) > max_items:
                     return False
-                below.extend(value.values() if isinstance(value, dict) else value)
+                extend(value.values())
+            elif kind is list:
+                if deep or len(value) > max_items:
+                    return False
+                extend(value)
+            elif kind is int or kind is bool or value is None:
+                continue
             elif isinstance(value, float):
                 if not math.isfinite(value):
                     return False
+            elif isinstance(value, dict | list | tuple):  # subclasses, and tuples
+                if deep or len(value) > max_items:
+                    return False
+                extend(value.values() if isinstance(value, dict) else value)
             elif isinstance(value, str) and len(value) > max_chars:
                 return False
         level = below

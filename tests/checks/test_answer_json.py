@@ -81,6 +81,20 @@ def test_bad_checks_are_refused(fields, error):
         check(kind="answer_json", **fields)
 
 
+def test_a_schema_is_judged_the_same_every_time_it_is_seen():
+    """Schemas are checked once per distinct JSON text: a second task with the same bad schema is refused too, with
+    the same words, and keys in another order are the same schema."""
+    bad = {"type": "string", "pattern": "(a)\\1"}
+    errors = []
+    for _ in range(2):
+        with pytest.raises(ValidationError) as caught:
+            check(kind="answer_json", schema=dict(bad))
+        errors.append(caught.value.errors()[0]["msg"])
+    assert errors[0] == errors[1] and "not a usable JSON Schema" in errors[0]
+    assert check(kind="answer_json", schema={"type": "object", "required": ["a"]})
+    assert check(kind="answer_json", schema={"required": ["a"], "type": "object"})
+
+
 def test_schema_patterns_run_on_re2():
     slow_on_backtracking = {"type": "string", "pattern": "^(a+)+$"}
     assert not holds({"kind": "answer_json", "schema": slow_on_backtracking}, episode(answer='"' + "a" * 40 + '!"'))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any, Literal, Self
 
 from jsonschema import Draft202012Validator, ValidationError, validators
@@ -39,6 +40,21 @@ SchemaValidator = validators.extend(Draft202012Validator, {"pattern": _re2_patte
 
 
 def _schema_problem(schema: Any) -> str | None:
+    """Why `schema` is not usable (None: it is). Checked once per distinct schema: a family writes the same few
+    schemas into thousands of tasks, and checking one against the meta-schema costs more than building the task."""
+    try:
+        text = json.dumps(schema, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):  # not plain JSON data: checked as it is, uncached
+        return _checked_schema_problem(schema)
+    return _schema_problem_of_text(text)
+
+
+@lru_cache(maxsize=256)
+def _schema_problem_of_text(text: str) -> str | None:
+    return _checked_schema_problem(json.loads(text))
+
+
+def _checked_schema_problem(schema: Any) -> str | None:
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
