@@ -40,8 +40,9 @@ SchemaValidator = validators.extend(Draft202012Validator, {"pattern": _re2_patte
 
 
 def _schema_problem(schema: Any) -> str | None:
-    """Why `schema` is not usable (None: it is). Checked once per distinct schema: a family writes the same few
-    schemas into thousands of tasks, and checking one against the meta-schema costs more than building the task."""
+    """Why `schema` is not usable (None: it is). Checked once per distinct JSON text, as the schema is stored (a
+    tuple reads as the array it is written as): a family writes the same few schemas into thousands of tasks, and
+    checking one against the meta-schema costs more than building the task."""
     try:
         text = json.dumps(schema, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError, RecursionError):  # not plain JSON data: checked as it is, uncached
