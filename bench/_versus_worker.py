@@ -11,7 +11,11 @@ Protocol: one JSON object per line on stdin, one JSON reply per line on the file
   oracle trajectories (every replayed oracle must score 1.0), plans N procedural tasks over the families, and runs
   each workload once untimed (the warm-up);
 - `{"op": "time", "workload": W, "rounds": R}` -> wall and CPU seconds of R passes over workload W;
-- `{"op": "calibration"}` -> `_common.calibration()` in this process.
+- `{"op": "calibration"}` -> `_common.calibration()` in this process;
+- `{"op": "digest", "n": N, "seed": S, "families": [...]}` -> what the workloads produce, one SHA-256 per item
+  (bench/identity.py compares two trees with it): each of N generated tasks' JSON and initial-state hash, each
+  task's oracle trajectory (tool results included), battery verdict (from the spec object and from its JSON) and
+  replayed oracle's grade.
 
 Only names that exist both at commit 27970e3 and today are used; where a module moved, each known location is
 tried, and a module that resolves outside the tree under test counts as missing (a clear error, not a silent mix).
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import hashlib
 import importlib
 import importlib.util
 import json
@@ -132,6 +137,35 @@ class Workloads:
         return built
 
 
+def _sha(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _dumped(model: Any) -> Any:
+    return model.model_dump(mode="json")
+
+
+def digest(workloads: Workloads, n: int, seed: int, families: list[str]) -> dict[str, Any]:
+    """Per part, (item name, SHA-256) of every item: the named items let a difference point at its task."""
+    api = workloads.api
+    rows = api["plan_for"](api["GenerateRequest"](n=n, seed=seed, families=families)).rows
+    generated = []
+    for item in api["procedural_tasks"](rows):
+        if hasattr(item, "to_json"):
+            generated.append((item.id, _sha(item.to_json() + "\n" + item.initial_state_hash)))
+        else:
+            generated.append((f"rejected {item.family} {item.seed}", _sha(_dumped(item))))
+    validate = api["validate_spec"]
+    return {
+        "generate": generated,
+        "oracle trajectory": [(spec.id, _sha(t.model_dump(mode="json"))) for spec, t in workloads.pairs],
+        "battery": [(spec.id, _sha(_dumped(validate(spec)))) for spec in workloads.specs],
+        "battery from JSON": [(spec.id, _sha(_dumped(validate(json.loads(spec.to_json()))))) for spec in workloads.specs],
+        "replay+grade": [(spec.id, _sha(_dumped(api["grade_trajectory"](spec, t)))) for spec, t in workloads.pairs],
+    }
+
+
 def timed(work: Any, rounds: int) -> dict[str, Any]:
     gc.collect()
     start, cpu_start = time.perf_counter(), time.process_time()
@@ -159,6 +193,8 @@ def serve(tree: Path, reply: Any) -> None:
                 out = workloads.setup(request["files"], request["n"], request["seed"], request["families"])
             elif op == "time":
                 out = timed(getattr(workloads, request["workload"]), request["rounds"])
+            elif op == "digest":
+                out = {"parts": digest(workloads, request["n"], request["seed"], request["families"])}
             elif op == "calibration":
                 from _common import calibration  # bench/_common.py of the benchmark's own checkout, for both trees
 
