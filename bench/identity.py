@@ -24,9 +24,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +32,7 @@ BENCH = Path(__file__).resolve().parent
 if str(BENCH) not in sys.path:
     sys.path.insert(0, str(BENCH))
 
-from versus_commit import REPO, BenchError, Worker, git  # noqa: E402
+from versus_commit import BenchError, git, two_trees  # noqa: E402
 
 
 def part_digest(items: list[list[str]]) -> str:
@@ -42,41 +40,26 @@ def part_digest(items: list[list[str]]) -> str:
 
 
 def differences(old: list[list[str]], new: list[list[str]]) -> list[str]:
-    """The items whose hash differs, and those only one tree produced, by name (the first of each name)."""
-    old_by, new_by = dict(map(tuple, old)), dict(map(tuple, new))
+    """The items whose hash differs, and those only one tree produced, by name."""
+    old_by: dict[str, list[str]] = {}
+    new_by: dict[str, list[str]] = {}
+    for items, by in ((old, old_by), (new, new_by)):
+        for name, sha in items:
+            by.setdefault(name, []).append(sha)
     names = list(dict.fromkeys([name for name, _ in old] + [name for name, _ in new]))
     return [name for name in names if old_by.get(name) != new_by.get(name)]
 
 
 def run(rev: str, n: int, seed: int, tasks: str | None) -> dict[str, Any]:
-    old_commit = git("rev-parse", "--verify", f"{rev}^{{commit}}")
     dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
-    with tempfile.TemporaryDirectory(prefix="coworkenv-identity-") as scratch:
-        old_tree = Path(scratch) / "old"
-        git("worktree", "add", "--detach", str(old_tree), old_commit)
-        workers: dict[str, Worker] = {}
-        log = open(Path(scratch) / "workers.log", "w+")  # noqa: SIM115  (read back on failure, closed below)
-        try:
-            workers["old"] = Worker("old", old_tree, None, log)
-            workers["new"] = Worker("new", REPO, None, log)
-            task_dir = Path(tasks).resolve() if tasks else old_tree / "examples" / "tasks"
-            probes = {label: w.ask(op="probe", tasks=str(task_dir)) for label, w in workers.items()}
-            files = sorted(set(probes["old"]["loads"]) & set(probes["new"]["loads"]))
-            families = sorted(set(probes["old"]["families"]) & set(probes["new"]["families"]))
-            for w in workers.values():
-                w.ask(op="setup", files=[str(task_dir / f) for f in files], n=1, seed=seed, families=families)
-            parts = {label: w.ask(op="digest", n=n, seed=seed, families=families)["parts"] for label, w in workers.items()}
-        except BenchError as exc:
-            log.flush()
-            log.seek(0)
-            tail = log.read()[-3000:]
-            raise BenchError(f"{exc}\n--- worker output ---\n{tail}" if tail.strip() else str(exc)) from None
-        finally:
-            for worker in workers.values():
-                worker.close()
-            log.close()
-            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(old_tree)], capture_output=True)
-            subprocess.run(["git", "-C", str(REPO), "worktree", "prune"], capture_output=True)
+    with two_trees(rev, None, "coworkenv-identity-") as (old_commit, workers, old_tree):
+        task_dir = Path(tasks).resolve() if tasks else old_tree / "examples" / "tasks"
+        probes = {label: w.ask(op="probe", tasks=str(task_dir)) for label, w in workers.items()}
+        files = sorted(set(probes["old"]["loads"]) & set(probes["new"]["loads"]))
+        families = sorted(set(probes["old"]["families"]) & set(probes["new"]["families"]))
+        for w in workers.values():
+            w.ask(op="setup", files=[str(task_dir / f) for f in files], n=1, seed=seed, families=families)
+        parts = {label: w.ask(op="digest", n=n, seed=seed, families=families)["parts"] for label, w in workers.items()}
     compared = {
         name: {
             "items": len(parts["new"][name]),

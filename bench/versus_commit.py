@@ -30,6 +30,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -146,12 +148,13 @@ def compare(workers: dict[str, Worker], tasks: Path, n: int, seed: int, repeats:
     return {"task_files": files, "skipped_task_files": skipped, "families": families, "setup": setup, "calibration": calib, "workloads": results}
 
 
-def run(rev: str, n: int, seed: int, repeats: int, rounds: dict[str, int], tasks: str | None) -> dict[str, Any]:
+@contextmanager
+def two_trees(rev: str, cpu: int | None, prefix: str) -> Iterator[tuple[str, dict[str, Worker], Path]]:
+    """(the older commit, a worker per tree — "old" in a scratch worktree of `rev`, "new" in this checkout — and the
+    old tree's path). The worktree is removed on the way out, also on failure; a BenchError raised inside carries
+    the workers' last output."""
     old_commit = git("rev-parse", "--verify", f"{rev}^{{commit}}")
-    new_commit = git("rev-parse", "HEAD")
-    dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
-    cpu = min(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-    with tempfile.TemporaryDirectory(prefix="coworkenv-versus-") as scratch:
+    with tempfile.TemporaryDirectory(prefix=prefix) as scratch:
         old_tree = Path(scratch) / "old"
         git("worktree", "add", "--detach", str(old_tree), old_commit)
         workers: dict[str, Worker] = {}
@@ -159,8 +162,7 @@ def run(rev: str, n: int, seed: int, repeats: int, rounds: dict[str, int], tasks
         try:
             workers["old"] = Worker("old", old_tree, cpu, log)
             workers["new"] = Worker("new", REPO, cpu, log)
-            task_dir = Path(tasks).resolve() if tasks else old_tree / "examples" / "tasks"
-            result = compare(workers, task_dir, n, seed, repeats, rounds)
+            yield old_commit, workers, old_tree
         except BenchError as exc:
             log.flush()
             log.seek(0)
@@ -172,6 +174,15 @@ def run(rev: str, n: int, seed: int, repeats: int, rounds: dict[str, int], tasks
             log.close()
             subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(old_tree)], capture_output=True)
             subprocess.run(["git", "-C", str(REPO), "worktree", "prune"], capture_output=True)
+
+
+def run(rev: str, n: int, seed: int, repeats: int, rounds: dict[str, int], tasks: str | None) -> dict[str, Any]:
+    new_commit = git("rev-parse", "HEAD")
+    dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+    cpu = min(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    with two_trees(rev, cpu, "coworkenv-versus-") as (old_commit, workers, old_tree):
+        task_dir = Path(tasks).resolve() if tasks else old_tree / "examples" / "tasks"
+        result = compare(workers, task_dir, n, seed, repeats, rounds)
     return {
         "benchmark": "versus_commit",
         "old": {"rev": rev, "commit": old_commit},

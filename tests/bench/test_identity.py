@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 
 import pytest
 
-from tests.support import ROOT
+from tests.support import ROOT, bench_script
 
 SCRIPT = ROOT / "bench" / "identity.py"
 
 
 def identity():
-    spec = importlib.util.spec_from_file_location("identity", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_script("identity")
 
 
 def test_a_changed_missing_or_extra_item_is_named():
@@ -27,6 +23,7 @@ def test_a_changed_missing_or_extra_item_is_named():
     assert differences(old, [list(x) for x in old]) == []
     assert differences(old, [["a", "1"], ["b", "9"], ["c", "3"]]) == ["b"]
     assert differences(old, [["a", "1"], ["c", "3"], ["d", "4"]]) == ["b", "d"]
+    assert differences([*old, ["a", "5"]], [*old, ["a", "6"]]) == ["a"]  # a name twice: each of its items counts
 
 
 def test_the_part_digest_depends_on_names_hashes_and_order():

@@ -4,7 +4,6 @@ built in-process, `train_sft`, GRPO steps rewarded by the grading — and everyt
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import os
@@ -17,16 +16,13 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_eval_cli import OFFLINE
-from tests.support import ROOT
+from tests.support import ROOT, bench_script
 
 SCRIPT = ROOT / "bench" / "gpu_check.py"
 
 
 def gpu_check():
-    spec = importlib.util.spec_from_file_location("gpu_check", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_script("gpu_check")
 
 
 def key(name: str) -> str:
