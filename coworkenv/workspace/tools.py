@@ -138,10 +138,19 @@ def addresses(value: str | list[str] | None) -> list[str]:
     return [check_address(a) for a in items]
 
 
-def text_matches(query: str, *texts: str) -> bool:
-    """Every whitespace-separated term of the query appears in one of the texts (case-insensitive)."""
-    haystack = "\n".join(texts).lower()
-    return all(term in haystack for term in query.lower().split())
+def text_matcher(query: str) -> Callable[..., bool]:
+    """`matches(*texts)`: every whitespace-separated term of the query appears in one of the texts (case-insensitive).
+    The query is split once per search, not once per record searched."""
+    terms = query.lower().split()
+
+    def matches(*texts: str) -> bool:
+        haystack = "\n".join(texts).lower()
+        for term in terms:
+            if term not in haystack:
+                return False
+        return True
+
+    return matches
 
 
 def edit_labels(current: list[str], add: list[str], remove: list[str]) -> list[str]:

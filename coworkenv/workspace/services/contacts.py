@@ -10,7 +10,7 @@ from coworkenv.frozen import EMPTY_LIST
 from coworkenv.workspace.errors import ToolError
 from coworkenv.workspace.records import Record, set_sparse, sparse
 from coworkenv.workspace.service import Service, register_service
-from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Short, text_matches, tool
+from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Short, text_matcher, tool
 
 if TYPE_CHECKING:
     from coworkenv.workspace.runtime import Workspace
@@ -55,9 +55,10 @@ class UpdateArgs(Args):
 @tool("read", SearchArgs)
 def contacts_search(ws: Workspace, a: SearchArgs) -> dict:
     """Search people by name, email, team, title or notes (all words must match)."""
+    matches = text_matcher(a.query)
     hits = [
         SERVICE.detached_record(p) for p in ws.state["contacts"]["people"]
-        if text_matches(a.query, p["name"], p["email"], p["team"], p["title"], p.get("notes", ""))
+        if matches(p["name"], p["email"], p["team"], p["title"], p.get("notes", ""))
     ]  # fmt: skip
     return {"people": hits[:MAX_SEARCH_RESULTS], "total": len(hits)}
 

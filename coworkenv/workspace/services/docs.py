@@ -9,7 +9,7 @@ from pydantic import Field
 from coworkenv.frozen import EMPTY_LIST
 from coworkenv.workspace.records import Record, detached
 from coworkenv.workspace.service import Service, register_service
-from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Short, text_matches, tool
+from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Short, text_matcher, tool
 
 if TYPE_CHECKING:
     from coworkenv.workspace.runtime import Workspace
@@ -58,7 +58,8 @@ class UpdateArgs(Args):
 @tool("read", SearchArgs)
 def docs_search(ws: Workspace, a: SearchArgs) -> dict:
     """Search documents by words in title and body (all words must match)."""
-    hits = [d for d in ws.state["docs"]["docs"] if text_matches(a.query, d["title"], d["body"])]
+    matches = text_matcher(a.query)
+    hits = [d for d in ws.state["docs"]["docs"] if matches(d["title"], d["body"])]
     return {
         "docs": [{"id": d["id"], "title": d["title"], "snippet": d["body"][:SNIPPET_CHARS]} for d in hits[:MAX_SEARCH_RESULTS]],
         "total": len(hits),

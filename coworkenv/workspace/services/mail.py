@@ -20,7 +20,7 @@ from coworkenv.workspace.tools import (
     addresses,
     check_address,
     edit_labels,
-    text_matches,
+    text_matcher,
     tool,
 )
 
@@ -163,12 +163,13 @@ def _message(ws: Workspace, mid: str) -> dict:
 @tool("read", SearchArgs)
 def mail_search(ws: Workspace, a: SearchArgs) -> dict:
     """Search mail by words in sender, recipients, subject and body (all must match), newest first; optionally by folder, label, unread."""
+    matches = text_matcher(a.query)
     hits = [
         m for m in ws.state["mail"]["messages"]
         if (a.folder is None or m["folder"] == a.folder)
         and (a.label is None or a.label.lower() in {x.lower() for x in m.get("labels", [])})
         and (a.unread is None or a.unread != m.get("read", False))
-        and text_matches(a.query, m["from"], " ".join(m["to"]), " ".join(m["cc"]), m["subject"], m["body"])
+        and matches(m["from"], " ".join(m["to"]), " ".join(m["cc"]), m["subject"], m["body"])
     ]  # fmt: skip
     hits.sort(key=lambda m: (m["date"], m["id"]), reverse=True)
     return {"messages": [_summary(m) for m in hits[:MAX_SEARCH_RESULTS]], "total": len(hits)}

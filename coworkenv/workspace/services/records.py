@@ -21,7 +21,7 @@ from coworkenv.timeutil import parse_instant
 from coworkenv.workspace.errors import ToolError
 from coworkenv.workspace.records import FiniteFloat, Record, detached
 from coworkenv.workspace.service import Service, register_service
-from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Short, text_matches, tool
+from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Short, text_matcher, tool
 
 if TYPE_CHECKING:
     from coworkenv.workspace.runtime import Workspace
@@ -273,7 +273,8 @@ def _texts(record: dict[str, Any]) -> list[str]:
 def records_search(ws: Workspace, a: SearchArgs) -> dict:
     """Search a collection's records by words in their text fields (all words must match)."""
     _, records = _collection(ws, a.collection)
-    hits = [r for r in records if text_matches(a.query, *_texts(r))]
+    matches = text_matcher(a.query)
+    hits = [r for r in records if matches(*_texts(r))]
     return {"collection": a.collection, "records": [detached(r) for r in hits[:MAX_SEARCH_RESULTS]], "total": len(hits)}
 
 

@@ -11,7 +11,7 @@ from coworkenv.frozen import EMPTY_LIST
 from coworkenv.workspace.errors import ToolError
 from coworkenv.workspace.records import Instant, Record, set_sparse, sparse
 from coworkenv.workspace.service import Service, register_service
-from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Label, Short, edit_labels, text_matches, tool
+from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Label, Short, edit_labels, text_matcher, tool
 
 if TYPE_CHECKING:
     from coworkenv.workspace.runtime import Workspace
@@ -103,11 +103,12 @@ def _summary(t: dict) -> dict:
 @tool("read", SearchArgs)
 def tickets_search(ws: Workspace, a: SearchArgs) -> dict:
     """Search tickets by words in title, body, customer and category (all words must match), optionally by status and tag."""
+    matches = text_matcher(a.query)
     hits = [
         t for t in ws.state["tickets"]["tickets"]
         if (a.status is None or t["status"] == a.status)
         and (a.tag is None or a.tag.lower() in {x.lower() for x in t.get("tags", [])})
-        and text_matches(a.query, t["title"], t["body"], t.get("customer", ""), t.get("category", ""))
+        and matches(t["title"], t["body"], t.get("customer", ""), t.get("category", ""))
     ]  # fmt: skip
     return {"tickets": [_summary(t) for t in hits[:MAX_SEARCH_RESULTS]], "total": len(hits)}
 
