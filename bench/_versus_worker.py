@@ -159,7 +159,7 @@ def digest(workloads: Workloads, n: int, seed: int, families: list[str]) -> dict
     validate = api["validate_spec"]
     return {
         "generate": generated,
-        "oracle trajectory": [(spec.id, _sha(t.model_dump(mode="json"))) for spec, t in workloads.pairs],
+        "oracle trajectory": [(spec.id, _sha(_dumped(t))) for spec, t in workloads.pairs],
         "battery": [(spec.id, _sha(_dumped(validate(spec)))) for spec in workloads.specs],
         "battery from JSON": [(spec.id, _sha(_dumped(validate(json.loads(spec.to_json()))))) for spec in workloads.specs],
         "replay+grade": [(spec.id, _sha(_dumped(api["grade_trajectory"](spec, t)))) for spec, t in workloads.pairs],

@@ -32,7 +32,7 @@ BENCH = Path(__file__).resolve().parent
 if str(BENCH) not in sys.path:
     sys.path.insert(0, str(BENCH))
 
-from versus_commit import BenchError, git, two_trees  # noqa: E402
+from versus_commit import BenchError, two_trees, working_tree, working_tree_label  # noqa: E402
 
 
 def part_digest(items: list[list[str]]) -> str:
@@ -51,7 +51,7 @@ def differences(old: list[list[str]], new: list[list[str]]) -> list[str]:
 
 
 def run(rev: str, n: int, seed: int, tasks: str | None) -> dict[str, Any]:
-    dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+    new = working_tree()
     with two_trees(rev, None, "coworkenv-identity-") as (old_commit, workers, old_tree):
         task_dir = Path(tasks).resolve() if tasks else old_tree / "examples" / "tasks"
         probes = {label: w.ask(op="probe", tasks=str(task_dir)) for label, w in workers.items()}
@@ -72,7 +72,7 @@ def run(rev: str, n: int, seed: int, tasks: str | None) -> dict[str, Any]:
     return {
         "benchmark": "identity",
         "old": {"rev": rev, "commit": old_commit},
-        "new": {"commit": git("rev-parse", "HEAD"), "uncommitted_changes": dirty},
+        "new": new,
         "n": n, "seed": seed, "task_files": files, "families": families,
         "identical": all(not p["differing"] for p in compared.values()),
         "parts": compared,
@@ -80,7 +80,7 @@ def run(rev: str, n: int, seed: int, tasks: str | None) -> dict[str, Any]:
 
 
 def markdown(r: dict[str, Any]) -> str:
-    new = r["new"]["commit"][:10] + (" plus uncommitted changes" if r["new"]["uncommitted_changes"] else "")
+    new = working_tree_label(r["new"])
     lines = [
         f"Old: {r['old']['rev']} ({r['old']['commit'][:10]}); new: the working tree at {new}. Tasks: {len(r['task_files'])} "
         f"example files; generate: {r['n']} tasks (seed {r['seed']}) over {len(r['families'])} families.",

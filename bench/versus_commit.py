@@ -176,9 +176,17 @@ def two_trees(rev: str, cpu: int | None, prefix: str) -> Iterator[tuple[str, dic
             subprocess.run(["git", "-C", str(REPO), "worktree", "prune"], capture_output=True)
 
 
+def working_tree() -> dict[str, Any]:
+    """The "new" side: this checkout's commit, and whether tracked files differ from it."""
+    return {"commit": git("rev-parse", "HEAD"), "uncommitted_changes": bool(git("status", "--porcelain", "--untracked-files=no"))}
+
+
+def working_tree_label(new: dict[str, Any]) -> str:
+    return new["commit"][:10] + (" plus uncommitted changes" if new["uncommitted_changes"] else "")
+
+
 def run(rev: str, n: int, seed: int, repeats: int, rounds: dict[str, int], tasks: str | None) -> dict[str, Any]:
-    new_commit = git("rev-parse", "HEAD")
-    dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+    new = working_tree()
     cpu = min(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     with two_trees(rev, cpu, "coworkenv-versus-") as (old_commit, workers, old_tree):
         task_dir = Path(tasks).resolve() if tasks else old_tree / "examples" / "tasks"
@@ -186,7 +194,7 @@ def run(rev: str, n: int, seed: int, repeats: int, rounds: dict[str, int], tasks
     return {
         "benchmark": "versus_commit",
         "old": {"rev": rev, "commit": old_commit},
-        "new": {"commit": new_commit, "uncommitted_changes": dirty},
+        "new": new,
         "tasks": tasks or f"examples/tasks at {rev}",
         "n": n, "seed": seed, "repeats": repeats, "rounds": rounds,
         "machine": machine_info(cpu),
@@ -195,7 +203,7 @@ def run(rev: str, n: int, seed: int, repeats: int, rounds: dict[str, int], tasks
 
 def markdown(r: dict[str, Any]) -> str:
     m = r["machine"]
-    new = r["new"]["commit"][:10] + (" plus uncommitted changes" if r["new"]["uncommitted_changes"] else "")
+    new = working_tree_label(r["new"])
     lines = [
         f"Machine: {m['cpu']} ({m['logical_cpus']} logical CPUs, both workers pinned to CPU {m['pinned_cpu']}), "
         f"{m['implementation']} {m['python']}, pydantic {m['pydantic']}, {m['platform']}",
