@@ -181,22 +181,34 @@ class Cluster(Rest):
         except psutil.NoSuchProcess:
             return []
 
+    def freeze(self, name: str) -> set[int]:
+        """SIGSTOP a process and everything it started, group by group; returns the groups, for `thaw` or `kill`.
+        While frozen, nothing in the tree can fork, finish a task or report a task's state."""
+        process = self.processes[name]
+        groups = {process.pid}
+        _signal_group(process.pid, signal.SIGSTOP)
+        for _ in range(2):  # a child forked into a new group between listing and stopping shows on the second pass
+            for child in self.tree(name):
+                with contextlib.suppress(ProcessLookupError):
+                    group = os.getpgid(child.pid)
+                    if group not in groups:
+                        groups.add(group)
+                        _signal_group(group, signal.SIGSTOP)
+        return groups
+
+    def thaw(self, groups: set[int]) -> None:
+        for group in groups:
+            _signal_group(group, signal.SIGCONT)
+
     def kill(self, name: str, sig: signal.Signals = signal.SIGKILL, grace_s: float = 0) -> None:
-        """`sig` to the process's group and to the group of everything it started; SIGKILL what is left after `grace_s`.
-        The group is stopped first so that nothing new is forked between looking and killing."""
+        """`sig` to the process's group and to the group of everything it started; SIGKILL what is left after `grace_s`."""
         process = self.processes[name]
         if process.poll() is not None:
             return
-        _signal_group(process.pid, signal.SIGSTOP)
-        groups = {process.pid}
-        for child in self.tree(name):
-            try:
-                groups.add(os.getpgid(child.pid))
-            except ProcessLookupError:
-                pass
+        groups = self.freeze(name)
         for group in groups:
             _signal_group(group, sig)
-            _signal_group(group, signal.SIGCONT)  # a stopped process acts on SIGTERM only once continued
+        self.thaw(groups)  # a stopped process acts on SIGTERM only once continued
         try:
             process.wait(timeout=grace_s or 0.001)
         except subprocess.TimeoutExpired:

@@ -82,6 +82,11 @@ def tries(cluster: Cluster, dag_id: str, run_id: str, task_id: str, map_index: i
     return sorted(cluster.request("GET", path)["task_instances"], key=lambda t: t["try_number"])
 
 
+def running_shard_on_cpu_worker(cluster: Cluster, run_id: str) -> dict | None:
+    instances = task_instances(cluster, SYNTH, run_id)
+    return next((ti for ti in instances if ti["task_id"] in SHARDS and ti["state"] == "running" and ti["hostname"] == "cpu-worker"), None)
+
+
 def sql(cluster: Cluster, statement: str, release: str = "latest") -> list[dict]:
     """`coworkenv sql` over the cluster's data root, as a user would run it."""
     result = subprocess.run(
@@ -161,8 +166,14 @@ def test_a_worker_killed_mid_shard_loses_nothing_and_publishes_once(cluster: Clu
     victim = None
     deadline = time.monotonic() + 300
     while victim is None and time.monotonic() < deadline:
-        running = [ti for ti in task_instances(cluster, SYNTH, run_id) if ti["task_id"] in SHARDS and ti["state"] == "running"]
-        victim = next((ti for ti in running if ti["hostname"] == "cpu-worker"), None)
+        if running_shard_on_cpu_worker(cluster, run_id):
+            # A shard seen running may end before a kill lands (a run's shards take seconds). The worker's tree is
+            # frozen first and the shard looked up again: what is still running now cannot finish before the kill.
+            groups = cluster.freeze("cpu-worker")
+            time.sleep(1)  # a state report already on its way lands in the metadata DB
+            victim = running_shard_on_cpu_worker(cluster, run_id)
+            if victim is None:
+                cluster.thaw(groups)
         time.sleep(0.3)
     assert victim, f"no shard ran on cpu-worker: {cluster.tail()}"
     cluster.kill("cpu-worker")
