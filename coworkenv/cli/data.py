@@ -44,7 +44,7 @@ def export_command(
     out: Annotated[Path, typer.Option("--out", help="Output directory.")],
     data_root: DataRootOpt = None,
     tables: Annotated[list[str] | None, typer.Option("--table", help="Only these tables (repeatable; default: all).")] = None,
-    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace a non-empty output directory.")] = False,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace a previous export in --out (never anything else).")] = False,
 ) -> None:
     """Export a release for use outside CoworkEnv."""
     from coworkenv.data.export import export_release

@@ -248,7 +248,8 @@ coworkenv export --release <id>|latest --format hf|jsonl --out DIR [--data-root 
 `hf` writes `DIR/<table>/` with `datasets.Dataset.save_to_disk` (`datasets.load_from_disk(DIR + "/sft")`);
 `jsonl` writes `DIR/<table>.jsonl`. Both copy `manifest.json`. The export is written in a hidden `.tmp-<name>-*`
 folder beside `DIR` and renamed into place when complete (with `--overwrite`, the previous `DIR` is replaced only
-then): a failed export leaves `DIR` as it was.
+then): a failed export leaves `DIR` as it was. `--overwrite` replaces a previous export only: a `DIR` that holds
+anything but `manifest.json` and table entries, or that is, holds or lies inside the data root, is refused.
 
 ## SQL limits
 

@@ -28,11 +28,35 @@ FORMATS: tuple[str, ...] = ("hf", "jsonl")
 JSONL_BATCH_ROWS = 10_000
 
 
-def _check_target(out: Path, overwrite: bool) -> None:
+def _check_target(out: Path, overwrite: bool, root: DataRoot) -> None:
     if out.exists() and not out.is_dir():
         raise CoworkEnvError(f"{out}: exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()) and not overwrite:
-        raise CoworkEnvError(f"{out}: not empty (pass --overwrite to replace its contents)")
+    if out.is_dir() and any(out.iterdir()):
+        if not overwrite:
+            raise CoworkEnvError(f"{out}: not empty (pass --overwrite to replace its contents)")
+        _check_replaceable(out, root)
+
+
+def _check_replaceable(out: Path, root: DataRoot) -> None:
+    """`--overwrite` replaces a previous export and nothing else: a mistyped `--out` (the data root, a release,
+    the working directory) must not be deleted for it."""
+    if root.local:
+        data = Path(os.path.abspath(root.path))
+        if out == data or data in out.parents or out in data.parents:
+            raise CoworkEnvError(f"{out}: is, holds or lies inside the data root {data}; refusing to replace it")
+    strays = sorted(p.name for p in out.iterdir() if not _exported(p))
+    if strays or not (out / "manifest.json").is_file():
+        why = f"{strays[0]!r} is not a table of one" if strays else "no manifest.json"
+        raise CoworkEnvError(f"{out}: not a previous export ({why}); refusing to replace it")
+
+
+def _exported(entry: Path) -> bool:
+    """An entry an export writes: the manifest copy, an `hf` table folder or a `jsonl` table file."""
+    if entry.name == "manifest.json":
+        return entry.is_file()
+    if entry.is_dir():
+        return entry.name in TABLES
+    return entry.suffix == ".jsonl" and entry.stem in TABLES
 
 
 def _export_hf(root: DataRoot, manifest: Manifest, table: str, out: Path) -> None:
@@ -71,7 +95,7 @@ def export_release(
     manifest = read_manifest(root, release)
     check_release(root, manifest, names, full=True)  # an export reads every byte anyway: hashing them costs little more
     target = Path(os.path.abspath(out))
-    _check_target(target, overwrite)
+    _check_target(target, overwrite, root)
     write = _export_hf if fmt == "hf" else _export_jsonl
     try:
         with staged(target, folder=True) as staging:

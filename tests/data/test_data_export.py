@@ -57,10 +57,32 @@ def test_export_refuses_to_clobber(data_root, tmp_path):
     (tmp_path / "out" / "keep.txt").write_text("x")
     with pytest.raises(CoworkEnvError, match="not empty"):
         export_release(data_root, "latest", tmp_path / "out", "jsonl")
+    with pytest.raises(CoworkEnvError, match="not a previous export"):  # --overwrite replaces an export, nothing else
+        export_release(data_root, "latest", tmp_path / "out", "jsonl", overwrite=True)
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["keep.txt"]
+    (tmp_path / "out" / "keep.txt").unlink()
+    export_release(data_root, "latest", tmp_path / "out", "hf", tables=["sft"])
     export_release(data_root, "latest", tmp_path / "out", "jsonl", tables=["rl"], overwrite=True)
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["manifest.json", "rl.jsonl"]
     with pytest.raises(CoworkEnvError, match="unknown export format"):
         export_release(data_root, "latest", tmp_path / "x", "csv")
+
+
+@pytest.mark.parametrize("where", ["root", "release", "above"])
+def test_overwrite_never_replaces_the_data_root_or_a_release(data_root, where):
+    from coworkenv.data.reader import read_manifest
+
+    release = Path(data_root) / "releases" / read_manifest(data_root, "latest").release_id
+    out = {"root": Path(data_root), "release": release, "above": Path(data_root).parent}[where]
+    before = sorted(str(p) for p in Path(data_root).rglob("*"))
+    with pytest.raises(CoworkEnvError, match="data root"):
+        export_release(data_root, "latest", out, "jsonl", overwrite=True)
+    assert sorted(str(p) for p in Path(data_root).rglob("*")) == before
+    command = [str(Path(sys.executable).parent / "coworkenv"), "export", "--release", "latest", "--out", ".", "--overwrite"]
+    command += ["--format", "jsonl", "--data-root", str(data_root)]
+    result = subprocess.run(command, cwd=out, capture_output=True, text=True, timeout=120)  # `--out .`, as typed
+    assert result.returncode == 2 and "refusing to replace it" in result.stderr and len(result.stderr.splitlines()) == 1
+    assert sorted(str(p) for p in Path(data_root).rglob("*")) == before
 
 
 def test_load_sft_with_datasets(data_root, tables, tmp_path):
