@@ -18,8 +18,9 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from coworkenv.llm.wire import http_url
 from coworkenv.redact import redact, register_secret
 
 _REFUSAL = re.compile(r"\b(I can(?:no|')t|I am unable|I'm unable|I won't|I'm sorry|cannot help|can't assist)\b", re.IGNORECASE)
@@ -43,6 +44,11 @@ class LLMConfig(BaseModel):
     extra_body: dict[str, Any] = Field(
         {}, description="Further request fields the server understands, e.g. vLLM's top_k or transformers serve's generation_config."
     )
+
+    @field_validator("base_url")
+    @classmethod
+    def _http(cls, url: str) -> str:
+        return http_url(url)  # a mistyped address is bad input, said now: not an error in every request of a run
 
     def key(self) -> str:
         """The key to send; registered for redaction, so no text this process redacts can carry it."""

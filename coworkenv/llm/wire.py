@@ -29,6 +29,14 @@ class Transport(Protocol):
     async def aclose(self) -> None: ...
 
 
+def http_url(url: str) -> str:
+    """`url`, when it is an http(s) URL with a host; ValueError otherwise."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"not an http(s) URL: {url!r}")
+    return url
+
+
 def _proxied(url: str) -> bool:
     parts = urlsplit(url)
     proxies = urllib.request.getproxies()
@@ -44,9 +52,7 @@ class StreamsTransport:
     """POSTs to one origin over a pool of idle keep-alive connections (one per request in flight)."""
 
     def __init__(self, base_url: str):
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"not an http(s) URL: {base_url!r}")
+        parts = urlsplit(http_url(base_url))
         self.host = parts.hostname
         self.tls = parts.scheme == "https"
         self.port = parts.port or (443 if self.tls else 80)

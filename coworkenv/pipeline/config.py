@@ -16,6 +16,7 @@ from coworkenv.caps import CAPS
 from coworkenv.errors import CoworkEnvError, field_label, format_settings_error
 from coworkenv.files import read_text
 from coworkenv.llm import LLMConfig
+from coworkenv.llm.wire import http_url
 from coworkenv.sandbox.choices import RuntimeChoice
 from coworkenv.synth.generate import GENERATION, WHAT_TO_MAKE, GenerateRequest
 
@@ -69,6 +70,11 @@ class EndpointSettings(BaseModel):
         'extra = {"model": ...}); it grades rubric checks in validation, repair and rollouts. Default: the COWORKENV_JUDGE_* '
         "variables, else no judge (rubric checks are not graded); Airflow runs only.", json_schema_extra=_section(LLM_ENDPOINT),
     )  # fmt: skip
+
+    @field_validator("llm_base_url")
+    @classmethod
+    def _http(cls, url: str | None) -> str | None:
+        return url if url is None else http_url(url)
 
     def endpoint_model(self) -> str | None:
         """The model to ask at the endpoint when none is named elsewhere (a connection's extra can name one)."""

@@ -167,12 +167,22 @@ def run_trials_stage(run: RunDir, llm: LLMConfig | None = None, progress: Callab
         runtime=config.runtime, max_turns=config.max_turns, episode_wall_s=config.episode_wall_s, user=user, progress=advance,
         seed=config.seed, batch_size=config.batch_size,
     )  # fmt: skip
+    if records and all(_unanswered(r) for r in records):
+        # Not one reply in the whole run: the agent (an endpoint's address, key or model name) is broken, and its
+        # trials would publish as a model scoring 0. They are dropped, so that a rerun plays them again.
+        run.file(EVAL_DIR, "trials.jsonl").unlink(missing_ok=True)
+        raise CoworkEnvError(f"{config.agent} answered none of the {len(records)} trials ({records[0].error}): nothing recorded or published")
     failed = [r for r in records if not r.ok]
     passed = sum(1 for r in records if r.ok and r.grade.passed)
     example = f" (e.g. {failed[0].task_id}: {failed[0].error})" if failed else ""
     log.info("trials: %d trials of %s (%d per task): %d passed, %d did not, %d failed to run%s", len(records), config.agent, config.trials,
              passed, len(records) - passed - len(failed), len(failed), example)  # fmt: skip
     return {"trials": len(records), "failed": len(failed), "passed": sum(1 for r in records if r.ok and r.grade.passed)}
+
+
+def _unanswered(record: TrialRecord) -> bool:
+    """A trial whose first request got no reply at all (the endpoint refused the connection, say)."""
+    return not record.ok and record.n_turns == 0 and (record.error or "").startswith("reply_error")
 
 
 def build(run: RunDir, out: str | os.PathLike[str] | None = None) -> dict[str, Any]:

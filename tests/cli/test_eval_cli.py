@@ -171,3 +171,24 @@ def test_bad_input_is_one_line_exit_2(tmp_path, suites, args, needles):
     proc = cli("eval", *args, data_root=tmp_path / "data", cwd=suites)
     assert_one_line_error(proc, *needles)
     assert not (tmp_path / "data" / "releases").exists()
+
+
+def test_an_endpoint_that_never_answers_records_and_publishes_nothing(tmp_path, suites):
+    """Every trial without a single reply is a broken agent, not a model that scores 0: nothing to publish, and the
+    same run id plays the trials again once the endpoint is fixed."""
+    from tests.dags.standalone import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there: connection refused
+    proc = cli("eval", "--agent", "openai:m", "--llm-base-url", url, "--suite", "good.jsonl", "--trials", "2", "--run-id", "down",
+               data_root=tmp_path / "data", cwd=suites)  # fmt: skip
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("error: openai:m answered none of the 2 trials (reply_error: ") and len(proc.stderr.splitlines()) == 1
+    assert "nothing recorded or published" in proc.stderr
+    assert not (tmp_path / "data" / "releases").exists()
+    assert not (tmp_path / "data" / "runs" / "down" / "eval" / "trials.jsonl").exists()
+
+
+def test_a_base_url_that_is_no_url_is_refused_before_any_trial(tmp_path, suites):
+    proc = cli("eval", "--agent", "openai:m", "--llm-base-url", "not a url", "--suite", "good.jsonl", data_root=tmp_path / "data", cwd=suites)
+    assert_one_line_error(proc, "not an http(s) URL: 'not a url'")
+    assert not (tmp_path / "data" / "runs").exists()
