@@ -52,9 +52,10 @@ def read_config(run: RunDir) -> NightlyConfig:
 
 
 def start(run: RunDir, config: NightlyConfig) -> None:
-    """Record the config; a run that already started resumes only with the same settings."""
+    """Record the config; a run that has finished a stage resumes only with the same settings. One that has not may
+    start over with others: a setting that fails at once (a suite that does not exist) must not lock the run id."""
     path = nightly_file(run, "config.json")
-    if path.exists() and read_config(run) != config:
+    if path.exists() and read_state(run) and read_config(run) != config:
         raise CoworkEnvError(f"run {run.run_id!r} already started with other settings: resume it with the same ones or use another --run-id")
     write_json(path, config.model_dump(mode="json"))
 

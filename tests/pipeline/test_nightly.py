@@ -109,6 +109,17 @@ def test_a_run_stopped_in_training_resumes_there(finished_loop, tmp_path, monkey
     assert list(loop.read_state(RunDir.open("night-2", copy))) == list(loop.STAGES)
 
 
+def test_a_run_that_failed_before_any_stage_finished_starts_over_with_corrected_settings(tmp_path, tiny_model_dir):
+    root = tmp_path / "data"
+    with pytest.raises(CoworkEnvError, match="no complete release 'nope'"):
+        loop.nightly(settings("nope", tiny_model_dir), "n0", root)
+    run = RunDir.open("n0", root)
+    assert loop.read_config(run).suite == "nope" and loop.read_state(run) == {}
+    with pytest.raises(CoworkEnvError, match="no complete release 'r-typo'"):  # not "already started with other settings"
+        loop.nightly(settings("r-typo", tiny_model_dir), "n0", root)
+    assert loop.read_config(run).suite == "r-typo"
+
+
 def test_a_file_suite_is_refused(tmp_path, tiny_model_dir):
     from tests.support.suites import example_tasks, write_suite
 
