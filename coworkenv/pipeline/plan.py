@@ -23,9 +23,23 @@ DOWNSTREAM = ("generated", "validated", "repaired", "rollouts", "tables", "quali
 
 def start_run(run: RunDir, config: SynthesisConfig) -> None:
     """Record the run's config (every later stage reads it) and clear what an earlier start of this run left."""
+    _check_restartable(run, config)
     for stage in DOWNSTREAM:
         shutil.rmtree(run.file(stage), ignore_errors=True)
     run.write_config(config)
+
+
+def _check_restartable(run: RunDir, config: SynthesisConfig) -> None:
+    """A run that published its release starts again only with its own settings (which publish the same release):
+    with others, its release id is taken, and the restart would clear the run's work only to fail at publish."""
+    from coworkenv.data.layout import release_id_for
+    from coworkenv.data.reader import complete_manifest
+
+    if not run.file("config.json").is_file() or complete_manifest(run.data_root, release_id_for(run.run_id)) is None:
+        return
+    if run.config() != config:
+        raise CoworkEnvError(f"run {run.run_id!r} published release {release_id_for(run.run_id)} with other settings: a run id "
+                             "publishes one release, so give another --run-id")  # fmt: skip
 
 
 def plan_run(run: RunDir, config: SynthesisConfig, plan: Plan | None = None) -> list[dict[str, Any]]:

@@ -99,14 +99,31 @@ def test_new_tables_need_the_gates_again(tmp_path):
     assert publish(run).release_id == manifest.release_id  # and a rerun of a run id is the same release
 
 
+STAGE_DIRS = ("generated", "validated", "repaired", "rollouts", "tables", "quality")
+
+
 def test_a_new_plan_clears_what_an_earlier_start_left(tmp_path):
     run = RunDir.open("r", tmp_path)
-    synthesize(CONFIG, "r", tmp_path)
+    for shard in plan_run(run, CONFIG):  # every stage but publish
+        generate_shard(run, shard)
+    for shard in run.shard_ids():
+        validate_shard(run, shard)
+    for stage in (repair_run, rollout_run, build_tables, gate_tables):
+        stage(run)
     plan_run(run, CONFIG.model_copy(update={"n": 4, "shards": 1}))
-    for stage in ("generated", "validated", "repaired", "rollouts", "tables", "quality"):
+    for stage in STAGE_DIRS:
         assert not run.file(stage).exists(), stage
     with pytest.raises(CoworkEnvError, match="no generated tasks"):
         run.shard_ids()
+
+
+def test_a_published_run_starts_again_only_with_its_own_settings(tmp_path):
+    run = RunDir.open("done", tmp_path)
+    manifest = synthesize(CONFIG, "done", tmp_path)
+    with pytest.raises(CoworkEnvError, match=f"run 'done' published release {manifest.release_id} with other settings"):
+        plan_run(run, CONFIG.model_copy(update={"n": 4}))
+    assert all(run.file(stage).is_dir() for stage in STAGE_DIRS) and run.config() == CONFIG  # refused before anything is cleared
+    assert synthesize(CONFIG, "done", tmp_path) == manifest  # its own settings: the same release again
 
 
 def test_tasks_from_files_are_validated_and_the_broken_one_repaired(tmp_path, caplog):
