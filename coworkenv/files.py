@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -134,9 +135,20 @@ def staged(dest: str | os.PathLike[str], folder: bool = False) -> Iterator[Path]
     try:
         yield tmp
         _rename(tmp, dest, folder)
+    except OSError as exc:
+        _remove(tmp)
+        if str(tmp) in f"{exc.filename} {exc}" or tmp.name in str(exc):  # the temporary's name means nothing to whoever asked for `dest`
+            raise CoworkEnvError(f"{dest}: cannot write: {_os_reason(exc)}") from None
+        raise
     except BaseException:
         _remove(tmp)
         raise
+
+
+def _os_reason(exc: OSError) -> str:
+    """The system's reason, also out of pyarrow's wording (`... Detail: [errno 2] No such file or directory`)."""
+    found = re.search(r"\[errno \d+\] (.+)$", str(exc))
+    return found.group(1) if found else exc.strerror or type(exc).__name__
 
 
 def _rename(tmp: Path, dest: Path, folder: bool) -> None:

@@ -77,3 +77,17 @@ def test_a_bad_destination_is_refused_before_any_work(tmp_path, where, folder, n
     with pytest.raises(CoworkEnvError, match=needle), staged(tmp_path / where, folder=folder):
         ran.append(True)
     assert not ran
+
+
+def test_a_failed_write_names_the_destination_not_the_temporary(tmp_path):
+    """`--out` under /proc, say: the parent exists, the write fails; the error is about the file asked for."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    dest = tmp_path / "out.parquet"
+    with pytest.raises(CoworkEnvError) as raised, staged(dest) as tmp:
+        pq.write_table(pa.table({"a": [1]}), str(tmp / "no" / "such"))  # pyarrow's own OSError, the temporary in its text
+    assert str(raised.value) == f"{dest}: cannot write: No such file or directory"
+    with pytest.raises(CoworkEnvError, match=f"^{dest}: cannot write: No such file or directory$"), staged(dest) as tmp:
+        open(tmp / "below", "w")  # noqa: SIM115  (an OSError whose filename is below the temporary)
+    assert list(tmp_path.iterdir()) == []
