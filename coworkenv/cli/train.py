@@ -3,6 +3,7 @@ from the job's config model (and `--config job.yaml`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -91,9 +92,12 @@ def dpo_command(settings: dict[str, Any], data_root: DataRootOpt = None) -> None
     and a failing continuation of the same prompt, graded by the environment; the checkpoint gets training.json (config,
     evaluation, pairs, metrics) and curves.png."""
     from coworkenv.pipeline.evaluate import eval_pairs
+    from coworkenv.train.checkpoint import check_model_dir, check_out
     from coworkenv.train.dpo import train_dpo
 
     config = DPOJobConfig.model_validate(settings)  # the options were checked against it already
+    check_model_dir(Path(config.model))  # a bad folder is refused before the evaluation is read
+    check_out(Path(config.out))
     pairs = eval_pairs(config.release, data_root, min_score_gap=config.min_score_gap)
     with progress_bar("training", config.max_steps) as step:
         record = train_dpo(config, data_root, pairs=pairs, progress=step)

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from coworkenv.errors import CoworkEnvError
 from coworkenv.files import read_json
 from coworkenv.models.entry import JOBS, Job
-from coworkenv.train.checkpoint import TRAINING_FILE
+from coworkenv.train.checkpoint import TRAINING_FILE, check_model_dir
 from coworkenv.train.tiny import CARD
 
 
@@ -31,8 +31,7 @@ class Lineage(BaseModel):
 def check_checkpoint(path: Path) -> None:
     if not path.is_dir():
         raise CoworkEnvError(f"{path}: no such checkpoint folder")
-    if not (path / "config.json").is_file():
-        raise CoworkEnvError(f"{path}: not a model checkpoint (no config.json)")
+    check_model_dir(path)
 
 
 def _object(path: Path) -> dict[str, Any]:

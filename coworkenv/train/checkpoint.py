@@ -21,9 +21,41 @@ SCRATCH_DIR = "trainer"
 """The trainer's own output folder inside the staged checkpoint: removed before the checkpoint is renamed into place."""
 
 
+WEIGHTS = ("*.safetensors", "pytorch_model*.bin", "*.safetensors.index.json", "pytorch_model*.bin.index.json")
+TOKENIZER = ("tokenizer.json", "tokenizer_config.json")
+
+
 def check_model_dir(path: Path) -> None:
+    """A folder transformers can load a causal LM and its tokenizer from, judged by its files alone (no model load):
+    the training jobs and the model registry refuse anything else before any work, not with a loader's traceback."""
+    from coworkenv.files import read_json
+
     if not (path / "config.json").is_file():
-        raise CoworkEnvError(f"{path}: not a model directory (no config.json); build one with `coworkenv model tiny --out {path}`")
+        raise CoworkEnvError(f"{path}: not a model checkpoint (no config.json)")
+    config = read_json(path / "config.json")
+    if not isinstance(config, dict) or not isinstance(config.get("model_type"), str) or not config["model_type"]:
+        raise CoworkEnvError(f"{path}: not a model checkpoint (config.json is not a JSON object with a model_type)")
+    if not any(next(path.glob(pattern), None) for pattern in WEIGHTS):
+        raise CoworkEnvError(f"{path}: not a model checkpoint (no weights: *.safetensors or pytorch_model*.bin)")
+    if not any((path / name).is_file() for name in TOKENIZER):
+        raise CoworkEnvError(f"{path}: not a model checkpoint (no tokenizer: {' or '.join(TOKENIZER)})")
+
+
+def load_base(path: Path, **options: Any) -> tuple[Any, Any]:
+    """(tokenizer, causal LM) from a folder `check_model_dir` passed (`options`: `from_pretrained`'s). Its files can
+    still be wrong (an unknown model_type, truncated weights): one line then, as `eval --agent hf:` gives, not the
+    loader's traceback."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from coworkenv.agents.hf import quiet_transformers
+
+    try:
+        with quiet_transformers():
+            tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+            return tokenizer, AutoModelForCausalLM.from_pretrained(path, local_files_only=True, **options)
+    except Exception as exc:  # noqa: BLE001 — whatever the loader raises: bad config values, architecture, weights
+        lines = str(exc).strip().splitlines()
+        raise CoworkEnvError(f"{path}: cannot load a causal LM from it: {lines[0] if lines else type(exc).__name__}") from None
 
 
 def check_out(path: Path) -> None:

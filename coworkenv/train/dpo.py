@@ -26,6 +26,7 @@ from coworkenv.train.checkpoint import (
     check_out,
     curves_png,
     finite_losses,
+    load_base,
     logged,
     logging_interval,
     save_checkpoint,
@@ -133,7 +134,7 @@ def train_dpo(config: DPOJobConfig, data_root: Any = None, *, pairs: PairSet | N
     """Train, save the checkpoint with its record and curves; returns the record (`training.json`). `pairs`: already
     built (an evaluation run's, by `pipeline.evaluate.eval_pairs`); default: those of the evaluation release
     `config.release`."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback
+    from transformers import AutoModelForCausalLM, PrinterCallback
     from trl import DPOConfig, DPOTrainer
 
     from coworkenv.agents.hf import quiet_transformers
@@ -149,9 +150,8 @@ def train_dpo(config: DPOJobConfig, data_root: Any = None, *, pairs: PairSet | N
     if not pairs.pairs:
         why = ", ".join(f"{reason} {n}" for reason, n in pairs.skipped.items()) or "no usable trials"
         raise CoworkEnvError(f"evaluation {pairs.source}: no preference pairs from its {pairs.tasks} task(s) ({why})")
+    tokenizer, model = load_base(base)
     with quiet_transformers():
-        tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
-        model = AutoModelForCausalLM.from_pretrained(base, local_files_only=True)
         reference = AutoModelForCausalLM.from_pretrained(base, local_files_only=True)
     tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token
     tokens = pair_tokens(pairs, tokenizer)

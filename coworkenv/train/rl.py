@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from coworkenv.errors import CoworkEnvError
 from coworkenv.spec.task import TaskSpec
-from coworkenv.train.checkpoint import CURVES_FILE, TRAINING_FILE, check_model_dir, check_out, curves_png, metric_curve
+from coworkenv.train.checkpoint import CURVES_FILE, TRAINING_FILE, check_model_dir, check_out, curves_png, load_base, metric_curve
 from coworkenv.train.rewards import REWARDS
 
 AGGREGATION = {"grpo": "sum_then_normalize", "gdpo": "normalize_then_sum"}
@@ -118,7 +118,7 @@ def reward_curves(history: list[dict[str, Any]]) -> dict[str, list[tuple[int, fl
 
 def train_rl(config: RLJobConfig, data_root: Any = None, *, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Train, save the checkpoint with its record and curves; returns the record (`training.json`)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback, TrainerCallback
+    from transformers import PrinterCallback, TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
     from coworkenv.agents.hf import quiet_transformers
@@ -136,9 +136,7 @@ def train_rl(config: RLJobConfig, data_root: Any = None, *, progress: Callable[[
             if progress is not None:
                 progress(1)
 
-    with quiet_transformers():
-        tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
-        model = AutoModelForCausalLM.from_pretrained(base, local_files_only=True, dtype="float32")
+    tokenizer, model = load_base(base, dtype="float32")
     rows = dataset.num_rows
     context = min(getattr(model.config, "max_position_embeddings", None) or 10**9, tokenizer.model_max_length or 10**9)
     dataset = _fitting(dataset, specs, tokenizer, context, config.max_completion_length)

@@ -25,6 +25,7 @@ from coworkenv.train.checkpoint import (
     check_out,
     curves_png,
     finite_losses,
+    load_base,
     logging_interval,
     read_training,
     save_checkpoint,
@@ -97,7 +98,7 @@ def train_sft(config: SFTJobConfig, data_root: Any = None, *, progress: Callable
     """Train, save the checkpoint with its record and curves; returns the record (`training.json`). Runs as it is under
     `accelerate launch` (a hardware profile): the processes train together and only the main one writes."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback
+    from transformers import PrinterCallback
     from trl import SFTConfig, SFTTrainer
 
     from coworkenv.agents.hf import quiet_transformers
@@ -107,9 +108,7 @@ def train_sft(config: SFTJobConfig, data_root: Any = None, *, progress: Callable
     check_model_dir(base)
     check_out(out)
     dataset, release_id = sft_dataset(data_root, config.release, config.extra_sft)
-    with quiet_transformers():
-        tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
-        model = AutoModelForCausalLM.from_pretrained(base, local_files_only=True)
+    tokenizer, model = load_base(base)
     # Without a GPU, the CPU explicitly: launched processes then join over gloo instead of each training alone.
     use_cpu = config.use_cpu if config.use_cpu is not None else not torch.cuda.is_available()
     with warnings.catch_warnings():

@@ -51,3 +51,13 @@ def test_the_registry_from_the_command_line(root, evals, tiny_model_dir, tmp_pat
     assert_one_line_error(models("eval", "cw", "no-such-eval"), "not a published evaluation")
     assert_one_line_error(models("register", tmp_path / "missing", "--name", "cw"), "no such checkpoint folder")
     assert_one_line_error(models("decisions", "cw:v1"), "model name")
+
+
+def test_register_refuses_a_folder_that_is_not_a_checkpoint(tiny_model_dir, tmp_path):
+    data = tmp_path / "data"
+    for name, text, needle in (("bad", "{bad", "config.json: not valid JSON"), ("empty", "{}", "model_type")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.json").write_text(text, encoding="utf-8")
+        assert_one_line_error(cli("models", "register", tmp_path / name, "--name", "m", data_root=data), needle)
+    assert "no models registered under" in ok(cli("models", data_root=data))
+    assert ok(cli("models", "register", tiny_model_dir, "--name", "m", data_root=data)).startswith("registered m:v1 (tiny) at ")

@@ -114,6 +114,32 @@ def test_bad_registrations_are_refused_before_anything_is_written(root, tiny_mod
     assert "holds the registry itself" in refused(holder, data_root=holder / "data")
 
 
+def test_a_folder_that_is_not_a_loadable_checkpoint_is_refused(root, tiny_model_dir, tmp_path):
+    def refused(checkpoint) -> str:
+        with pytest.raises(CoworkEnvError) as caught:
+            register_model(checkpoint, "m", data_root=root)
+        assert "\n" not in str(caught.value)
+        return str(caught.value)
+
+    def bare(name: str, config: str):  # the audit's folders: a config.json and nothing else
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.json").write_text(config, encoding="utf-8")
+        return tmp_path / name
+
+    def without(name: str, *files: str):
+        checkpoint = shutil.copytree(tiny_model_dir, tmp_path / name)
+        for file in files:
+            (checkpoint / file).unlink()
+        return checkpoint
+
+    assert "config.json: not valid JSON" in refused(bare("broken", "{bad"))
+    assert "not a JSON object with a model_type" in refused(bare("empty", "{}"))
+    assert "no weights" in refused(without("no-weights", "model.safetensors"))
+    assert "no tokenizer" in refused(without("no-tokenizer", "tokenizer.json", "tokenizer_config.json"))
+    assert not (root / "models").exists()
+    assert register_model(tiny_model_dir, "m", data_root=root).ref == "m:v1"  # the refusals took no version
+
+
 def test_concurrent_registrations_get_distinct_versions(root, tiny_model_dir):
     errors: list[BaseException] = []
 

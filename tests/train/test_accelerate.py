@@ -146,7 +146,7 @@ def test_the_profile_option_relaunches_under_accelerate(home, plain):
     printed = ok(cli("train", "sft", "--profile", "cpu", "--model", home / "model", "--out", home / "option", *STEPS, data_root=home / "data"))
     assert printed.count("trained 3 step(s)") == 1 and weights(home / "option") == weights(plain)
     proc = cli("train", "sft", "--profile", "cpu", "--model", home / "no-model", "--out", home / "o2", *STEPS, data_root=home / "data")
-    assert_one_line_error(proc, "not a model directory")  # checked before anything is launched
+    assert_one_line_error(proc, "not a model checkpoint")  # checked before anything is launched
     assert_one_line_error(cli("train", "sft", "--profile", "gpu", "--model", home / "model", "--out", home / "o3", data_root=home / "data"),
                           "unknown hardware profile 'gpu'")  # fmt: skip
 

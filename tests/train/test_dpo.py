@@ -122,7 +122,7 @@ def test_same_settings_same_checkpoint_on_the_cpu(pairs, tiny_model_dir, tmp_pat
 def test_bad_input_is_refused_before_training(pairs, tiny_model_dir, tmp_path):
     from tests.support.suites import publish_task_release
 
-    with pytest.raises(CoworkEnvError, match="not a model directory"):
+    with pytest.raises(CoworkEnvError, match="not a model checkpoint"):
         train_dpo(settings(tmp_path / "no-model", tmp_path / "o1"), pairs=pairs)
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x").write_text("x")

@@ -90,7 +90,7 @@ def test_bad_input_is_one_line(data_root, tiny_model_dir, tmp_path):
     def train(*args):
         return cli("train", "rl", "--model", tiny_model_dir, "--out", tmp_path / "o", *args, data_root=data_root)
 
-    assert_one_line_error(cli("train", "rl", "--model", tmp_path, "--out", tmp_path / "o", data_root=data_root), "not a model directory")
+    assert_one_line_error(cli("train", "rl", "--model", tmp_path, "--out", tmp_path / "o", data_root=data_root), "not a model checkpoint")
     assert_one_line_error(train("--method", "ppo"), "--method")
     assert_one_line_error(train("--batch-size", "6", "--num-generations", "4"), "multiple of num_generations")
     assert_one_line_error(train("--num-generations", "1"), "--num-generations")

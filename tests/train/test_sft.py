@@ -61,7 +61,7 @@ def test_same_settings_same_checkpoint(home, tiny_model_dir):
 
 
 def test_bad_input_is_one_line(home, tiny_model_dir, tmp_path):
-    assert_one_line_error(train(home, tmp_path / "no-model", tmp_path / "o1"), "not a model directory")
+    assert_one_line_error(train(home, tmp_path / "no-model", tmp_path / "o1"), "not a model checkpoint")
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x").write_text("x")
     assert_one_line_error(train(home, tiny_model_dir, tmp_path / "full"), "not an empty folder")
