@@ -131,7 +131,10 @@ def staged(dest: str | os.PathLike[str], folder: bool = False) -> Iterator[Path]
     dest = Path(dest)
     tmp = _prepare(dest, folder)
     if folder:
-        tmp.mkdir()
+        try:
+            tmp.mkdir()
+        except OSError as exc:
+            raise CoworkEnvError(f"{dest}: cannot write: {_os_reason(exc)}") from None
     try:
         yield tmp
         _rename(tmp, dest, folder)

@@ -132,8 +132,9 @@ def _hash_documents(documents: list[str]) -> str:
 def build_tiny_model(out: Path, *, seed: int = 0, config: TinyConfig | None = None, force: bool = False, examples: Path | None = EXAMPLES) -> Path:
     """Build the tiny model into `out` (written whole or not at all) and return `out`.
 
-    Refuses a non-empty `out` unless `force`. The same seed, config and corpus give byte-identical files: the
-    tokenizer does not depend on the seed (so every tiny model shares one vocabulary), the weights do.
+    Refuses a non-empty `out` unless `force`, and even then a folder that holds no model. The same seed, config and
+    corpus give byte-identical files: the tokenizer does not depend on the seed (so every tiny model shares one
+    vocabulary), the weights do.
     """
     import tokenizers
     import torch
@@ -143,8 +144,11 @@ def build_tiny_model(out: Path, *, seed: int = 0, config: TinyConfig | None = No
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise CoworkEnvError(f"{out}: exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()) and not force:
-        raise CoworkEnvError(f"{out}: not empty (use --force to replace it)")
+    if out.is_dir() and any(out.iterdir()):
+        if not force:
+            raise CoworkEnvError(f"{out}: not empty (use --force to replace it)")
+        if not (out / "config.json").is_file():  # --force replaces a model; a mistyped --out (the data root) is kept
+            raise CoworkEnvError(f"{out}: not a model folder (no config.json); refusing to replace it")
     if seed < 0:
         raise CoworkEnvError(f"seed must be >= 0, got {seed}")
     documents = corpus_documents(examples)

@@ -131,6 +131,8 @@ def test_a_non_empty_directory_is_refused(tmp_path: Path) -> None:
     (tmp_path / "keep.txt").write_text("mine")
     with pytest.raises(CoworkEnvError, match="not empty"):
         build_tiny_model(tmp_path)
+    with pytest.raises(CoworkEnvError, match="not a model folder"):  # --force replaces a model, not a data root, say
+        build_tiny_model(tmp_path, force=True)
     assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
 
 
