@@ -54,6 +54,9 @@ def _gate(spec: TaskSpec) -> tuple[str, list[str]]:
 
 def convert(task: SourceTask, root: Path, keep_without_oracle: bool = False) -> tuple[TaskSpec | None, TaskReport]:
     data = task.data
+    folder = task.folder.relative_to(root).as_posix() or "."
+    if task.problem:  # task.yaml may be unread: the folder names the task
+        return None, TaskReport(folder=folder, task_id=str(data.get("task_id") or task.folder.name), imported=False, why_not=task.problem)
     ws, notes = build_workspace(task.fixtures)
     notes += [f"fixture {name}: not JSON or text, not imported" for name in task.skipped]
     collections = list(ws.get("records", {}).get("collections", {}))
@@ -72,8 +75,7 @@ def convert(task: SourceTask, root: Path, keep_without_oracle: bool = False) -> 
         notes.append("expected_actions are not imported: the state checks come from the scoring components")
     notes += [f"prompt attachments {data['prompt']['attachments']} are not imported" for _ in [0] if data["prompt"].get("attachments")]
     criteria = [CriterionReport(**vars(c)) for c in mapped_criteria.criteria]
-    base = {"folder": task.folder.relative_to(root).as_posix() or ".", "task_id": str(data["task_id"]), "criteria": criteria,
-            "counts": count(criteria), "notes": notes}  # fmt: skip
+    base = {"folder": folder, "task_id": str(data["task_id"]), "criteria": criteria, "counts": count(criteria), "notes": notes}
     checks = mapped_criteria.checks
     if not checks or not tools:
         return None, TaskReport(**base, imported=False, why_not="no criterion maps to a check" if not checks else "no tool maps")

@@ -1,15 +1,19 @@
 """Reading one Claw-Eval task folder as data: `task.yaml` (YAML's safe loader), the JSON fixtures under `fixtures/`,
-and the literal constants of `grader.py` (parsed with `ast`, never run)."""
+and the literal constants of `grader.py` (parsed with `ast`, never run). A task whose task.yaml has a wrongly-typed
+field, or with a file that leads out of its folder, is read no further: it is reported as not mapped."""
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, TypeAdapter, ValidationError
+from typing_extensions import TypedDict
 
 from coworkenv.caps import CAPS
-from coworkenv.errors import CoworkEnvError
+from coworkenv.errors import CoworkEnvError, format_validation_error
 from coworkenv.files import parse_json, read_text
 
 TASK_FILE = "task.yaml"
@@ -28,6 +32,59 @@ class SourceTask:
     """Fixture files that are neither (binary, databases, scripts): reported, never read."""
     constants: dict[str, Any] = field(default_factory=dict)
     """`NAME` → value of every upper-case literal assignment in grader.py (module or class level)."""
+    problem: str = ""
+    """Why the task cannot be mapped at all; then `data` may be partial or empty, and nothing else is read."""
+
+
+class Unmappable(Exception):
+    """A task the import reports as not mapped, and goes on; the message says why."""
+
+
+def _single(value: Any) -> Any:
+    if isinstance(value, list | dict):
+        raise ValueError("should be a single value, not a list or a mapping")
+    return value
+
+
+def _text_or_texts(value: Any) -> Any:
+    if value is not None and not isinstance(value, str | list):
+        raise ValueError("should be a text or a list of texts")
+    return value
+
+
+class _Match(TypedDict, total=False):
+    id: Annotated[Any, AfterValidator(_single)]  # looked up among the record ids
+
+
+class _Check(TypedDict, total=False):
+    check: _Check  # a group member may wrap its check; a null one would be read as the member itself
+    checks: list[_Check] | None
+    match: _Match | None
+    fields: dict[Any, Any] | None
+    body_contains: Annotated[Any, AfterValidator(_text_or_texts)]
+    count: int | None
+    min_calls: int | None
+    min_length: int | None
+    k: int | None
+
+
+class _Component(TypedDict, total=False):
+    weight: float | None
+    requires: list[Any] | None
+    check: _Check | None
+
+
+class _TaskYaml(TypedDict, total=False):
+    tools: list[Any] | None
+    user_agent: dict[Any, Any] | None
+    scoring_components: list[_Component] | None
+    safety_checks: list[dict[Any, Any]] | None
+
+
+_SHAPE = TypeAdapter(_TaskYaml)
+"""The types of the task.yaml fields that the mapping and the oracle rely on (None: absent), checked once, where the
+YAML is read; the other fields they read through `str()`, check themselves, or leave to TaskSpec validation. Checked,
+never converted: the mapping reads the YAML as written."""
 
 
 def task_folders(root: Path) -> list[Path]:
@@ -66,14 +123,31 @@ def _yaml(path: Path) -> dict[str, Any]:
     return data
 
 
+def _check_shape(data: dict[str, Any]) -> None:
+    try:
+        _SHAPE.validate_python(data)
+    except ValidationError as exc:
+        raise Unmappable(format_validation_error(exc, TASK_FILE)) from None
+
+
+def _own(folder: Path, name: str) -> Path:
+    """`folder/name`, refused where a link leads it out of the folder: a task folder is untrusted, and a link could
+    otherwise put any file this process can read into the TaskSpec."""
+    path = folder / name
+    if path.exists() and not path.resolve().is_relative_to(folder.resolve()):
+        raise Unmappable(f"{name} points outside the task folder")
+    return path
+
+
 def _fixtures(folder: Path) -> tuple[dict[str, Any], list[str]]:
-    base = folder / "fixtures"
+    base = _own(folder, "fixtures")  # before walking it: a link to / would walk the whole disk
     found: dict[str, Any] = {}
     skipped: list[str] = []
     if not base.is_dir():
         return found, skipped
     for path in sorted(p for p in base.rglob("*") if p.is_file()):
         name = path.relative_to(base).as_posix()
+        _own(folder, f"fixtures/{name}")
         if path.suffix == ".json":
             found[name] = parse_json(read_text(path), str(path))
         elif path.suffix in (".txt", ".md", ".csv"):
@@ -111,8 +185,15 @@ def grader_constants(text: str) -> dict[str, Any]:
 
 
 def read_task(folder: Path) -> SourceTask:
-    data = _yaml(folder / TASK_FILE)
-    fixtures, skipped = _fixtures(folder)
-    grader = folder / "grader.py"
-    constants = grader_constants(read_text(grader)) if grader.is_file() else {}
+    """The task; a task.yaml that does not parse, or is not a Claw-Eval task, or a fixture that is not JSON, is a
+    CoworkEnvError."""
+    data: dict[str, Any] = {}
+    try:
+        data = _yaml(_own(folder, TASK_FILE))
+        _check_shape(data)
+        fixtures, skipped = _fixtures(folder)
+        grader = _own(folder, "grader.py")
+        constants = grader_constants(read_text(grader)) if grader.is_file() else {}
+    except Unmappable as exc:
+        return SourceTask(folder=folder, data=data, problem=str(exc))
     return SourceTask(folder=folder, data=data, fixtures=fixtures, skipped=skipped, constants=constants)
