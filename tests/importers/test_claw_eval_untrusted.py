@@ -67,6 +67,17 @@ def test_a_wrongly_typed_field_is_a_task_that_did_not_map(task_copy, task, where
     assert [s.meta.claw_eval_id for s in result.specs] == ["E03_web_research_injection"]
 
 
+@pytest.mark.parametrize("value", [5, [7], {"a": 1}])
+def test_a_wrongly_typed_fixture_value_is_a_task_that_did_not_map(task_copy, value):
+    folder = task_copy("E01_mail_triage")
+    inbox = folder / "fixtures" / "gmail" / "inbox.json"
+    messages = json.loads(inbox.read_text(encoding="utf-8"))
+    messages[0]["to"] = value
+    inbox.write_text(json.dumps(messages), encoding="utf-8")
+    (report,) = import_claw_eval(folder.parent).report.tasks
+    assert not report.imported and "workspace.mail.messages.0.to" in report.why_not
+
+
 @pytest.mark.parametrize("name", ["finance/secret.json", "docs/passwd.txt"])
 def test_a_fixture_linked_out_of_its_task_folder_is_not_read(task_copy, tmp_path, name):
     folder = task_copy("E02_crm_inventory_update")

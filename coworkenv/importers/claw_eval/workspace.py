@@ -143,7 +143,8 @@ def build_workspace(fixtures: dict[str, Any]) -> tuple[dict[str, Any], list[str]
         ws["web"] = {"pages": pages}
     if collections:
         ws["records"] = {"collections": collections}
-    inbox = [a for m in ws.get("mail", {}).get("messages", []) for a in m.get("to", [])]
+    # A mistyped `to` is left for the TaskSpec's validation to report; here it just names no one.
+    inbox = [a for m in ws.get("mail", {}).get("messages", []) if isinstance(m.get("to"), list) for a in m["to"] if isinstance(a, str)]
     if inbox:
         ws["me"] = {"name": "Me", "email": Counter(inbox).most_common(1)[0][0]}
     return ws, notes
