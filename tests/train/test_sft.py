@@ -69,3 +69,8 @@ def test_bad_input_is_one_line(home, tiny_model_dir, tmp_path):
     assert_one_line_error(proc, "--max-steps")
     proc = cli("train", "sft", "--model", tiny_model_dir, "--out", tmp_path / "o3", "--release", "r-nope", data_root=home / "data")
     assert_one_line_error(proc, "r-nope")
+    assert_one_line_error(cli("train", "sft", "--out", tmp_path / "o4", data_root=home / "data"), "--model is required")
+    (tmp_path / "job.yaml").write_text(f"out: {tmp_path / 'o5'}\n", encoding="utf-8")
+    proc = cli("train", "sft", "--config", tmp_path / "job.yaml", data_root=home / "data")
+    assert_one_line_error(proc, f"--model is required (an option, or a field of {tmp_path / 'job.yaml'})")
+    assert "--model" in (usage := ok(cli("train", "sft", "--help", data_root=home / "data"))) and "PydanticUndefined" not in usage
