@@ -61,7 +61,11 @@ def suite_tasks(run: RunDir) -> list[TaskSpec]:
 
 
 def suite_info(run: RunDir) -> dict[str, Any]:
-    info = read_json(run.file(EVAL_DIR, "suite.json"))
+    path = run.file(EVAL_DIR, "suite.json")
+    if not path.exists():
+        read_config(run)  # a run id that names no evaluation is told so
+        raise CoworkEnvError(f"run {run.run_id!r} has no suite: prepare it first")
+    info = read_json(path)
     if not isinstance(info, dict):
         raise CoworkEnvError(f"run {run.run_id!r}: {EVAL_DIR}/suite.json is not a JSON object: prepare it again")
     return info

@@ -164,6 +164,7 @@ def suites(tmp_path_factory) -> Path:
         (("--max-contaminated-share", "2", "--suite", "good.jsonl"), ("--max-contaminated-share",)),
         (("compare", "nope", "nope-2"), ("'nope' is neither an evaluation release nor an evaluation run",)),
         (("bench", "--n", "2"), ("--n", "greater than or equal to 3")),
+        (("sft", "--run-id", "nope", "--out", "own.parquet"), ("run 'nope' is not an evaluation run",)),
     ],
     ids=lambda v: "-".join(v) if isinstance(v, tuple) and all(isinstance(x, str) for x in v) else None,
 )
