@@ -47,8 +47,14 @@ def _call(value: Any, number: int) -> dict[str, Any]:
             raise ValueError(f"the arguments of {name!r} are not JSON") from None
     if not isinstance(arguments, dict):
         raise ValueError(f"the arguments of {name!r} must be a JSON object, got {type(arguments).__name__}")
-    return {"id": f"call_{number}", "type": "function",
-            "function": {"name": name.strip(), "arguments": json.dumps(arguments, ensure_ascii=False)}}  # fmt: skip
+    text = json.dumps(arguments, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (from a `\ud800` escape) cannot be written as UTF-8, so no trajectory or rollout table
+        # could hold the message; kept as its escape, the call reaches the workspace, which refuses it (400).
+        text = json.dumps(arguments)
+    return {"id": f"call_{number}", "type": "function", "function": {"name": name.strip(), "arguments": text}}
 
 
 def _calls(value: Any, start: int) -> list[dict[str, Any]]:

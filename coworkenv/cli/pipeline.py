@@ -29,10 +29,12 @@ def new_run_id() -> str:
     return "cli__" + datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%SZ")
 
 
-def _open(run_id: str, data_root: str | None) -> Any:
+def _open(run_id: str, data_root: str | None, *, new: bool = False) -> Any:
+    """The run; only a command that starts one (`new`) may name a run that does not exist yet."""
     from coworkenv.pipeline.rundir import RunDir
 
-    return RunDir.open(run_id, data_root)
+    run = RunDir.open(run_id, data_root)
+    return run if new else run.require()
 
 
 @contextmanager
@@ -106,7 +108,7 @@ def generate(
     from coworkenv.synth.planner import Plan
 
     config = synthesis_config(settings)
-    run = _open(run_id or new_run_id(), data_root)
+    run = _open(run_id or new_run_id(), data_root, new=True)
     if tasks:
         shards = import_tasks(run, tasks, config.shards, start=config)
     else:

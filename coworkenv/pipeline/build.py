@@ -149,6 +149,8 @@ def staged_path(run: RunDir, name: str) -> Path:
 
 def staged_table_files(run: RunDir) -> dict[str, Path]:
     """The staged tables' files, each checked to hold its table's schema (not read: the stages after build stream them)."""
+    if not run.file("tables").is_dir():  # build stages the folder whole: without it, the run was never built
+        raise CoworkEnvError(f"run {run.run_id!r} has no staged tables under {run.path}: build it first")
     files = {}
     for name, schema in TABLES.items():
         path = staged_path(run, name)

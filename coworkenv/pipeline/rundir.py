@@ -76,6 +76,13 @@ class RunDir:
     def file(self, *parts: str) -> Path:
         return self.path.joinpath(*parts)
 
+    def require(self) -> RunDir:
+        """This run, or an error when it was never started: the stages after generate would otherwise make its folder
+        on their way to failing, leaving an empty run behind."""
+        if not self.path.is_dir():
+            raise CoworkEnvError(f"run {self.run_id!r} does not exist under {self.data_root.url}: generate it first")
+        return self
+
     # --- the config ---
 
     def write_config(self, config: SynthesisConfig) -> None:

@@ -191,4 +191,17 @@ def _parse_arguments(arguments: str | dict[str, Any] | None, max_chars: int) -> 
     # where it could find something (almost no real call has more than a handful).
     if arguments.count("{") + arguments.count("[") > MAX_ARGUMENT_DEPTH and _depth(value) > MAX_ARGUMENT_DEPTH:
         return ToolError(400, f"arguments are nested deeper than {MAX_ARGUMENT_DEPTH} levels")
+    # A lone surrogate (`"\ud800"`, legal as a JSON escape) cannot be written as UTF-8: kept in the audit log, it
+    # would crash hashing the evidence and writing any output. It comes from a `\u` escape or the text itself, so
+    # plain ASCII text without escapes (almost every call) needs no look.
+    if (not arguments.isascii() or "\\u" in arguments) and _holds_lone_surrogate(value):
+        return ToolError(400, "arguments hold a lone surrogate (not valid Unicode)")
     return value
+
+
+def _holds_lone_surrogate(value: dict[str, Any]) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False

@@ -337,6 +337,8 @@ def bad(tmp_path_factory) -> dict[str, tuple[subprocess.CompletedProcess[str], t
     cases["option:repair-rounds"] = (("generate", "--repair-rounds", "99", "--data-root", d / "root"), ("--repair-rounds",), None)
     cases["out:under-a-file"] = (("plan", "--n", "3", "--out", garbage / "plan.json"), ("garbage.json", "a parent of it is a file"), None)
     cases["out:a-folder"] = (("run", "--task", TASK, "--out", d), (d.name, "is a directory"), None)
+    # Regression (fixed): a seed past 64 bits reached torch.manual_seed and ended in an OverflowError traceback.
+    cases["option:seed-too-large"] = (("model", "tiny", "--out", d / "tiny", "--seed", str(2**64)), ("--seed", "less than or equal"), d / "tiny")
     procs = cli_many([args for args, _, _ in cases.values()])
     return {name: (proc, needles, out) for (name, (_, needles, out)), proc in zip(cases.items(), procs, strict=True)}
 
@@ -345,7 +347,8 @@ BAD_CASES = (
     [f"spec:{n}" for n in BAD_SPECS] + [f"trajectory:{n}" for n in BAD_TRAJECTORIES]
     + ["missing:task", "missing:trajectory", "non-json:task", "non-json:trajectory", "run:invalid-spec", "run:unknown-agent"]
     + ["deep:task", "deep:trajectory", "surrogate:task", "option:value-out-of-range", "option:unknown", "option:required-missing",
-       "option:setting-out-of-range", "option:workers", "option:repair-rounds", "out:under-a-file", "out:a-folder"]
+       "option:setting-out-of-range", "option:workers", "option:repair-rounds", "out:under-a-file", "out:a-folder",
+       "option:seed-too-large"]
 )  # fmt: skip
 
 
@@ -362,6 +365,18 @@ def test_grade_names_the_trajectory_once(bad, case):
     proc, needles, _ = bad[case]
     name = needles[-1]
     assert proc.stderr.count(name) == 1, proc.stderr
+
+
+def test_grade_takes_a_lone_surrogate_in_arguments_as_a_bad_call(tmp_path):
+    # Regression (fixed): `\ud800` escaped inside the arguments string passes the trajectory's own checks (it is six
+    # ASCII characters there) and became a lone surrogate only when the call's arguments were parsed: a traceback.
+    path = tmp_path / "surrogate-arguments.json"
+    call = {"id": "c1", "type": "function", "function": {"name": "mail_search", "arguments": '{"query": "inv\\ud800"}'}}
+    path.write_text(json.dumps(_trajectory(messages=[{"role": "assistant", "tool_calls": [call]},
+                                                     {"role": "assistant", "content": "Done."}])), encoding="utf-8")  # fmt: skip
+    grade = grade_json(TASK, path)
+    assert_grade_shape(grade)
+    assert grade["passed"] is False
 
 
 # --- check: the grading-consistency gate on task files ----------------------------------------------

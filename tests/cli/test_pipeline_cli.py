@@ -145,6 +145,19 @@ def test_bad_input_is_one_line_exit_2(tmp_path, args, needles):
     assert_one_line_error(cli(*args, "--data-root", tmp_path) if args[0] != "gate" else cli(*args), *needles)
 
 
+@pytest.mark.parametrize("stage", ["validate", "repair", "rollout", "build", "gate", "publish"])
+def test_a_stage_of_an_unknown_run_leaves_no_run_behind(tmp_path, stage):
+    # Regression (fixed): `build` made the run's folder before finding it empty, and `gate` told of a missing Parquet
+    # file in pyarrow's words.
+    assert_one_line_error(cli(stage, "--run-id", "never-started", "--data-root", tmp_path), "never-started", "does not exist", "generate")
+    assert not (tmp_path / "runs").exists()
+
+
+def test_gate_on_a_run_that_was_not_built_says_build_it(tmp_path):
+    assert cli("generate", "--n", "2", "--run-id", "r", "--data-root", tmp_path).returncode == 0
+    assert_one_line_error(cli("gate", "--run-id", "r", "--data-root", tmp_path), "'r' has no staged tables", "build it first")
+
+
 @pytest.mark.parametrize(
     ("text", "needle"),
     [("- just\n- a list\n", "expected a mapping"), ("n: [unclosed\n", "not valid YAML"), ("nn: 20\n", "nn")],

@@ -152,3 +152,20 @@ def test_evidence_alone_is_finishs_evidence_and_a_runs_trajectory_is_run_episode
     assert run.trajectory == run_episode(spec, make_policy("oracle", spec))[0] and run.trajectory is run.trajectory
     if max_turns is None:
         assert trajectory == run.trajectory and run.grade.score == 1.0
+
+
+@pytest.mark.parametrize("arguments", ['{"query": "inv\\ud800"}', {"query": "inv\ud800"}])
+def test_a_lone_surrogate_from_an_endpoint_is_a_400_call_and_the_trajectory_stays_writable(arguments):
+    # Regression (fixed): an endpoint's `\ud800` escape became a real lone surrogate, in the parsed call's arguments
+    # (written back without escapes) and in the audit log, so neither the trajectory nor the evidence could be written.
+    from coworkenv.agents.parsing import native_calls
+
+    spec = load_task(MAIL)
+    session = EpisodeSession(spec)
+    calls = native_calls([{"id": "x", "type": "function", "function": {"name": "mail_search", "arguments": arguments}}])
+    session.apply({"role": "assistant", "content": None, "tool_calls": calls})
+    assert session.trace()[0]["calls"][0]["code"] == 400
+    session.apply({"role": "assistant", "content": "Done."})
+    trajectory, evidence = session.finish()
+    json.dumps([trajectory.to_dict(), session.trace()], ensure_ascii=False).encode("utf-8")
+    assert replay(spec, trajectory).evidence_hash == evidence.evidence_hash

@@ -302,6 +302,26 @@ def test_deeply_nested_arguments_do_not_crash_grading():
         assert 0.0 <= g.score <= 1.0
 
 
+def test_a_lone_surrogate_in_arguments_is_400_and_grading_goes_on():
+    # Regression (fixed): `"\\ud800"` is a legal JSON escape but not text; parsed into the arguments, it reached the
+    # audit log and hashing the evidence raised UnicodeEncodeError, so `coworkenv grade` ended in a traceback.
+    spec = make_spec()
+    for arguments in ['{"query": "inv\\ud800"}', '{"query": "inv\ud800"}', {"query": "inv\ud800"}, {"q\udfff": "x"},
+                      '{"query": "a", "extra": ["\\udc00"]}']:  # fmt: skip
+        ep = Episode(spec)
+        before = state_json(ep)
+        result = ep.step("mail_search", arguments)
+        assert result["error"] == {"code": 400, "message": "arguments hold a lone surrogate (not valid Unicode)"}, arguments
+        assert ep.workspace.audit[-1].args is None and state_json(ep) == before
+        traj = Trajectory.model_validate(trajectory(spec.id, assistant_call("mail_search", arguments), assistant_text("done")))
+        assert 0.0 <= grade_trajectory(spec, traj).score <= 1.0
+    # A pair of surrogate escapes is one character, as is any other text outside ASCII.
+    for query in ("\\ud83d\\ude00", "\u20ac"):
+        ep = Episode(spec)
+        assert "error" not in ep.step("mail_search", '{"query": "' + query + '"}')
+        assert ep.workspace.audit[-1].args == {"query": json.loads('"' + query + '"')}
+
+
 # --- spec level -------------------------------------------------------------------------------------------
 
 
