@@ -21,6 +21,9 @@ SCRATCH_DIR = "trainer"
 """The trainer's own output folder inside the staged checkpoint: removed before the checkpoint is renamed into place."""
 
 
+SEED_MAX = 2**32 - 1
+"""The largest training seed: transformers' `set_seed` hands it to numpy, which takes no more."""
+
 WEIGHTS = ("*.safetensors", "pytorch_model*.bin", "*.safetensors.index.json", "pytorch_model*.bin.index.json")
 TOKENIZER = ("tokenizer.json", "tokenizer_config.json")
 

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from coworkenv.errors import CoworkEnvError
 from coworkenv.train.checkpoint import (
     SCRATCH_DIR,
+    SEED_MAX,
     check_model_dir,
     check_out,
     curves_png,
@@ -69,7 +70,7 @@ class DPOJobConfig(BaseModel):
         True, description="Compare log-probabilities of the assistant's tokens only, not of tool results and user replies (generation markers)."
     )
     logging_steps: int = Field(5, ge=1, description="Log the loss and rewards every this many steps (the curves and training.json).")
-    seed: int = Field(0, ge=0, description="Seed of the data order: the same settings give the same checkpoint on CPU.")
+    seed: int = Field(0, ge=0, le=SEED_MAX, description="Seed of the data order: the same settings give the same checkpoint on CPU.")
     use_cpu: bool | None = Field(None, description="Train on the CPU even where a GPU is visible (default: a GPU when there is one).")
 
 

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from coworkenv.errors import CoworkEnvError
 from coworkenv.spec.task import TaskSpec
-from coworkenv.train.checkpoint import CURVES_FILE, TRAINING_FILE, check_model_dir, check_out, curves_png, load_base, metric_curve
+from coworkenv.train.checkpoint import CURVES_FILE, SEED_MAX, TRAINING_FILE, check_model_dir, check_out, curves_png, load_base, metric_curve
 from coworkenv.train.rewards import REWARDS
 
 AGGREGATION = {"grpo": "sum_then_normalize", "gdpo": "normalize_then_sum"}
@@ -62,7 +62,7 @@ class RLJobConfig(BaseModel):
         0.5, ge=0, le=100.0, description="Weight of the format reward (the share of turns that parse as tool calls or an answer)."
     )
     logging_steps: int = Field(1, ge=1, description="Log rewards and loss every this many steps (the curves and training.json).")
-    seed: int = Field(0, ge=0, description="Seed of the data order and the sampling: the same settings give the same checkpoint on CPU.")
+    seed: int = Field(0, ge=0, le=SEED_MAX, description="Seed of the data order and the sampling: the same settings give the same checkpoint on CPU.")
     use_cpu: bool | None = Field(None, description="Train on the CPU even where a GPU is visible (default: a GPU when there is one).")
 
     @model_validator(mode="after")

@@ -20,6 +20,7 @@ from coworkenv.errors import CoworkEnvError
 from coworkenv.train.checkpoint import (
     CURVES_FILE,
     SCRATCH_DIR,
+    SEED_MAX,
     TRAINING_FILE,
     check_model_dir,
     check_out,
@@ -56,7 +57,7 @@ class SFTJobConfig(BaseModel):
     warmup_steps: int = Field(5, ge=0, description="Linear warm-up steps before the cosine decay.")
     max_length: int = Field(2048, ge=64, le=1_048_576, description="Tokens per conversation; longer ones are truncated.")
     logging_steps: int = Field(10, ge=1, description="Log the loss every this many steps (the curves and training.json).")
-    seed: int = Field(0, ge=0, description="Seed of the data order and dropout: the same settings give the same checkpoint on CPU.")
+    seed: int = Field(0, ge=0, le=SEED_MAX, description="Seed of the data order and dropout: the same settings give the same checkpoint on CPU.")
     assistant_only_loss: bool = Field(True, description="Loss on assistant tokens only (the chat template marks them).")
     use_cpu: bool | None = Field(None, description="Train on the CPU even where a GPU is visible (default: a GPU when there is one).")
 

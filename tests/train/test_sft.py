@@ -67,6 +67,8 @@ def test_bad_input_is_one_line(home, tiny_model_dir, tmp_path):
     assert_one_line_error(train(home, tiny_model_dir, tmp_path / "full"), "not an empty folder")
     proc = cli("train", "sft", "--model", tiny_model_dir, "--out", tmp_path / "o2", "--max-steps", "0", data_root=home / "data")
     assert_one_line_error(proc, "--max-steps")
+    proc = cli("train", "sft", "--model", tiny_model_dir, "--out", tmp_path / "o2", "--seed", str(2**32), data_root=home / "data")
+    assert_one_line_error(proc, "--seed", "less than or equal to 4294967295")  # numpy's limit, which set_seed reaches
     proc = cli("train", "sft", "--model", tiny_model_dir, "--out", tmp_path / "o3", "--release", "r-nope", data_root=home / "data")
     assert_one_line_error(proc, "r-nope")
     assert_one_line_error(cli("train", "sft", "--out", tmp_path / "o4", data_root=home / "data"), "--model is required")
