@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from coworkenv.llm.client import LLMConfig, LLMError, retry_delay
+from coworkenv.llm.client import LLMConfig, LLMError, retry_delay, valid_text
 from coworkenv.llm.wire import Transport, make_transport
 from coworkenv.redact import REDACTED, configured_secrets, redact
 
@@ -50,8 +50,9 @@ class _Session:
 
 def _scrub(value: Any, secrets: list[str]) -> Any:
     """The configured secrets out of every string in a decoded JSON value (only them: the rest is the model's own
-    text, which the full `redact` could alter)."""
+    text, which the full `redact` could alter), and no lone surrogate in it (`valid_text`)."""
     if isinstance(value, str):
+        value = valid_text(value)
         for secret in secrets:
             if secret in value:
                 value = value.replace(secret, REDACTED)

@@ -57,6 +57,12 @@ class LLMConfig(BaseModel):
         return key or "not-needed"
 
 
+def valid_text(text: str) -> str:
+    """`text` with each lone surrogate (what a `\\ud800` escape in a reply decodes to) as U+FFFD: no trajectory, row
+    or log can hold one as UTF-8."""
+    return text if text.isascii() else text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 class Refused(Exception):
     """The model declined to answer."""
 
@@ -103,7 +109,7 @@ class ChatClient:
                 message = reply.choices[0].message
                 if getattr(message, "refusal", None):
                     raise Refused(message.refusal)
-                return message.content or ""
+                return valid_text(message.content or "")
             except (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError):
                 if attempt == self.config.max_retries:
                     raise

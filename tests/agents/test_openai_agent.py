@@ -208,3 +208,16 @@ def test_a_policy_acts_from_inside_a_running_event_loop():
 
         message = asyncio.run(inside())
     assert message["tool_calls"][0]["function"]["name"] == "mail_read"
+
+
+def test_a_lone_surrogate_in_a_reply_becomes_a_replacement_character():
+    """JSON allows a `\\ud800` escape; decoded, no trajectory could be written as UTF-8. A pair of escapes is one
+    character and stays one."""
+    from coworkenv.agents.openai_agent import reply_from
+    from coworkenv.llm.chat import Completion, parse_completion
+
+    body = b'{"choices": [{"message": {"role": "assistant", "content": "ok \\ud800 and \\ud83d\\ude00"}}]}'
+    message, *_ = parse_completion(body)
+    reply = reply_from(Completion(message, 1, 1, 0.1, 1, "stop"))
+    assert reply.message["content"] == "ok \ufffd and \U0001f600"
+    json.dumps(reply.message, ensure_ascii=False).encode("utf-8")
