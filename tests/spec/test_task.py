@@ -146,6 +146,12 @@ def test_load_errors_name_file_and_line(tmp_path):
     (tmp_path / "nojson.json").write_text("{not json")
     with pytest.raises(CoworkEnvError, match="not valid JSON"):
         load_tasks(tmp_path / "nojson.json")
+    from coworkenv.spec.io import load_task
+
+    with pytest.raises(CoworkEnvError, match=r"bad.jsonl: holds one JSON document per line; this takes a single one"):
+        load_task(bad)  # `run --task` and `grade --task` take one task
+    (tmp_path / "one.jsonl").write_text(json.dumps(CONTRACT_EXAMPLE) + "\n")
+    assert load_task(tmp_path / "one.jsonl").id == CONTRACT_EXAMPLE["id"]
 
 
 def test_registry_suggests_close_names():
