@@ -20,6 +20,7 @@ quality/passed.json                  the digests of the staged tables the gates 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -52,10 +53,13 @@ RUN_ID_CHARS = "-_.:+~"
 
 def safe_name(run_id: str) -> str:
     """A run id as a directory name: itself, when made of letters, digits and `RUN_ID_CHARS` (as every Airflow and
-    CLI run id is); any other character (`/`, a space) becomes `_`."""
+    CLI run id is); else each other character (`/`, a space) becomes `_` and the name ends in `-<8 hex digits of the
+    id's SHA-256>`, so that two ids (`a/b`, `a_b`) never share a folder and one run never clears another's work."""
     if not isinstance(run_id, str) or not run_id.strip():
         raise CoworkEnvError("a run needs a non-empty run id")
     name = "".join(c if c.isalnum() or c in RUN_ID_CHARS else "_" for c in run_id)
+    if name != run_id:
+        name += "-" + hashlib.sha256(run_id.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     if not name.strip("."):  # `.` or `..` would be the runs folder itself or the data root
         raise CoworkEnvError(f"run id {run_id!r} is not a name: give letters or digits")
     return name

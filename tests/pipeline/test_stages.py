@@ -185,7 +185,8 @@ def test_run_ids_and_data_roots(tmp_path):
         safe_name(" ")
     for airflow_id in ("manual__2026-12-02T10:00:00.123456+00:00", "scheduled__2026-12-02T00:00:00+00:00", "cli__2026-12-02T10-00-00Z", "r.evaluate"):
         assert safe_name(airflow_id) == airflow_id
-    assert safe_name("../a b/c") == ".._a_b_c"  # one folder under runs/, whatever the id
+    assert safe_name("../a b/c").startswith(".._a_b_c-")  # one folder under runs/, whatever the id
+    assert len({safe_name("a/b"), safe_name("a b"), safe_name("a_b")}) == 3  # and never another id's folder
     for dots in (".", ".."):
         with pytest.raises(CoworkEnvError, match="not a name"):
             RunDir.open(dots, tmp_path)
