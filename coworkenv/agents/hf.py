@@ -176,19 +176,28 @@ class HFAgent:
         return replies
 
 
-def _load(path: Path, target: str, device: str | None) -> tuple[Any, Any, str]:
-    """(tokenizer, model, device) from local files only; anything wrong is one line naming the directory."""
-    import torch
+def load_causal_lm(path: Path, label: str, *, device: str | None = None, **options: Any) -> tuple[Any, Any]:
+    """(tokenizer, model) from local files only, moved to `device` when one is given (`options`: `from_pretrained`'s);
+    whatever goes wrong is one line naming `label`. The agent and the training jobs load through it."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     try:
         with quiet_transformers():
             tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-            model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype="auto")
-        model.to(device)
-    except Exception as exc:  # noqa: BLE001 — missing files, a bad config, an unknown architecture, a bad device
-        raise CoworkEnvError(f"hf:{target}: cannot load a causal LM from it: {_first_line(exc)}") from None
+            model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, **options)
+        if device is not None:
+            model.to(device)
+    except Exception as exc:  # noqa: BLE001 — missing files, a bad config, an unknown architecture, bad weights, a bad device
+        raise CoworkEnvError(f"{label}: cannot load a causal LM from it: {_first_line(exc)}") from None
+    return tokenizer, model
+
+
+def _load(path: Path, target: str, device: str | None) -> tuple[Any, Any, str]:
+    """(tokenizer, model, device) from local files only; anything wrong is one line naming the directory."""
+    import torch
+
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    tokenizer, model = load_causal_lm(path, f"hf:{target}", device=device, dtype="auto")
     if not tokenizer.chat_template:
         raise CoworkEnvError(f"hf:{target}: the tokenizer has no chat template")
     model.eval()

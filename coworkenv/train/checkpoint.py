@@ -44,23 +44,6 @@ def check_model_dir(path: Path) -> None:
         raise CoworkEnvError(f"{path}: not a model checkpoint (no tokenizer: {' or '.join(TOKENIZER)})")
 
 
-def load_base(path: Path, **options: Any) -> tuple[Any, Any]:
-    """(tokenizer, causal LM) from a folder `check_model_dir` passed (`options`: `from_pretrained`'s). Its files can
-    still be wrong (an unknown model_type, truncated weights): one line then, as `eval --agent hf:` gives, not the
-    loader's traceback."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from coworkenv.agents.hf import quiet_transformers
-
-    try:
-        with quiet_transformers():
-            tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-            return tokenizer, AutoModelForCausalLM.from_pretrained(path, local_files_only=True, **options)
-    except Exception as exc:  # noqa: BLE001 — whatever the loader raises: bad config values, architecture, weights
-        lines = str(exc).strip().splitlines()
-        raise CoworkEnvError(f"{path}: cannot load a causal LM from it: {lines[0] if lines else type(exc).__name__}") from None
-
-
 def check_out(path: Path) -> None:
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
         raise CoworkEnvError(f"{path}: exists and is not an empty folder; give a new checkpoint directory")

@@ -27,7 +27,6 @@ from coworkenv.train.checkpoint import (
     check_out,
     curves_png,
     finite_losses,
-    load_base,
     logged,
     logging_interval,
     save_checkpoint,
@@ -138,7 +137,7 @@ def train_dpo(config: DPOJobConfig, data_root: Any = None, *, pairs: PairSet | N
     from transformers import AutoModelForCausalLM, PrinterCallback
     from trl import DPOConfig, DPOTrainer
 
-    from coworkenv.agents.hf import quiet_transformers
+    from coworkenv.agents.hf import load_causal_lm, quiet_transformers
     from coworkenv.data.publisher import code_version
     from coworkenv.files import staged
     from coworkenv.rollout.pairs import release_pairs
@@ -151,7 +150,7 @@ def train_dpo(config: DPOJobConfig, data_root: Any = None, *, pairs: PairSet | N
     if not pairs.pairs:
         why = ", ".join(f"{reason} {n}" for reason, n in pairs.skipped.items()) or "no usable trials"
         raise CoworkEnvError(f"evaluation {pairs.source}: no preference pairs from its {pairs.tasks} task(s) ({why})")
-    tokenizer, model = load_base(base)
+    tokenizer, model = load_causal_lm(base, str(base))
     with quiet_transformers():
         reference = AutoModelForCausalLM.from_pretrained(base, local_files_only=True)
     tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from coworkenv.errors import CoworkEnvError
 from coworkenv.spec.task import TaskSpec
-from coworkenv.train.checkpoint import CURVES_FILE, SEED_MAX, TRAINING_FILE, check_model_dir, check_out, curves_png, load_base, metric_curve
+from coworkenv.train.checkpoint import CURVES_FILE, SEED_MAX, TRAINING_FILE, check_model_dir, check_out, curves_png, metric_curve
 from coworkenv.train.rewards import REWARDS
 
 AGGREGATION = {"grpo": "sum_then_normalize", "gdpo": "normalize_then_sum"}
@@ -121,7 +121,7 @@ def train_rl(config: RLJobConfig, data_root: Any = None, *, progress: Callable[[
     from transformers import PrinterCallback, TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
-    from coworkenv.agents.hf import quiet_transformers
+    from coworkenv.agents.hf import load_causal_lm, quiet_transformers
     from coworkenv.data.publisher import code_version
     from coworkenv.files import staged
     from coworkenv.train.rollout import rollout_function
@@ -136,7 +136,7 @@ def train_rl(config: RLJobConfig, data_root: Any = None, *, progress: Callable[[
             if progress is not None:
                 progress(1)
 
-    tokenizer, model = load_base(base, dtype="float32")
+    tokenizer, model = load_causal_lm(base, str(base), dtype="float32")
     rows = dataset.num_rows
     context = min(getattr(model.config, "max_position_embeddings", None) or 10**9, tokenizer.model_max_length or 10**9)
     dataset = _fitting(dataset, specs, tokenizer, context, config.max_completion_length)

@@ -26,7 +26,6 @@ from coworkenv.train.checkpoint import (
     check_out,
     curves_png,
     finite_losses,
-    load_base,
     logging_interval,
     read_training,
     save_checkpoint,
@@ -102,14 +101,14 @@ def train_sft(config: SFTJobConfig, data_root: Any = None, *, progress: Callable
     from transformers import PrinterCallback
     from trl import SFTConfig, SFTTrainer
 
-    from coworkenv.agents.hf import quiet_transformers
+    from coworkenv.agents.hf import load_causal_lm, quiet_transformers
     from coworkenv.data.publisher import code_version
 
     base, out = Path(config.model), Path(config.out)
     check_model_dir(base)
     check_out(out)
     dataset, release_id = sft_dataset(data_root, config.release, config.extra_sft)
-    tokenizer, model = load_base(base)
+    tokenizer, model = load_causal_lm(base, str(base))
     # Without a GPU, the CPU explicitly: launched processes then join over gloo instead of each training alone.
     use_cpu = config.use_cpu if config.use_cpu is not None else not torch.cuda.is_available()
     with warnings.catch_warnings():

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from coworkenv.agents.hf import load_causal_lm
 from coworkenv.errors import CoworkEnvError
-from coworkenv.train.checkpoint import check_model_dir, load_base
+from coworkenv.train.checkpoint import check_model_dir
 from tests.cli.test_eval_cli import assert_one_line_error, cli
 
 
@@ -50,7 +51,7 @@ def test_files_that_pass_the_check_but_do_not_load_are_one_line(tiny_model_dir, 
     (broken / "model.safetensors").write_bytes(b"")  # truncated weights
     check_model_dir(broken)
     with pytest.raises(CoworkEnvError, match=r"broken: cannot load a causal LM from it: ") as refused:
-        load_base(broken)
+        load_causal_lm(broken, str(broken))
     assert "\n" not in str(refused.value)
 
 
