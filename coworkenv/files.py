@@ -25,7 +25,9 @@ def _reject_constant(name: str) -> None:
 
 
 def _reason(exc: OSError) -> str:
-    return exc.strerror or type(exc).__name__
+    """The system's reason, also out of pyarrow's wording (`... Detail: [errno 2] No such file or directory`)."""
+    found = re.search(r"\[errno \d+\] (.+)$", str(exc))
+    return found.group(1) if found else exc.strerror or type(exc).__name__
 
 
 @contextmanager
@@ -134,24 +136,18 @@ def staged(dest: str | os.PathLike[str], folder: bool = False) -> Iterator[Path]
         try:
             tmp.mkdir()
         except OSError as exc:
-            raise CoworkEnvError(f"{dest}: cannot write: {_os_reason(exc)}") from None
+            raise CoworkEnvError(f"{dest}: cannot write: {_reason(exc)}") from None
     try:
         yield tmp
         _rename(tmp, dest, folder)
     except OSError as exc:
         _remove(tmp)
-        if str(tmp) in f"{exc.filename} {exc}" or tmp.name in str(exc):  # the temporary's name means nothing to whoever asked for `dest`
-            raise CoworkEnvError(f"{dest}: cannot write: {_os_reason(exc)}") from None
+        if tmp.name in f"{exc.filename} {exc}":  # the temporary's name means nothing to whoever asked for `dest`
+            raise CoworkEnvError(f"{dest}: cannot write: {_reason(exc)}") from None
         raise
     except BaseException:
         _remove(tmp)
         raise
-
-
-def _os_reason(exc: OSError) -> str:
-    """The system's reason, also out of pyarrow's wording (`... Detail: [errno 2] No such file or directory`)."""
-    found = re.search(r"\[errno \d+\] (.+)$", str(exc))
-    return found.group(1) if found else exc.strerror or type(exc).__name__
 
 
 def _rename(tmp: Path, dest: Path, folder: bool) -> None:
