@@ -35,11 +35,12 @@ def _check_restartable(run: RunDir, config: SynthesisConfig) -> None:
     from coworkenv.data.layout import release_id_for
     from coworkenv.data.reader import complete_manifest
 
-    if not run.file("config.json").is_file() or complete_manifest(run.data_root, release_id_for(run.run_id)) is None:
+    release = release_id_for(run.run_id)
+    if not run.file("config.json").is_file() or complete_manifest(run.data_root, release) is None:
         return
     if run.config() != config:
-        raise CoworkEnvError(f"run {run.run_id!r} published release {release_id_for(run.run_id)} with other settings: a run id "
-                             "publishes one release, so give another --run-id")  # fmt: skip
+        raise CoworkEnvError(f"run {run.run_id!r} published release {release} with other settings: a run id publishes one release, "
+                             "so give another --run-id")  # fmt: skip
 
 
 def plan_run(run: RunDir, config: SynthesisConfig, plan: Plan | None = None) -> list[dict[str, Any]]:
