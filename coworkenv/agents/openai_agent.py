@@ -86,6 +86,9 @@ class OpenAIAgent:
         self.config = config
         self.model = config.model
         self.label = f"openai:{config.model}"
+        self.concurrency = config.concurrency
+        """Requests in flight at once; the rollout engine opens no more episodes than this by default, so that an
+        episode does not wait for a free request slot with its wall clock running."""
         self.chat = AsyncChat(config)
         config.key()  # registered for redaction before any reply or error can carry it
 

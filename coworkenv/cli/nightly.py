@@ -11,7 +11,7 @@ import typer
 
 from coworkenv.cli.app import app
 from coworkenv.cli.options import with_config_options
-from coworkenv.cli.pipeline import DataRootOpt, NewRunIdOpt, RunIdOpt, endpoint_outside_airflow, new_run_id
+from coworkenv.cli.pipeline import DataRootOpt, NewRunIdOpt, RunIdOpt, endpoint_outside_airflow, new_run_id, progress_bar
 from coworkenv.errors import CoworkEnvError
 from coworkenv.pipeline.config import NightlyConfig, nightly_config
 
@@ -19,8 +19,10 @@ STAGE_LINES = {
     "profile": lambda r: f"current model {r['model']} on {r['suite']}: weakest capabilities {', '.join(r['weakest'])}",
     "synthesize": lambda r: f"{r['plan']} plan: {r['rows'].get('tasks', 0)} valid training task(s) built",
     "gate_tasks": lambda r: f"gates validated + rollouts passed; release {r['release_id']} ({r['sft']} oracle conversations)",
-    "rollouts": lambda r: f"rejection sampling: {r['trials']} trial(s), {r['passed']} passed",
-    "gate_rollouts": lambda r: f"gate evaluated passed; {r['own_sft_rows']} own success(es) join the training data",
+    "rollouts": lambda r: r.get("skipped") or f"rejection sampling: {r['trials']} trial(s), {r['passed']} passed",
+    "gate_rollouts": lambda r: (
+        f"gate evaluated passed; {r['own_sft_rows']} own success(es) join the training data" if r["release_id"] else "no rollouts to gate"
+    ),
     "train": lambda r: (
         f"trained {' → '.join(r['jobs'])}: candidate {r['candidate']} "
         + "; ".join(f"{x['job']} loss {x['first']:.3f} → {x['last']:.3f}" for x in r["losses"] if x["first"] is not None)
@@ -53,7 +55,7 @@ def nightly(settings: dict[str, Any], run_id: NewRunIdOpt = None, data_root: Dat
         resumed = " (finished earlier)" if result.get("resumed") else ""
         console.print(f"  {stage}{resumed}: {STAGE_LINES[stage](result)}")
 
-    decision = run_all(config, run_id, data_root, llm=llm, on_stage=on_stage)
+    decision = run_all(config, run_id, data_root, llm=llm, on_stage=on_stage, progress=progress_bar)  # trials and training steps
     report = RunDir.open(run_id, data_root)
     comparison = Comparison.model_validate_json(nightly_file(report, "report", "comparison.json").read_text(encoding="utf-8"))
     console.print(comparison_table(comparison, "before", "after"))
@@ -76,7 +78,7 @@ def nightly_stage(
     if stage not in STAGE_LINES:
         raise CoworkEnvError(f"unknown nightly stage {stage!r}: one of {', '.join(STAGE_LINES)}")
     llm = endpoint_outside_airflow(read_config(RunDir.open(run_id, data_root)))
-    result = run_stage(run_id, stage, data_root, llm=llm)
+    result = run_stage(run_id, stage, data_root, llm=llm, progress=progress_bar)  # in a pod: lines in its log
     result_file = os.environ.get(RESULT_FILE_ENV)
     if result_file:  # in a pod, the operator's sidecar reads it as the task's XCom
         write_json(Path(result_file), result)

@@ -5,6 +5,7 @@ here and continued anywhere, Airflow included."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -38,14 +39,22 @@ def _open(run_id: str, data_root: str | None, *, new: bool = False) -> Any:
 
 
 @contextmanager
-def progress_bar(what: str, total: int | None) -> Iterator[Callable[..., None]]:
-    """A rich progress bar on stderr (stdout stays for results); the callable advances it, or sets its total when
-    called with `total=` (for work whose size is known only once it starts)."""
+def progress_bar(what: str, total: int | None = None, *, unit: str = "item") -> Iterator[Callable[..., None]]:
+    """Progress on stderr (stdout stays for results): a rich progress bar on a terminal; anywhere else (a log file, a
+    pipe, a pod's log) plain lines at a bounded frequency (`coworkenv.progress.ProgressLines`: done/total, the rate
+    per `unit`, the time left). The callable advances it, or sets its total when called with `total=` (for work whose
+    size is known only once it starts)."""
     from rich.console import Console
     from rich.progress import Progress
 
     console = Console(stderr=True)
-    with Progress(console=console, transient=True, disable=not console.is_terminal) as progress:  # stderr stays for errors
+    if not console.is_terminal:
+        from coworkenv.progress import progress_lines
+
+        with progress_lines(what, total, write=_stderr_line, unit=unit) as lines:
+            yield lines
+        return
+    with Progress(console=console, transient=True) as progress:  # stderr stays for errors
         bar = progress.add_task(what, total=total)
 
         def step(n: int = 1, *_: Any, total: int | None = None) -> None:
@@ -55,6 +64,11 @@ def progress_bar(what: str, total: int | None) -> Iterator[Callable[..., None]]:
                 progress.advance(bar, n)
 
         yield step
+
+
+def _stderr_line(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 def endpoint_outside_airflow(config: EndpointSettings) -> Any:
@@ -114,7 +128,7 @@ def generate(
     else:
         llm = endpoint_outside_airflow(config)
         planned = plan_run(run, config, load_model(Plan, plan) if plan else None)
-        with progress_bar("generating", sum(s["tasks"] for s in planned)) as step:
+        with progress_bar("generating", sum(s["tasks"] for s in planned), unit="task") as step:
             shards = generate_run(run, planned, llm, progress=step)
     total, rejected = sum(s["tasks"] for s in shards), sum(s["rejections"] for s in shards)
     typer.echo(f"run {run.run_id}: {total} task(s) in {len(shards)} shard(s), {rejected} rejection(s) → {run.file('generated')}")
@@ -129,7 +143,7 @@ def validate(run_id: RunIdOpt, data_root: DataRootOpt = None) -> None:
     run = _open(run_id, data_root)
     shards = run.shard_ids()
     total = sum(count_jsonl(run.shard_file("generated", s, "tasks")) for s in shards)
-    with progress_bar("validating", total) as step:
+    with progress_bar("validating", total, unit="task") as step:
         results = [validate_shard(run, shard, progress=step) for shard in shards]
     valid = sum(r["valid"] for r in results)
     codes: dict[str, int] = {}
@@ -149,7 +163,7 @@ def repair(run_id: RunIdOpt, data_root: DataRootOpt = None) -> None:
     run = _open(run_id, data_root)
     config = run.config()
     invalid = sum(1 for _, v in validated(run) if not v.valid)
-    with progress_bar("repairing", invalid) as step:
+    with progress_bar("repairing", invalid, unit="task") as step:
         result = repair_run(run, endpoint_outside_airflow(config), progress=step)
     rate = result["metrics"].get("rescue_rate", 0.0) if result["metrics"] else 0.0
     typer.echo(f"run {run_id}: {result['repaired']} of {result['invalid']} invalid task(s) repaired (rescue rate {rate:.0%})")

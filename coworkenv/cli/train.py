@@ -12,6 +12,7 @@ from coworkenv.cli.app import app
 from coworkenv.cli.options import with_config_options
 from coworkenv.cli.pipeline import DataRootOpt, progress_bar
 from coworkenv.train.dpo import DPOJobConfig
+from coworkenv.train.fit import FitReport
 from coworkenv.train.rl import RLJobConfig
 from coworkenv.train.sft import SFTJobConfig
 
@@ -60,12 +61,14 @@ def sft_command(settings: dict[str, Any], data_root: DataRootOpt = None, profile
         check_sft_inputs(config, data_root)
         launch(profile, ["train", "sft", *(["--data-root", str(data_root)] if data_root else [])], config)
         return
-    with progress_bar("training", config.max_steps) as step:
+    with progress_bar("training", config.max_steps, unit="step") as step:
         record = train_sft(config, data_root, progress=step)
     if not is_main_process():  # under `accelerate launch`: one report, from the process that wrote the checkpoint
         return
     typer.echo(f"trained {record['steps']} step(s) on {record['rows']} conversation(s) of release {record['release_id']} "
-               f"in {record['seconds']:.0f} s: loss {record['first_loss']:.3f} → {record['last_loss']:.3f}")  # fmt: skip
+               f"in {record['seconds']:.0f} s ({record['tokens_per_s']:,.0f} tokens/s): "
+               f"loss {record['first_loss']:.3f} → {record['last_loss']:.3f}")  # fmt: skip
+    typer.echo(f"  {FitReport.model_validate(record['fit']).line()}")
     typer.echo(f"checkpoint: {config.out} (training.json, curves.png); evaluate it with: coworkenv eval --agent hf:{config.out}")
 
 
@@ -78,7 +81,7 @@ def rl_command(settings: dict[str, Any], data_root: DataRootOpt = None) -> None:
     from coworkenv.train.rl import train_rl
 
     config = RLJobConfig.model_validate(settings)  # the options were checked against it already
-    with progress_bar("training", config.max_steps) as step:
+    with progress_bar("training", config.max_steps, unit="step") as step:
         record = train_rl(config, data_root, progress=step)
     typer.echo(f"{config.method} trained {record['steps']} step(s) on {record['rows']} task(s) of release {record['release_id']} "
                f"in {record['seconds']:.0f} s: mean reward {record['first_reward']:.3f} → {record['last_reward']:.3f}")  # fmt: skip
@@ -99,7 +102,7 @@ def dpo_command(settings: dict[str, Any], data_root: DataRootOpt = None) -> None
     check_model_dir(Path(config.model))  # a bad folder is refused before the evaluation is read
     check_out(Path(config.out))
     pairs = eval_pairs(config.release, data_root, min_score_gap=config.min_score_gap)
-    with progress_bar("training", config.max_steps) as step:
+    with progress_bar("training", config.max_steps, unit="step") as step:
         record = train_dpo(config, data_root, pairs=pairs, progress=step)
     typer.echo(f"trained {record['steps']} step(s) on {record['pairs']} pair(s) of evaluation {record['release_id']} "
                f"(mean score gap {record['mean_gap']:.2f}) in {record['seconds']:.0f} s: loss {record['first_loss']:.3f} → "

@@ -28,10 +28,16 @@ SYSTEM_PROMPT = (
     "When you are done, reply with a short final answer and no tool calls."
 )
 
-Ending = Literal["answer", "turns", "wall"]
+Ending = Literal["answer", "turns", "wall", "context"]
+"""How an episode ended: its final answer, its turn budget, its time limit, or the model's context (no room left for
+another turn: graded as it stands, like a spent turn budget)."""
+Clock = Literal["wall", "own"]
+"""What an episode's time limit counts: `wall`, the wall clock since the session started; `own`, only the episode's own
+work (see `EpisodeSession`)."""
 
-_RESULT_JSON = json.JSONEncoder(ensure_ascii=False).encode
-"""`json.dumps(result, ensure_ascii=False)` without building an encoder for every tool result."""
+_RESULT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""`json.dumps(result, ensure_ascii=False)` without building an encoder for every tool result; compact, since tool
+results are most of a conversation's tokens (12% fewer with a 49k-token BPE)."""
 
 
 class BadMessage(ValueError):
@@ -93,15 +99,25 @@ class EpisodeSession:
     """One task's episode, advanced by `apply(message)` until `done`; then `finish()`.
 
     The episode ends on the final answer (an assistant message without tool calls that the user does not answer),
-    after `max_turns` assistant turns (default: `turn_budget(spec)`), or at the first turn that ends past `wall_s`
-    seconds after the session started (`ending` says which). `user`: a simulated user for `Episode` (None: the spec's
-    scripted user).
+    after `max_turns` assistant turns (default: `turn_budget(spec)`), or at the first turn that ends past its time
+    limit of `wall_s` seconds (`ending` says which). `clock` says what the limit counts (`used()`): `wall`, the wall
+    clock since the session started (an episode that runs on its own: a policy in a process, an awaited endpoint);
+    `own`, the episode's own time (`spent`): each turn's `latency_s` as its producer reports it, plus what `apply`
+    itself takes (the tool calls, the simulated user's reply), and not the time it spends waiting while other
+    episodes' turns are produced or applied (the lock-step batches of a local model). `user`: a simulated user for
+    `Episode` (None: the spec's scripted user).
     """
 
-    def __init__(self, spec: TaskSpec, *, max_turns: int | None = None, wall_s: float | None = None, user: Any = None):
+    def __init__(self, spec: TaskSpec, *, max_turns: int | None = None, wall_s: float | None = None, user: Any = None,
+                 clock: Clock = "wall"):  # fmt: skip
+        if clock not in ("wall", "own"):
+            raise ValueError(f"unknown clock {clock!r}: 'wall' or 'own'")
         self.spec = spec
         self.max_turns = turn_budget(spec) if max_turns is None else max_turns
         self.wall_s = wall_s
+        self.clock: Clock = clock
+        self.spent = 0.0
+        """Seconds of the episode's own work so far: the turns' reported latencies plus the time `apply` took."""
         self.episode = Episode(spec) if user is None else Episode(spec, user=user)
         self.messages: list[dict[str, Any]] = initial_messages(spec)
         self.tools: list[dict[str, Any]] = spec.tool_schemas
@@ -120,16 +136,22 @@ class EpisodeSession:
         return len(self.turns)
 
     def elapsed(self) -> float:
+        """Wall-clock seconds since the session started (the trial's `wall_s`, whatever the clock)."""
         return time.monotonic() - self.started
+
+    def used(self) -> float:
+        """The seconds the time limit counts: `elapsed()` on the `wall` clock, `spent` on the `own` clock."""
+        return self.spent if self.clock == "own" else self.elapsed()
 
     def apply(self, message: dict[str, Any], *, latency_s: float = 0.0, prompt_tokens: int = 0, completion_tokens: int = 0,
               format_error: str | None = None) -> None:  # fmt: skip
         """One assistant turn: run its tool calls in order (each timed), or hand its text to the user.
 
-        The keyword arguments are what producing the message cost, kept in the turn's trace. A message that is not
-        an assistant message raises BadMessage and changes nothing."""
+        The keyword arguments are what producing the message cost, kept in the turn's trace (and `latency_s` in
+        `spent`). A message that is not an assistant message raises BadMessage and changes nothing."""
         if self.done:
             raise EpisodeFinished(f"episode for task {self.spec.id!r} has finished")
+        begun = time.perf_counter()
         calls = _calls_of(message)
         turn = TurnTrace(latency_s, prompt_tokens, completion_tokens, format_error)
         self.turns.append(turn)
@@ -148,12 +170,14 @@ class EpisodeSession:
         if not calls:
             reply = self.episode.message(_text(message.get("content")))
             if reply is None:
+                self.spent += max(latency_s, 0.0) + (time.perf_counter() - begun)
                 self.ending = "answer"
                 return
             self.messages.append({"role": "user", "content": reply})
+        self.spent += max(latency_s, 0.0) + (time.perf_counter() - begun)
         if len(self.turns) >= self.max_turns:
             self.ending = "turns"
-        elif self.wall_s is not None and self.elapsed() > self.wall_s:
+        elif self.wall_s is not None and self.used() > self.wall_s:
             self.ending = "wall"
 
     def stop(self, ending: Ending = "wall") -> None:

@@ -10,8 +10,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from coworkenv.errors import CoworkEnvError
 
-Job = Literal["tiny", "sft", "grpo", "gdpo", "dpo", "external"]
-JOBS: tuple[str, ...] = ("tiny", "sft", "grpo", "gdpo", "dpo", "external")
+Job = Literal["tiny", "import", "sft", "grpo", "gdpo", "dpo", "external"]
+JOBS: tuple[str, ...] = ("tiny", "import", "sft", "grpo", "gdpo", "dpo", "external")
+TRAINING_JOBS: tuple[str, ...] = ("sft", "grpo", "gdpo", "dpo")
+"""The jobs a training.json may name; `tiny` and `import` come from the model card, `external` from no record at all."""
 Status = Literal["candidate", "current", "retired", "rejected"]
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -54,11 +56,13 @@ class ModelEntry(BaseModel):
     name: str = Field(description="The model's name (one registry line of versions).")
     version: int = Field(ge=1, description="1, 2, … in registration order.")
     path: str = Field(description="The checkpoint folder (what `hf:<path>` and training load).")
-    job: Job = Field(description="What made the checkpoint: the training job of its training.json, `tiny`, or `external`.")
+    job: Job = Field(description="What made the checkpoint: the training job of its training.json, `tiny`, `import` (a pretrained base "
+                     "imported from a GGUF file), or `external`.")
     base_model: str | None = Field(None, description="The model folder the job started from (training.json).")
     parent: str | None = Field(None, description="The registry ref (`name:vN`) of the version it was trained from, if registered.")
     training_release: str | None = Field(None, description="The data release it was trained on (training.json `release_id`).")
-    config: dict[str, Any] = Field(default_factory=dict, description="The job's config (or the tiny model's shape).")
+    config: dict[str, Any] = Field(default_factory=dict, description="The job's config (the tiny model's shape; an imported base's "
+                                   "provenance: package, version, file, sha256, bytes).")
     code_version: str | None = Field(None, description="The code version that trained it (training.json).")
     created_at: str = Field(description="When it was registered (ISO 8601, UTC).")
     evals: list[EvalRecord] = Field(default_factory=list, description="Its evaluations, oldest first.")

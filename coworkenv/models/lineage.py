@@ -1,18 +1,19 @@
 """Where a checkpoint comes from, read from the files its maker left in it: `training.json` (a training job: the job,
-its config, the release, the base model, the code version) or `coworkenv_model.json` (the tiny model's card); a
-transformers folder with neither is `external`."""
+its config, the release, the base model, the code version) or `coworkenv_model.json` (the card of the tiny model, or of
+a base imported from a GGUF file: its provenance); a transformers folder with neither is `external`."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from coworkenv.errors import CoworkEnvError
+from coworkenv.errors import CoworkEnvError, format_validation_error
 from coworkenv.files import read_json
-from coworkenv.models.entry import JOBS, Job
+from coworkenv.models.entry import TRAINING_JOBS, Job
 from coworkenv.train.checkpoint import TRAINING_FILE, check_model_dir
+from coworkenv.train.gguf import is_import_card, lineage_config
 from coworkenv.train.tiny import CARD
 
 
@@ -45,9 +46,9 @@ def _job(record: dict[str, Any], where: Path) -> Job:
     """The record's job; an RL record may name its method (`grpo`, `gdpo`) rather than the job."""
     config = record.get("config") if isinstance(record.get("config"), dict) else {}
     for value in (record.get("job"), record.get("method"), config.get("method")):
-        if value in JOBS and value not in ("tiny", "external"):
+        if value in TRAINING_JOBS:
             return value
-    raise CoworkEnvError(f"{where}: job {record.get('job')!r} is not a training job ({', '.join(JOBS[1:-1])})")
+    raise CoworkEnvError(f"{where}: job {record.get('job')!r} is not a training job ({', '.join(TRAINING_JOBS)})")
 
 
 def _text(record: dict[str, Any], key: str, where: Path) -> str | None:
@@ -68,6 +69,12 @@ def read_lineage(checkpoint: Path) -> Lineage:
                        training_release=_text(record, "release_id", training), config=config,
                        code_version=_text(record, "code_version", training))  # fmt: skip
     if card.exists():
-        config = _object(card).get("config")
+        record = _object(card)
+        if is_import_card(record):
+            try:
+                return Lineage(job="import", config=lineage_config(record))
+            except ValidationError as exc:
+                raise CoworkEnvError(format_validation_error(exc, f"{card}: not a valid card of an imported model")) from None
+        config = record.get("config")
         return Lineage(job="tiny", config=config if isinstance(config, dict) else {})
     return Lineage(job="external")

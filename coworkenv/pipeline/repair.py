@@ -16,6 +16,7 @@ from coworkenv.pipeline.config import SynthesisConfig
 from coworkenv.pipeline.rundir import BATCH, RunDir, batched, jsonl_writer, validated, write_json
 from coworkenv.pipeline.summary import block, top_reasons
 from coworkenv.pipeline.validate import rejection_reasons
+from coworkenv.progress import given_or_logged
 from coworkenv.repair.loop import RepairOutcome, metrics, repair_many
 from coworkenv.repair.sandboxed import repair_in_sandbox
 from coworkenv.sandbox.choices import IN_PROCESS
@@ -36,20 +37,23 @@ def _spec_data(line: str) -> dict[str, Any] | None:
 def repair_run(run: RunDir, llm: LLMConfig | None = None, progress: Callable[[int], None] | None = None,
                batch_size: int = BATCH) -> dict[str, Any]:  # fmt: skip
     """Repair the rejected tasks `batch_size` at a time (docs/architecture.md, "Bounded memory"), writing each batch's
-    results as it finishes; what stays in memory across batches is each outcome without its specs (for the metrics)."""
+    results as it finishes; what stays in memory across batches is each outcome without its specs (for the metrics).
+    `progress(n)` advances by the tasks just repaired or given up (none: progress lines logged through
+    `coworkenv.progress`, which Airflow's task log shows)."""
     from coworkenv.repair.llm import LLMRepairer  # the OpenAI client is imported only where an endpoint is used
 
     config = run.config()
     repairer = LLMRepairer(llm.model_copy(update={"temperature": 0.0})) if llm is not None else None
     rejected = repairable = kept = 0
     outcomes: list[RepairOutcome] = []
-    with staged(run.file("repaired"), folder=True) as folder:  # the four files agree with each other, or stay as they were
+    # the four files agree with each other, or stay as they were
+    with given_or_logged(progress, "repair", unit="task") as step, staged(run.file("repaired"), folder=True) as folder:
         with jsonl_writer(folder / "tasks.jsonl") as tasks, jsonl_writer(folder / "validations.jsonl") as validations, \
                 jsonl_writer(folder / "attempts.jsonl") as attempts:  # fmt: skip
             for batch in batched(((line, v) for line, v in validated(run) if not v.valid), batch_size):
                 items = [(data, v) for line, v in batch if (data := _spec_data(line)) is not None]
                 rejected, repairable = rejected + len(batch), repairable + len(items)
-                done = _repair(items, config, repairer, progress) if config.repair_rounds and items else []
+                done = _repair(items, config, repairer, step) if config.repair_rounds and items else []
                 good = [o for o in done if o.repaired and o.spec is not None and o.validation is not None]
                 kept += tasks(json.dumps(o.spec, ensure_ascii=False) for o in good)
                 validations(o.validation.model_dump_json() for o in good if o.validation is not None)

@@ -11,6 +11,7 @@ from typing import Any
 from coworkenv.errors import CoworkEnvError
 from coworkenv.pipeline.config import SynthesisConfig
 from coworkenv.pipeline.rundir import BATCH, RunDir, batched, jsonl_writer, valid_tasks, verdicts
+from coworkenv.progress import given_or_logged
 from coworkenv.redact import safe_message
 from coworkenv.sandbox.choices import IN_PROCESS
 from coworkenv.spec.task import TaskSpec
@@ -22,14 +23,15 @@ AGENT = "oracle"
 
 def rollout_run(run: RunDir, progress: Callable[[int], None] | None = None, batch_size: int = BATCH) -> dict[str, Any]:
     """The oracle on every valid task, `batch_size` tasks at a time (docs/architecture.md, "Bounded memory"); the
-    rows are written as each batch finishes, and the file appears whole at the end."""
+    rows are written as each batch finishes, and the file appears whole at the end. `progress(n)` advances by the tasks
+    just played (none: progress lines logged through `coworkenv.progress`, which Airflow's task log shows)."""
     config = run.config()
     n = passed = 0
     failed: list[str] = []
     specs = (spec for spec, _ in valid_tasks(verdicts(run)))
-    with jsonl_writer(run.file("rollouts", "trajectories.jsonl")) as write:
+    with given_or_logged(progress, "rollout", unit="task") as step, jsonl_writer(run.file("rollouts", "trajectories.jsonl")) as write:
         for batch in batched(specs, batch_size):
-            rows = _rollouts(batch, config, progress)
+            rows = _rollouts(batch, config, step)
             write(json.dumps(row, ensure_ascii=False) for row in rows)
             n += len(rows)
             passed += sum(1 for r in rows if r["passed"])

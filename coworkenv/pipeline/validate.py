@@ -11,8 +11,9 @@ from collections.abc import Callable, Iterable
 from contextlib import closing
 from typing import Any
 
-from coworkenv.pipeline.rundir import BATCH, RunDir, batched, iter_jsonl, jsonl_writer
+from coworkenv.pipeline.rundir import BATCH, RunDir, batched, count_jsonl, iter_jsonl, jsonl_writer
 from coworkenv.pipeline.summary import Reasons, block
+from coworkenv.progress import given_or_logged
 from coworkenv.validate.batch import iter_validations
 from coworkenv.validate.verdict import TaskValidation
 
@@ -20,17 +21,21 @@ log = logging.getLogger(__name__)
 
 
 def validate_shard(run: RunDir, shard: int, progress: Callable[..., Any] | None = None, batch_size: int = BATCH) -> dict[str, Any]:
+    """The battery on the shard's tasks. `progress(n)` advances by the tasks just validated (none: progress lines
+    logged through `coworkenv.progress`, which Airflow's task log shows)."""
     config = run.config()
     source = run.shard_file("generated", shard, "tasks")
     summary = VerdictSummary()
-    batches = iter_validations(batched(iter_jsonl(source), batch_size), workers=config.workers, runtime=config.runtime, progress=progress,
-                               name=lambda i: f"{source.name}:{i + 1}",  # labels the tasks that have no id of their own
-                               budget_s=config.task_budget_s)  # fmt: skip
-    # closing: on an error the pool's workers stop now, not when the traceback is collected
-    with closing(batches), jsonl_writer(run.shard_file("validated", shard, "validations")) as write:
-        for validations in batches:
-            write(v.model_dump_json() for v in validations)
-            summary.add(validations)
+    total = count_jsonl(source) if progress is None else None
+    with given_or_logged(progress, f"validate shard {shard}", total, unit="task") as step:
+        batches = iter_validations(batched(iter_jsonl(source), batch_size), workers=config.workers, runtime=config.runtime, progress=step,
+                                   name=lambda i: f"{source.name}:{i + 1}",  # labels the tasks that have no id of their own
+                                   budget_s=config.task_budget_s)  # fmt: skip
+        # closing: on an error the pool's workers stop now, not when the traceback is collected
+        with closing(batches), jsonl_writer(run.shard_file("validated", shard, "validations")) as write:
+            for validations in batches:
+                write(v.model_dump_json() for v in validations)
+                summary.add(validations)
     log.info("%s", summary.text(f"validate shard {shard}"))
     return {"shard": shard, "tasks": summary.tasks, "valid": summary.valid, "invalid": summary.tasks - summary.valid,
             "rejections_by_code": dict(summary.failed.most_common())}  # fmt: skip

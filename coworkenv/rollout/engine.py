@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from coworkenv.agents.base import AGENTS, Agent, Reply, Request, load_agent
-from coworkenv.episode.session import BadMessage, EpisodeSession
+from coworkenv.episode.session import BadMessage, Clock, EpisodeSession
 from coworkenv.errors import CoworkEnvError
 from coworkenv.rollout import local
 from coworkenv.rollout.local import run_local_trial, trial_from_payload, trial_payload
@@ -29,11 +29,16 @@ from coworkenv.sandbox.choices import IN_PROCESS, RUNTIME_CHOICES, either
 from coworkenv.spec.task import TaskSpec
 
 DEFAULT_EPISODE_WALL_S = 600.0
+"""Seconds per episode (`episode_wall_s`). Sized for the slowest agents it is meant for, local models on a CPU: a
+135M-parameter model on two cores makes about 20 tokens/s per sequence, so a reply of up to 256 new tokens takes about
+13 s, plus a few seconds of prompt; ten turns come to about 200 s of the episode's own time. 600 s leaves three times
+that for a slower or busier machine, and still ends a runaway episode. For `batch` agents the limit counts the
+episode's own time only (see `run_trials`), so the batch size does not eat into it."""
 SANDBOX_GRACE_S = 30.0
 """A sandboxed trial's budget is its episode's wall-clock limit plus this (worker start, grading, the record)."""
 TRIAL_OUTPUT_BYTES = 32_000_000
 """The largest trial record a sandboxed worker may send back; a larger one fails the trial (`sandbox_output`)."""
-DEFAULT_BATCH_SIZE = 16
+DEFAULT_BATCH_SIZE = 48
 DEFAULT_CONCURRENCY = 64
 
 Progress = Callable[[int], None]
@@ -69,12 +74,16 @@ def run_trials(specs: Iterable[TaskSpec], agent: str | Agent, *, trials: int = 1
 
     `store`: the trials file (None: none); trials it already holds are not run again. `runtime`: the sandbox of
     `local` agents (`auto`, `bwrap`, `rlimit`; `none` runs them unsandboxed, trusted specs only). `max_turns`:
-    assistant turns per episode (default: the task's `turn_budget`). `episode_wall_s`: wall-clock seconds per episode;
-    an episode past it fails (`wall_timeout`; in the sandbox, one past it plus `SANDBOX_GRACE_S` is stopped:
-    `sandbox_timeout`). `user`: `scripted` (the spec's rules) or a factory spec → simulated user (in-process modes only).
-    `progress(n_done)`: called with the number of finished trials (resumed ones included) as each finishes. `seed`: the
-    run's seed; each trial's is `trial_seed(seed, task_id, trial)`. `batch_size` / `concurrency`: episodes in flight
-    for `batch` / `async` agents (default: the agent's own `batch_size` / `concurrency`, else 16 / 64).
+    assistant turns per episode (default: the task's `turn_budget`). `episode_wall_s`: seconds per episode; an episode
+    past it fails (`wall_timeout`; in the sandbox, one past it plus `SANDBOX_GRACE_S` is stopped: `sandbox_timeout`).
+    `local` and `async` episodes count wall-clock time from their start (an async one starts once the `concurrency`
+    gate lets it in); `batch` episodes count their own time (`EpisodeSession`'s `own` clock): the `latency_s` the agent
+    reports for each of their replies plus their own tool calls and simulated-user replies, not the time they wait
+    while the rest of the batch is generated and applied. `user`: `scripted` (the spec's rules) or a factory spec →
+    simulated user (in-process modes only). `progress(n_done)`: called with the number of finished trials (resumed
+    ones included) as each finishes. `seed`: the run's seed; each trial's is `trial_seed(seed, task_id, trial)`.
+    `batch_size` / `concurrency`: episodes in flight for `batch` / `async` agents (default: the agent's own
+    `batch_size` / `concurrency`, else 48 / 64).
     """
     specs = list(specs)
     ids = [s.id for s in specs]
@@ -243,8 +252,8 @@ def _process_pool(pending: list[Trial], payloads: list[str], workers: int, done:
 # --------------------------------------------------------------------------------------------- batch and async
 
 
-def _session(s: Settings, t: Trial) -> EpisodeSession:
-    return EpisodeSession(t.spec, max_turns=s.max_turns, wall_s=s.wall_s, user=None if s.user is None else s.user(t.spec))
+def _session(s: Settings, t: Trial, clock: Clock = "wall") -> EpisodeSession:
+    return EpisodeSession(t.spec, max_turns=s.max_turns, wall_s=s.wall_s, user=None if s.user is None else s.user(t.spec), clock=clock)
 
 
 def _request(session: EpisodeSession, t: Trial) -> Request:
@@ -257,6 +266,9 @@ def _apply(session: EpisodeSession, reply: Any) -> str | None:
         return f"bad_output: the agent returned {type(reply).__name__}, not a Reply"
     if reply.error:
         return error_text("reply_error", reply.error)
+    if reply.full:
+        session.stop("context")
+        return None
     try:
         session.apply(reply.message, latency_s=reply.latency_s, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
                       format_error=reply.format_error)  # fmt: skip
@@ -276,7 +288,7 @@ def _run_batch(s: Settings, pending: list[Trial], keep: Callable[[TrialRecord], 
     while queue or open_:
         while queue and len(open_) < batch_size:
             t = queue.popleft()
-            open_.append((t, _session(s, t)))
+            open_.append((t, _session(s, t, clock="own")))  # each tick waits for the whole batch: not the episode's time
         errors: list[str | None]
         try:
             replies = s.agent.reply_batch([_request(session, t) for t, session in open_])  # type: ignore[attr-defined]
@@ -300,10 +312,10 @@ async def _run_async(s: Settings, pending: list[Trial], keep: Callable[[TrialRec
     gate = asyncio.Semaphore(concurrency)
 
     async def one(t: Trial) -> None:
-        async with gate:
+        async with gate:  # the episode's clock starts here: waiting for a slot is not its time
             session, error = _session(s, t), None
             while not session.done and error is None:
-                remaining = s.wall_s - session.elapsed()
+                remaining = s.wall_s - session.used()
                 try:
                     if remaining <= 0:
                         raise TimeoutError

@@ -114,6 +114,8 @@ def session_record(session: EpisodeSession, *, agent: str, model: str, trial: in
     spec = session.spec
     if error is None and session.ending == "wall":
         error = f"wall_timeout: the episode ran past its wall-clock limit of {session.wall_s:g} s"
+        if session.clock == "own":
+            error = f"wall_timeout: the episode's own time (its replies, tool calls and user replies) ran past its limit of {session.wall_s:g} s"
     try:
         trajectory, evidence = session.finish()
     except Exception as exc:  # noqa: BLE001 - what the agent produced cannot even be stored as a trajectory

@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from coworkenv.errors import CoworkEnvError
 
 TRAINING_FILE = "training.json"
@@ -42,6 +44,58 @@ def check_model_dir(path: Path) -> None:
         raise CoworkEnvError(f"{path}: not a model checkpoint (no weights: *.safetensors or pytorch_model*.bin)")
     if not any((path / name).is_file() for name in TOKENIZER):
         raise CoworkEnvError(f"{path}: not a model checkpoint (no tokenizer: {' or '.join(TOKENIZER)})")
+
+
+def check_chat_template(tokenizer: Any, where: Path, *, assistant_mask: bool = True) -> None:
+    """A tokenizer whose chat template renders tool conversations (and marks the assistant's tokens, which
+    assistant-only losses need); one line naming the folder otherwise, not a traceback from inside the trainer."""
+    template = tokenizer.chat_template
+    if not isinstance(template, str) or not template.strip():
+        raise CoworkEnvError(f"{where}: the tokenizer has no chat template")
+    if assistant_mask and "generation" not in template:
+        raise CoworkEnvError(f"{where}: the chat template does not mark assistant tokens ({{% generation %}}), which the loss needs")
+    probe = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "probe", "arguments": "{}"}}]}]  # fmt: skip
+    tools = [{"type": "function", "function": {"name": "probe", "description": "", "parameters": {"type": "object", "properties": {}}}}]
+    try:
+        text = tokenizer.apply_chat_template(probe, tools=tools, tokenize=False)
+    except Exception as exc:  # noqa: BLE001 — a template that fails to render fails the job here, in one line
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CoworkEnvError(f"{where}: the chat template cannot render a tool call: {reason}") from None
+    if "probe" not in text.split("hi", 1)[-1]:
+        raise CoworkEnvError(f"{where}: the chat template drops tool calls (a model trained with it would never see one)")
+
+
+class TuningFields(BaseModel):
+    """How much of the model a job trains and what it recomputes: the fields every training job's config shares."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    lora_rank: int = Field(
+        0, ge=0, le=1024, description="LoRA rank on every linear layer (peft); 0: full fine-tuning. The checkpoint is always a whole model (merged)."
+    )
+    lora_alpha: float = Field(32.0, gt=0, le=4096, description="LoRA scaling numerator (the update is scaled by alpha / rank).")
+    gradient_checkpointing: bool = Field(
+        False, description="Recompute activations in the backward pass: less memory, about a third more compute (for a GPU near its memory limit)."
+    )
+    bf16: bool = Field(
+        False,
+        description="bfloat16 autocast (weights stay float32): 1.6x the tokens/s on CPUs with AVX512-BF16 or AMX, and on recent GPUs; "
+        "slower elsewhere.",
+    )
+
+    def lora(self) -> Any:
+        """peft's LoRA on every linear layer but the output head; None for full fine-tuning (rank 0)."""
+        if self.lora_rank == 0:
+            return None
+        from peft import LoraConfig
+
+        return LoraConfig(r=self.lora_rank, lora_alpha=self.lora_alpha, lora_dropout=0.0, target_modules="all-linear", task_type="CAUSAL_LM")
+
+
+def trained_tokens(trainer: Any) -> int:
+    """Tokens the trainer has fed the model (TRL's own count: padding excluded)."""
+    return int(getattr(trainer, "_total_train_tokens", 0))
 
 
 def check_out(path: Path) -> None:
@@ -119,6 +173,34 @@ def step_callback(progress: Callable[[int], None] | None) -> Any:
     return Progress()
 
 
+SNAPSHOTS_DIR = "snapshots"
+
+
+def snapshot_callback(folder: Path, steps: list[int], tokenizer: Any) -> Any:
+    """A `TrainerCallback` that saves the whole model (LoRA merged into a copy) and the tokenizer after each of `steps`,
+    into `<folder>/snapshots/step-N/`, with the supervised tokens seen so far: the points of a learning curve."""
+    import copy
+
+    from transformers import TrainerCallback
+
+    from coworkenv.agents.hf import quiet_transformers
+
+    wanted = set(steps)
+
+    class Snapshot(TrainerCallback):
+        def on_step_end(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
+            if state.global_step not in wanted or not state.is_world_process_zero or model is None:
+                return
+            dest = folder / SNAPSHOTS_DIR / f"step-{state.global_step}"
+            whole = copy.deepcopy(model).merge_and_unload() if hasattr(model, "merge_and_unload") else model
+            with quiet_transformers():
+                whole.save_pretrained(str(dest))
+                tokenizer.save_pretrained(str(dest))
+            (dest / "snapshot.json").write_text(json.dumps({"step": state.global_step, "epoch": state.epoch}) + "\n", encoding="utf-8")
+
+    return Snapshot()
+
+
 def logged(history: list[dict[str, Any]], key: str) -> list[float]:
     """The values of one logged metric, in step order."""
     return [entry[key] for entry in history if key in entry]
@@ -162,13 +244,26 @@ def staged_checkpoint(out: Path) -> Iterator[Path]:
         state.wait_for_everyone()
 
 
+def save_model(folder: Path, trainer: Any) -> None:
+    """The trained model's weights into `folder`; a LoRA-trained one merged into its base first, so that every checkpoint
+    is a whole model that loads without peft."""
+    from coworkenv.agents.hf import quiet_transformers
+
+    model = trainer.model
+    with quiet_transformers():
+        if hasattr(model, "merge_and_unload"):
+            if trainer.is_world_process_zero():
+                model.merge_and_unload().save_pretrained(str(folder))
+        else:
+            trainer.save_model(str(folder))
+
+
 def save_checkpoint(folder: Path, trainer: Any, tokenizer: Any, record: dict[str, Any], curves: bytes) -> None:
     """Model, tokenizer, the record and the curves into the staged checkpoint `folder`, without the trainer's scratch.
     Every process calls it (a sharded model is gathered collectively); only the main one writes."""
     from coworkenv.agents.hf import quiet_transformers
 
-    with quiet_transformers():
-        trainer.save_model(str(folder))
+    save_model(folder, trainer)
     if not trainer.is_world_process_zero():
         return
     with quiet_transformers():

@@ -17,12 +17,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from coworkenv.errors import CoworkEnvError
 from coworkenv.train.checkpoint import (
     SCRATCH_DIR,
     SEED_MAX,
+    TuningFields,
+    check_chat_template,
     check_model_dir,
     check_out,
     curves_png,
@@ -39,7 +41,7 @@ if TYPE_CHECKING:
 CURVES = {"loss": "training loss", "rewards/margins": "reward margin", "rewards/accuracies": "reward accuracy"}
 
 
-class DPOJobConfig(BaseModel):
+class DPOJobConfig(TuningFields):
     """Direct preference optimization on environment-graded pairs from an evaluation on training tasks."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -151,8 +153,11 @@ def train_dpo(config: DPOJobConfig, data_root: Any = None, *, pairs: PairSet | N
         why = ", ".join(f"{reason} {n}" for reason, n in pairs.skipped.items()) or "no usable trials"
         raise CoworkEnvError(f"evaluation {pairs.source}: no preference pairs from its {pairs.tasks} task(s) ({why})")
     tokenizer, model = load_causal_lm(base, str(base))
-    with quiet_transformers():
-        reference = AutoModelForCausalLM.from_pretrained(base, local_files_only=True)
+    check_chat_template(tokenizer, base, assistant_mask=config.assistant_only_loss)
+    reference = None  # with LoRA, TRL takes the model with its adapter off as the reference: no second copy
+    if config.lora_rank == 0:
+        with quiet_transformers():
+            reference = AutoModelForCausalLM.from_pretrained(base, local_files_only=True)
     tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token
     tokens = pair_tokens(pairs, tokenizer)
     if all(t["prompt_tokens"] >= config.max_length for t in tokens):
@@ -166,11 +171,12 @@ def train_dpo(config: DPOJobConfig, data_root: Any = None, *, pairs: PairSet | N
             output_dir=str(tmp / SCRATCH_DIR), max_steps=config.max_steps, per_device_train_batch_size=config.batch_size,
             gradient_accumulation_steps=config.gradient_accumulation_steps, learning_rate=config.learning_rate, beta=config.beta,
             warmup_steps=config.warmup_steps, lr_scheduler_type="cosine", max_length=config.max_length, seed=config.seed,
-            logging_steps=log_every, bf16=False, report_to=[], save_strategy="no", dataloader_num_workers=0,
+            logging_steps=log_every, bf16=config.bf16, report_to=[], save_strategy="no", dataloader_num_workers=0,
             disable_tqdm=True, use_cpu=bool(config.use_cpu), remove_unused_columns=not config.assistant_only_loss,
+            gradient_checkpointing=config.gradient_checkpointing,
         )  # fmt: skip
         trainer = DPOTrainer(model=model, ref_model=reference, args=args, data_collator=collator, train_dataset=dataset,
-                             processing_class=tokenizer, callbacks=[step_callback(progress)])  # fmt: skip
+                             processing_class=tokenizer, callbacks=[step_callback(progress)], peft_config=config.lora())  # fmt: skip
         trainer.remove_callback(PrinterCallback)  # it prints every log dict; the caller shows progress its own way
         start = time.perf_counter()
         result = trainer.train()

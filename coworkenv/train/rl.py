@@ -17,18 +17,29 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from coworkenv.errors import CoworkEnvError
 from coworkenv.spec.task import TaskSpec
-from coworkenv.train.checkpoint import CURVES_FILE, SEED_MAX, TRAINING_FILE, check_model_dir, check_out, curves_png, metric_curve
+from coworkenv.train.checkpoint import (
+    CURVES_FILE,
+    SEED_MAX,
+    TRAINING_FILE,
+    TuningFields,
+    check_chat_template,
+    check_model_dir,
+    check_out,
+    curves_png,
+    metric_curve,
+    save_model,
+)
 from coworkenv.train.rewards import REWARDS
 
 AGGREGATION = {"grpo": "sum_then_normalize", "gdpo": "normalize_then_sum"}
 """Method → TRL's `multi_objective_aggregation`."""
 
 
-class RLJobConfig(BaseModel):
+class RLJobConfig(TuningFields):
     """GRPO / GDPO on a release's `rl` rows, rewarded in the tasks' workspaces."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -137,6 +148,7 @@ def train_rl(config: RLJobConfig, data_root: Any = None, *, progress: Callable[[
                 progress(1)
 
     tokenizer, model = load_causal_lm(base, str(base), dtype="float32")
+    check_chat_template(tokenizer, base, assistant_mask=False)
     rows = dataset.num_rows
     context = min(getattr(model.config, "max_position_embeddings", None) or 10**9, tokenizer.model_max_length or 10**9)
     dataset = _fitting(dataset, specs, tokenizer, context, config.max_completion_length)
@@ -151,13 +163,15 @@ def train_rl(config: RLJobConfig, data_root: Any = None, *, progress: Callable[[
             num_generations=config.num_generations, max_completion_length=config.max_completion_length,
             temperature=config.temperature, beta=config.beta, reward_weights=list(weights.values()),
             multi_objective_aggregation=AGGREGATION[config.method], seed=config.seed, logging_steps=config.logging_steps,
-            bf16=False, report_to=[], save_strategy="no", dataloader_num_workers=0, disable_tqdm=True, use_cpu=bool(config.use_cpu),
+            bf16=config.bf16, report_to=[], save_strategy="no", dataloader_num_workers=0, disable_tqdm=True, use_cpu=bool(config.use_cpu),
+            gradient_checkpointing=config.gradient_checkpointing,
         )  # fmt: skip
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*rollout_func.*experimental", category=UserWarning)
             trainer = GRPOTrainer(
                 model=model, reward_funcs=[REWARDS.get(name) for name in weights], args=args, train_dataset=dataset,
                 processing_class=tokenizer, callbacks=[Progress()], rollout_func=rollout_function(specs, max_turns=config.max_turns),
+                peft_config=config.lora(),
             )  # fmt: skip
         trainer.remove_callback(PrinterCallback)  # it prints every log dict; the caller shows progress its own way
         start = time.perf_counter()
@@ -167,8 +181,8 @@ def train_rl(config: RLJobConfig, data_root: Any = None, *, progress: Callable[[
         losses = [e["loss"] for e in history if "loss" in e]
         if not losses or not all(math.isfinite(x) for x in losses):
             raise CoworkEnvError(f"training diverged: losses {losses[:5]}")
+        save_model(tmp, trainer)
         with quiet_transformers():
-            trainer.save_model(str(tmp))
             tokenizer.save_pretrained(str(tmp))
         shutil.rmtree(tmp / "trainer", ignore_errors=True)  # the trainer's scratch folder: not part of the checkpoint
         curves = reward_curves(history)

@@ -64,13 +64,36 @@ def answer_ids(tokenizer: Any, messages: list[dict[str, Any]], start: int, tools
     return tokenizer(after[cut:], add_special_tokens=False)["input_ids"]
 
 
-def generate_turns(trainer: Any, contexts: list[list[int]], max_new_tokens: int) -> list[list[int]]:
-    """One turn for each context, sampled with the trainer's model and generation settings; each ends at its first
-    end-of-turn token (kept) or after `max_new_tokens`."""
+def generate_turns(trainer: Any, cache: Any, contexts: list[list[int]], max_new_tokens: int) -> list[list[int]]:
+    """One turn for each context, sampled with the trainer's model at its temperature; each ends at its first
+    end-of-turn token (kept) or after `max_new_tokens`. `cache` (`agents.kv.PrefixCache`, one per rollout batch, while
+    the weights stand still) keeps each episode's keys and values, so a turn computes only its new tokens. Sampling
+    settings beyond a temperature (top-p, top-k, min-p, a repetition penalty) go through `generate` instead."""
+    import torch
+    from trl.models.utils import unwrap_model_for_generation
+
+    from coworkenv.agents.kv import generate
+
+    plain = trainer.top_p == 1.0 and not trainer.top_k and trainer.min_p is None and trainer.repetition_penalty == 1.0
+    with (
+        unwrap_model_for_generation(
+            trainer.model_wrapped, trainer.accelerator, gather_deepspeed3_params=trainer.args.ds3_gather_for_generation,
+            generation_kwargs=trainer.generation_kwargs, gradient_checkpointing_kwargs=trainer.args.gradient_checkpointing_kwargs,
+        ) as model,
+        torch.no_grad(),
+    ):  # fmt: skip
+        if not plain:
+            return _hf_generate(trainer, model, contexts, max_new_tokens)
+        seed = hash((trainer.args.seed, trainer.state.global_step, cache.lookups)) % 2**63
+        outputs = generate(model, contexts, [max_new_tokens] * len(contexts), cache=cache, stop_ids=trainer.eos_token_ids,
+                           temperature=trainer.temperature, seed=seed, device=str(trainer.accelerator.device))  # fmt: skip
+    return [out.tokens for out in outputs]
+
+
+def _hf_generate(trainer: Any, model: Any, contexts: list[list[int]], max_new_tokens: int) -> list[list[int]]:
     import copy
 
     import torch
-    from trl.models.utils import unwrap_model_for_generation
 
     settings = copy.deepcopy(trainer.generation_config)
     settings.max_new_tokens = max_new_tokens
@@ -79,14 +102,7 @@ def generate_turns(trainer: Any, contexts: list[list[int]], max_new_tokens: int)
     width = max(len(ids) for ids in contexts)
     input_ids = torch.tensor([[pad] * (width - len(ids)) + ids for ids in contexts], device=device)
     attention = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids in contexts], device=device)
-    with (
-        unwrap_model_for_generation(
-            trainer.model_wrapped, trainer.accelerator, gather_deepspeed3_params=trainer.args.ds3_gather_for_generation,
-            generation_kwargs=trainer.generation_kwargs, gradient_checkpointing_kwargs=trainer.args.gradient_checkpointing_kwargs,
-        ) as model,
-        torch.no_grad(),
-    ):  # fmt: skip
-        output = model.generate(input_ids=input_ids, attention_mask=attention, generation_config=settings)
+    output = model.generate(input_ids=input_ids, attention_mask=attention, generation_config=settings)
     eos = set(trainer.eos_token_ids)
     turns = []
     for row in output[:, width:].tolist():
@@ -143,8 +159,11 @@ def rollout_function(specs: Mapping[str, TaskSpec], *, max_turns: int) -> Rollou
     """`GRPOTrainer(rollout_func=...)`: `play` over the given tasks (task id → spec)."""
 
     def rollout(prompts: list[list[dict[str, Any]]], trainer: Any) -> dict[str, Any]:
+        from coworkenv.agents.kv import DEFAULT_CACHE_MB, PrefixCache
+
+        cache = PrefixCache(DEFAULT_CACHE_MB * 2**20)
         return play(
-            prompts, specs, tokenizer=trainer.processing_class, generate=functools.partial(generate_turns, trainer),
+            prompts, specs, tokenizer=trainer.processing_class, generate=functools.partial(generate_turns, trainer, cache),
             budget=trainer.max_completion_length, eos_ids=trainer.eos_token_ids, max_turns=max_turns,
         )  # fmt: skip
 

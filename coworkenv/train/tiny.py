@@ -129,6 +129,18 @@ def _hash_documents(documents: list[str]) -> str:
     return digest.hexdigest()
 
 
+def check_model_out(out: Path, force: bool) -> None:
+    """Refuse, before any work, an `out` that a model build may not replace: a file, or a non-empty folder unless
+    `force` — and even then only a folder that holds a model."""
+    if out.exists() and not out.is_dir():
+        raise CoworkEnvError(f"{out}: exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()):
+        if not force:
+            raise CoworkEnvError(f"{out}: not empty (use --force to replace it)")
+        if not (out / "config.json").is_file():  # --force replaces a model; a mistyped --out (the data root) is kept
+            raise CoworkEnvError(f"{out}: not a model folder (no config.json); refusing to replace it")
+
+
 def build_tiny_model(out: Path, *, seed: int = 0, config: TinyConfig | None = None, force: bool = False, examples: Path | None = EXAMPLES) -> Path:
     """Build the tiny model into `out` (written whole or not at all) and return `out`.
 
@@ -142,13 +154,7 @@ def build_tiny_model(out: Path, *, seed: int = 0, config: TinyConfig | None = No
 
     config = config or TinyConfig()
     out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise CoworkEnvError(f"{out}: exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()):
-        if not force:
-            raise CoworkEnvError(f"{out}: not empty (use --force to replace it)")
-        if not (out / "config.json").is_file():  # --force replaces a model; a mistyped --out (the data root) is kept
-            raise CoworkEnvError(f"{out}: not a model folder (no config.json); refusing to replace it")
+    check_model_out(out, force)
     if seed < 0:
         raise CoworkEnvError(f"seed must be >= 0, got {seed}")
     documents = corpus_documents(examples)

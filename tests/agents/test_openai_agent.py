@@ -191,6 +191,7 @@ def test_load_agent_options_and_errors():
     agent = load_agent("openai:my-model", llm=base, concurrency=7, temperature=0.0, timeout_s=5, batch_size=16)
     assert (agent.config.model, agent.config.concurrency, agent.config.temperature, agent.config.timeout_s) == ("my-model", 7, 0.0, 5)
     assert agent.config.base_url == base.base_url and agent.label == "openai:my-model"
+    assert agent.concurrency == 7  # the rollout engine opens no more episodes at once: none waits for a slot on its clock
     with pytest.raises(CoworkEnvError, match="needs a model"):
         load_agent("openai", llm=base)
     with pytest.raises(CoworkEnvError, match="needs an endpoint"):

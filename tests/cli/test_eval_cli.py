@@ -125,6 +125,22 @@ def test_the_tiny_model_through_the_cli(home):
     assert all(0 < r["completion_tokens"] <= 24 * r["n_turns"] for r in rows)  # --max-new-tokens holds per turn
 
 
+PROGRESS_LINE = re.compile(r"^playing: (\d+)/4 \((\d+)%\), [\d.]+(?:/s| s/trial), (?:ETA|done in) \d+:\d\d$")
+
+
+def test_progress_is_plain_lines_on_stderr_when_it_is_not_a_terminal(tmp_path):
+    """Captured stderr (a log file, a pipe, a pod's log) is no terminal: no rich bar, but progress lines, the last one
+    when every trial has finished; stdout keeps the results alone."""
+    suite = write_suite(tmp_path / "suite.jsonl", example_tasks()[:2])
+    proc = cli("eval", "--agent", "oracle", "--suite", suite, "--trials", "2", "--workers", "1", "--runtime", "none", "--run-id", "logged",
+               data_root=tmp_path / "data", cwd=tmp_path)  # fmt: skip
+    ok(proc)
+    lines = proc.stderr.splitlines()
+    assert lines and all(PROGRESS_LINE.match(line) for line in lines), proc.stderr
+    assert lines[-1].startswith("playing: 4/4 (100%), ") and " done in " in lines[-1]
+    assert "\x1b[" not in proc.stderr and "playing" not in proc.stdout and "trials: 4 played, 4 passed, 0 failed" in proc.stdout
+
+
 def test_a_contaminated_suite_is_one_line_and_publishes_nothing(tmp_path):
     tasks = example_tasks()
     suite = write_suite(tmp_path / "suite.jsonl", tasks)
@@ -183,7 +199,8 @@ def test_an_endpoint_that_never_answers_records_and_publishes_nothing(tmp_path, 
     proc = cli("eval", "--agent", "openai:m", "--llm-base-url", url, "--suite", "good.jsonl", "--trials", "2", "--run-id", "down",
                data_root=tmp_path / "data", cwd=suites)  # fmt: skip
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
-    assert proc.stderr.startswith("error: openai:m answered none of the 2 trials (reply_error: ") and len(proc.stderr.splitlines()) == 1
+    *progress, error = proc.stderr.splitlines()  # the trials' progress lines (stderr is no terminal here), then the error
+    assert error.startswith("error: openai:m answered none of the 2 trials (reply_error: ") and all(p.startswith("playing: ") for p in progress)
     assert "nothing recorded or published" in proc.stderr
     assert not (tmp_path / "data" / "releases").exists()
     assert not (tmp_path / "data" / "runs" / "down" / "eval" / "trials.jsonl").exists()

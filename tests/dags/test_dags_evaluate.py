@@ -5,6 +5,7 @@ contaminated suite fails in prepare and publishes nothing."""
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -40,12 +41,13 @@ def test_form_is_generated_from_the_config_and_graph(evaluate_dag):
 
 
 @pytest.mark.slow
-def test_dag_test_evaluates_the_oracle_and_publishes_an_eval_release(evaluate_dag, airflow_home: AirflowHome):
+def test_dag_test_evaluates_the_oracle_and_publishes_an_eval_release(evaluate_dag, airflow_home: AirflowHome, caplog: pytest.LogCaptureFixture):
     from coworkenv.data.reader import latest_release, list_releases, read_table
     from coworkenv.eval.suite import build_bench
     from coworkenv.pipeline.rundir import RunDir
     from coworkenv.synth.planner import CapabilityProfile
 
+    caplog.set_level(logging.INFO, logger="coworkenv.progress")
     root = Path(airflow_home.env["COWORKENV_DATA_ROOT"])
     bench = build_bench(6, seed=3, data_root=root, runtime="none", workers=1)
     latest = latest_release(root)
@@ -54,6 +56,8 @@ def test_dag_test_evaluates_the_oracle_and_publishes_an_eval_release(evaluate_da
     assert {ti.task_id: str(ti.state) for ti in run.get_task_instances()} == dict.fromkeys(
         ("prepare", "trials", "build", "gate", "publish"), "success"
     )
+    # the trials task passes no progress callback: its progress lines go to the task's log
+    assert any(r.name == "coworkenv.progress" and r.getMessage().startswith("trials: 12/12 (100%), ") for r in caplog.records)
     [release] = [m for m in list_releases(root) if m.run_id == run.run_id]
     assert release.kind == "eval" and release.parent == bench.release_id and release.row_counts["eval_results"] == 12
     extra = {"release_id": release.release_id, "row_counts": release.row_counts}

@@ -83,6 +83,19 @@ def test_past_the_wall_clock_limit_it_ends():
     assert session.ending == "wall"
 
 
+def test_on_its_own_clock_only_its_replies_and_its_own_work_count():
+    spec = load_task(MAIL)
+    session = EpisodeSession(spec, wall_s=0.05, clock="own")
+    session.apply(_call("mail_search", {"query": "invoice"}), latency_s=0.01)
+    time.sleep(0.06)  # waiting while other episodes' turns are made: not this episode's time
+    session.apply(_call("mail_search", {"query": "x"}, "c2"), latency_s=0.01)
+    assert not session.done and 0.02 <= session.used() == session.spent < 0.05 and session.elapsed() > 0.06
+    session.apply(_call("mail_search", {"query": "y"}, "c3"), latency_s=0.04)  # its own reply took too long
+    assert session.ending == "wall" and session.used() > 0.05
+    with pytest.raises(ValueError, match="unknown clock"):
+        EpisodeSession(spec, clock="cpu")  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(
     "message",
     [

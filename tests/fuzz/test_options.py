@@ -37,6 +37,8 @@ BASE: dict[str, list[str]] = {
     "eval bench": ["--n", "2", "--workers", "0", "--data-root", "{root}"],
     "eval compare": ["no-such-eval", "no-such-eval", "--data-root", "{root}"],
     "model tiny": ["--out", "{file}", "--seed", "-1"],
+    "model smollm2": ["--out", "{file}", "--register", "a/b", "--data-root", "{root}"],
+    "model import": ["{file}", "--out", "{file}", "--register", "a/b", "--data-root", "{root}"],
     "eval": ["--agent", "oracle", "--suite", "missing.jsonl", "--trials", "0", "--runtime", "none", "--data-root", "{root}"],
     "nightly": ["--suite", "missing-suite", "--budget", "0", "--runtime", "none", "--data-root", "{root}"],
     "nightly-stage": ["train", "--run-id", "z", "--data-root", "{root}"],  # no run z: nothing trains

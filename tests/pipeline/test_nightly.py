@@ -17,6 +17,7 @@ from coworkenv.eval.suite import build_bench
 from coworkenv.pipeline import nightly as loop
 from coworkenv.pipeline.config import NightlyConfig, nightly_config
 from coworkenv.pipeline.rundir import RunDir
+from tests.support.gguf_files import needs_smollm2
 
 pytestmark = pytest.mark.slow
 
@@ -157,3 +158,29 @@ def test_the_training_pods_command_trains_a_stopped_run_and_hands_its_result_on(
     stages: list[tuple[str, bool]] = []
     loop.nightly(config, "night-3", copy, on_stage=lambda stage, result: stages.append((stage, bool(result.get("resumed")))))
     assert [s for s, resumed in stages if not resumed] == ["evaluate", "gate_eval", "promote", "new_profile"]
+
+
+@pytest.mark.xdist_group("smollm2")
+@needs_smollm2
+def test_a_turn_on_smollm2_trains_with_its_recipe_and_skips_rollouts(tmp_path, smollm2_model):
+    """`--base smollm2` (the real 135M model): the SFT job gets SmolLM2's recipe (packed, bf16, whole conversations,
+    its learning rate), the episodes its turn and token limits, and `trials 0` skips rejection sampling."""
+    from coworkenv.train.bases import BASES
+    from coworkenv.train.checkpoint import read_training
+
+    root = tmp_path / "data"
+    bench = build_bench(4, seed=5, data_root=root, runtime="none", workers=1)
+    config = NightlyConfig(suite=bench.release_id, base="smollm2", base_model=str(smollm2_model.path), budget=4, trials=0, eval_trials=1,
+                           eval_limit=2, sft_steps=2, max_new_tokens=12, max_turns=2, runtime="none", workers=1, seed=1)  # fmt: skip
+    loop.nightly(config, "small", root)
+    run = RunDir.open("small", root)
+    state = loop.read_state(run)
+    assert state["rollouts"]["run_id"] is None and state["gate_rollouts"]["own_sft_rows"] == 0
+    sft = read_training(loop.nightly_file(run, "checkpoints", "sft"))["config"]
+    recipe = BASES.get("smollm2").recipe
+    assert (sft["learning_rate"], sft["packing"], sft["bf16"], sft["long_conversations"]) == (recipe.learning_rate, True, True, "drop")
+    evaluation = json.loads((root / "runs" / "small.evaluate" / "eval" / "config.json").read_text())
+    assert (evaluation["max_turns"], evaluation["max_new_tokens"]) == (2, 12)
+    assert state["promote"]["promoted"] is False  # two paired tasks can never show a significant gain: the base stays current
+    with pytest.raises(ValueError, match="trials must be at least 1"):
+        NightlyConfig(suite=bench.release_id, method="dpo", trials=0)

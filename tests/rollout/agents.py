@@ -6,11 +6,12 @@ the engine drives them."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Iterable
 from typing import Any
 
-from coworkenv.agents.base import AGENTS, Reply, Request, failed_reply
+from coworkenv.agents.base import AGENTS, Reply, Request, failed_reply, full_reply
 from coworkenv.agents.scripted import ScriptedPolicy
 from coworkenv.grading.consistency import with_violation
 from coworkenv.rollout.record import trial_seed
@@ -62,7 +63,8 @@ class _OracleBySeed:
         self.specs = {trial_seed(seed, s.id, t): s for s in specs for t in range(trials)}
         self.policies: dict[int, ScriptedPolicy] = {}
         self.fail: dict[int, str] = {}
-        """seed → how to fail that episode's first turn: `error` (Reply.error), `raise`, `garbage` (not a message)."""
+        """seed → how to fail that episode's first turn: `error` (Reply.error), `raise`, `garbage` (not a message); or
+        `full`: its third turn finds the context full (Reply.full)."""
 
     def fail_task(self, task_id: str, trials: int, how: str, seed: int = 0) -> None:
         for t in range(trials):
@@ -76,6 +78,8 @@ class _OracleBySeed:
             return failed_reply("endpoint down after 3 retries")
         if how == "garbage":
             return Reply(message={"role": "assistant", "tool_calls": [{"function": {}}]})
+        if how == "full" and sum(m["role"] == "assistant" for m in request.messages) == 2:
+            return full_reply("the prompt is 9000 tokens, the model's context 8192")
         policy = self.policies.setdefault(request.seed, ScriptedPolicy(self.specs[request.seed]))
         return Reply(message=policy.act(request.messages, request.tools), prompt_tokens=len(request.messages), completion_tokens=1,
                      format_error="bad json" if len(request.messages) == 2 else None)  # fmt: skip
@@ -123,3 +127,18 @@ class AsyncOracle(_OracleBySeed):
             return self.answer(request)
         finally:
             self.in_flight -= 1
+
+
+class SlowBatchOracle(BatchOracle):
+    """A `batch` agent whose every call takes `tick_s` of wall time (a whole batch generated together) and whose
+    replies report `latency_s` (by seed: `slow`, else `default`) as what each cost its own episode."""
+
+    def __init__(self, specs: Iterable[TaskSpec], trials: int, *, tick_s: float, latency_s: float = 0.001, seed: int = 0):
+        super().__init__(specs, trials, seed)
+        self.tick_s, self.latency_s = tick_s, latency_s
+        self.slow: dict[int, float] = {}
+
+    def reply_batch(self, requests: list[Request]) -> list[Reply]:
+        time.sleep(self.tick_s)
+        replies = super().reply_batch(requests)
+        return [dataclasses.replace(reply, latency_s=self.slow.get(r.seed, self.latency_s)) for r, reply in zip(requests, replies, strict=True)]

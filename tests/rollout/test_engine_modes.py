@@ -10,7 +10,7 @@ import pytest
 from coworkenv.agents import load_agent
 from coworkenv.errors import CoworkEnvError
 from coworkenv.rollout import run_trials
-from tests.rollout.agents import AsyncOracle, BatchOracle
+from tests.rollout.agents import AsyncOracle, BatchOracle, SlowBatchOracle
 from tests.support.instant_endpoint import instant_endpoint
 
 TRIALS = 2
@@ -36,6 +36,9 @@ def test_an_async_agent_runs_episodes_concurrently_up_to_the_limit(suite):
     records = run_trials(suite, agent, trials=TRIALS, concurrency=5)
     assert len(records) == TRIALS * len(suite) and all(r.ok and r.grade.score == 1.0 for r in records)
     assert agent.max_in_flight == 5 and agent.calls == sum(r.n_turns for r in records)
+    agent = AsyncOracle(suite[:12], 1)
+    agent.concurrency = 3  # the agent's own limit is the default (an episode's clock starts once it is let in)
+    assert all(r.ok for r in run_trials(suite[:12], agent)) and agent.max_in_flight == 3
 
 
 @pytest.mark.parametrize("make", [BatchOracle, AsyncOracle], ids=["batch", "async"])
@@ -73,6 +76,45 @@ def test_an_async_agent_that_raises_or_hangs_fails_that_trial(examples):
     assert by_task[examples[2].id].error == "agent_error: RuntimeError: the model server went away"
     assert by_task[examples[3].id].error.startswith("wall_timeout:") and by_task[examples[3].id].grade.score == 0
     assert sum(r.ok for r in records) == len(examples) - 2
+
+
+def test_a_batch_episode_s_time_limit_counts_its_own_replies_not_the_wait_for_the_others(examples):
+    """Each tick takes 30 ms of wall time for the whole batch; each reply reports 1 ms as its own. Episodes of 9 or
+    more turns span more wall time than their 0.25 s limit while they wait for the batch, and still finish."""
+    specs = examples[:4]
+    agent = SlowBatchOracle(specs, 1, tick_s=0.03)
+    records = run_trials(specs, agent, trials=1, batch_size=4, episode_wall_s=0.25)
+    assert all(r.ok and r.grade.score == 1.0 for r in records), [r.error for r in records]
+    assert max(r.wall_s for r in records) > 0.25  # the limit in wall time, passed while waiting
+    assert all(sum(turn["latency_s"] for turn in r.trace) < 0.05 for r in records)
+
+
+def test_a_batch_episode_whose_own_replies_take_too_long_ends_with_wall(examples):
+    specs = examples[:4]
+    agent = SlowBatchOracle(specs, 1, tick_s=0.0)
+    agent.slow = {seed: 0.1 for seed, spec in agent.specs.items() if spec.id == specs[1].id}  # 100 ms per reply: 3 turns pass 0.25 s
+    records = run_trials(specs, agent, trials=1, batch_size=4, episode_wall_s=0.25)
+    slow = records[1]
+    assert slow.status == "failed" and slow.error.startswith("wall_timeout: the episode's own time") and "limit of 0.25 s" in slow.error
+    assert slow.n_turns == 3 and slow.grade.score == 0 and slow.wall_s < 0.25  # its own time, not the wall clock, ran out
+    assert all(r.ok for r in records if r is not slow)
+
+
+def test_an_episode_whose_context_is_full_ends_there_and_is_graded_as_it_stands(examples):
+    specs = examples[:3]
+    agent = BatchOracle(specs, 1)
+    agent.fail_task(specs[0].id, 1, "full")
+    records = run_trials(specs, agent, trials=1, batch_size=4)
+    full = records[0]
+    assert full.ok and full.error is None and full.n_turns == 2  # no failed trial: the third turn could not be written
+    assert 0 <= full.grade.score < 1.0 and all(r.ok and r.grade.score == 1.0 for r in records[1:])
+
+
+def test_the_evaluation_default_time_limit_is_the_engine_s():
+    from coworkenv.pipeline.config import EvaluationConfig
+    from coworkenv.rollout.engine import DEFAULT_EPISODE_WALL_S
+
+    assert EvaluationConfig.model_fields["episode_wall_s"].default == DEFAULT_EPISODE_WALL_S
 
 
 def test_a_simulated_user_factory_is_used_in_process_only(examples):

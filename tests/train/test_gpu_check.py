@@ -17,6 +17,7 @@ import pytest
 
 from tests.cli.test_eval_cli import OFFLINE
 from tests.support import ROOT, bench_script
+from tests.support.gguf_files import SMOLLM2_INSTALLED
 
 SCRIPT = ROOT / "bench" / "gpu_check.py"
 
@@ -106,9 +107,14 @@ def test_tiny_runs_the_gpu_checks_code_on_the_cpu_with_only_the_carried_wheels(t
     module = gpu_check()
     carried = {line.split("==")[0] for line in module.wheel_list()}
     python = gpu_machine_python(tmp_path / "venv", carried | image_packages(module))
-    proc = run("--tiny", "--json", str(tmp_path / "results.json"), "--work", str(tmp_path / "work"), cwd=tmp_path, python=python)
+    loop = ["--smollm2"] if SMOLLM2_INSTALLED else []  # and the SmolLM2 loop's code, on 2 held-out tasks and 2 SFT steps
+    proc = run("--tiny", *loop, "--json", str(tmp_path / "results.json"), "--work", str(tmp_path / "work"), cwd=tmp_path, python=python)
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads((tmp_path / "results.json").read_text())
+    if loop:
+        smol = results["smollm2"]
+        assert smol["tasks"] == 2 and smol["sft_steps"] == 2 and 0 <= smol["score_before"] <= 1 and 0 <= smol["score_after"] <= 1
+        assert smol["sft_fit"]["whole"] > 0 and "SmolLM2 loop: 2 held-out tasks" in proc.stdout
     sft, grpo = results["sft"], results["grpo"]
     assert results["tiny"] and results["device"]["device"] == "cpu" and results["release"]["sft_rows"] == 6
     assert sft["steps"] == 4 and math.isfinite(sft["first_loss"]) and sft["last_loss"] < sft["first_loss"]

@@ -94,7 +94,7 @@ def test_the_chat_template_renders_tools_calls_and_results(tiny_model_dir: Path)
     tokenizer, _ = load(tiny_model_dir)
     text = tokenizer.apply_chat_template(CONVERSATION, tools=TOOLS, tokenize=False)
     assert text.startswith("<|im_start|>system\nYou are a coworker agent.\n\n# Tools\n")
-    assert '\n<tools>\n{"name": "files_read", "description": "Read a file.", "parameters": ' in text
+    assert "\n<tools>\n- files_read(path: string): Read a file.\n</tools><|im_end|>\n" in text
     assert ('<|im_start|>assistant\n<tool_call>{"name": "files_read", "arguments": {"path": "notes.txt"}}</tool_call>\n'
             '<tool_call>{"name": "files_read", "arguments": {"path": "b.txt"}}</tool_call><|im_end|>\n') in text  # fmt: skip
     assert ('<|im_start|>user\n<tool_response>\n{"content": "ship friday"}\n</tool_response><|im_end|>\n<|im_start|>user\n'
