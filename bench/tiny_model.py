@@ -78,7 +78,8 @@ def run(n: int, max_new_tokens: int, builds: int, warmup: int, repeats: int, thr
         model_dir = Path(tmp) / "tiny"
         build_s = time_builds(model_dir, builds)
         card = read_card(model_dir)
-        agent = load_agent(f"hf:{model_dir}", max_new_tokens=max_new_tokens, batch_size=BIG_BATCH, device="cpu")
+        # no prefix cache: it would serve every pass after the first from memory; this measures batching
+        agent = load_agent(f"hf:{model_dir}", max_new_tokens=max_new_tokens, batch_size=BIG_BATCH, device="cpu", cache_mb=0)
         requests = task_prompts(n)
         replies: dict[str, list] = {}
 
