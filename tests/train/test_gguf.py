@@ -23,7 +23,6 @@ from tests.support.gguf_files import needs_smollm2, write_tiny_gguf
 from tests.train.test_tiny import CONVERSATION, FILES, TOOLS
 
 
-
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
