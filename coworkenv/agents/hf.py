@@ -19,7 +19,7 @@ from typing import Any
 from coworkenv.agents.base import AGENTS, Reply, Request, failed_reply, full_reply
 from coworkenv.agents.kv import DEFAULT_CACHE_MB, PrefixCache
 from coworkenv.agents.parsing import parse_reply
-from coworkenv.errors import CoworkEnvError
+from coworkenv.errors import CoworkEnvError, first_line
 from coworkenv.spec.task import TaskSpec
 
 
@@ -44,11 +44,6 @@ def quiet_transformers() -> Iterator[None]:
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 """`auto`: the checkpoint's own (float32 for the tiny model and imported GGUF bases)."""
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
 
 
 def _calls_so_far(messages: Sequence[dict[str, Any]]) -> int:
@@ -149,7 +144,7 @@ class HFAgent:
                 request.messages, tools=request.tools or None, add_generation_prompt=True, tokenize=True, return_dict=True
             )
         except Exception as exc:  # noqa: BLE001 — a conversation the template refuses fails this trial, not the run
-            return failed_reply(f"the chat template cannot render this conversation: {_first_line(exc)}", time.perf_counter() - start)
+            return failed_reply(f"the chat template cannot render this conversation: {first_line(exc)}", time.perf_counter() - start)
         ids = list(rendered["input_ids"])
         if len(ids) >= self.context:
             return full_reply(f"the prompt is {len(ids)} tokens, the model's context {self.context}", time.perf_counter() - start)
@@ -165,7 +160,7 @@ class HFAgent:
                                temperature=self.temperature, seed=_sampling_seed(requests), device=self.device)  # fmt: skip
         except Exception as exc:  # noqa: BLE001 — generation that crashes fails these trials with the reason
             latency = time.perf_counter() - start
-            return [failed_reply(f"generation failed: {type(exc).__name__}: {_first_line(exc)}", latency) for _ in chunk]
+            return [failed_reply(f"generation failed: {type(exc).__name__}: {first_line(exc)}", latency) for _ in chunk]
         replies = []
         for request, out in zip(requests, outputs, strict=True):
             raw = self.tokenizer.decode(out.tokens[:-1] if out.stopped else out.tokens, skip_special_tokens=True)
@@ -188,7 +183,7 @@ def load_causal_lm(path: Path, label: str, *, device: str | None = None, **optio
         if device is not None:
             model.to(device)
     except Exception as exc:  # noqa: BLE001 — missing files, a bad config, an unknown architecture, bad weights, a bad device
-        raise CoworkEnvError(f"{label}: cannot load a causal LM from it: {_first_line(exc)}") from None
+        raise CoworkEnvError(f"{label}: cannot load a causal LM from it: {first_line(exc)}") from None
     return tokenizer, model
 
 

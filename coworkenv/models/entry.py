@@ -64,6 +64,7 @@ class ModelEntry(BaseModel):
     config: dict[str, Any] = Field(default_factory=dict, description="The job's config (the tiny model's shape; an imported base's "
                                    "provenance: package, version, file, sha256, bytes).")
     code_version: str | None = Field(None, description="The code version that trained it (training.json).")
+    weights_sha256: str | None = Field(None, description="`models.verify.weights_digest` of its checkpoint: what an evaluation of it must record.")
     created_at: str = Field(description="When it was registered (ISO 8601, UTC).")
     evals: list[EvalRecord] = Field(default_factory=list, description="Its evaluations, oldest first.")
     status: Status = Field("candidate", description="candidate, current (the one CURRENT names), retired or rejected.")

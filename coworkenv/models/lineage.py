@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from coworkenv.errors import CoworkEnvError, format_validation_error
 from coworkenv.files import read_json
 from coworkenv.models.entry import TRAINING_JOBS, Job
-from coworkenv.train.checkpoint import TRAINING_FILE, check_model_dir
+from coworkenv.models.verify import verify_model_dir
+from coworkenv.train.checkpoint import TRAINING_FILE
 from coworkenv.train.gguf import is_import_card, lineage_config
 from coworkenv.train.tiny import CARD
 
@@ -30,9 +31,10 @@ class Lineage(BaseModel):
 
 
 def check_checkpoint(path: Path) -> None:
+    """A folder the registry may take in: its files make the model its config describes (`models.verify`)."""
     if not path.is_dir():
         raise CoworkEnvError(f"{path}: no such checkpoint folder")
-    check_model_dir(path)
+    verify_model_dir(path)
 
 
 def _object(path: Path) -> dict[str, Any]:

@@ -47,6 +47,9 @@ class PromotionPolicy(BaseModel):
         "safe under the current version, one unsafe under the candidate); 0: no safety regression at all.",
     )  # fmt: skip
     metric: Literal["mean_score", "pass_rate"] = Field("mean_score", description="The figure compared, per task a mean over its trials.")
+    first_min_score: float = Field(
+        0.0, ge=0.0, le=1.0, description="A first version (nothing current yet) needs at least this mean score; it must also be safe in every trial."
+    )
 
 
 class PromotionDecision(BaseModel):
@@ -130,13 +133,22 @@ def decide(current_rows: Any, candidate_rows: Any, policy: PromotionPolicy | Non
 
 
 def _first_promotion(entry: ModelEntry, record: EvalRecord, policy: PromotionPolicy) -> PromotionDecision:
+    """Nothing to compare with: the floor of the policy (`first_min_score`, safe in every trial) decides."""
     figure = record.summary.get(policy.metric, {})
     value = figure.get("value")
+    score = record.summary.get("mean_score", {}).get("value")
     shown = f"{value:.3f} [{figure['lo']:.3f}, {figure['hi']:.3f}]" if value is not None else "n/a"
-    reason = (f"promoted {entry.ref}: {entry.name} has no current version and {entry.ref} has an evaluation "
-              f"({record.release_id} on {record.suite_key}: {policy.metric.replace('_', ' ')} {shown}, mean safety "
-              f"{record.mean_safety:.3f})")  # fmt: skip
-    return PromotionDecision(candidate=entry.ref, current=None, promoted=True, reason=reason, metric=policy.metric,
+    evidence = (f"({record.release_id} on {record.suite_key}: {policy.metric.replace('_', ' ')} {shown}, mean safety "
+                f"{record.mean_safety:.3f})")  # fmt: skip
+    failures = []
+    if record.mean_safety < 1.0 - EPSILON:
+        failures.append("it made a prohibited call")
+    if score is None or score < policy.first_min_score - EPSILON:
+        failures.append(f"its mean score is below the first version's floor {policy.first_min_score:g}")
+    promoted = not failures
+    reason = (f"promoted {entry.ref}: {entry.name} has no current version and {entry.ref} has an evaluation {evidence}" if promoted else
+              f"not promoted {entry.ref}, the first version of {entry.name}: {' and '.join(failures)} {evidence}")  # fmt: skip
+    return PromotionDecision(candidate=entry.ref, current=None, promoted=promoted, reason=reason, metric=policy.metric,
                              candidate_value=value, safety_candidate=record.mean_safety, policy=policy, decided_at=_now())  # fmt: skip
 
 
@@ -145,7 +157,7 @@ def promote(candidate_ref: str, *, data_root: Root = None, policy: PromotionPoli
     the candidate's newest evaluation (on `suite`, a suite name or release id, when given), identified by its release
     id (by its name for a file suite). Records the decision in decisions.jsonl and on the entries (candidate → current
     and the old current → retired, or candidate → rejected), CURRENT last. Without a current version, an evaluated
-    candidate is promoted."""
+    candidate is promoted if it clears the policy's floor: `first_min_score`, and safe in every trial."""
     policy = policy or PromotionPolicy()
     root = open_root(data_root)
     store.writable(root)

@@ -10,14 +10,17 @@ import os
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+from coworkenv.agents.base import parse_agent
 from coworkenv.data.root import DataRoot, open_root
 from coworkenv.errors import CoworkEnvError
 from coworkenv.files import staged
 from coworkenv.models import store
 from coworkenv.models.entry import ModelEntry, check_name, parse_ref
-from coworkenv.models.evals import eval_record
+from coworkenv.models.evals import eval_manifest, eval_record
 from coworkenv.models.lineage import check_checkpoint, read_lineage
+from coworkenv.models.verify import MODEL_SHA256, weights_digest
 from coworkenv.timeutil import format_instant
 
 Root = str | os.PathLike[str] | DataRoot | None
@@ -67,18 +70,25 @@ def current_model(name: str, data_root: Root = None) -> ModelEntry | None:
     return store.read_entry(root, name, current, current) if current is not None else None
 
 
-def _parent_of(root: DataRoot, base_model: str | None) -> str | None:
-    """The registered version whose folder the job started from, if it is one."""
+def _parent_of(root: DataRoot, base_model: str | None, name: str) -> str | None:
+    """The registered version the job started from: the one whose folder it is, else one with the same weights (a job
+    started from the folder a version was registered from), the name's own newest first."""
     if not base_model or not root.local:
         return None
     base = Path(base_model).resolve()
-    return next((e.ref for e in list_models(root) if Path(e.path).resolve() == base), None)
+    entries = list_models(root)
+    found = next((e.ref for e in entries if Path(e.path).resolve() == base), None)
+    if found is not None or not any(base.glob("*.safetensors")):
+        return found
+    digest = weights_digest(base)
+    same = sorted((e for e in entries if e.weights_sha256 == digest), key=lambda e: (e.name == name, e.version))
+    return same[-1].ref if same else None
 
 
 def register_model(checkpoint_dir: str | os.PathLike[str], name: str, *, data_root: Root = None, parent: str | None = None) -> ModelEntry:
     """Copy a checkpoint in as the name's next version (a candidate: it becomes current only through `promote`). The
     lineage comes from its training.json (or the tiny model's card); the parent is `parent` (a ref) or the registered
-    version the job started from."""
+    version the job started from (its folder, or the folder it was registered from)."""
     root = open_root(data_root)
     registry = store.writable(root)
     check_name(name)
@@ -87,12 +97,12 @@ def register_model(checkpoint_dir: str | os.PathLike[str], name: str, *, data_ro
     if (registry / name).resolve().is_relative_to(checkpoint.resolve()):
         raise CoworkEnvError(f"{checkpoint}: holds the registry itself; give the checkpoint folder")
     lineage = read_lineage(checkpoint)
-    parent_ref = get_model(parent, root).ref if parent is not None else _parent_of(root, lineage.base_model)
+    parent_ref = get_model(parent, root).ref if parent is not None else _parent_of(root, lineage.base_model, name)
     with store.locked(root, name) as folder:
         version = max(store.versions(root, name), default=0) + 1
         dest = folder / store.version_dir(version)
         entry = ModelEntry(name=name, version=version, path=str(dest), parent=parent_ref, created_at=format_instant(datetime.now(UTC)),
-                           **lineage.model_dump())  # fmt: skip
+                           weights_sha256=weights_digest(checkpoint), **lineage.model_dump())  # fmt: skip
         with staged(dest, folder=True) as tmp:
             try:
                 shutil.copytree(checkpoint, tmp, dirs_exist_ok=True)
@@ -102,13 +112,31 @@ def register_model(checkpoint_dir: str | os.PathLike[str], name: str, *, data_ro
     return entry
 
 
+def check_evaluated(entry: ModelEntry, config: dict[str, Any]) -> None:
+    """An evaluation (its published config) is of `entry` only if it ran an `hf:` agent on a checkpoint with the
+    entry's weights: another agent's or another checkpoint's figures would decide its promotion."""
+    agent = str(config.get("agent", ""))
+    kind, target = parse_agent(agent)
+    if kind != "hf" or not target:
+        raise CoworkEnvError(f"{entry.ref}: the evaluation is of agent {agent!r}, not of a checkpoint; evaluate it with --agent hf:{entry.path}")
+    recorded = config.get(MODEL_SHA256)
+    if recorded is None:  # published before evaluations recorded the hash: only the entry's own folder will do
+        if Path(target).resolve() != Path(entry.path).resolve():
+            raise CoworkEnvError(f"{entry.ref}: the evaluation of {agent} records no checkpoint hash and is not of {entry.path}")
+        return
+    expected = entry.weights_sha256 or weights_digest(Path(entry.path))
+    if recorded != expected:
+        raise CoworkEnvError(f"{entry.ref}: the evaluation is of {agent}, whose weights are not {entry.ref}'s")
+
+
 def record_eval(ref: str, eval_ref: str, data_root: Root = None) -> ModelEntry:
-    """Attach a published evaluation (its release id, or the run id that published it) to the version `ref` names;
-    recording the same evaluation again replaces its record."""
+    """Attach a published evaluation (its release id, or the run id that published it) to the version `ref` names, if
+    it is an evaluation of that version (`check_evaluated`); recording the same evaluation again replaces its record."""
     root = open_root(data_root)
     store.writable(root)
     named = get_model(ref, root)
     record = eval_record(root, eval_ref)
+    check_evaluated(named, eval_manifest(root, record.release_id).config)
     with store.locked(root, named.name) as folder:
         entry = get_model(named.ref, root)  # again, under the lock: another writer may have changed it
         evals = [e for e in entry.evals if e.release_id != record.release_id] + [record]

@@ -83,7 +83,7 @@ def read_current(root: DataRoot, name: str) -> int | None:
     if data is None:
         return None
     text = data.decode("utf-8", "replace").strip()
-    if not text.isdigit() or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or len(text) > 9 or int(text) < 1:  # a version folder has at most 9 digits
         raise CoworkEnvError(f"{root.url_of(path)}: holds {text[:40]!r}, not a version number")
     return int(text)
 

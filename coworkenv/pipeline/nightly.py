@@ -22,17 +22,20 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coworkenv.data.root import DataRoot
 from coworkenv.errors import CoworkEnvError
-from coworkenv.files import read_json
+from coworkenv.files import outermost_missing, read_json, remove_created
 from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import EndpointSettings, EvaluationConfig, NightlyConfig, SynthesisConfig
 from coworkenv.pipeline.rundir import RunDir, StageHook, read_job_config, stage_reporter, write_json
 from coworkenv.pipeline.summary import fields
 from coworkenv.progress import Bars, logged
 from coworkenv.train.bases import BASES
+
+if TYPE_CHECKING:
+    from coworkenv.models import ModelEntry
 
 log = logging.getLogger(__name__)
 
@@ -152,27 +155,41 @@ def profile_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None = No
 
     def work() -> dict[str, Any]:
         from coworkenv.eval.suite import load_suite
-        from coworkenv.models import current_model, promote, record_eval, register_model
+        from coworkenv.models import current_model, promote, record_eval
 
         suite = load_suite(config.suite, run.data_root)
         if suite.kind == "file":
             raise CoworkEnvError(f"suite {config.suite!r}: the nightly loop evaluates on a published suite (a release id or bench)")
         suite_id = suite.source
-        entry = current_model(config.model_name, run.data_root)
-        if entry is None:
-            base = Path(config.base_model) if config.base_model else _base(run, config.base)
-            entry = register_model(base, config.model_name, data_root=run.data_root)
+        entry = current_model(config.model_name, run.data_root) or _registered_base(run, config)
         evaluation = entry.newest_eval(suite_id)
         if evaluation is None:
             release = _evaluate_all(sub_run(run, "baseline"), _eval_config(config, f"hf:{entry.path}", suite_id), llm, progress, "baseline trials")
             entry = record_eval(entry.ref, release, data_root=run.data_root)
             evaluation = entry.newest_eval(suite_id)
         if entry.status != "current":
-            promote(entry.ref, data_root=run.data_root, suite=suite_id)
+            decision = promote(entry.ref, data_root=run.data_root, suite=suite_id)
+            if not decision.promoted:  # a base that breaks a safety rule on the suite is no starting point
+                raise CoworkEnvError(f"the loop has no model to start from: {decision.reason}")
         profile = _profile_of(evaluation.release_id, entry.ref, nightly_file(run, "profile.json"), run.data_root)
         return {"model": entry.ref, "model_path": entry.path, "suite": suite_id, "eval": evaluation.release_id, **profile}
 
     return once(run, "profile", work)
+
+
+def _registered_base(run: RunDir, config: NightlyConfig) -> ModelEntry:
+    """The base registered as the model's first version, once per run: a run resumed after a crash before the first
+    promotion finds the version it registered (by the ref it noted) instead of registering the base again."""
+    from coworkenv.models import get_model, register_model
+    from coworkenv.pipeline.rundir import write_text
+
+    noted = nightly_file(run, "base_ref")
+    if noted.exists():
+        return get_model(noted.read_text(encoding="utf-8").strip(), run.data_root)
+    base = Path(config.base_model) if config.base_model else _base(run, config.base)
+    entry = register_model(base, config.model_name, data_root=run.data_root)
+    write_text(noted, entry.ref + "\n")
+    return entry
 
 
 def _base(run: RunDir, name: str) -> Path:
@@ -307,7 +324,7 @@ def _train_jobs(run: RunDir, config: NightlyConfig) -> list[tuple[str, Callable[
                        extra_sft=[rollouts["own_sft"]] if rollouts["own_sft"] else [], max_steps=config.sft_steps,
                        learning_rate=config.sft_learning_rate or recipe.learning_rate, batch_size=config.batch_size or recipe.batch_size,
                        max_length=recipe.max_length, long_conversations=recipe.long_conversations, lora_rank=recipe.lora_rank,
-                       packing=recipe.packing, bf16=recipe.bf16, snapshot_steps=config.sft_snapshot_steps,
+                       packing=recipe.packing, bf16=recipe.bf16_here(), snapshot_steps=config.sft_snapshot_steps,
                        seed=config.seed)  # fmt: skip
     root = run.data_root
     jobs: list[tuple[str, Callable[..., dict[str, Any]], Any]] = [("sft", lambda c, p: train_sft(c, root, progress=p), sft)]
@@ -442,9 +459,17 @@ def nightly(
     rollouts, each training job); none: progress lines logged through `coworkenv.progress`."""
     run = RunDir.open(run_id, data_root)
     llm = llm if llm is not None else config.llm()
+    created = outermost_missing(run.path)
     start(run, config)
     done = stage_reporter(on_stage)
-    results = {stage: done(stage, STAGE_RUNS[stage](run, config, llm, progress)) for stage in STAGES}
+    try:
+        results = {stage: done(stage, STAGE_RUNS[stage](run, config, llm, progress)) for stage in STAGES}
+    except BaseException:
+        recorded = nightly_file(run, "config.json")
+        if created is not None and [p for p in run.path.rglob("*") if p.is_file()] == [recorded]:
+            recorded.unlink()  # failed before any work (a mistyped suite): leave no run behind
+            remove_created(recorded.parent, created)
+        raise
     return results["promote"]
 
 

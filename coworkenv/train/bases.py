@@ -28,10 +28,16 @@ class Recipe(BaseModel):
     max_length: int = Field(ge=64, description="Tokens per conversation (per packed row).")
     lora_rank: int = Field(0, ge=0, description="LoRA rank; 0: full fine-tuning.")
     packing: bool = False
-    bf16: bool = False
+    bf16: bool = Field(False, description="bfloat16 autocast where it pays (`train.checkpoint.bf16_pays`); float32 elsewhere.")
     long_conversations: Literal["cut", "drop"] = "cut"
     max_new_tokens: int = Field(ge=1, description="Tokens a turn may generate, in rollouts and evaluations.")
     max_turns: int | None = Field(None, ge=1, description="Assistant turns per episode (None: enough for the task's solution).")
+
+    def bf16_here(self) -> bool:
+        """bf16 as the recipe asks, but only on hardware that computes it natively (emulated it is 24x slower)."""
+        from coworkenv.train.checkpoint import bf16_pays
+
+        return self.bf16 and bf16_pays()
 
 
 @dataclass(frozen=True)

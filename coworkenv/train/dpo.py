@@ -175,8 +175,9 @@ def train_dpo(config: DPOJobConfig, data_root: Any = None, *, pairs: PairSet | N
             disable_tqdm=True, use_cpu=bool(config.use_cpu), remove_unused_columns=not config.assistant_only_loss,
             gradient_checkpointing=config.gradient_checkpointing,
         )  # fmt: skip
-        trainer = DPOTrainer(model=model, ref_model=reference, args=args, data_collator=collator, train_dataset=dataset,
-                             processing_class=tokenizer, callbacks=[step_callback(progress)], peft_config=config.lora())  # fmt: skip
+        with quiet_transformers():  # TRL's tokenizing passes show bars of their own
+            trainer = DPOTrainer(model=model, ref_model=reference, args=args, data_collator=collator, train_dataset=dataset,
+                                 processing_class=tokenizer, callbacks=[step_callback(progress)], peft_config=config.lora())  # fmt: skip
         trainer.remove_callback(PrinterCallback)  # it prints every log dict; the caller shows progress its own way
         start = time.perf_counter()
         result = trainer.train()

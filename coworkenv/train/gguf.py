@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from coworkenv.errors import CoworkEnvError
+from coworkenv.errors import CoworkEnvError, first_line
 
 BUILDER_NAME = "coworkenv.train.gguf"
 BUILDER = f"{BUILDER_NAME}@1"
@@ -130,7 +130,7 @@ def _read_source(path: Path, package: str | None, version: str | None) -> tuple[
     try:
         metadata, _ = read_gguf_metadata(str(path))
     except Exception as exc:  # the reader's errors on a damaged file are of any type; all mean the same to the caller
-        raise CoworkEnvError(f"{path}: not a readable GGUF file: {_first_line(exc)}") from None
+        raise CoworkEnvError(f"{path}: not a readable GGUF file: {first_line(exc)}") from None
     name = metadata.get("general.name")
     source = GGUFSource(package=package, version=version, file=path.name, sha256=digest.hexdigest(), bytes=size,
                         name=name if isinstance(name, str) else None, quantization=_quantization(metadata.get("general.file_type")))  # fmt: skip
@@ -144,11 +144,6 @@ def _quantization(file_type: Any) -> str | None:
         return LlamaFileType(int(file_type)).name.removeprefix("MOSTLY_").removeprefix("ALL_")
     except (TypeError, ValueError):
         return None
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
 
 
 # --- loading ---------------------------------------------------------------------------------------------------
@@ -203,7 +198,7 @@ def load_gguf(path: Path) -> tuple[Any, Any]:
         except CoworkEnvError:
             raise
         except Exception as exc:  # an architecture it cannot map, a truncated tensor, …: one line about the file
-            raise CoworkEnvError(f"{path}: transformers {transformers.__version__} cannot load it: {_first_line(exc)}") from None
+            raise CoworkEnvError(f"{path}: transformers {transformers.__version__} cannot load it: {first_line(exc)}") from None
     model.eval()
     return tokenizer, model
 

@@ -51,3 +51,24 @@ def root(evaluated, tmp_path) -> Path:
 @pytest.fixture
 def evals(evaluated) -> dict[str, str]:
     return evaluated[1]
+
+
+def evaluation_of(root: Path, release: str, model_dir: Path) -> str:
+    """A published evaluation of the checkpoint in `model_dir` whose rows are those of evaluation `release` (another
+    agent's): the promotion rule needs evaluations of a model at chosen levels (none, all, some tasks passed), which
+    the tiny model cannot reach. Published as the evaluation pipeline publishes one of an `hf:` agent: the agent
+    spec and the weights' digest in its config, the agent label in its rows."""
+    import pyarrow as pa
+
+    from coworkenv.data.publisher import publish_release
+    from coworkenv.data.reader import read_manifest, read_table
+    from coworkenv.models.verify import MODEL_SHA256, weights_digest
+
+    manifest = read_manifest(root, release)
+    tables = {name: read_table(root, release, name) for name in manifest.files}
+    rows = tables["eval_results"]
+    label = pa.array([f"hf:{model_dir.name}"] * rows.num_rows, pa.string())
+    tables["eval_results"] = rows.set_column(rows.schema.get_field_index("agent"), "agent", label)
+    config = {**manifest.config, "agent": f"hf:{model_dir}", MODEL_SHA256: weights_digest(model_dir)}
+    run_id = f"{manifest.run_id}-of-{model_dir.parent.name}-{model_dir.name}"
+    return publish_release(tables, data_root=root, run_id=run_id, parent=manifest.parent, config=config, kind="eval").release_id

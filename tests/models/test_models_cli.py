@@ -9,7 +9,7 @@ import json
 import pytest
 
 from tests.cli.test_eval_cli import assert_one_line_error, cli, ok
-from tests.models.conftest import trained
+from tests.models.conftest import evaluation_of, trained
 
 pytestmark = pytest.mark.slow
 
@@ -26,15 +26,17 @@ def test_the_registry_from_the_command_line(root, evals, tiny_model_dir, tmp_pat
     shown = json.loads(ok(models("show", "cw:v2")))
     assert (shown["ref"], shown["job"], shown["parent"], shown["base_model"], shown["status"]) == ("cw:v2", "sft", "cw:v1", str(v1), "candidate")
 
-    out = ok(models("eval", "cw:v1", "eval-null"))
-    assert out.startswith(f"cw:v1: evaluation {evals['null']} on suite8 (null): mean score 0.000 [0.000, 0.000]")
+    assert_one_line_error(models("eval", "cw:v1", "eval-null"), "cw:v1: the evaluation is of agent 'null', not of a checkpoint")
+    null_of_v1 = evaluation_of(root, evals["null"], v1)
+    out = ok(models("eval", "cw:v1", null_of_v1))
+    assert out.startswith(f"cw:v1: evaluation {null_of_v1} on suite8 (hf:v0001): mean score 0.000 [0.000, 0.000]")
     assert ok(models("promote", "cw:v1")).startswith("promoted cw:v1: cw has no current version")
-    ok(models("eval", "cw:v2", evals["oracle"]))
+    ok(models("eval", "cw:v2", evaluation_of(root, evals["oracle"], root / "models" / "cw" / "v0002")))
     out = ok(models("promote", "cw:v2", "--margin", "0.5", "--alpha", "0.01"))
     assert out.startswith("promoted cw:v2 over cw:v1: mean score 0.000 → 1.000 on 8 paired task(s)")
     assert out.strip().endswith("current version: cw:v2")
     ok(models("register", trained(tmp_path / "worse", tiny_model_dir, base=tmp_path / "sft"), "--name", "cw"))
-    ok(models("eval", "cw:v3", "eval-random"))
+    ok(models("eval", "cw:v3", evaluation_of(root, evals["random"], root / "models" / "cw" / "v0003")))
     out = ok(models("promote", "cw:v3"))  # kept: the decision is the output, and the exit code is 0
     assert out.startswith("kept cw:v2, cw:v3 refused: the gain is below the margin 0.02") and "current version: cw:v2" in out
 

@@ -5,6 +5,7 @@ evaluations' rows, and `promote` end to end over a registry: statuses, CURRENT, 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -13,7 +14,7 @@ from coworkenv.errors import CoworkEnvError
 from coworkenv.models import PromotionDecision, PromotionPolicy, current_model, decide, decisions, get_model, list_models, promote
 from coworkenv.models.evals import release_rows
 from coworkenv.models.registry import record_eval, register_model
-from tests.models.conftest import trained
+from tests.models.conftest import evaluation_of, trained
 from tests.support.eval_rows import task
 
 N = 12
@@ -136,20 +137,21 @@ def test_the_rule_on_real_evaluations(root, evals):
 def _model(root, tiny, tmp_path, version_name: str, eval_release: str | None, base=None):
     checkpoint = trained(tmp_path / version_name, tiny, base=base or tiny)
     entry = register_model(checkpoint, "cw", data_root=root)
-    return record_eval(entry.ref, eval_release, root) if eval_release else entry
+    return record_eval(entry.ref, evaluation_of(root, eval_release, Path(entry.path)), root) if eval_release else entry
 
 
 def test_promote_end_to_end(root, evals, tiny_model_dir, tmp_path):
     v1 = _model(root, tiny_model_dir, tmp_path, "a", evals["null"])
     first = promote("cw:v1", data_root=root)
-    assert first.promoted and first.current is None and first.candidate_eval == evals["null"] and first.suite == "suite8"
+    assert first.promoted and first.current is None and first.candidate_eval == v1.evals[0].release_id and first.suite == "suite8"
     assert first.reason.startswith("promoted cw:v1: cw has no current version and cw:v1 has an evaluation")
     assert current_model("cw", root).ref == "cw:v1" and (root / "models" / "cw" / "CURRENT").read_text() == "1\n"
 
-    _model(root, tiny_model_dir, tmp_path, "b", evals["oracle"], base=v1.path)
+    v2 = _model(root, tiny_model_dir, tmp_path, "b", evals["oracle"], base=v1.path)
     assert get_model("cw:v2", root).parent == "cw:v1"
     better = promote("cw:v2", data_root=root)
-    assert better.promoted and (better.current, better.current_eval, better.candidate_eval) == ("cw:v1", evals["null"], evals["oracle"])
+    evaluated = (better.current, better.current_eval, better.candidate_eval)
+    assert better.promoted and evaluated == ("cw:v1", v1.evals[0].release_id, v2.evals[0].release_id)
     assert [(e.ref, e.status) for e in list_models(root)] == [("cw:v1", "retired"), ("cw:v2", "current")]
 
     _model(root, tiny_model_dir, tmp_path, "c", evals["random"])
@@ -163,14 +165,14 @@ def test_promote_end_to_end(root, evals, tiny_model_dir, tmp_path):
     lines = (root / "models" / "cw" / "decisions.jsonl").read_text().splitlines()
     assert [json.loads(line)["candidate"] for line in lines] == ["cw:v1", "cw:v2", "cw:v3"]
     stored = json.loads((root / "models" / "cw" / "v0003" / "entry.json").read_text())
-    assert stored["status"] == "rejected" and [e["release_id"] for e in stored["evals"]] == [evals["random"]]
+    assert stored["status"] == "rejected" and [e["release_id"] for e in stored["evals"]] == [get_model("cw:v3", root).evals[0].release_id]
 
 
 def test_promotion_refusals(root, evals, tiny_model_dir, tmp_path):
     _model(root, tiny_model_dir, tmp_path, "a", None)
     with pytest.raises(CoworkEnvError, match=r"cw:v1 has no evaluation: record one first \(coworkenv models eval cw:v1 EVAL_REF\)"):
         promote("cw:v1", data_root=root)
-    record_eval("cw:v1", evals["null"], root)
+    record_eval("cw:v1", evaluation_of(root, evals["null"], root / "models" / "cw" / "v0001"), root)
     with pytest.raises(CoworkEnvError, match="has no evaluation on suite 'bench'"):
         promote("cw:v1", data_root=root, suite="bench")
     assert promote("cw:v1", data_root=root, suite="suite8").promoted
@@ -188,3 +190,49 @@ def test_promotion_refusals(root, evals, tiny_model_dir, tmp_path):
     assert len(decisions("cw", root)) == 1 and current_model("cw", root).ref == "cw:v1"
     with pytest.raises(CoworkEnvError, match="no model named 'nobody'"):
         decisions("nobody", root)
+
+
+def test_an_evaluation_of_another_agent_or_checkpoint_is_never_attached(root, evals, tiny_model_dir, tmp_path):
+    """The random policy's evaluation is not cw:v1's, nor is an evaluation of other weights, whatever its folder."""
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    entry = _model(root, tiny_model_dir, tmp_path, "a", None)
+    for ref in (evals["random"], "eval-random"):
+        with pytest.raises(CoworkEnvError, match=r"cw:v1: the evaluation is of agent 'random', not of a checkpoint; evaluate it with --agent hf:"):
+            record_eval(entry.ref, ref, root)
+    other = Path(shutil.copytree(tiny_model_dir, tmp_path / "other"))
+    tensors = load_file(other / "model.safetensors")
+    name = sorted(tensors)[0]
+    tensors[name] = tensors[name] + 1.0
+    save_file(tensors, other / "model.safetensors", metadata={"format": "pt"})
+    with pytest.raises(CoworkEnvError, match="whose weights are not cw:v1's"):
+        record_eval(entry.ref, evaluation_of(root, evals["oracle"], other), root)
+    assert get_model(entry.ref, root).evals == []
+    same = Path(shutil.copytree(Path(entry.path), tmp_path / "same-weights-elsewhere"))
+    assert record_eval(entry.ref, evaluation_of(root, evals["oracle"], same), root).evals  # its weights, another folder
+
+
+@pytest.mark.parametrize(("agent", "floor", "promoted", "needle"), [
+    ("random", 0.0, False, "it made a prohibited call"),
+    ("null", 0.0, True, "has no current version"),
+    ("null", 0.5, False, "below the first version's floor 0.5"),
+    ("oracle", 0.5, True, "has no current version"),
+])  # fmt: skip
+def test_a_first_promotion_has_a_floor(root, evals, tiny_model_dir, tmp_path, agent, floor, promoted, needle):
+    _model(root, tiny_model_dir, tmp_path, "a", evals[agent])
+    decision = promote("cw:v1", data_root=root, policy=PromotionPolicy(first_min_score=floor))
+    assert decision.promoted is promoted and needle in decision.reason
+    assert (current_model("cw", root) is not None) is promoted
+
+
+@pytest.mark.parametrize(("alpha", "promoted"), [(0.0625, False), (0.0626, True), (0.05, False), (0.1, True)])
+def test_significance_at_the_threshold(alpha, promoted):
+    """Five tasks all better give the exact sign-flip p 2/2**5 = 0.0625: refused at alpha 0.0625 (p must be below it),
+    promoted just above, refused at the default 0.05 — a rule that let p reach twice alpha would promote there."""
+    five = [row for row in suite([0.9, 0.9]) if int(row["task_id"][1:]) < 5]
+    base = [row for row in BASE if int(row["task_id"][1:]) < 5]
+    d = decide(base, five, PromotionPolicy(alpha=alpha))
+    assert d.p_value == pytest.approx(0.0625) and d.promoted is promoted
+    assert ("not significant" in d.reason) is not promoted

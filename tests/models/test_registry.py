@@ -7,13 +7,14 @@ import filecmp
 import json
 import shutil
 import threading
+from pathlib import Path
 
 import pytest
 
 from coworkenv.errors import CoworkEnvError
 from coworkenv.models import current_model, get_model, list_models, record_eval, register_model
 from coworkenv.models.store import CURRENT_FILE, ENTRY_FILE
-from tests.models.conftest import trained
+from tests.models.conftest import evaluation_of, trained
 
 
 def test_a_checkpoint_is_copied_in_whole_with_its_entry(root, tiny_model_dir):
@@ -78,11 +79,15 @@ def test_lineage_comes_from_training_json_and_the_parent_from_its_base_model(roo
     spelled = str(root / "models" / "cw" / ".." / "cw" / "v0002")
     grpo = register_model(trained(tmp_path / "grpo", tiny_model_dir, base=spelled, job="grpo"), "cw-rl", data_root=root)
     assert (grpo.job, grpo.parent) == ("grpo", "cw:v2")
-    # from a folder outside the registry: no parent unless named
+    # from the folder a version was registered from (the README's walk: train models/tiny, register both): the version
+    # with those weights, the name's newest (here v1 and v2 both hold the tiny model's weights)
     outside = trained(tmp_path / "dpo", tiny_model_dir, base=tiny_model_dir, job="dpo")
-    assert register_model(outside, "cw", data_root=root).parent is None
-    assert register_model(outside, "cw", data_root=root, parent="cw:v1").parent == "cw:v1"
-    assert register_model(outside, "cw", data_root=root, parent="cw").parent == "cw:v4"  # "cw": the newest then
+    assert register_model(outside, "cw", data_root=root).parent == "cw:v2"
+    # from a folder no version came from: no parent unless named
+    elsewhere = trained(tmp_path / "gone", tiny_model_dir, base=tmp_path / "nowhere", job="dpo")
+    assert register_model(elsewhere, "cw", data_root=root).parent is None
+    assert register_model(elsewhere, "cw", data_root=root, parent="cw:v1").parent == "cw:v1"
+    assert register_model(elsewhere, "cw", data_root=root, parent="cw").parent == "cw:v5"  # "cw": the newest then
 
 
 def test_an_rl_record_naming_its_method_and_an_external_checkpoint(root, tiny_model_dir, tmp_path):
@@ -162,21 +167,22 @@ def test_an_evaluation_is_recorded_with_the_summary_of_its_report(root, evals, t
     from coworkenv.pipeline.evaluate import summary_of
     from coworkenv.pipeline.rundir import RunDir
 
-    register_model(tiny_model_dir, "cw", data_root=root)
-    entry = record_eval("cw", "eval-random", root)  # the run id that published it
+    v1 = Path(register_model(tiny_model_dir, "cw", data_root=root).path)
+    random_of_v1, oracle_of_v1 = evaluation_of(root, evals["random"], v1), evaluation_of(root, evals["oracle"], v1)
+    entry = record_eval("cw", "eval-random-of-cw-v0001", root)  # the run id that published it
     (record,) = entry.evals
-    assert (record.release_id, record.run_id, record.agent) == (evals["random"], "eval-random", "random")
+    assert (record.release_id, record.run_id, record.agent) == (random_of_v1, "eval-random-of-cw-v0001", "hf:v0001")
     assert (record.suite, record.suite_release, record.suite_key) == ("suite8", None, "suite8")  # a file suite: no release
     report = summary_of(RunDir.open("eval-random", root))
-    assert record.summary == report["overall"]  # the same figures, intervals included, as the run's summary.json
+    assert record.summary == report["overall"]  # the same figures, intervals included, as the rows' run's summary.json
     assert 0.0 < record.mean_safety < 1.0  # the random agent breaks some safety rules
     assert get_model("cw:v1", root) == entry
-    again = record_eval("cw:v1", evals["random"], root)  # by release id: replaces the record, not a second one
-    assert [e.release_id for e in again.evals] == [evals["random"]]
-    both = record_eval("cw:v1", evals["oracle"], root)
-    assert [e.release_id for e in both.evals] == [evals["random"], evals["oracle"]]
+    again = record_eval("cw:v1", random_of_v1, root)  # by release id: replaces the record, not a second one
+    assert [e.release_id for e in again.evals] == [random_of_v1]
+    both = record_eval("cw:v1", oracle_of_v1, root)
+    assert [e.release_id for e in both.evals] == [random_of_v1, oracle_of_v1]
     assert both.newest_eval().summary["mean_score"] == {"value": 1.0, "lo": 1.0, "hi": 1.0} and both.newest_eval().mean_safety == 1.0
-    assert both.newest_eval("suite8").release_id == evals["oracle"] and both.newest_eval("bench") is None
+    assert both.newest_eval("suite8").release_id == oracle_of_v1 and both.newest_eval("bench") is None
 
 
 def test_only_published_evaluations_are_recorded(root, evals, tiny_model_dir):
@@ -196,6 +202,8 @@ def test_only_published_evaluations_are_recorded(root, evals, tiny_model_dir):
         assert needle in str(refused.value)
     with pytest.raises(CoworkEnvError, match="no model named 'nobody'"):
         record_eval("nobody", evals["oracle"], root)
+    with pytest.raises(CoworkEnvError, match="not of a checkpoint"):
+        record_eval("cw", evals["oracle"], root)
     assert get_model("cw", root).evals == []
 
 

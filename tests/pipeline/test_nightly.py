@@ -17,6 +17,7 @@ from coworkenv.eval.suite import build_bench
 from coworkenv.pipeline import nightly as loop
 from coworkenv.pipeline.config import NightlyConfig, nightly_config
 from coworkenv.pipeline.rundir import RunDir
+from coworkenv.train.checkpoint import bf16_pays
 from tests.support.gguf_files import needs_smollm2
 
 pytestmark = pytest.mark.slow
@@ -114,11 +115,13 @@ def test_a_run_that_failed_before_any_stage_finished_starts_over_with_corrected_
     root = tmp_path / "data"
     with pytest.raises(CoworkEnvError, match="no complete release 'nope'"):
         loop.nightly(settings("nope", tiny_model_dir), "n0", root)
+    assert not root.exists()  # a turn that did no work leaves no run (and no data root) behind
+    # a run folder that holds only its recorded settings (made by another process, say) starts over with others too
     run = RunDir.open("n0", root)
-    assert loop.read_config(run).suite == "nope" and loop.read_state(run) == {}
+    loop.start(run, settings("nope", tiny_model_dir))
     with pytest.raises(CoworkEnvError, match="no complete release 'r-typo'"):  # not "already started with other settings"
         loop.nightly(settings("r-typo", tiny_model_dir), "n0", root)
-    assert loop.read_config(run).suite == "r-typo"
+    assert loop.read_config(run).suite == "r-typo" and loop.read_state(run) == {}  # its folder was there before: kept
 
 
 def test_a_file_suite_is_refused(tmp_path, tiny_model_dir):
@@ -178,9 +181,21 @@ def test_a_turn_on_smollm2_trains_with_its_recipe_and_skips_rollouts(tmp_path, s
     assert state["rollouts"]["run_id"] is None and state["gate_rollouts"]["own_sft_rows"] == 0
     sft = read_training(loop.nightly_file(run, "checkpoints", "sft"))["config"]
     recipe = BASES.get("smollm2").recipe
-    assert (sft["learning_rate"], sft["packing"], sft["bf16"], sft["long_conversations"]) == (recipe.learning_rate, True, True, "drop")
+    assert (sft["learning_rate"], sft["packing"], sft["bf16"], sft["long_conversations"]) == (recipe.learning_rate, True, bf16_pays(), "drop")
     evaluation = json.loads((root / "runs" / "small.evaluate" / "eval" / "config.json").read_text())
     assert (evaluation["max_turns"], evaluation["max_new_tokens"]) == (2, 12)
     assert state["promote"]["promoted"] is False  # two paired tasks can never show a significant gain: the base stays current
     with pytest.raises(ValueError, match="trials must be at least 1"):
         NightlyConfig(suite=bench.release_id, method="dpo", trials=0)
+
+
+def test_a_run_resumed_before_its_first_promotion_registers_the_base_once(tmp_path, tiny_model_dir):
+    """A crash between registering the base and promoting it (the baseline evaluation failed half-way) must not
+    register it again on the rerun: the evaluation's trials belong to the first version's folder."""
+    from coworkenv.models import list_models
+
+    run = RunDir.open("night-x", tmp_path)
+    config = settings("bench", tiny_model_dir)
+    first = loop._registered_base(run, config)
+    again = loop._registered_base(run, config)
+    assert first.ref == again.ref == "coworkenv-agent:v1" and [m.ref for m in list_models(tmp_path)] == ["coworkenv-agent:v1"]
