@@ -54,3 +54,9 @@ def format_settings_error(model: type, exc: Exception, where: str = "") -> str:
     more = f" (and {len(items) - 1} more)" if len(items) > 1 else ""
     text = " ".join(text.split())  # one line, whatever a validator's message held
     return f"{where}: {text}{more}" if where else text + more
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception's message as one line of an error: its first non-empty line, else the exception's type."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__

@@ -60,7 +60,7 @@ def iter_lines(path: str | os.PathLike[str]) -> Iterator[str]:
             yield line.rstrip("\r\n")
 
 
-def _check_values(data: Any, where: str) -> None:
+def check_values(data: Any, where: str) -> None:
     """Depth, number and text checks without recursion: `1e999` would be read as infinity, and lone surrogates
     (`"\\ud800"`) cannot be written as UTF-8 anywhere."""
     stack = [(data, 1)]
@@ -92,7 +92,7 @@ def parse_json(text: str, where: str) -> Any:
         raise CoworkEnvError(f"{where}: nested deeper than {MAX_DEPTH} levels") from None
     except ValueError as exc:
         raise CoworkEnvError(f"{where}: not valid JSON: {exc}") from None
-    _check_values(data, where)
+    check_values(data, where)
     return data
 
 
@@ -100,23 +100,64 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     return parse_json(read_text(path), str(path))
 
 
+def parse_yaml(text: str, where: str) -> Any:
+    """YAML text (YAML's safe loader) → plain data, or a one-line error naming `where` and the line: not YAML, too deep,
+    an integer too long for Python to convert, NaN/Infinity, lone surrogates."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except RecursionError:
+        raise CoworkEnvError(f"{where}: nested deeper than {MAX_DEPTH} levels") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f"{where}:{mark.line + 1}" if mark is not None else where
+        raise CoworkEnvError(f"{at}: not valid YAML ({getattr(exc, 'problem', None) or type(exc).__name__})") from None
+    except ValueError as exc:  # an integer of more than 4,300 digits
+        raise CoworkEnvError(f"{where}: not valid YAML ({str(exc).split(':')[0]})") from None
+    check_values(data, where)
+    return data
+
+
 # --- outputs ---------------------------------------------------------------------------------------------------
 
 
-def _prepare(dest: Path, folder: bool) -> Path:
+def _prepare(dest: Path, folder: bool) -> tuple[Path, Path | None]:
     """The temporary path next to `dest` (in its folder, so the rename stays on one file system), after checking that
-    `dest` can be replaced by a file or folder at all: a bad destination is refused before any work is done."""
+    `dest` can be replaced by a file or folder at all: a bad destination is refused before any work is done. Also the
+    outermost folder this created for it (None: its folder was there), for a failure to take away again."""
     if dest.is_dir() and not folder:
         raise CoworkEnvError(f"{dest}: is a directory; give a file name")
     if dest.exists() and not dest.is_dir() and folder:
         raise CoworkEnvError(f"{dest}: is a file; give a folder")
+    created = outermost_missing(dest.parent)
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
         raise CoworkEnvError(f"{dest}: cannot write: a parent of it is a file, not a folder") from None
     except OSError as exc:
         raise CoworkEnvError(f"{dest}: cannot write: {_reason(exc)}") from None
-    return dest.with_name(f".{dest.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    return dest.with_name(f".{dest.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"), created
+
+
+def outermost_missing(path: Path) -> Path | None:
+    """The outermost of `path` and the folders above it that does not exist: the first folder that making `path` creates
+    (None: `path` is there). With `remove_created`, what a failed command takes away again."""
+    return next((p for p in reversed([path.absolute(), *path.absolute().parents]) if not p.exists()), None)
+
+
+def remove_created(folder: Path, created: Path | None) -> None:
+    """The folders a command made (`outermost_missing` before it ran), from `folder` up to `created`, where they are
+    still empty."""
+    if created is None:
+        return
+    for path in [folder.absolute(), *folder.absolute().parents]:
+        try:
+            path.rmdir()
+        except OSError:  # not empty (another writer's output), or gone
+            return
+        if path == created:
+            return
 
 
 def _remove(path: Path) -> None:
@@ -131,22 +172,24 @@ def staged(dest: str | os.PathLike[str], folder: bool = False) -> Iterator[Path]
     """A temporary path next to `dest` to write the output to (a folder, created, when `folder`); renamed over `dest`
     when the block succeeds, removed when it fails, so `dest` is either untouched or whole."""
     dest = Path(dest)
-    tmp = _prepare(dest, folder)
-    if folder:
-        try:
-            tmp.mkdir()
-        except OSError as exc:
-            raise CoworkEnvError(f"{dest}: cannot write: {_reason(exc)}") from None
+    tmp, created = _prepare(dest, folder)
     try:
+        if folder:
+            try:
+                tmp.mkdir()
+            except OSError as exc:
+                raise CoworkEnvError(f"{dest}: cannot write: {_reason(exc)}") from None
         yield tmp
         _rename(tmp, dest, folder)
     except OSError as exc:
         _remove(tmp)
+        remove_created(dest.parent, created)
         if tmp.name in f"{exc.filename} {exc}":  # the temporary's name means nothing to whoever asked for `dest`
             raise CoworkEnvError(f"{dest}: cannot write: {_reason(exc)}") from None
         raise
     except BaseException:
         _remove(tmp)
+        remove_created(dest.parent, created)
         raise
 
 

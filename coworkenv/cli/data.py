@@ -8,33 +8,27 @@ from typing import Annotated
 import typer
 
 from coworkenv.cli.app import app
+from coworkenv.cli.output import FormatOpt, print_rows
 
 DataRootOpt = Annotated[str | None, typer.Option("--data-root", help="Data root: a path or fsspec URL (default: $COWORKENV_DATA_ROOT, else ./data).")]
 
 
 @app.command("releases")
-def releases_command(data_root: DataRootOpt = None) -> None:
-    """List the complete releases, oldest first, with their kind and row counts (* marks LATEST, the newest task release)."""
-    from rich.console import Console
-    from rich.table import Table
-
+def releases_command(data_root: DataRootOpt = None, fmt: FormatOpt = "table") -> None:
+    """List the complete releases, oldest first, with their kind and row counts (`latest`: LATEST names it, the newest task release)."""
     from coworkenv.data.reader import latest_release, list_releases
     from coworkenv.data.root import open_root
     from coworkenv.data.schemas import TABLES
 
     root = open_root(data_root)
     manifests = list_releases(root)
-    console = Console()
-    if not manifests:
-        console.print(f"no releases under {root.url}")
+    if not manifests and fmt == "table":
+        typer.echo(f"no releases under {root.url}")
         return
     latest = latest_release(root)
-    table = Table("release", "kind", "created", "parent", *TABLES, title=f"releases under {root.url}", title_justify="left")
-    for m in manifests:
-        marker = "* " if m.release_id == latest else "  "
-        counts = [str(m.row_counts.get(name, "-")) for name in TABLES]
-        table.add_row(marker + m.release_id, m.kind, m.created_at.strftime("%Y-%m-%dT%H:%M:%SZ"), m.parent or "", *counts)
-    console.print(table)
+    rows = [(m.release_id, m.kind, m.release_id == latest, m.created_at.strftime("%Y-%m-%dT%H:%M:%SZ"), m.parent or "",
+             *(m.row_counts.get(name) for name in TABLES)) for m in manifests]  # fmt: skip
+    print_rows(("release", "kind", "latest", "created", "parent", *TABLES), rows, fmt, title=f"releases under {root.url}")
 
 
 @app.command("export")

@@ -28,9 +28,9 @@ def claw_eval_command(
     """Convert Claw-Eval tasks (task.yaml, fixtures, tools, safety checks, scoring) into TaskSpecs with a derived oracle
     proven by the grading-consistency gate. Only tasks with such an oracle are written, unless --keep-without-oracle.
     grader.py is read for literal constants, never run."""
-    from rich.console import Console
     from rich.table import Table
 
+    from coworkenv.cli.output import console as make_console
     from coworkenv.importers.claw_eval import import_claw_eval
 
     with staged_file(out) as tasks_tmp, staged_file(report) as report_tmp:  # bad paths are refused before any work
@@ -44,7 +44,7 @@ def claw_eval_command(
             tasks_tmp.write_text(lines, encoding="utf-8")
         if report_tmp is not None:
             report_tmp.write_text(result.report.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
     table = Table("task", "imported", "criteria", "exact", "approx.", "rubric", "not expr.", "oracle", "gate")
     for t in result.report.tasks:
         c = t.counts

@@ -7,7 +7,6 @@ import datetime as dt
 import decimal
 import json
 import math
-import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -76,9 +75,10 @@ def write_json(table: Any) -> None:
 
 def write_table(table: Any, max_rows: int) -> None:
     import pyarrow as pa
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
+
+    from coworkenv.cli.output import console as make_console
 
     view = Table()
     for f in table.schema:
@@ -86,9 +86,7 @@ def write_table(table: Any, max_rows: int) -> None:
         view.add_column(Text(f.name), justify="right" if numeric else "left")
     for row in _rows(table.slice(0, max_rows)):
         view.add_row(*(Text("null", style="dim") if v is None else Text(_cell(v)) for v in row.values()))
-    # On a terminal the table fits the window; piped, it keeps every column whole (COLUMNS still wins).
-    wide = not sys.stdout.isatty() and not os.environ.get("COLUMNS")
-    console = Console(width=4096 if wide else None)
+    console = make_console()  # on a terminal the table fits the window; piped, it keeps every column whole
     console.print(view)
     shown = min(max_rows, table.num_rows)
     note = f"{table.num_rows} row{'s' if table.num_rows != 1 else ''}"
@@ -111,7 +109,7 @@ def sql(
         bool, typer.Option("--test", help="Run the column tests of sql/*/schema.yml over the release instead of a query (exit code 1 if one fails).")
     ] = False,
     verify: Annotated[
-        bool, typer.Option("--verify", help="Also check the SHA-256 of every file of the release against its manifest (reads the whole release).")
+        bool, typer.Option("--verify", help="Hash every file of the release again (files hashed before are otherwise known by size, time and inode).")
     ] = False,
     memory_limit: Annotated[str, typer.Option(help=_LIMIT["memory_limit"].description)] = _LIMIT["memory_limit"].default,
     threads: Annotated[int | None, typer.Option(help=_LIMIT["threads"].description)] = None,

@@ -16,6 +16,9 @@ to three times its size at once: 10,000 rows of a wide table (a task's spec JSON
 KB each) are 70 MB and took about 400 MB to read; a narrow table keeps its full batches."""
 READ_BUFFER = 1024 * 1024
 """Bytes read from the file at a time: pages are decoded as they arrive instead of whole row groups read first."""
+UNREADABLE = (OSError, ValueError, pa.ArrowException)
+"""What reading damaged Parquet raises: pyarrow's own errors, OSError from the footer's thrift, and a ValueError
+(`UnicodeDecodeError` among them) from a footer string or a value that is not what its type says."""
 
 
 def batch_rows(meta: pq.FileMetaData, max_rows: int) -> int:
@@ -29,6 +32,10 @@ def batch_rows(meta: pq.FileMetaData, max_rows: int) -> int:
 
 
 def parquet_batches(path: str | os.PathLike[str], max_rows: int, *, filesystem: Any = None) -> Iterator[pa.RecordBatch]:
-    """The file's rows in order, at most `max_rows` and about `BATCH_BYTES` a batch (`batch_rows`)."""
+    """The file's rows in order, at most `max_rows` and about `BATCH_BYTES` a batch (`batch_rows`). Each batch is
+    validated in full (UTF-8 of its strings, offsets within bounds): a flipped byte in a page whose checksum is absent
+    decodes into a batch that fails later, in whatever converts it, instead of here as an unreadable file."""
     file = pq.ParquetFile(path, filesystem=filesystem, pre_buffer=False, buffer_size=READ_BUFFER)
-    yield from file.iter_batches(batch_size=batch_rows(file.metadata, max_rows), use_threads=False)
+    for batch in file.iter_batches(batch_size=batch_rows(file.metadata, max_rows), use_threads=False):
+        batch.validate(full=True)
+        yield batch

@@ -129,14 +129,6 @@ def source_sql(table: str, releases: list[Release]) -> str:
     return "\nunion all by name\n".join(parts)
 
 
-def _create_from_arrow(con: duckdb.DuckDBPyConnection, name: str, data: pa.Table) -> None:
-    con.register("__coworkenv_arrow", data)
-    try:
-        con.execute(f"create or replace table {name} as select * from __coworkenv_arrow")
-    finally:
-        con.unregister("__coworkenv_arrow")
-
-
 def _releases_table(releases: list[Release], latest: str | None) -> pa.Table:
     rows = []
     for order, r in enumerate(releases):
@@ -200,15 +192,39 @@ def view_files(sql_dir: Path | None = None) -> list[tuple[str, Path]]:
     return ordered
 
 
+_NO_TABLE = re.compile(r"Table with name (\w+) does not exist!(?: Did you mean \"[^\"]*\"\?)?", re.IGNORECASE)
+
+
 def one_line(exc: BaseException) -> str:
-    """DuckDB's message on one line: its text up to the `LINE n:` excerpt, lines joined."""
+    """DuckDB's message on one line: its text up to the `LINE n:` excerpt, lines joined. A table name that is not
+    there gets the project's hint instead of DuckDB's guess (which can name the connection's internal schema)."""
+    if isinstance(exc, duckdb.OutOfMemoryException):  # the rest of DuckDB's text advises settings the user cannot reach
+        return f"{str(exc).splitlines()[0].strip()} (raise --memory-limit)"
     lines = []
     for line in str(exc).splitlines():
         if line.startswith("LINE "):
             break
         if line.strip():
             lines.append(line.strip())
-    return " ".join(lines) or type(exc).__name__
+    return _NO_TABLE.sub(_table_hint, " ".join(lines)) or type(exc).__name__
+
+
+def _table_hint(match: re.Match[str]) -> str:
+    name = match.group(1).lower()
+    table = name.removeprefix("src_").removeprefix("stg_")
+    known = f"use src_{table} (as stored) or stg_{table} (typed, one row per key)" if table in TABLES else "`show tables` lists them"
+    return f"no table or view {match.group(1)}; {known}"
+
+
+def _create_from_arrow(con: duckdb.DuckDBPyConnection, name: str, data: pa.Table) -> None:
+    def create() -> None:
+        con.register("__coworkenv_arrow", data)
+        try:
+            con.execute(f"create or replace table {name} as select * from __coworkenv_arrow")
+        finally:
+            con.unregister("__coworkenv_arrow")
+
+    _execute_ddl_step(create, f"setting up table {name.removeprefix(INTERNAL_SCHEMA + '.')}")
 
 
 def connect(
@@ -221,13 +237,13 @@ def connect(
 ) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with `src_*`, `src_releases`, `ref_capabilities` and every view of `sql/`.
 
-    Each release is checked against its manifest first (`coworkenv.data.integrity`; `verify`: SHA-256 of every
-    file too); the connection then reads only the listed files, under `limits` (`coworkenv.data.sql_limits`)."""
+    Each release is checked against its manifest first (`coworkenv.data.integrity`; `verify`: every file hashed
+    afresh); the connection then reads only the listed files, under `limits` (`coworkenv.data.sql_limits`)."""
     limits = limits or QueryLimits()
     releases = resolve_releases(data_root, release)
     root = open_root(data_root)
     for r in releases:
-        check_release(root, r.manifest, full=verify)
+        check_release(root, r.manifest, fresh=verify)
     latest = latest_release(root)
     try:
         con = duckdb.connect(":memory:", config=connection_config(limits))

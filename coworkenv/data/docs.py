@@ -107,16 +107,21 @@ Table files are deterministic: the same tables give byte-identical Parquet files
 ## Integrity on read
 
 Every reader checks a release against its manifest before using it (`coworkenv.data.integrity`): `read_table`,
-`table_files`, the SQL catalog (`coworkenv sql`) and `coworkenv export` refuse a damaged release with one error
-naming the file (`damaged release <id>: <path>: missing`), instead of returning fewer rows or failing half-way.
+`table_files`, the SQL catalog (`coworkenv sql`), `coworkenv eval --suite` and `coworkenv export` refuse a damaged
+release with one error naming the file (`damaged release <id>: <path>: missing`), instead of returning fewer rows,
+other rows or failing half-way.
 
-- **Always** (one `stat` and one Parquet footer read per file, whatever the release's size): every listed file is
-  present with its listed `bytes`; no unlisted Parquet part sits in a table's folder (the catalog reads the
-  manifest's file list, never a glob); each file's row count in its footer equals its listed `rows`; the files add
-  up to `row_counts`.
-- **Full** (`coworkenv sql --verify`, every `export`, `verify_release(root, id)`): also the SHA-256 of every byte,
-  which finds damage that keeps a file's size and footer. It reads the whole release: an export does so anyway, a
-  query over a few columns of one partition does not, so `sql` leaves it to `--verify`.
+- **The manifest is strict**: an unknown or a missing key, a table named in one per-table map and not in another,
+  or a content hash that is not that of the table's file list, make it unreadable (`unreadable manifest`).
+- **The files read** (each table the command reads; every table for `sql`, whose views may read any): every listed
+  file is present with its listed `bytes` and `sha256`; no unlisted Parquet part sits in a table's folder (the
+  catalog reads the manifest's file list, never a glob); each file's row count in its footer equals its listed
+  `rows`; the files add up to `row_counts`.
+- **Cost**: hashing reads each file once (about 400 MiB/s on 2 shared cores). On a local data root a file that
+  matched is remembered by its size, modification time and inode under `.verified/<release id>.json` in the data
+  root, so reading it again costs one `stat`; `coworkenv sql --verify`, every `export` and `verify_release(root,
+  id)` hash every byte afresh. Object stores are hashed on every read. Anyone able to rewrite a file and reset its
+  modification time gets past the memory, not past `--verify`.
 
 ## Atomicity
 
@@ -245,11 +250,13 @@ coworkenv releases [--data-root ROOT]
 coworkenv export --release <id>|latest --format hf|jsonl --out DIR [--data-root ROOT]
 ```
 
-`hf` writes `DIR/<table>/` with `datasets.Dataset.save_to_disk` (`datasets.load_from_disk(DIR + "/sft")`);
-`jsonl` writes `DIR/<table>.jsonl`. Both copy `manifest.json`. The export is written in a hidden `.tmp-<name>-*`
-folder beside `DIR` and renamed into place when complete (with `--overwrite`, the previous `DIR` is replaced only
-then): a failed export leaves `DIR` as it was. `--overwrite` replaces a previous export only: a `DIR` that holds
-anything but `manifest.json` and table entries, or that is, holds or lies inside the data root, is refused.
+`hf` writes `DIR/<table>/` with `datasets.Dataset.save_to_disk` and `DIR/dataset_dict.json`: the layout of a
+`DatasetDict` with a split per table, so `datasets.load_from_disk(DIR)` gives every table (`ds["sft"]`) and
+`datasets.load_from_disk(DIR + "/sft")` one. `jsonl` writes `DIR/<table>.jsonl`. Both copy `manifest.json`. The
+export is written in a hidden `.tmp-<name>-*` folder beside `DIR` and renamed into place when complete (with
+`--overwrite`, the previous `DIR` is replaced only then): a failed export leaves `DIR` as it was. `--overwrite`
+replaces a previous export only: a `DIR` that holds anything but `manifest.json`, `dataset_dict.json` and table
+entries, or that is, holds or lies inside the data root, is refused.
 
 ## SQL limits
 

@@ -4,7 +4,8 @@ Both write into `out/` one entry per table plus a copy of `manifest.json`, after
 manifest (`coworkenv.data.integrity`). The export is written in a hidden temporary folder beside `out/`
 (`coworkenv.files.staged`) and renamed into place once complete (a previous `out/`, with `--overwrite`, is replaced only then): a failure leaves
 `out/` as it was.
-- `hf`: `out/<table>/` saved with `datasets.Dataset.save_to_disk` (load with `datasets.load_from_disk`);
+- `hf`: the layout of `datasets.DatasetDict.save_to_disk`, one split per table: `out/<table>/` and
+  `out/dataset_dict.json`, so `datasets.load_from_disk("out")` gives every table and `load_from_disk("out/sft")` one;
 - `jsonl`: `out/<table>.jsonl`, one JSON object per row (nested messages stay nested; JSON-string columns stay strings).
 """
 
@@ -26,6 +27,8 @@ from coworkenv.files import staged
 ExportFormat = Literal["hf", "jsonl"]
 FORMATS: tuple[str, ...] = ("hf", "jsonl")
 JSONL_BATCH_ROWS = 10_000
+HF_SPLITS = "dataset_dict.json"
+"""What makes `datasets.load_from_disk(out)` read the folder as a DatasetDict of its tables."""
 
 
 def _check_target(out: Path, overwrite: bool, root: DataRoot) -> None:
@@ -52,7 +55,7 @@ def _check_replaceable(out: Path, root: DataRoot) -> None:
 
 def _exported(entry: Path) -> bool:
     """An entry an export writes: the manifest copy, an `hf` table folder or a `jsonl` table file."""
-    if entry.name == "manifest.json":
+    if entry.name in ("manifest.json", HF_SPLITS):
         return entry.is_file()
     if entry.is_dir():
         return entry.name in TABLES
@@ -93,7 +96,7 @@ def export_release(
         raise CoworkEnvError(f"unknown table(s) {', '.join(unknown)}; tables are: {', '.join(TABLES)}")
     root = open_root(data_root)
     manifest = read_manifest(root, release)
-    check_release(root, manifest, names, full=True)  # an export reads every byte anyway: hashing them costs little more
+    check_release(root, manifest, names, fresh=True)  # an export reads every byte anyway: hashing them afresh costs little more
     target = Path(os.path.abspath(out))
     _check_target(target, overwrite, root)
     write = _export_hf if fmt == "hf" else _export_jsonl
@@ -101,6 +104,8 @@ def export_release(
         with staged(target, folder=True) as staging:
             for name in names:
                 write(root, manifest, name, staging)
+            if fmt == "hf":
+                (staging / HF_SPLITS).write_text(json.dumps({"splits": names}) + "\n", encoding="utf-8")
             (staging / "manifest.json").write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
     except OSError as exc:
         raise CoworkEnvError(f"{target}: export failed, nothing written ({exc.strerror or exc})") from None

@@ -20,7 +20,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, field_serializer, field_validator
+from pydantic import BaseModel, ConfigDict, field_serializer, field_validator, model_validator
 
 from coworkenv.errors import CoworkEnvError
 
@@ -62,7 +62,7 @@ class FileEntry(BaseModel):
 class Manifest(BaseModel):
     """`manifest.json`: what a release holds and where it came from."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     format_version: int = FORMAT_VERSION
     release_id: str
@@ -76,9 +76,9 @@ class Manifest(BaseModel):
     config: dict[str, Any]
     row_counts: dict[str, int]
     schema_fingerprints: dict[str, str]
-    content_hashes: dict[str, str] = {}
+    content_hashes: dict[str, str]
     """Per table: sha256 over its files' relative paths and sha256s, in order."""
-    files: dict[str, list[FileEntry]] = {}
+    files: dict[str, list[FileEntry]]
     """Per table: its Parquet files, in read order."""
 
     @field_validator("release_id")
@@ -95,6 +95,21 @@ class Manifest(BaseModel):
             if not RELEASE_NAME.match(table):
                 raise ValueError(f"{table!r} is not a table name")
         return files
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Manifest:
+        """Every table in each per-table map, and each content hash that of its file list: a key renamed or dropped
+        by hand is a damaged manifest, never a default (an empty hash list would check nothing)."""
+        tables = set(self.files)
+        for field in ("row_counts", "schema_fingerprints", "content_hashes"):
+            other = set(getattr(self, field))
+            if other != tables:
+                odd = sorted(other ^ tables)[0]
+                raise ValueError(f"{field} and files name different tables ({odd!r} is in one only)")
+        for table, entries in self.files.items():
+            if self.content_hashes[table] != content_hash_of(entries):
+                raise ValueError(f"content_hashes[{table!r}] is not the hash of its file list")
+        return self
 
     @field_serializer("created_at")
     def _utc_text(self, value: datetime) -> str:

@@ -13,13 +13,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import ValidationError
 
-from coworkenv.data.batches import parquet_batches
+from coworkenv.data.batches import UNREADABLE, parquet_batches
 from coworkenv.data.integrity import arrow_fs, check_release, release_problems
 from coworkenv.data.integrity import table_files as listed_files
 from coworkenv.data.layout import LATEST_FILE, MANIFEST_FILE, RELEASE_NAME, Manifest
 from coworkenv.data.root import RELEASES_DIR, DataRoot, open_root
 from coworkenv.data.schemas import TABLES, fingerprint
-from coworkenv.errors import CoworkEnvError, format_validation_error
+from coworkenv.errors import CoworkEnvError, first_line, format_validation_error
 
 Root = str | os.PathLike[str] | DataRoot | None
 
@@ -142,9 +142,8 @@ def read_files(root: DataRoot, manifest: Manifest, table: str, columns: list[str
     for path in listed_files(root, manifest, table):
         try:
             parts.append(pq.read_table(path, filesystem=fs, columns=columns, filters=filters, partitioning=None))
-        except (OSError, pa.ArrowException) as exc:  # damaged pages behind an intact footer
-            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise CoworkEnvError(f"damaged release {manifest.release_id}: {root.url_of(path)}: unreadable ({first})") from None
+        except UNREADABLE as exc:  # damaged pages behind an intact footer
+            raise CoworkEnvError(f"damaged release {manifest.release_id}: {root.url_of(path)}: unreadable ({first_line(exc)})") from None
     if not parts:
         raise CoworkEnvError(f"release {manifest.release_id}: table {table} has no files")
     result = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
@@ -170,9 +169,8 @@ def iter_files(root: DataRoot, manifest: Manifest, table: str, batch_size: int =
             for batch in parquet_batches(path, batch_size, filesystem=fs):
                 part = pa.Table.from_batches([batch])
                 yield _restore_schema(part, schema) if current else part
-        except (OSError, pa.ArrowException) as exc:  # damaged pages behind an intact footer
-            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise CoworkEnvError(f"damaged release {manifest.release_id}: {root.url_of(path)}: unreadable ({first})") from None
+        except UNREADABLE as exc:  # damaged pages behind an intact footer
+            raise CoworkEnvError(f"damaged release {manifest.release_id}: {root.url_of(path)}: unreadable ({first_line(exc)})") from None
 
 
 def read_table(
@@ -205,4 +203,4 @@ def read_release(data_root: Root, release: str = "latest") -> dict[str, pa.Table
 def verify_release(data_root: Root, release: str = "latest") -> list[str]:
     """Problems found re-hashing every file against the manifest, plus the cheap checks (empty: intact)."""
     root = open_root(data_root)
-    return release_problems(root, read_manifest(root, release), full=True)
+    return release_problems(root, read_manifest(root, release), fresh=True)

@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from coworkenv.data.batches import parquet_batches
+from coworkenv.data.batches import UNREADABLE, parquet_batches
 from coworkenv.data.schemas import PARTITIONS, TABLES, conform_table
 from coworkenv.errors import CoworkEnvError
 
@@ -64,7 +64,7 @@ def source(name: str, value: TableSource, batch_size: int = SOURCE_BATCH) -> Sou
         path = Path(value)
         try:
             found = pq.read_schema(path)
-        except (OSError, pa.ArrowException) as exc:
+        except UNREADABLE as exc:
             raise CoworkEnvError(f"{path}: not a Parquet table ({str(exc).splitlines()[0][:200]})") from None
         conform_table(name, found.empty_table())  # the columns and types fit; nulls are checked batch by batch
 

@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import yaml
 
 from coworkenv.data.catalog import SQL_DIR, STAGES, one_line, view_files
 from coworkenv.errors import CoworkEnvError
+from coworkenv.files import parse_yaml
 
 SCHEMA_FILE = "schema.yml"
 COLUMN_TESTS = ("not_null", "unique", "accepted_values", "relationships")
@@ -138,13 +138,10 @@ def _test(entry: Any, where: str, allowed: tuple[str, ...]) -> tuple[str, dict[s
 
 def _parse(path: Path, source: str, stage: str, folders: dict[str, str]) -> list[ColumnTest]:
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise CoworkEnvError(f"{source}: cannot read ({exc.strerror or exc})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}" if mark is not None else ""
-        raise CoworkEnvError(f"{source}: not valid YAML{at} ({getattr(exc, 'problem', None) or exc})") from None
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CoworkEnvError(f"{source}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
+    doc = parse_yaml(text, source)
     doc = _mapping(doc if doc is not None else {}, source, {"version", "models"})
     tests: list[ColumnTest] = []
     listed: set[str] = set()

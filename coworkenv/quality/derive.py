@@ -91,8 +91,12 @@ def parse_json(value: Any) -> Any:
 _BAD = object()
 
 
-def recompute_score(safety: Any, completion: Any, robustness: Any) -> float | None:
-    """The score (docs/architecture.md, "Scoring") from its parts, computed exactly as grading does; None when a part is missing."""
+def recompute_score(safety: Any, completion: Any, robustness: Any, status: Any = None) -> float | None:
+    """The score (docs/architecture.md, "Scoring") from its parts, computed exactly as grading does; None when a part is
+    missing. A failed trial (`status` "failed": it crashed or ran past its time) scores 0 whatever its parts say: they
+    record what happened before it stopped."""
+    if status == "failed":
+        return 0.0
     parts = (safety, completion, robustness)
     if any(_missing(p) for p in parts):
         return None
@@ -186,7 +190,8 @@ def derive_capabilities(df: pd.DataFrame, capabilities: frozenset[str]) -> None:
 
 
 def derive_scores(df: pd.DataFrame) -> None:
-    _derive_number(df, "score_recomputed", ["safety", "completion", "robustness"], recompute_score)
+    parts = ["safety", "completion", "robustness", *(["status"] if "status" in df.columns else [])]
+    _derive_number(df, "score_recomputed", parts, recompute_score)
     _derive(df, "passed_recomputed", ["score"], lambda s: None if _missing(s) else bool(float(s) >= PASS_THRESHOLD))
 
 

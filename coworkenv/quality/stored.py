@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from coworkenv.data.batches import UNREADABLE
 from coworkenv.errors import CoworkEnvError
 from coworkenv.quality.suites import KEYS
 
@@ -46,7 +47,7 @@ def _column_batches(path: Path, name: str, columns: list[str]) -> Iterator[pa.Re
 
     try:
         batches = pq.ParquetFile(path).iter_batches(batch_size=65_536, columns=columns, use_threads=False)
-    except (OSError, pa.ArrowException) as exc:
+    except UNREADABLE as exc:
         raise _unreadable(path, name, exc) from None
     return _read(batches, path, name)
 
@@ -56,7 +57,7 @@ def _schema(path: Path, name: str) -> pa.Schema:
 
     try:
         return pq.read_schema(path)
-    except (OSError, pa.ArrowException) as exc:
+    except UNREADABLE as exc:
         raise _unreadable(path, name, exc) from None
 
 
@@ -136,7 +137,7 @@ def _read(batches: Iterator[pa.RecordBatch], path: Path, name: str) -> Iterator[
     while True:
         try:
             batch = next(batches, None)
-        except (OSError, pa.ArrowException) as exc:
+        except UNREADABLE as exc:
             raise _unreadable(path, name, exc) from None
         if batch is None:
             return

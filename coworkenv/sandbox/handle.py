@@ -84,6 +84,9 @@ class WorkerHandle:
             tail = self.proc.stderr_tail()
             self.close()
             what = "did not start in time" if isinstance(exc, TimeoutError) else f"failed to start ({type(exc).__name__}: {exc})"
+            if "PermissionError" in tail:  # a checkout under a folder only its owner may enter (a 0700 home), started as root
+                what += (" because the sandbox's own user cannot read the code: put the checkout where every user may read it"
+                         " (not under a private home folder), or choose --runtime none for tasks you trust")  # fmt: skip
             raise SandboxError(f"a {runtime.name} sandbox worker {what}" + (f"; its stderr ends with:\n{tail}" if tail else "")) from None
         self.info = hello
 

@@ -16,7 +16,7 @@ from coworkenv.cli.app import app
 from coworkenv.data.docs import DEFAULT_PATH, render
 from coworkenv.data.export import export_release
 from coworkenv.data.publisher import publish_release
-from coworkenv.data.reader import read_table, table_files
+from coworkenv.data.reader import latest_release, read_table, table_files
 from coworkenv.data.schemas import TABLES
 from coworkenv.errors import CoworkEnvError
 from tests.support import ROOT  # noqa: E402
@@ -50,6 +50,13 @@ def test_export_hf(data_root, tables, tmp_path):
     assert sorted(sft.column_names) == sorted(TABLES["sft"].names)
     assert sft[0]["messages"][0]["role"] == "system"
     assert datasets.load_from_disk(str(tmp_path / "hf" / "eval_results")).num_rows == 0
+    # the folder itself, as the README loads it: a DatasetDict with a split per exported table
+    whole = datasets.load_from_disk(str(tmp_path / "hf"))
+    assert isinstance(whole, datasets.DatasetDict) and sorted(whole) == ["eval_results", "rl", "sft"]
+    assert whole["sft"].num_rows == tables["sft"].num_rows and whole["rl"].num_rows == tables["rl"].num_rows
+    # and a second export over it with --overwrite (dataset_dict.json is part of an export, not a stray)
+    export_release(data_root, "latest", tmp_path / "hf", "hf", tables=["sft"], overwrite=True)
+    assert sorted(datasets.load_from_disk(str(tmp_path / "hf"))) == ["sft"]
 
 
 def test_export_refuses_to_clobber(data_root, tmp_path):
@@ -97,11 +104,20 @@ def test_load_sft_with_datasets(data_root, tables, tmp_path):
 
 
 def test_cli_releases_and_export(data_root, tmp_path, monkeypatch):
+    """Not a terminal (CliRunner): the table keeps every id whole; plain and json give them to programs."""
     runner = CliRunner()
-    monkeypatch.setenv("COLUMNS", "250")
+    monkeypatch.delenv("COLUMNS", raising=False)  # a width asked for wins over the whole-values default
+    release = latest_release(data_root)
     listed = runner.invoke(app, ["releases", "--data-root", str(data_root)])
     assert listed.exit_code == 0, listed.output
-    assert "* r-export-run-" in listed.output and "tasks" in listed.output
+    assert release in listed.output and "tasks" in listed.output and "…" not in listed.output
+    plain = runner.invoke(app, ["releases", "--data-root", str(data_root), "--format", "plain"]).output.splitlines()
+    header = plain[0].split("\t")
+    row = dict(zip(header, plain[1].split("\t"), strict=True))
+    assert header[:5] == ["release", "kind", "latest", "created", "parent"] and (row["release"], row["latest"]) == (release, "yes")
+    (listed_json,) = json.loads(runner.invoke(app, ["releases", "--data-root", str(data_root), "--format", "json"]).output)
+    assert (listed_json["release"], listed_json["latest"]) == (release, True)
+    assert listed_json["tasks"] == read_table(data_root, release, "tasks").num_rows
     monkeypatch.setenv("COWORKENV_DATA_ROOT", str(data_root))
     done = runner.invoke(app, ["export", "--release", "latest", "--format", "jsonl", "--out", str(tmp_path / "j")])
     assert done.exit_code == 0, done.output

@@ -7,6 +7,7 @@ Each case damages a real published release the way a disk, a copy or a hand edit
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -15,6 +16,7 @@ import pytest
 from coworkenv.data import catalog
 from coworkenv.data.export import export_release
 from coworkenv.data.integrity import release_problems
+from coworkenv.data.layout import FileEntry, content_hash_of
 from coworkenv.data.publisher import publish_release
 from coworkenv.data.reader import latest_release, read_manifest, read_table, verify_release
 from coworkenv.data.root import open_root
@@ -47,10 +49,44 @@ def _refused_everywhere(release: Path, table: str, match: str, tmp_path: Path) -
     assert list(tmp_path.glob("export*")) == [] and [p for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary
 
 
-def test_an_intact_release_passes_both_depths(release):
+def test_an_intact_release_passes_and_its_hashes_are_remembered(release):
     root = open_root(str(release.parent.parent))
     manifest = read_manifest(root)
-    assert release_problems(root, manifest) == [] and release_problems(root, manifest, full=True) == []
+    assert release_problems(root, manifest) == [] and release_problems(root, manifest, fresh=True) == []
+    remembered = json.loads((release.parent.parent / ".verified" / f"{manifest.release_id}.json").read_text())
+    assert len(remembered) == sum(len(entries) for entries in manifest.files.values())
+
+
+def test_a_file_changed_behind_its_timestamp_is_caught_by_verify(release):
+    """The memory of hashed files trusts size, modification time and inode; `--verify` trusts nothing."""
+    root = release.parent.parent
+    catalog.connect(root).close()
+    victim = _part(release, "rl")
+    st = victim.stat()
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    with open(victim, "r+b") as f:  # in place: same inode, same size
+        f.write(bytes(data))
+    os.utime(victim, ns=(st.st_atime_ns, st.st_mtime_ns))
+    catalog.connect(root).close()
+    with pytest.raises(CoworkEnvError, match="content differs from the manifest"):
+        catalog.connect(root, verify=True)
+    os.utime(victim)  # an ordinary write moves the time: then every read hashes it again
+    with pytest.raises(CoworkEnvError, match="content differs from the manifest"):
+        read_table(root, "latest", "rl")
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [lambda m: m.update(content_hash=m.pop("content_hashes")), lambda m: m.pop("files"), lambda m: m.update(extra_key=1),
+     lambda m: m["content_hashes"].pop("rl"), lambda m: m["content_hashes"].update(rl="0" * 64)],
+    ids=["content_hashes renamed", "files missing", "unknown key", "a table's hash missing", "a hash that is not the file list's"],
+)  # fmt: skip
+def test_a_manifest_edited_by_hand_is_refused_by_every_reader(release, tmp_path, edit):
+    edit_manifest(release, edit)
+    _refused_everywhere(release, "tasks", "manifest", tmp_path)
+    with pytest.raises(CoworkEnvError, match="manifest"):
+        verify_release(release.parent.parent)
 
 
 def test_a_missing_part_is_refused_not_read_as_fewer_rows(release, tmp_path):
@@ -66,17 +102,20 @@ def test_a_truncated_part_is_refused_by_its_size(release, tmp_path):
     _refused_everywhere(release, "tasks", f"{victim.relative_to(release)}: {size // 2} bytes, the manifest lists {size}", tmp_path)
 
 
-def test_a_same_size_corruption_is_found_by_the_full_check(release, tmp_path):
-    """Bytes flipped inside the data pages keep the size and the footer: only SHA-256 sees it (`--verify`, export)."""
+def test_a_same_size_corruption_is_found_on_every_read(release, tmp_path):
+    """Bytes flipped inside the data pages keep the size and the footer: only SHA-256 sees it, on every read path."""
     victim = _part(release, "rl")
     data = bytearray(victim.read_bytes())
     middle = len(data) // 2
     data[middle : middle + 16] = bytes(b ^ 0xFF for b in data[middle : middle + 16])
     victim.write_bytes(bytes(data))
     root = release.parent.parent
-    catalog.connect(root).close()  # the cheap check cannot see it
+    with pytest.raises(CoworkEnvError, match=f"{victim.relative_to(release)}: content differs from the manifest"):
+        catalog.connect(root)
     with pytest.raises(CoworkEnvError, match=f"{victim.relative_to(release)}: content differs from the manifest"):
         catalog.connect(root, verify=True)
+    with pytest.raises(CoworkEnvError, match="content differs"):
+        read_table(root, "latest", "rl")
     with pytest.raises(CoworkEnvError, match="content differs"):
         export_release(root, "latest", tmp_path / "export", "jsonl", tables=["rl"])
     assert not (tmp_path / "export").exists()
@@ -123,7 +162,7 @@ def test_a_failed_export_leaves_the_previous_output_untouched(release, tmp_path)
 
         entry = next(e for e in manifest["files"]["validations"] if release / e["path"] == victim)
         entry["sha256"] = hashlib.sha256(bytes(data)).hexdigest()
-        manifest["content_hashes"].pop("validations")
+        manifest["content_hashes"]["validations"] = content_hash_of([FileEntry(**e) for e in manifest["files"]["validations"]])
 
     victim.write_bytes(bytes(data))
     edit_manifest(release, relist)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import filecmp
+import hashlib
 import json
 import os
 import time
@@ -11,11 +12,12 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import coworkenv.data.publisher as publisher
 import coworkenv.data.root as rel
-from coworkenv.data.layout import LATEST_FILE, LOCK_FILE, ReleaseConflict, release_id_for
+from coworkenv.data.layout import LATEST_FILE, LOCK_FILE, FileEntry, ReleaseConflict, content_hash_of, release_id_for
 from coworkenv.data.publisher import clean_stale_tmp, publish_release
 from coworkenv.data.reader import latest_release, list_releases, read_manifest, read_release, read_table, table_files, table_path, verify_release
 from coworkenv.data.schemas import PARTITIONS, TABLES, fingerprint
@@ -161,7 +163,11 @@ def test_republish_compares_rows_when_bytes_differ(tmp_path, tables):
     first = publish(tmp_path, tables)
     path = tmp_path / "releases" / first.release_id / "manifest.json"
     data = json.loads(path.read_text())
-    data["content_hashes"]["sft"] = "0" * 64
+    entry = data["files"]["sft"][0]  # other bytes for the same rows, as another writer version would make them
+    part = path.parent / entry["path"]
+    pq.write_table(pq.read_table(part), part, compression="gzip")
+    entry.update(bytes=part.stat().st_size, sha256=hashlib.sha256(part.read_bytes()).hexdigest())
+    data["content_hashes"]["sft"] = content_hash_of([FileEntry(**e) for e in data["files"]["sft"]])
     path.write_text(json.dumps(data))
     assert publish(tmp_path, tables).release_id == first.release_id
 

@@ -38,6 +38,7 @@ BASE: dict[str, list[str]] = {
     "eval compare": ["no-such-eval", "no-such-eval", "--data-root", "{root}"],
     "model tiny": ["--out", "{file}", "--seed", "-1"],
     "model smollm2": ["--out", "{file}", "--register", "a/b", "--data-root", "{root}"],
+    "model smollm2-gguf": [],
     "model import": ["{file}", "--out", "{file}", "--register", "a/b", "--data-root", "{root}"],
     "eval": ["--agent", "oracle", "--suite", "missing.jsonl", "--trials", "0", "--runtime", "none", "--data-root", "{root}"],
     "nightly": ["--suite", "missing-suite", "--budget", "0", "--runtime", "none", "--data-root", "{root}"],

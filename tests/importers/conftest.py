@@ -1,4 +1,4 @@
-"""The Claw-Eval fixture tasks (tests/fixtures/claw_eval/, written for these tests in Claw-Eval's format), imported once."""
+"""The sample Claw-Eval tasks (examples/claw-eval/, written for this project in Claw-Eval's format), imported once."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 
 from coworkenv.importers.claw_eval import Imported, import_claw_eval
 from coworkenv.llm.judge import using_judge
-from tests.support import FIXTURES
+from tests.support import ROOT
 
-CLAW_EVAL = FIXTURES / "claw_eval"
+CLAW_EVAL = ROOT / "examples" / "claw-eval"
 
 
 @pytest.fixture(scope="module")

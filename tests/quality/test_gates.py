@@ -512,3 +512,18 @@ def test_gates_registry_builds_named_suites() -> None:
 def test_import_does_not_load_great_expectations() -> None:
     code = "import sys, coworkenv.quality; assert 'great_expectations' not in sys.modules; assert 'pandas' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_failed_trial_scores_0_whatever_its_parts(clean_frames: dict[str, pd.DataFrame], gx_loaded: None) -> None:
+    """A trial that ran past its time keeps the completion of what it did before it stopped, and scores 0 (seen in a
+    SmolLM2 evaluation on a busy machine, where the gate refused the whole evaluation). The formula holds for the
+    others: the same row marked ok is caught."""
+    frames = frames_for("evaluated", clean_frames)
+    row = _eval_first(frames, "oracle")
+    for column, value in (("status", "failed"), ("error", "wall_timeout: ran past 600 s"), ("completion", 0.2308), ("score", 0.0),
+                          ("passed", False)):  # fmt: skip
+        put(frames["eval_results"], row, column, value)
+    assert run_gate("evaluated", frames).success
+    put(frames["eval_results"], row, "status", "ok")
+    err = run_expecting_failure("evaluated", frames)
+    assert {f"{f.table}.{f.rule}": f.unexpected_count for f in err.result.failures} == {"eval_results.score_formula": 1}

@@ -237,7 +237,8 @@ def test_query_returns_an_arrow_table(releases):
     ("sql", "message"),
     [
         ("selec 1", "Parser Error: syntax error"),
-        ("select * from no_such_view", "Catalog Error: Table with name no_such_view does not exist"),
+        ("select * from no_such_view", "Catalog Error: no table or view no_such_view; `show tables` lists them"),
+        ("select * from tasks", "no table or view tasks; use src_tasks (as stored) or stg_tasks (typed, one row per key)"),
         ("select nope from stg_tasks", 'Binder Error: Referenced column "nope" not found'),
         ("select 1 / 'x'", "Error"),
         ("  -- only a comment\n", "empty SQL"),
@@ -248,7 +249,7 @@ def test_bad_sql_is_one_line_with_duckdbs_message(latest_con, sql, message):
         catalog.run_query(latest_con, sql)
     text = str(info.value)
     assert message in text
-    assert "\n" not in text and "LINE 1" not in text
+    assert "\n" not in text and "LINE 1" not in text and "coworkenv_internal" not in text
 
 
 def test_statements_without_rows_and_several_statements(latest_con):

@@ -143,7 +143,7 @@ def test_an_unknown_column_or_relation_is_an_error(releases, tmp_path, model, me
 def test_invalid_yaml_names_the_file_and_line(tmp_path):
     sql_dir = _copy_sql(tmp_path)
     (sql_dir / "staging" / sql_tests.SCHEMA_FILE).write_text("models:\n  - name: stg_tasks\n bad: [\n")
-    with pytest.raises(CoworkEnvError, match=r"^sql/staging/schema\.yml: not valid YAML at line 3"):
+    with pytest.raises(CoworkEnvError, match=r"^sql/staging/schema\.yml:3: not valid YAML"):
         sql_tests.load_tests(sql_dir)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from coworkenv.data.layout import FileEntry, content_hash_of
 from coworkenv.spec.task import TaskSpec
 from coworkenv.validate.codes import BATTERY_CODES
 from coworkenv.validate.verdict import CheckOutcome, TaskValidation
@@ -60,6 +61,6 @@ def add_listed_part(release_dir: Path, table: str, relative: str, rows: pa.Table
     def edit(manifest: dict) -> None:
         manifest["files"][table].append(entry)
         manifest["row_counts"][table] += rows.num_rows
-        manifest["content_hashes"].pop(table, None)
+        manifest["content_hashes"][table] = content_hash_of([FileEntry(**e) for e in manifest["files"][table]])
 
     edit_manifest(release_dir, edit)

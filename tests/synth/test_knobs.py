@@ -51,3 +51,49 @@ def test_difficulty_5_tasks_are_harder_than_difficulty_1(name: str):
             assert len(h.user.facts) > len(e.user.facts)
     if "effects" in fam.knobs and name not in {"meeting_schedule"}:  # one meeting however hard: its effects knob adds attendees
         assert sum(map(_effects, hard)) > sum(map(_effects, easy))
+
+
+def _records(value) -> int:
+    """What a workspace holds, counted: every item of every list and every line of every text (a CSV's rows)."""
+    if isinstance(value, dict):
+        return sum(_records(v) for v in value.values())
+    if isinstance(value, list):
+        return len(value) + sum(_records(v) for v in value)
+    return value.count("\n") if isinstance(value, str) else 0
+
+
+def _with(fam, seed: int, **knobs):
+    """The family's task at difficulty 1 with only the given knobs changed (the same random draws otherwise)."""
+    draft = Draft(fam, seed, 1)
+    draft.knobs = DIFFICULTY_KNOBS[1].model_copy(update=knobs)
+    return fam.build(draft)
+
+
+DISTRACTOR_STEPS = sorted({k.distractors for k in DIFFICULTY_KNOBS.values()})
+
+
+@pytest.mark.parametrize("name", [n for n in FAMILIES.names() if "distractors" in FAMILIES.get(n).knobs])
+def test_each_step_of_the_distractors_knob_alone_adds_records(name: str):
+    """Tests of what a family does with its knob, not of the table: a family that ignored the knob past some value
+    (capped its distractors, fixed a table's rows) would hold as many records at one step as at the one below."""
+    fam = FAMILIES.get(name)
+    for seed in SEEDS:
+        sizes = [_records(_with(fam, seed, distractors=k).workspace.model_dump(mode="json")) for k in DISTRACTOR_STEPS]
+        assert sizes == sorted(sizes) and len(set(sizes)) == len(sizes), (name, seed, dict(zip(DISTRACTOR_STEPS, sizes, strict=True)))
+
+
+def test_mail_triage_leaves_every_distractor_in_the_inbox():
+    fam = FAMILIES.get("mail_triage")
+    for k in DISTRACTOR_STEPS:
+        spec = _with(fam, 0, distractors=k)
+        (kept,) = [c for c in spec.checks if c.id == "others-left-alone"]
+        assert len(kept.ids) >= k  # each distractor (and look-alike) must stay where it was
+
+
+def test_csv_aggregate_rows_grow_with_the_distractors():
+    fam = FAMILIES.get("csv_aggregate")
+    rows = []
+    for k in DISTRACTOR_STEPS:
+        files = _with(fam, 0, distractors=k).workspace.model_dump(mode="json")["files"]
+        rows.append(max(text.count("\n") for text in files.values()))
+    assert rows == sorted(rows) and len(set(rows)) == len(rows) and rows[0] > 2

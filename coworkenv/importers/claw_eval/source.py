@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, TypeAdapter, ValidationError
+from pydantic import AfterValidator, Field, TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
 from coworkenv.caps import CAPS
 from coworkenv.errors import CoworkEnvError, format_validation_error
-from coworkenv.files import parse_json, read_text
+from coworkenv.files import parse_json, parse_yaml, read_text
 
 TASK_FILE = "task.yaml"
 MAX_TASKS = 10_000
@@ -52,6 +52,9 @@ def _text_or_texts(value: Any) -> Any:
     return value
 
 
+_Items = Annotated[int, Field(ge=0, le=CAPS.collection_items)]
+
+
 class _Match(TypedDict, total=False):
     id: Annotated[Any, AfterValidator(_single)]  # looked up among the record ids
 
@@ -62,10 +65,10 @@ class _Check(TypedDict, total=False):
     match: _Match | None
     fields: dict[Any, Any] | None
     body_contains: Annotated[Any, AfterValidator(_text_or_texts)]
-    count: int | None
-    min_calls: int | None
-    min_length: int | None
-    k: int | None
+    count: _Items | None
+    min_calls: Annotated[int, Field(ge=0, le=CAPS.trajectory_calls)] | None  # the oracle makes this many calls
+    min_length: Annotated[int, Field(ge=0, le=CAPS.string_chars)] | None
+    k: _Items | None
 
 
 class _Component(TypedDict, total=False):
@@ -102,18 +105,10 @@ def task_folders(root: Path) -> list[Path]:
 
 
 def _yaml(path: Path) -> dict[str, Any]:
-    import yaml
-
     text = read_text(path)
     if len(text) > CAPS.spec_chars:
         raise CoworkEnvError(f"{path}: {len(text)} characters are more than {CAPS.spec_chars}")
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        problem = getattr(exc, "problem", None) or type(exc).__name__
-        raise CoworkEnvError(f"{where}: not valid YAML ({problem})") from None
+    data = parse_yaml(text, str(path))
     if not isinstance(data, dict):
         raise CoworkEnvError(f"{path}: expected a YAML mapping, got {type(data).__name__}")
     prompt = data.get("prompt")
