@@ -305,7 +305,7 @@ def smollm2_loop(args: Settings, work: Path, device: dict[str, Any]) -> dict[str
 
     before, before_s = play(base)
     config = SFTJobConfig(model=str(base), release=release, out=str(work / "smollm2-sft"), max_steps=args.loop_steps, batch_size=recipe.batch_size,
-                          max_length=recipe.max_length, long_conversations=recipe.long_conversations, packing=recipe.packing, bf16=recipe.bf16,
+                          max_length=recipe.max_length, long_conversations=recipe.long_conversations, packing=recipe.packing, bf16=recipe.bf16_here(),
                           learning_rate=recipe.learning_rate, warmup_steps=min(6, args.loop_steps - 1), logging_steps=1,
                           use_cpu=args.tiny)  # fmt: skip
     reset_peak_memory(device["device"])

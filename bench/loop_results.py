@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import shutil
 import sys
 import time
@@ -142,18 +143,19 @@ def base_root(out: Path, args: argparse.Namespace) -> tuple[Path, dict[str, Any]
     return root, {**profile, "seconds": json.loads((root / "base_seconds.json").read_text())["seconds"]}
 
 
-def phase_first(out: Path, args: argparse.Namespace) -> dict[str, Any]:
+def phase_first(out: Path, args: argparse.Namespace, previous: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The base once, then one loop per seed. Seeds of an earlier invocation that are not rerun are kept with their
+    evaluation rows, so that seeds run at different times (or on different machines) pool into one figure."""
     base, profile = base_root(out, args)
     before = rows(base, profile["eval"])
-    result: dict[str, Any] = {"base": profile, "before": behaviour(base, "base.baseline", before), "seeds": {}}
-    afters = []
+    kept = {s: v for s, v in (previous or {}).get("seeds", {}).items() if int(s) not in args.seeds}
+    result: dict[str, Any] = {"base": profile, "before": behaviour(base, "base.baseline", before), "before_rows": _compact(before), "seeds": kept}
     for seed in args.seeds:
         root = _copy(base, out / f"first-{seed}")
         snapshots = args.snapshots if seed == args.seeds[0] else []
         done = loop(root, "loop-1", settings(args, seed=seed, sft_snapshot_steps=snapshots))
         state = done["state"]
         after = rows(root, state["gate_eval"]["release_id"])
-        afters.append(after)
         contamination = json.loads((root / "runs" / "loop-1.evaluate" / "eval" / "contamination.json").read_text())
         result["seeds"][str(seed)] = {
             "seconds": done["seconds"], "training_release": state["gate_tasks"]["release_id"], "tasks": state["gate_tasks"]["tasks"],
@@ -161,9 +163,21 @@ def phase_first(out: Path, args: argparse.Namespace) -> dict[str, Any]:
             "after": behaviour(root, "loop-1.evaluate", after), "fit": _training(root)["fit"], "sft_seconds": _training(root)["seconds"],
             "sft_tokens": _training(root)["tokens"],
             "contamination": {k: contamination[k] for k in ("training_releases", "suite_tasks", "contaminated_ids", "max_similarity")},
+            "rows": _compact(after),
         }  # fmt: skip
-    result["pooled"] = comparison(before, pooled(afters))
+    with_rows = sorted((s for s, v in result["seeds"].items() if "rows" in v), key=int)
+    result["pooled_seeds"] = with_rows
+    result["pooled"] = comparison(before, pooled([result["seeds"][s]["rows"] for s in with_rows]))
     return result
+
+
+ROW_KEYS = ("task_id", "trial", "family", "capabilities", "benchmark_group", "difficulty", "completion", "safety", "robustness", "score",
+            "passed", "empty", "n_violations", "agent", "status", "n_format_errors", "n_turns")  # fmt: skip
+
+
+def _compact(rows_: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An evaluation's rows as results.json keeps them: what the paired comparison reads."""
+    return [{k: r.get(k) for k in ROW_KEYS} for r in rows_]
 
 
 def _training(root: Path, run_id: str = "loop-1") -> dict[str, Any]:
@@ -235,6 +249,7 @@ def phase_arms(out: Path, args: argparse.Namespace, first: dict[str, Any]) -> di
 
 def phase_methods(out: Path, args: argparse.Namespace, first: dict[str, Any]) -> dict[str, Any]:
     from coworkenv.pipeline.evaluate import eval_pairs
+    from coworkenv.train.checkpoint import bf16_pays
     from coworkenv.train.dpo import DPOJobConfig, train_dpo
     from coworkenv.train.rl import RLJobConfig, train_rl
 
@@ -249,7 +264,8 @@ def phase_methods(out: Path, args: argparse.Namespace, first: dict[str, Any]) ->
         ckpt = out / "methods" / method
         if not (ckpt / "training.json").exists():
             train_rl(RLJobConfig(model=str(sft), release=release, out=str(ckpt), method=method, max_steps=args.rl_steps, learning_rate=args.rl_lr,
-                                 num_generations=4, batch_size=8, max_completion_length=1024, max_turns=8, bf16=True, seed=seed), root)  # fmt: skip
+                                 num_generations=4, batch_size=8, max_completion_length=1024, max_turns=8, bf16=bf16_pays(),
+                                 seed=seed), root)  # fmt: skip
         _, after = _evaluate(root, f"method-{method}", ckpt, suite, args)
         methods[method] = {"training": _rl_record(ckpt), "comparison": comparison(before, after), "after": behaviour(root, f"method-{method}", after)}
     # DPO: the SFT checkpoint's own sampled trials on training tasks, paired by the environment's grade
@@ -257,7 +273,7 @@ def phase_methods(out: Path, args: argparse.Namespace, first: dict[str, Any]) ->
     ckpt = out / "methods" / "dpo"
     if not (ckpt / "training.json").exists():
         config = DPOJobConfig(model=str(sft), release=own, out=str(ckpt), max_steps=args.rl_steps, learning_rate=args.dpo_lr, batch_size=2,
-                              max_length=2048, bf16=True, seed=seed)  # fmt: skip
+                              max_length=2048, bf16=bf16_pays(), seed=seed)  # fmt: skip
         train_dpo(config, root, pairs=eval_pairs(own, root, min_score_gap=config.min_score_gap))
     _, after = _evaluate(root, "method-dpo", ckpt, suite, args)
     methods["dpo"] = {"training": _rl_record(ckpt), "comparison": comparison(before, after), "after": behaviour(root, "method-dpo", after)}
@@ -302,12 +318,14 @@ def tables(results: dict[str, Any]) -> str:
     if first:
         seeds = first["seeds"]
         overall = {f"seed {s}": v["comparison"]["overall"] for s, v in seeds.items()}
-        if len(seeds) > 1:
-            overall["pooled"] = first["pooled"]["overall"]
+        pooled_seeds = first.get("pooled_seeds", list(seeds))
+        if len(pooled_seeds) > 1:
+            overall[f"pooled (seeds {', '.join(pooled_seeds)})"] = first["pooled"]["overall"]
         out.append(_table("Overall", ["run", *GAIN_HEAD], _gains(overall)))
-        whole = first["pooled"] if len(seeds) > 1 else next(iter(seeds.values()))["comparison"]
-        out.append(_table("Per group", ["group", *GAIN_HEAD], _gains(whole["groups"])))
-        out.append(_table("Per capability", ["capability", *GAIN_HEAD], _gains(whole["capabilities"])))
+        shown = f"pooled over seeds {', '.join(pooled_seeds)}" if len(pooled_seeds) > 1 else f"seed {(pooled_seeds or list(seeds))[-1]}"
+        whole = first["pooled"] if len(pooled_seeds) > 1 else seeds[(pooled_seeds or list(seeds))[-1]]["comparison"]
+        out.append(_table(f"Per group ({shown})", ["group", *GAIN_HEAD], _gains(whole["groups"])))
+        out.append(_table(f"Per capability ({shown})", ["capability", *GAIN_HEAD], _gains(whole["capabilities"])))
         keys = ["turns_per_trial", "format_error_rate", "called_a_tool", "ended_on_answer", "calls_ok", "completion", "robustness", "safety",
                 "score", "pass_rate"]  # fmt: skip
         body = [["base", *(first["before"][k] for k in keys)]] + [[f"seed {s}", *(v["after"][k] for k in keys)] for s, v in seeds.items()]
@@ -352,6 +370,8 @@ def main() -> None:
     parser.add_argument("--bench-seed", type=int, default=0)
     parser.add_argument("--tables", action="store_true", help="Print the Markdown tables of <out>/results.json and stop.")
     args = parser.parse_args()
+    logging.basicConfig(format="  %(message)s", stream=sys.stdout)  # the stages' progress lines (trials, training steps) in the log
+    logging.getLogger("coworkenv.progress").setLevel(logging.INFO)
     out = args.out.resolve()
     if args.tables:
         print(tables(json.loads((out / "results.json").read_text())))
@@ -366,7 +386,7 @@ def main() -> None:
             continue
         began = time.perf_counter()
         if phase == "first":
-            results["first"] = phase_first(out, args)
+            results["first"] = phase_first(out, args, results.get("first"))
         else:
             results[phase] = globals()[f"phase_{phase}"](out, args, results["first"])
         results.setdefault("seconds", {})[phase] = round(time.perf_counter() - began, 1)
