@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -164,6 +165,21 @@ class ProgressLines:
         with self._lock:
             if self.last_line is not None and not self.final:
                 self._write(self.clock(), stopped=True)
+
+
+PROGRESS_LINE = re.compile(
+    r"(?P<line>[A-Za-z][\w()-]*(?: [\w()-]*\w)*: \d+(?:/\d+ \(\d+%\))?(?:, [\d.]+ ?(?:s/\w+|/s))?(?:, (?:ETA|done in|stopped after) [\d:]+))"
+    r"(?:\s+\[[\w.]+\](?:\s+\w+=\S*)*)?\s*$"
+)
+"""A line `ProgressLines.line` writes, found in a log line: after whatever prefix the logger adds, before the logger's
+name and `key=value` fields that Airflow's structured log appends."""
+
+
+def progress_in(log_line: str) -> str | None:
+    """The progress line a log line ends with (`PROGRESS_LINE`), or None: how a parent process that runs a stage
+    elsewhere (`airflow dags test`, a pod) passes its progress on while the rest of the log goes to a file."""
+    found = PROGRESS_LINE.search(log_line)
+    return found["line"] if found else None
 
 
 @contextmanager

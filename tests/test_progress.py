@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from coworkenv.progress import ProgressLines, duration, given_or_logged, logged, progress_lines, rate_text
+from coworkenv.progress import ProgressLines, duration, given_or_logged, logged, progress_in, progress_lines, rate_text
 
 
 class Clock:
@@ -141,3 +141,47 @@ def test_a_stage_without_a_callback_logs_its_lines_and_one_with_a_callback_uses_
     with logged()("training sft", 3, unit="step") as step:
         step(3)
     assert [r.getMessage().split(",")[0] for r in caplog.records] == ["training sft: 3/3 (100%)"]
+
+
+def test_a_parent_finds_the_progress_lines_in_a_childs_log():
+    """`make demo` writes `airflow dags test`'s output to a file and passes on only the progress lines: every line
+    `ProgressLines` writes (with a rate, ETA, done or stopped) is found behind any logger prefix, and nothing else is."""
+    clock = Clock()
+    lines: list[str] = []
+    with pytest.raises(RuntimeError):
+        with progress_lines("baseline trials", 40, write=lines.append, clock=clock, unit="trial") as step:
+            for _ in range(30):
+                clock.now += 7.3
+                step()
+            raise RuntimeError
+    with progress_lines("training", 200, write=lines.append, clock=clock, unit="step") as step:
+        for _ in range(200):
+            clock.now += 0.4
+            step()
+    with_rate = [line for line in lines if "/s" in line or "s/" in line]
+    assert len(with_rate) >= 5 and any("stopped after" in line for line in with_rate) and any("done in" in line for line in with_rate)
+    for line in with_rate:
+        for prefix, suffix in (("", ""), ("[2026-12-05T13:00:01.123+0000] {progress.py:180} INFO - ", ""),
+                               ("2026-12-05T14:02:44.545589Z [info     ] ", " [coworkenv.progress] loc=progress.py:199")):  # Airflow 3's
+            assert progress_in(prefix + line + suffix + "\n") == line
+    for other in ("Marking task as SUCCESS. dag_id=coworkenv_nightly, task_id=train", "publish: r-s1-e8bc163c", "tasks 6, valid 6",
+                  "error: x.json: checks.0.weight: 3/4 (75%)", "importing tasks: 310, 95.2/s"):
+        assert progress_in(other) is None
+
+
+def test_a_failed_demo_step_says_why_not_only_where_the_log_is(tmp_path):
+    """`make demo` keeps Airflow's output in a log; when a DAG run fails it prints the log's last error lines (the task's
+    exception, Airflow's error records) after the log's path, so a piped or CI run shows the cause."""
+    from rich.console import Console
+
+    from coworkenv.cli.demo import _failed
+
+    log = tmp_path / "demo.log"
+    log.write_text("2026-12-05T19:18:14Z [info     ] Task started [airflow.task]\nTraceback (most recent call last):\n"
+                   '  File "x.py", line 1, in <module>\ncoworkenv.errors.CoworkEnvError: suite r-x: no such release\n'
+                   "2026-12-05T19:18:15Z [error    ] Task failed with exception [airflow.task]\n")  # fmt: skip
+    console = Console(record=True, width=80)
+    assert _failed(console, "the nightly loop", log).exit_code == 1
+    shown = console.export_text()
+    assert f"the nightly loop failed; full log: {log}" in shown.replace("\n", "")
+    assert "CoworkEnvError: suite r-x: no such release" in shown and "Task failed with exception" in shown and "Task started" not in shown

@@ -74,9 +74,14 @@ def main(args: list[str] | None = None) -> None:
     `CoworkEnvError` (the library's refusals), typer's option errors, and `OSError`s (a path that cannot be read or
     written, a full disk) or `MemoryError`. Any other exception is a bug: it propagates with its traceback (exit 1)."""
     import importlib
+    import os
     import pkgutil
 
     import coworkenv.cli as package
+    from coworkenv.airflow_env import HF_OFFLINE
+
+    for name, value in HF_OFFLINE.items():  # never a download at run time, however the command is started (an explicit 0 stays)
+        os.environ.setdefault(name, value)
 
     for module in pkgutil.iter_modules(package.__path__):  # every command module registers on import
         importlib.import_module(f"coworkenv.cli.{module.name}")

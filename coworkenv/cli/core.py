@@ -49,14 +49,9 @@ def tools(
     if as_json:
         print_json(tool_schemas(names))
         return
-    from rich.console import Console
-    from rich.table import Table
+    from coworkenv.cli.output import print_rows
 
-    table = Table("tool", "kind", "description")
-    for name in names:
-        t = TOOLS.get(name)
-        table.add_row(name, t.kind, t.description)
-    Console().print(table)
+    print_rows(("tool", "kind", "description"), [(n, TOOLS.get(n).kind, TOOLS.get(n).description) for n in names])
 
 
 @app.command()
@@ -142,10 +137,10 @@ def check(
 ) -> None:
     """Check tasks against the grading-consistency gate (oracle 1.0, empty 0.0, a prohibited call zeroes the score) and
     replay their oracle and null trajectories; exit 1 if any task fails. Trusted task files only: it runs in-process."""
-    from rich.console import Console
+    from coworkenv.cli.output import console as make_console
 
     reports = check_with_progress(tasks, budget_s)
-    console = Console()
+    console = make_console()
     console.print(reports_table(reports))
     failed = [r for r in reports if not r.gate_passed]
     for r in failed:

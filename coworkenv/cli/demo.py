@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,8 +15,9 @@ import typer
 
 from coworkenv.cli.app import app
 from coworkenv.cli.core import check_with_progress, reports_table
-from coworkenv.cli.evaluation import wide_console
 from coworkenv.cli.nightly import STAGE_LINES
+from coworkenv.cli.output import console as make_console
+from coworkenv.cli.output import rule
 
 DEMO_CONF = {"n": 60, "seed": 1, "shards": 2, "workers": 2, "repair_rounds": 3}
 DEMO_BENCH_N = 24
@@ -24,9 +27,39 @@ DEMO_NIGHTLY = {"budget": 60, "trials": 1, "eval_trials": 2, "sft_steps": 40, "m
 DEMO_MART = "select family, n_tasks, first_pass_valid_share, valid_share from valid_share_by_family order by family"
 
 
-def _airflow(args: list[str], env: dict[str, str], log: Path) -> bool:
+def _airflow(args: list[str], env: dict[str, str], log: Path, echo: Callable[[str], Any] | None = None) -> bool:
+    """Airflow's output goes to `log`; the progress lines in it (trials, training steps) also to `echo`, so a long
+    step is not silent (`coworkenv.progress.progress_in`)."""
+    from coworkenv.progress import progress_in
+
     with log.open("a") as out:
-        return subprocess.run([str(Path(sys.executable).parent / "airflow"), *args], env=env, stdout=out, stderr=subprocess.STDOUT).returncode == 0
+        proc = subprocess.Popen([str(Path(sys.executable).parent / "airflow"), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, errors="replace")  # fmt: skip
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            out.write(line)
+            shown = progress_in(line) if echo is not None else None
+            if shown is not None:
+                out.flush()
+                echo(f"  {shown}")
+        return proc.wait() == 0
+
+
+_ERROR_LINE = re.compile(r"\[error\s*\]|^\s*[\w.]*(Error|Exception)\b: ")
+
+
+def _failed(console: Any, what: str, log: Path) -> typer.Exit:
+    """Say what failed and why (the log's last error lines: a failed task's exception, Airflow's error records), not
+    only where the log is."""
+    errors = [line.strip() for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if _ERROR_LINE.search(line)]
+    console.print(f"[red]{what} failed[/]; full log: {log}")
+    for line in errors[-5:]:
+        console.print(f"  {line[:500]}", markup=False, highlight=False, soft_wrap=True)
+    return typer.Exit(1)
+
+
+def _echo(console: Any) -> Callable[[str], None]:
+    return lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -40,8 +73,8 @@ def demo(
     (the coworkenv_nightly DAG) from the offline tiny model on a small held-out suite and show the before/after table."""
     from rich.table import Table
 
-    console = wide_console()
-    console.rule("[bold]1. Grading-consistency gate on the example tasks (oracle and null agents, graded by replay)")
+    console = make_console()
+    rule(console, "[bold]1. Grading-consistency gate on the example tasks (oracle and null agents, graded by replay)")
     reports = check_with_progress(tasks)
     console.print(reports_table(reports))
     failed = [r for r in reports if not r.gate_passed]
@@ -60,15 +93,15 @@ def demo(
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("")
     conf = {**DEMO_CONF, "n": n}
-    console.rule(f"[bold]2. airflow dags test coworkenv_synthesize --conf '{json.dumps(conf)}' (SQLite, LocalExecutor)")
-    ok = _airflow(["db", "migrate"], env, log) and _airflow(["dags", "test", "coworkenv_synthesize", "--conf", json.dumps(conf)], env, log)
+    rule(console, f"[bold]2. airflow dags test coworkenv_synthesize --conf '{json.dumps(conf)}' (SQLite, LocalExecutor)")
+    synthesize = ["dags", "test", "coworkenv_synthesize", "--conf", json.dumps(conf)]
+    ok = _airflow(["db", "migrate"], env, log) and _airflow(synthesize, env, log, _echo(console))
     if not ok:
-        console.print(f"[red]the synthesis run failed[/]; full log: {log}")
-        raise typer.Exit(1)
+        raise _failed(console, "the synthesis run", log)
     root = env["COWORKENV_DATA_ROOT"]
     manifest = read_manifest(root, "latest")
     console.print(f"plan → generate → validate → repair → rollout → build → gate → publish: [green]success[/]; full log: {log}")
-    console.rule("[bold]3. The published release")
+    rule(console, "[bold]3. The published release")
     console.print(f"release [bold]{manifest.release_id}[/] (parent: {manifest.parent or 'none'})")
     console.print(f"under {root}/releases/, LATEST → {manifest.release_id}")
     options = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in conf.items())
@@ -77,7 +110,7 @@ def demo(
     for table, count in manifest.row_counts.items():
         rows.add_row(table, str(count))
     console.print(rows)
-    console.rule("[bold]4. coworkenv sql: valid share by family (marts/valid_share_by_family)")
+    rule(console, "[bold]4. coworkenv sql: valid share by family (marts/valid_share_by_family)")
     result = query(DEMO_MART, root, "latest")
     mart = Table(*result.column_names)
     for record in result.to_pylist():
@@ -95,25 +128,28 @@ def evaluate_demo(console: Any, env: dict[str, str], log: Path, root: str) -> No
     from coworkenv.pipeline.nightly import nightly_file, read_state
     from coworkenv.pipeline.rundir import RunDir
 
-    console.rule(f"[bold]5. A held-out suite (coworkenv eval bench --n {DEMO_BENCH_N})")
+    rule(console, f"[bold]5. A held-out suite (coworkenv eval bench --n {DEMO_BENCH_N})")
     bench = build_bench(n=DEMO_BENCH_N, data_root=root)
     groups = ", ".join(f"{g} {c}" for g, c in bench.suite.composition()["group"].items())
     console.print(f"benchmark release [bold]{bench.release_id}[/]: {bench.valid} tasks ({groups}), reserved seeds, held-out phrasings")
     conf = {**DEMO_NIGHTLY, "suite": bench.release_id}
-    console.rule(f"[bold]6. airflow dags test coworkenv_nightly --conf '{json.dumps(conf)}'")
+    rule(console, f"[bold]6. airflow dags test coworkenv_nightly --conf '{json.dumps(conf)}'")
     console.print("profile → synthesize → gate → rollouts → gate → train (SFT) → evaluate → gate → promote or keep → new profile; "
                   "the registry starts from the offline tiny model")  # fmt: skip
     ok = _airflow(["pools", "set", "gpu", "1", "GPU stages: training, local-model rollouts"], env, log)
-    if not ok or not _airflow(["dags", "test", "coworkenv_nightly", "--conf", json.dumps(conf)], env, log):
-        console.print(f"[red]the nightly loop failed[/]; full log: {log}")
-        raise typer.Exit(1)
-    newest = max(Path(root, "runs").glob("*/nightly/state.json"), key=lambda p: p.stat().st_mtime)  # the run just made
+    before = set(Path(root, "runs").glob("*/nightly/state.json"))
+    if not ok or not _airflow(["dags", "test", "coworkenv_nightly", "--conf", json.dumps(conf)], env, log, _echo(console)):
+        raise _failed(console, "the nightly loop", log)
+    # `airflow dags test` names its run itself; the run is the one that was not there before (the newest of them if a
+    # scheduled nightly ran at the same time) and that got as far as the report
+    made = [p for p in set(Path(root, "runs").glob("*/nightly/state.json")) - before if "promote" in json.loads(p.read_text())]
+    newest = max(made, key=lambda p: p.stat().st_mtime)
     run_id = json.loads(newest.read_text())["evaluate"]["run_id"].removesuffix(".evaluate")
     run = RunDir.open(run_id, root)
     state = read_state(run)
     for stage, line in STAGE_LINES.items():
         console.print(f"  {stage}: {line(state[stage])}")
-    console.rule("[bold]7. Before and after, on the held-out suite (paired by task)")
+    rule(console, "[bold]7. Before and after, on the held-out suite (paired by task)")
     comparison = Comparison.model_validate_json(nightly_file(run, "report", "comparison.json").read_text(encoding="utf-8"))
     console.print(comparison_table(comparison, "before", "after"))
     check = json.loads(RunDir.open(f"{run_id}.evaluate", root).file("eval", "contamination.json").read_text())

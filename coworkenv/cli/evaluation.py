@@ -11,6 +11,7 @@ import typer
 
 from coworkenv.cli.app import app
 from coworkenv.cli.options import with_config_options
+from coworkenv.cli.output import console as make_console
 from coworkenv.cli.pipeline import DataRootOpt, NewRunIdOpt, endpoint_outside_airflow, new_run_id, progress_bar
 from coworkenv.pipeline.config import EvaluationConfig, evaluation_config
 from coworkenv.train.dpo import DPOJobConfig
@@ -25,14 +26,6 @@ MIN_SCORE_GAP: float = DPOJobConfig.model_fields["min_score_gap"].default
 """`eval pairs` builds the pairs `train dpo` would train on by default."""
 
 OutOpt = Annotated[Path | None, typer.Option("--out", help="Write the report here (default: the run's report/ folder).")]
-
-
-def wide_console() -> Any:
-    """A rich console; in a log or a pipe, wide enough that figures and their intervals stay on one line."""
-    from rich.console import Console
-
-    console = Console()
-    return console if console.is_terminal else Console(width=160)
 
 
 SUMMARY_COLUMNS = (("pass rate", "pass_rate"), ("pass@k", "pass_at_k"), ("pass^k", "pass_hat_k"), ("mean score", "mean_score"),
@@ -79,7 +72,7 @@ def evaluate(ctx: typer.Context, settings: dict[str, Any], run_id: NewRunIdOpt =
     config = evaluation_config(settings)
     llm = endpoint_outside_airflow(config)  # the model: llm_model, else the one `openai:<model>` names
     run_id = run_id or new_run_id().replace("cli__", "eval__")
-    console = wide_console()
+    console = make_console()
 
     def on_stage(stage: str, result: Any) -> None:
         if stage == "prepare":  # printed once the settings, the agent and the suite are known to be good
@@ -88,7 +81,7 @@ def evaluate(ctx: typer.Context, settings: dict[str, Any], run_id: NewRunIdOpt =
             console.print(f"  suite {result['name']}: {result['tasks']} task(s); contamination check against "
                           f"{', '.join(result['training_releases']) or 'no training release'}: clean")  # fmt: skip
         elif stage == "trials":
-            console.print(f"  trials: {result['trials']} played, {result['passed']} passed, {result['failed']} failed")
+            console.print(f"  trials: {result['trials']} played, {result['passed']} passed, {result['failed']} crashed")
         elif stage == "gate":
             console.print("  gate evaluated: passed")
 
@@ -116,7 +109,7 @@ def compare(
 
     a, b = eval_rows(base, data_root), eval_rows(candidate, data_root)
     result = compare_rows(a, b, seed=seed)
-    console = wide_console()
+    console = make_console()
     o = result.overall
     console.print(f"{result.candidate_agent} ({candidate}) against {result.base_agent} ({base}) on {result.n_paired} paired task(s)"
                   + (f"; unpaired: {result.only_base} only in the base, {result.only_candidate} only in the candidate"

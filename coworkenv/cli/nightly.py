@@ -39,7 +39,8 @@ STAGE_LINES = {
 def nightly(settings: dict[str, Any], run_id: NewRunIdOpt = None, data_root: DataRootOpt = None) -> None:
     """One turn of the closed loop: profile → plan → synthesize → gate → rollouts (rejection sampling) → gate → train →
     evaluate on the held-out suite → gate → promote or keep → new profile. The same --run-id resumes a stopped run."""
-    from coworkenv.cli.evaluation import comparison_table, wide_console
+    from coworkenv.cli.evaluation import comparison_table
+    from coworkenv.cli.output import console as make_console
     from coworkenv.eval.compare import Comparison
     from coworkenv.pipeline.nightly import nightly as run_all
     from coworkenv.pipeline.nightly import nightly_file
@@ -48,7 +49,7 @@ def nightly(settings: dict[str, Any], run_id: NewRunIdOpt = None, data_root: Dat
     config = nightly_config(settings)
     llm = endpoint_outside_airflow(config)
     run_id = run_id or new_run_id().replace("cli__", "nightly__")
-    console = wide_console()
+    console = make_console()
     console.print(f"nightly run {run_id}: {config.model_name}, {config.budget} task(s), {config.plan} plan, {config.method}")
 
     def on_stage(stage: str, result: Any) -> None:

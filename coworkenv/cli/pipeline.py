@@ -102,8 +102,18 @@ def _summary(result: Any) -> str:
     if hasattr(result, "release_id"):
         return result.release_id
     if isinstance(result, dict):
-        return ", ".join(f"{k} {v}" for k, v in result.items() if isinstance(v, int | float | str))
+        return ", ".join(f"{k} {_scalar(v)}" for k, v in result.items() if _scalar(v) is not None) or "done"
     return str(result)
+
+
+def _scalar(value: Any) -> str | None:
+    """A value of a stage's result as a summary shows it: plain values as they are, a gate's statistics as its count
+    of expectations met; anything else is left out."""
+    if isinstance(value, int | float | str):
+        return str(value)
+    if isinstance(value, dict) and "evaluated_expectations" in value:
+        return f"{value.get('successful_expectations')}/{value['evaluated_expectations']} expectations met"
+    return None
 
 
 @app.command()

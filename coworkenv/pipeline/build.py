@@ -18,7 +18,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from coworkenv.data.batches import BATCH_BYTES
+from coworkenv.data.batches import BATCH_BYTES, UNREADABLE
 from coworkenv.data.build import (
     repair_row,
     rl_row,
@@ -156,7 +156,7 @@ def staged_table_files(run: RunDir) -> dict[str, Path]:
         path = staged_path(run, name)
         try:
             found = pq.read_schema(path)
-        except (OSError, pa.ArrowException) as exc:  # missing, a folder, damaged
+        except UNREADABLE as exc:  # missing, a folder, damaged
             reason = str(exc).splitlines()[0][:200]
             raise CoworkEnvError(f"{path}: not a staged table of this run ({reason}): build it again") from None
         if not found.equals(schema, check_metadata=False):
@@ -171,7 +171,7 @@ def staged_tables(run: RunDir) -> dict[str, pa.Table]:
     for name, path in staged_table_files(run).items():
         try:
             tables[name] = pq.read_table(path, schema=TABLES[name])
-        except (OSError, pa.ArrowException) as exc:  # damaged
+        except UNREADABLE as exc:  # damaged
             reason = str(exc).splitlines()[0][:200]
             raise CoworkEnvError(f"{path}: not a staged table of this run ({reason}): build it again") from None
     return tables

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from coworkenv.caps import CAPS
 from coworkenv.errors import CoworkEnvError, field_label, format_settings_error
-from coworkenv.files import read_text
+from coworkenv.files import parse_yaml, read_text
 from coworkenv.llm import LLMConfig
 from coworkenv.llm.wire import http_url
 from coworkenv.sandbox.choices import RuntimeChoice
@@ -396,14 +396,8 @@ def nightly_config(values: dict[str, Any], where: str = "") -> NightlyConfig:
 
 def read_config_file(path: str | Path) -> dict[str, Any]:
     """The mapping in a YAML (or JSON) config file."""
-    import yaml
-
     path = Path(path)
-    text = read_text(path)
-    try:
-        data = yaml.safe_load(text)
-    except (yaml.YAMLError, RecursionError, ValueError) as exc:  # ValueError: an integer of more than 4,300 digits
-        raise CoworkEnvError(f"{path}: not valid YAML: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    data = parse_yaml(read_text(path), str(path))
     if data is None:
         return {}
     if not isinstance(data, dict):

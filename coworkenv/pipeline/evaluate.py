@@ -74,14 +74,31 @@ def suite_info(run: RunDir) -> dict[str, Any]:
 # --- stages -----------------------------------------------------------------------------------------------------
 
 
+def _note_model(run: RunDir, config: EvaluationConfig) -> None:
+    """The checkpoint an `hf:` agent runs, by its weights (`models.verify.weights_digest`), noted before its trials:
+    the published evaluation carries it, and the registry attaches the evaluation only to a version with those weights."""
+    from coworkenv.agents.base import parse_agent
+    from coworkenv.models.verify import MODEL_SHA256, weights_digest
+
+    kind, target = parse_agent(config.agent)
+    if kind == "hf" and target and Path(target).is_dir():
+        write_json(run.file(EVAL_DIR, "model.json"), {MODEL_SHA256: weights_digest(Path(target))})
+
+
+def _model_identity(run: RunDir) -> dict[str, Any]:
+    path = run.file(EVAL_DIR, "model.json")
+    return read_json(path) if path.exists() else {}
+
+
 def prepare(run: RunDir, config: EvaluationConfig) -> dict[str, Any]:
     """Resolve the suite, keep its first `limit` tasks, and refuse to go on if they overlap the training data."""
     from coworkenv.eval.contamination import check_contamination, ensure_clean, training_tasks
     from coworkenv.eval.suite import load_suite
 
     check_resumable(run, config)  # the agent and its endpoint were checked by the config model
+    suite = load_suite(config.suite, run.data_root)  # before anything is written: a mistyped suite leaves no run behind
     write_config(run, config)
-    suite = load_suite(config.suite, run.data_root)
+    _note_model(run, config)
     tasks = list(suite.tasks[: config.limit] if config.limit else suite.tasks)
     release_id = suite.source if suite.kind != "file" else None
     releases = training_releases(run.data_root, config, release_id)
@@ -250,7 +267,7 @@ def publish(run: RunDir) -> Manifest:
     require_passed(run)
     parent = suite_info(run).get("release_id")
     manifest = publish_release(staged_table_files(run), data_root=run.data_root, run_id=run.run_id, parent=parent,
-                               config=config.model_dump(mode="json"), kind="eval")  # fmt: skip
+                               config={**config.model_dump(mode="json"), **_model_identity(run)}, kind="eval")  # fmt: skip
     log.info("%s", published(manifest, run))
     return manifest
 

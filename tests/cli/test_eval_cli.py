@@ -58,7 +58,7 @@ def oracle_report(home) -> Path:
     out = ok(cli("eval", "--agent", "oracle", "--suite", "bench", "--trials", "2", "--out", "reports/oracle", "--run-id", "cli-oracle",
                  data_root=home / "data", cwd=home))  # fmt: skip
     assert "evaluation cli-oracle: oracle on bench, 2 trial(s) per task" in out
-    assert f"suite coworkenv-bench: {N_BENCH} task(s)" in out and f"trials: {2 * N_BENCH} played, {2 * N_BENCH} passed, 0 failed" in out
+    assert f"suite coworkenv-bench: {N_BENCH} task(s)" in out and f"trials: {2 * N_BENCH} played, {2 * N_BENCH} passed, 0 crashed" in out
     assert "gate evaluated: passed" in out and re.search(r"release r-cli-oracle-\w+ \(kind eval\); report: reports/oracle/report.html", out)
     assert re.search(r"│ all\s+│ 6\s+│ 1\.00 \[1\.00, 1\.00\]", out)  # the table: pass rate with its interval
     return home / "reports" / "oracle"
@@ -138,7 +138,7 @@ def test_progress_is_plain_lines_on_stderr_when_it_is_not_a_terminal(tmp_path):
     lines = proc.stderr.splitlines()
     assert lines and all(PROGRESS_LINE.match(line) for line in lines), proc.stderr
     assert lines[-1].startswith("playing: 4/4 (100%), ") and " done in " in lines[-1]
-    assert "\x1b[" not in proc.stderr and "playing" not in proc.stdout and "trials: 4 played, 4 passed, 0 failed" in proc.stdout
+    assert "\x1b[" not in proc.stderr and "playing" not in proc.stdout and "trials: 4 played, 4 passed, 0 crashed" in proc.stdout
 
 
 def test_a_contaminated_suite_is_one_line_and_publishes_nothing(tmp_path):

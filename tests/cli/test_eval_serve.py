@@ -28,7 +28,7 @@ def test_eval_of_an_openai_agent_at_transformers_serve(tmp_path, tiny_model_dir)
     with pytest.raises(ProcessLookupError):
         os.kill(served.pid, 0)  # stopped, by its pid
 
-    assert "evaluation served: openai:tiny on" in out and "trials: 2 played, 0 passed, 0 failed" in out
+    assert "evaluation served: openai:tiny on" in out and "trials: 2 played, 0 passed, 0 crashed" in out
     [release] = [m for m in list_releases(tmp_path / "data") if m.run_id == "served"]
     rows = read_table(tmp_path / "data", release.release_id, "eval_results").to_pylist()
     assert {(r["agent"], r["model"], r["status"], r["passed"]) for r in rows} == {("openai:tiny", "tiny", "ok", False)}

@@ -66,6 +66,10 @@ def test_at_least_fourteen_examples_one_task_per_file():
     for path in FILES:
         assert re.fullmatch(r"\d{2}_[a-z0-9_]+\.json", path.name), path.name
         assert isinstance(json.loads(path.read_text(encoding="utf-8")), dict), path.name
+    # the id carries the file's number (a copied file once kept its model's id), the family a name of what it does
+    for path in FILES:
+        assert TASKS[path.stem].id.startswith(f"example-{path.name[:2]}-"), path.name
+        assert TASKS[path.stem].family not in {"hand", "example", ""}, path.name
     # load_tasks rejects duplicate ids across the directory
     assert [t.id for t in load_tasks(TASK_DIR)] == [TASKS[p.stem].id for p in FILES]
 

@@ -265,9 +265,9 @@ def option_args(**options: Any) -> list[str]:
 
 
 @contextmanager
-def instant_endpoint(**options: Any) -> Iterator[Endpoint]:
-    """The server in a subprocess on a free localhost port, ready when this yields; killed by its pid afterwards."""
-    command = [sys.executable, str(Path(__file__).resolve()), "--port", "0", *option_args(**options)]
+def instant_endpoint(port: int = 0, **options: Any) -> Iterator[Endpoint]:
+    """The server in a subprocess on a localhost port (0: a free one), ready when this yields; killed by its pid afterwards."""
+    command = [sys.executable, str(Path(__file__).resolve()), "--port", str(port), *option_args(**options)]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline() if proc.stdout else ""
