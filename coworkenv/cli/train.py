@@ -3,6 +3,7 @@ from the job's config model (and `--config job.yaml`)."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -61,9 +62,10 @@ def sft_command(settings: dict[str, Any], data_root: DataRootOpt = None, profile
         check_sft_inputs(config, data_root)
         launch(profile, ["train", "sft", *(["--data-root", str(data_root)] if data_root else [])], config)
         return
-    with progress_bar("training", config.max_steps, unit="step") as step:
+    main = is_main_process()  # under `accelerate launch`: one progress line and one report, from the process that writes the checkpoint
+    with progress_bar("training", config.max_steps, unit="step") if main else nullcontext() as step:
         record = train_sft(config, data_root, progress=step)
-    if not is_main_process():  # under `accelerate launch`: one report, from the process that wrote the checkpoint
+    if not main:
         return
     typer.echo(f"trained {record['steps']} step(s) on {record['rows']} conversation(s) of release {record['release_id']} "
                f"in {record['seconds']:.0f} s ({record['tokens_per_s']:,.0f} tokens/s): "

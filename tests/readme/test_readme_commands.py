@@ -14,6 +14,8 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -107,15 +109,10 @@ def script(lang: str, lines: list[str], endpoint: bool) -> str:
     return "\n".join(out) + "\n"
 
 
-@pytest.fixture(scope="module")
-def walk(tmp_path_factory) -> tuple[Path, str]:
-    """The whole README walked once: (the copy, its log)."""
+def walk(base: Path) -> tuple[Path, str]:
+    """The whole README walked once in a copy under `base`: (the copy, its log)."""
     from tests.support.instant_endpoint import instant_endpoint
 
-    base = tmp_path_factory.mktemp("readme")
-    for folder in (base, *base.parents):  # pytest makes its folders 0700; a checkout is where the sandbox's user may read it (README)
-        if folder.stat().st_mode & 0o005 != 0o005 and os.access(folder, os.W_OK):
-            folder.chmod(folder.stat().st_mode | 0o055)
     work = fresh_copy(base / "coworkenv")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("COWORKENV_", "AIRFLOW", "HF_", "TRANSFORMERS_", "PYTEST", "COLUMNS"))}
     env["OPENAI_API_KEY"] = SECRET
@@ -141,8 +138,22 @@ class _nothing:
         return None
 
 
-def test_every_readme_command_runs_as_written_from_a_fresh_copy(walk):
-    work, text = walk
+@pytest.fixture
+def checkout_folder() -> Iterator[Path]:
+    """Where the copy goes: a folder of its own in the system's temporary folder, readable by the sandbox's user as a
+    checkout must be (README). Not under pytest's base folder: any pytest process (one a test starts included) makes
+    `pytest-of-<user>` private again, and the sandbox's workers could then no longer import the copy's package."""
+    base = Path(tempfile.mkdtemp(prefix="coworkenv-readme-"))
+    base.chmod(0o755)
+    yield base
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def test_every_readme_command_runs_as_written_from_a_fresh_copy(checkout_folder):
+    """One test for the whole walk (it takes minutes): a module-scoped fixture shared by several tests would be walked
+    once per xdist worker that runs one of them, since pytest-xdist's `loadgroup` does not keep a group on one worker
+    under pytest 9.2 (pytest-dev/pytest-xdist#1386)."""
+    work, text = walk(checkout_folder)
     assert "Traceback (most recent call last)" not in text
     assert SECRET not in text
     # what the walk made is where the README says
@@ -151,20 +162,24 @@ def test_every_readme_command_runs_as_written_from_a_fresh_copy(walk):
                  ".airflow/logs/demo.log"):  # fmt: skip
         assert (work / made).exists(), made
     assert "current version" in text or "kept" in text  # the promotion's decision is printed
+    long_work_prints_progress_lines(text)
+    the_export_loads_as_the_readme_says(work)
 
 
-def test_long_work_prints_progress_lines_when_piped(walk):
-    """Piped output is not silent: the demo passes the nightly DAG's progress on, and the commands print theirs."""
-    _, text = walk
+def long_work_prints_progress_lines(text: str) -> None:
+    """Piped output is not silent: the demo passes the nightly DAG's progress on, and the commands print theirs (once:
+    under `accelerate launch` only the main process reports)."""
     demo = text.split("===== block 1")[0]
     passed_on = re.findall(r"^  ([\w ]+): \d+/\d+ \(\d+%\), .*(?:ETA|done in)", demo, re.M)
     assert {"baseline trials", "rollout trials", "training sft", "evaluation trials"} <= set(passed_on), demo[-3000:]
     assert re.search(r"^training: \d+/100 \(\d+%\), .*done in", text, re.M)
     assert re.search(r"^playing: \d+/\d+ \(\d+%\), .*done in", text, re.M)
+    idle = re.findall(r"^ *[\w ]+: 0/\d+ \(0%\), done in.*", text, re.M)  # a second process's bar that never moved
+    assert not idle, idle
 
 
-def test_the_export_loads_as_the_readme_says(walk):
-    datasets = pytest.importorskip("datasets")
-    work, _ = walk
+def the_export_loads_as_the_readme_says(work: Path) -> None:
+    import datasets
+
     tables = datasets.load_from_disk(str(work / "out" / "hf"))
     assert tables["sft"].num_rows > 0 and "messages" in tables["sft"].column_names

@@ -159,8 +159,11 @@ def test_two_processes_train_one_checkpoint_over_gloo(home, plain):
     from coworkenv.train.checkpoint import read_training
 
     out = home / "ddp"
-    printed = ok(launched(home, "ddp", out, "--num_processes", "2", "--mixed_precision", "no"))
+    proc = launched(home, "ddp", out, "--num_processes", "2", "--mixed_precision", "no")
+    printed = ok(proc)
     assert printed.count("trained 3 step(s) on 6 conversation(s)") == 1, printed
+    finished = [line for line in proc.stderr.splitlines() if line.startswith("training: ") and "done in" in line]
+    assert len(finished) == 1 and finished[0].startswith("training: 3/3 (100%)"), finished  # one progress report, rank 0's
     record = read_training(out)
     assert record["processes"] == 2 and record["steps"] == 3
     losses = [e["loss"] for e in record["log_history"] if "loss" in e]

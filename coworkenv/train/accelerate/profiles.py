@@ -5,6 +5,7 @@ jobs build a `transformers` Trainer, which takes the processes, devices and prec
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -75,7 +76,7 @@ def launch(profile: str, args: list[str], config: BaseModel) -> None:
 
 
 def is_main_process() -> bool:
-    """Whether this is the process that writes and prints: the only one of a plain run, rank 0 under a launcher."""
-    from accelerate import PartialState
-
-    return PartialState().is_main_process
+    """Whether this is the process that writes and prints: the only one of a plain run, rank 0 under a launcher. Read
+    from the launcher's `RANK`, not from accelerate's state: before the trainer has set that state up (with the CPU
+    backend), `PartialState()` takes every process of a CPU launch for a main process."""
+    return os.environ.get("RANK", "0").strip() in ("", "0")
