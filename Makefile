@@ -82,9 +82,12 @@ gpu-wheels: setup
 lint: setup
 	$(BIN)/ruff check coworkenv dags tests bench plugins
 
-# Mutation testing (docs/reliability.md, "Mutation testing"): mutmut over grading, the battery, the planner and the
-# sandbox limits ([tool.mutmut] in pyproject.toml names the files and the targeted tests); a fresh run every time
-# (mutants/ is scratch: cached verdicts would outlive the tests that produced them), then a summary per module.
+# Mutation testing (docs/reliability.md, "Mutation testing"): mutmut over grading, the battery, the planner, the
+# sandbox limits, promotion, the contamination check, the knobs and release verification ([tool.mutmut] in
+# pyproject.toml names the files and the targeted tests); a fresh run every time (mutants/ is scratch: cached verdicts
+# would outlive the tests that produced them), then a summary per module. One OpenMP thread: mutmut forks a child per
+# mutant from a parent whose tests ran torch, and a child forked from GNU OpenMP's thread pool waits on it forever
+# (every such mutant would count as a timeout).
 MUTATION_CHILDREN ?= 1
 MUTATION_SUMMARY = { n = split($$1, a, "."); m = a[1]; for (i = 2; i < n; i++) m = m "." a[i]; sub(/^ +/, "", m); \
 	c[m, $$2]++; mods[m]; t[$$2]++; all++ } \
@@ -94,7 +97,7 @@ MUTATION_SUMMARY = { n = split($$1, a, "."); m = a[1]; for (i = 2; i < n; i++) m
 
 mutation: setup
 	rm -rf mutants
-	$(BIN)/mutmut run --max-children $(MUTATION_CHILDREN)
+	OMP_NUM_THREADS=1 $(BIN)/mutmut run --max-children $(MUTATION_CHILDREN)
 	@$(BIN)/mutmut results --all true | awk -F': ' '$(MUTATION_SUMMARY)'
 
 airflow-standalone: setup
