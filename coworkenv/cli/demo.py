@@ -125,7 +125,7 @@ def evaluate_demo(console: Any, env: dict[str, str], log: Path, root: str) -> No
     from coworkenv.cli.evaluation import comparison_table
     from coworkenv.eval.compare import Comparison
     from coworkenv.eval.suite import build_bench
-    from coworkenv.pipeline.nightly import nightly_file, read_state
+    from coworkenv.pipeline.nightly import nightly_file
     from coworkenv.pipeline.rundir import RunDir
 
     rule(console, f"[bold]5. A held-out suite (coworkenv eval bench --n {DEMO_BENCH_N})")
@@ -142,11 +142,13 @@ def evaluate_demo(console: Any, env: dict[str, str], log: Path, root: str) -> No
         raise _failed(console, "the nightly loop", log)
     # `airflow dags test` names its run itself; the run is the one that was not there before (the newest of them if a
     # scheduled nightly ran at the same time) and that got as far as the report
-    made = [p for p in set(Path(root, "runs").glob("*/nightly/state.json")) - before if "promote" in json.loads(p.read_text())]
-    newest = max(made, key=lambda p: p.stat().st_mtime)
-    run_id = json.loads(newest.read_text())["evaluate"]["run_id"].removesuffix(".evaluate")
+    made = {p: json.loads(p.read_text()) for p in set(Path(root, "runs").glob("*/nightly/state.json")) - before}
+    reported = sorted((p for p, s in made.items() if "promote" in s), key=lambda p: p.stat().st_mtime)
+    if not reported:
+        raise _failed(console, "the nightly loop (no new run got as far as its report)", log)
+    state = made[reported[-1]]
+    run_id = state["evaluate"]["run_id"].removesuffix(".evaluate")
     run = RunDir.open(run_id, root)
-    state = read_state(run)
     for stage, line in STAGE_LINES.items():
         console.print(f"  {stage}: {line(state[stage])}")
     rule(console, "[bold]7. Before and after, on the held-out suite (paired by task)")

@@ -27,13 +27,37 @@ class PythonLayout(BaseModel):
     package_dir: Path  # .../coworkenv
     boot_file: Path  # the boot program, run as a script
     extra_paths: tuple[Path, ...] = ()
+    # packages outside the venv that its .pth files add (a venv layered on another's packages): without a bind,
+    # bwrap's workers would see the .pth line but not the folder it names
+    linked_dirs: tuple[Path, ...] = ()
 
     def read_only_roots(self) -> list[Path]:
         roots = [self.base_prefix, self.executable.parent]
         if self.venv_prefix is not None:
             roots.append(self.venv_prefix)
-        roots += [*self.site_dirs, self.package_dir, self.boot_file]
+        roots += [*self.site_dirs, *self.linked_dirs, self.package_dir, self.boot_file]
         return roots
+
+
+def linked_package_dirs(site_dirs: tuple[Path, ...]) -> tuple[Path, ...]:
+    """The folders that the .pth files of `site_dirs` put on the path and that hold installed distributions. A folder
+    without a `.dist-info` (a checkout behind an editable install) is left out: binding it would show the sandbox the
+    whole checkout, data included, where only the package is meant to be seen."""
+    inside = [s.resolve() for s in site_dirs]
+    found: list[Path] = []
+    for site_dir in site_dirs:
+        for pth in sorted(site_dir.glob("*.pth")):
+            try:
+                lines = pth.read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                continue  # site.addpackage skips an unreadable file too
+            for line in lines:
+                if not line.strip() or line.startswith(("#", "import ", "import\t")):
+                    continue  # what site.addpackage skips or runs
+                folder = (site_dir / line.rstrip()).resolve()
+                if folder.is_dir() and folder not in found and not any(folder.is_relative_to(s) for s in inside) and any(folder.glob("*.dist-info")):
+                    found.append(folder)
+    return tuple(found)
 
 
 def current_layout() -> PythonLayout:
@@ -47,7 +71,8 @@ def current_layout() -> PythonLayout:
     site_dirs = tuple(Path(p) for p in site.getsitepackages() if os.path.isdir(p) and venv is not None and Path(p).resolve().is_relative_to(venv))
     package_dir = Path(__file__).resolve().parents[1]  # coworkenv/, this being coworkenv/sandbox/layout.py
     return PythonLayout(executable=executable, base_prefix=base_prefix, venv_prefix=venv, site_dirs=site_dirs, package_dir=package_dir,
-                        boot_file=Path(boot.__file__).resolve(), extra_paths=(package_dir.parent,))  # fmt: skip
+                        boot_file=Path(boot.__file__).resolve(), extra_paths=(package_dir.parent,),
+                        linked_dirs=linked_package_dirs(site_dirs))  # fmt: skip
 
 
 def world_reachable(path: Path) -> bool:
