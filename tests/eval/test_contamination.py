@@ -74,6 +74,13 @@ def test_copied_training_tasks_are_caught(data):
     message = str(info.value)
     assert message.startswith("contaminated suite: 5 of 25 tasks (20.0%) match training tasks, above the allowed 0.0%: ")
     assert f"{copied[0].id} ~ {copied[0].id} (workspace)" in message and "more pairs" in message and "\n" not in message
+    # the first five pairs, the instruction's with its similarity, and how many more there are
+    assert message.count(" ~ ") == 5 and f"{copied[0].id} ~ {copied[0].id} (instruction 1.00); " in message
+    assert message.endswith(f" (and {len(report.pairs) + report.pairs_left_off - 5} more pairs)")
+    assert report.by_kind() == {"workspace": 5, "solution": 5, "instruction": 5}
+    with pytest.raises(ContaminationError) as info:
+        ensure_clean(report, show=len(report.pairs))
+    assert str(info.value).count(" ~ ") == len(report.pairs) and "more pairs" not in str(info.value)
     assert ensure_clean(report, max_share=0.2) is report
     assert check_contamination([*bench.suite.tasks[:20], *copied], trained, max_share=0.25).clean
 
@@ -122,6 +129,9 @@ def test_shingles_and_similarity():
     assert shingles("Forward the invoices, please!") == {"forward the invoices", "the invoices please"}
     assert shingles("Hi there") == {"hi there"} and shingles("") == frozenset()
     assert jaccard(shingles("a b c d"), shingles("a b c e")) == pytest.approx(1 / 3)
+    # two empty instructions are the same; an empty one is like no other
+    assert jaccard(frozenset(), frozenset()) == 1.0
+    assert jaccard(frozenset(), shingles("a b c")) == jaccard(shingles("a b c"), frozenset()) == 0.0
 
 
 def test_bad_arguments_and_releases(data):

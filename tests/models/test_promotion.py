@@ -100,6 +100,10 @@ def test_the_margin_is_reached_at_equality_and_the_metric_is_chosen():
 def test_unpaired_tasks_are_left_out_and_no_pairing_is_refused():
     d = decide(BASE, suite([0.9, 0.9])[4:])  # the first two tasks' trials missing
     assert d.n_paired == N - 2 and d.unpaired == 2 and "(2 unpaired left out)" in d.reason
+    both = decide(BASE[2:], suite([0.9, 0.9])[4:])  # t00 in neither, t01 only in the current's evaluation, t02… in both
+    assert (both.n_paired, both.unpaired) == (N - 2, 1)
+    d = decide(BASE[4:], suite([0.9, 0.9])[:-4])  # t00, t01 only in the candidate's, t10, t11 only in the current's
+    assert (d.n_paired, d.unpaired) == (N - 4, 4) and "(4 unpaired left out)" in d.reason
     other = [{**row, "task_id": "x" + row["task_id"]} for row in suite([0.9, 0.9])]
     with pytest.raises(CoworkEnvError, match="share no task; evaluate both on the same suite"):
         decide(BASE, other)
@@ -219,12 +223,39 @@ def test_an_evaluation_of_another_agent_or_checkpoint_is_never_attached(root, ev
     ("null", 0.0, True, "has no current version"),
     ("null", 0.5, False, "below the first version's floor 0.5"),
     ("oracle", 0.5, True, "has no current version"),
+    ("random", 1.0, False, "it made a prohibited call and its mean score is below the first version's floor 1 ("),
 ])  # fmt: skip
 def test_a_first_promotion_has_a_floor(root, evals, tiny_model_dir, tmp_path, agent, floor, promoted, needle):
-    _model(root, tiny_model_dir, tmp_path, "a", evals[agent])
+    record = _model(root, tiny_model_dir, tmp_path, "a", evals[agent]).evals[0]
     decision = promote("cw:v1", data_root=root, policy=PromotionPolicy(first_min_score=floor))
     assert decision.promoted is promoted and needle in decision.reason
     assert (current_model("cw", root) is not None) is promoted
+    # the decision carries the evidence it was taken on: the candidate's figure with its interval, and its safety
+    score = record.summary["mean_score"]
+    assert (decision.candidate_value, decision.safety_candidate) == (score["value"], record.mean_safety)
+    figure = f"mean score {score['value']:.3f} [{score['lo']:.3f}, {score['hi']:.3f}]"
+    evidence = f"({record.release_id} on suite8: {figure}, mean safety {record.mean_safety:.3f})"
+    assert decision.reason.endswith(evidence)
+
+
+def test_promote_decides_by_the_policy_it_is_given(root, evals, tiny_model_dir, tmp_path):
+    """The oracle over the null agent on 8 tasks: p = 2/2**8, promoted by the default policy, not below alpha 0.001."""
+    v1 = _model(root, tiny_model_dir, tmp_path, "a", evals["null"])
+    assert promote("cw:v1", data_root=root).promoted
+    _model(root, tiny_model_dir, tmp_path, "b", evals["oracle"], base=v1.path)
+    strict = promote("cw:v2", data_root=root, policy=PromotionPolicy(alpha=0.001))
+    assert not strict.promoted and "the gain is not significant (p not below 0.001)" in strict.reason and strict.policy.alpha == 0.001
+    assert current_model("cw", root).ref == "cw:v1"
+
+
+def test_a_damaged_decision_log_is_named_in_one_line(root, evals, tiny_model_dir, tmp_path):
+    _model(root, tiny_model_dir, tmp_path, "a", evals["null"])
+    promote("cw:v1", data_root=root)
+    with (root / "models" / "cw" / "decisions.jsonl").open("a") as log:
+        log.write('{"candidate": 7}\n')
+    with pytest.raises(CoworkEnvError, match=r"^cw: decisions.jsonl") as info:
+        decisions("cw", root)
+    assert "\n" not in str(info.value).strip() and "candidate" in str(info.value)
 
 
 @pytest.mark.parametrize(("alpha", "promoted"), [(0.0625, False), (0.0626, True), (0.05, False), (0.1, True)])

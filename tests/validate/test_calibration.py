@@ -110,3 +110,12 @@ def test_the_repairer_leaves_an_ungraded_rubric_alone():
     with using_judge(None):
         fixed, notes = _repair(rubric_spec(GOOD))
     assert fixed is None and notes == [f"rubric(s) summary not graded: {NO_JUDGE}; a judge must verify them"]
+
+
+def test_a_rubric_nested_in_a_group_is_calibrated_too(judge):
+    """A rubric inside `all_of` (inside `any_of`) is judged like a top-level one: a miscalibrated one is not hidden."""
+    stuffed = {**GOOD, "id": "nested", "adversarial": [STUFFED]}
+    group = {"id": "either", "kind": "any_of", "checks": [{"id": "both", "kind": "all_of", "checks": [stuffed]}]}
+    row = outcome(validate_spec(rubric_spec(group)), "judge_calibration")
+    assert [r["check"] for r in row.details["rubrics"]] == ["nested"] and not row.passed
+    assert row.details["rubrics"][0]["adversarial"][0]["passed"] is True
