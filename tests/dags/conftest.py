@@ -4,7 +4,9 @@ Airflow reads AIRFLOW_HOME and its database URL when it is first imported, so te
 embedded environment (pointed at a temporary home) set before anything imports `airflow`, and only for the
 duration of each such test. Test modules must therefore import Airflow inside test functions or function-scoped
 fixtures, never at module level or in session fixtures. All Airflow tests are marked `xdist_group("airflow")` so that
-`pytest -n 2 --dist loadgroup` runs them in one worker, which migrates the database once.
+`pytest -n 2 --dist loadgroup` would run them in one worker, which migrates the database once. pytest-xdist 3.8 under
+pytest 9.2 does not keep a group on one worker (pytest-dev/pytest-xdist#1386), so today each worker that gets Airflow
+tests migrates a session home of its own: slower, not wrong, because nothing is shared between workers.
 """
 
 from __future__ import annotations

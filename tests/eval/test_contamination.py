@@ -80,7 +80,9 @@ def test_copied_training_tasks_are_caught(data):
     assert report.by_kind() == {"workspace": 5, "solution": 5, "instruction": 5}
     with pytest.raises(ContaminationError) as info:
         ensure_clean(report, show=len(report.pairs))
-    assert str(info.value).count(" ~ ") == len(report.pairs) and "more pairs" not in str(info.value)
+    assert str(info.value).count(" ~ ") == len(report.pairs) and str(info.value).endswith(" (instruction 1.00)")
+    with pytest.raises(ContaminationError, match=r"\) \(and 1 more pairs\)$"):
+        ensure_clean(report, show=len(report.pairs) - 1)
     assert ensure_clean(report, max_share=0.2) is report
     assert check_contamination([*bench.suite.tasks[:20], *copied], trained, max_share=0.25).clean
 
