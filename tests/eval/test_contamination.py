@@ -83,6 +83,8 @@ def test_copied_training_tasks_are_caught(data):
     assert str(info.value).count(" ~ ") == len(report.pairs) and str(info.value).endswith(" (instruction 1.00)")
     with pytest.raises(ContaminationError, match=r"\) \(and 1 more pairs\)$"):
         ensure_clean(report, show=len(report.pairs) - 1)
+    with pytest.raises(ContaminationError, match=rf" \(and {len(report.pairs) + 3 - 5} more pairs\)$"):  # matches past MAX_PAIRS count too
+        ensure_clean(report.model_copy(update={"pairs_left_off": 3}))
     assert ensure_clean(report, max_share=0.2) is report
     assert check_contamination([*bench.suite.tasks[:20], *copied], trained, max_share=0.25).clean
 
