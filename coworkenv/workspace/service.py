@@ -32,6 +32,9 @@ class Service:
     state: Any
     """The type of the service's section of the workspace: a `Record` model, or a dict type (files, sheets)."""
     description: str
+    writes: str | None = None
+    """The capability a change to this service exercises (`communication`, `scheduling`, `authoring`): what its write
+    and destructive tools declare unless they say otherwise. None: a read-only service, which can register no write."""
     collection: str | None = None
     """The key of the service's list of id'd records, if it keeps one: what `record` checks and record diffs read."""
     collections: Collections | None = None

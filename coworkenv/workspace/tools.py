@@ -41,6 +41,9 @@ class Tool:
     description: str
     args: type[Args]
     fn: Callable[[Workspace, Any], dict] = field(repr=False)
+    capability: str = "retrieval"
+    """The capability a call exercises: `retrieval` for a read, its service's `writes` for a change unless the tool
+    says otherwise. The repairers, the battery and the planner read it here, never from a table of tool names."""
     target: str | None = None
     """The argument that names what a call acts on (`id`, `path`, `to`, …): what a narrowed prohibited rule pins down."""
     schema_for: SchemaFor | None = field(default=None, repr=False)
@@ -67,15 +70,28 @@ def _openai_schema(tool: Tool) -> dict[str, Any]:
 TOOLS: Registry[Tool] = Registry("tool")
 
 
-def tool(kind: ToolKind, args: type[Args], *, target: str | None = None, schema_for: SchemaFor | None = None) -> Callable[[Callable], Callable]:
-    """Register `fn` as the tool named after it; `<service>_<verb>`, docstring as its description."""
+def tool(
+    kind: ToolKind,
+    args: type[Args],
+    *,
+    capability: str | None = None,
+    target: str | None = None,
+    schema_for: SchemaFor | None = None,
+) -> Callable[[Callable], Callable]:
+    """Register `fn` as the tool named after it; `<service>_<verb>`, docstring as its description. Its service must be
+    registered first: a change's capability defaults to the service's `writes`."""
     if target is not None and target not in args.model_fields:
         raise ValueError(f"target {target!r} is not an argument of {args.__name__}")
 
     def decorator(fn: Callable) -> Callable:
+        from coworkenv.workspace.service import SERVICES
+
         service = fn.__name__.split("_", 1)[0]
+        declared = capability or ("retrieval" if kind == "read" else SERVICES.get(service).writes)
+        if declared is None:
+            raise ValueError(f"{fn.__name__}: a {kind} tool of {service!r}, which declares no capability for its writes")
         description = inspect.getdoc(fn) or ""
-        TOOLS.add(fn.__name__, Tool(fn.__name__, service, kind, description, args, fn, target, schema_for))
+        TOOLS.add(fn.__name__, Tool(fn.__name__, service, kind, description, args, fn, declared, target, schema_for))
         return fn
 
     return decorator

@@ -10,9 +10,8 @@ from typing import Any
 
 from coworkenv.checks.regex import regex_problem, regex_search
 from coworkenv.checks.text import phrase_find
+from coworkenv.workspace.tools import TOOLS
 
-WRITES = {"mail_send", "mail_draft", "mail_reply", "records_create", "records_update", "records_delete", "calendar_create",
-          "calendar_update", "calendar_delete", "tickets_update", "tickets_create", "docs_create", "docs_update"}  # fmt: skip
 FILLER = "Prepared from the workspace records named above."
 GLOB = set("*?[")
 
@@ -117,7 +116,7 @@ def add(plan: Plan, check: dict[str, Any]) -> None:
     """What `check` needs of the oracle, or NoOracle."""
     kind = check["kind"]
     if kind == "tool_called":
-        if check["tool"] in WRITES:
+        if getattr(TOOLS.find(check["tool"]), "kind", "read") != "read":
             if sum(1 for w in plan.writes if w["tool"] == check["tool"]) < check.get("min", 1):
                 raise NoOracle(f"{check['id']}: {check['tool']} calls whose arguments no check states")
             return

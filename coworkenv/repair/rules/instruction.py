@@ -10,6 +10,7 @@ from typing import Any
 from coworkenv.checks import evidence_of, walk
 from coworkenv.checks.text import MONEY_TOKEN, phrase_pattern
 from coworkenv.repair.rules.common import REPAIRERS, RepairContext, Spec, changed, spec_or_note
+from coworkenv.spec.capabilities import CAPABILITIES
 from coworkenv.spec.task import SayStep, TaskSpec, ToolStep
 from coworkenv.validate.verdict import CheckOutcome
 from coworkenv.workspace.tools import TOOLS
@@ -80,21 +81,15 @@ def repair_leakage(spec_dict: Spec, outcome: CheckOutcome, ctx: RepairContext) -
 # --- capabilities ---------------------------------------------------------------------------------------------
 
 
-WRITE_TOOLS = {
-    "communication": ("mail_send", "mail_reply", "mail_draft", "mail_send_draft", "mail_move", "mail_label", "mail_mark_read", "chat_post"),
-    "scheduling": ("calendar_create", "calendar_update", "calendar_delete"),
-    "authoring": ("files_write", "docs_create", "docs_update", "sheets_update", "sheets_append", "tickets_update", "tickets_tag",
-                  "tickets_create", "contacts_update"),
-}  # fmt: skip
-
-
 def _general_capabilities(spec: TaskSpec) -> list[str]:
-    """What a task with no declared capability left evidently exercises, from its tools and checks."""
-    used = {s.tool for s in spec.solution if isinstance(s, ToolStep)}
-    caps = [cap for cap, tools in WRITE_TOOLS.items() if used & set(tools)]
+    """What a task with no declared capability left evidently exercises, from its tools (the capability each
+    declares, `Tool.capability`) and checks: its changes first, then data analysis, then retrieval."""
+    used = [TOOLS.get(s.tool) for s in spec.solution if isinstance(s, ToolStep) and s.tool in TOOLS]
+    changes = {t.capability for t in used if t.kind != "read"}
+    caps = [cap for cap in CAPABILITIES.names() if cap in changes and cap != "retrieval"]
     if "data_analysis" in evidence_of(spec.checks):
         caps.append("data_analysis")
-    if any(t in TOOLS and TOOLS.get(t).kind == "read" for t in used):
+    if any(t.kind == "read" for t in used):
         caps.append("retrieval")
     return caps
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from coworkenv.checks import CHECKS, evidence_of
 from coworkenv.spec.task import SayStep, ToolStep
 from coworkenv.validate.battery.context import CheckResultT, Context, battery_check
+from coworkenv.workspace.service import SERVICES
 from coworkenv.workspace.tools import TOOLS
 
 MULTI_STEP_EFFECTS = 4
@@ -14,6 +15,12 @@ MULTI_STEP_EFFECTS = 4
 def evidence_kinds(capability: str) -> list[str]:
     """The check kinds that are evidence of a capability (`asked_user` for multi_turn, …)."""
     return [name for name, kind in CHECKS.items() if capability in kind.evidence_for]
+
+
+def _service_writes(step: object) -> str | None:
+    """What a change to the service of a step's tool exercises (`Service.writes`); None for a say step."""
+    tool = TOOLS.find(step.tool) if isinstance(step, ToolStep) else None
+    return SERVICES.get(tool.service).writes if tool is not None else None
 
 
 def _no_check(capability: str) -> str:
@@ -66,8 +73,9 @@ def capability_problems(ctx: Context) -> list[dict[str, str]]:
         services = {TOOLS.get(s.tool).service for s in steps}
         if len(steps) < MULTI_STEP_EFFECTS or len(services) < 2:
             problem("multi_step", f"declared but the oracle has {len(steps)} effect(s) across {len(services)} service(s); needs ≥ 4 across ≥ 2")
-    if "scheduling" in caps and not any(isinstance(s, ToolStep) and s.tool.startswith("calendar_") for s in spec.solution):
-        problem("scheduling", "declared but the oracle never uses a calendar tool")
+    if "scheduling" in caps and not any(_service_writes(s) == "scheduling" for s in spec.solution):
+        services = "/".join(n for n, s in SERVICES.items() if s.writes == "scheduling")
+        problem("scheduling", f"declared but the oracle never uses a {services} tool")
     if "data_analysis" in caps and "data_analysis" not in shown:
         problem("data_analysis", f"declared but no {_no_check('data_analysis')} check")
     return problems

@@ -50,7 +50,7 @@ def add_event(
 
 
 SERVICE = register_service(Service(
-    name="calendar", state=CalendarState, description="Events with UTC instants.",
+    name="calendar", writes="scheduling", state=CalendarState, description="Events with UTC instants.",
     collection="events", draft={"add_event": add_event},
 ))  # fmt: skip
 

@@ -38,7 +38,7 @@ def add_chat(d: Any, channel: str, sender: str, text: str, ts: str | None = None
 
 
 SERVICE = register_service(Service(
-    name="chat", state=ChatState, description="Channels of timestamped messages.", diff=diff_chat,
+    name="chat", writes="communication", state=ChatState, description="Channels of timestamped messages.", diff=diff_chat,
     draft={"add_chat": add_chat}, targets=lambda state, argument: sorted(state["chat"]["channels"]),
 ))  # fmt: skip
 

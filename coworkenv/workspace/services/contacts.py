@@ -32,7 +32,7 @@ class ContactsState(Record):
 
 
 SERVICE = register_service(Service(
-    name="contacts", state=ContactsState, description="A directory of people, with notes.", collection="people",
+    name="contacts", writes="authoring", state=ContactsState, description="A directory of people, with notes.", collection="people",
 ))  # fmt: skip
 
 

@@ -31,7 +31,7 @@ def add_doc(d: Any, title: str, body: str) -> str:
     return did
 
 
-SERVICE = register_service(Service(name="docs", state=DocsState, description="Titled text documents.", collection="docs",
+SERVICE = register_service(Service(name="docs", writes="authoring", state=DocsState, description="Titled text documents.", collection="docs",
                                    draft={"add_doc": add_doc}))  # fmt: skip
 
 SNIPPET_CHARS = 160

@@ -38,7 +38,7 @@ def add_file(d: Any, path: str, content: str) -> str:
 
 
 SERVICE = register_service(Service(
-    name="files", state=Files, description="A flat tree of UTF-8 text files keyed by normalized relative path.",
+    name="files", writes="authoring", state=Files, description="A flat tree of UTF-8 text files keyed by normalized relative path.",
     diff=diff_files, draft={"add_file": add_file}, targets=lambda state, argument: sorted(state["files"]),
 ))  # fmt: skip
 

@@ -80,7 +80,8 @@ def _targets(state: dict[str, Any], argument: str) -> list[str]:
 
 
 SERVICE = register_service(Service(
-    name="mail", state=MailState, description="One mailbox with folders; sent mail lands in `sent`, unsent drafts in `drafts`.",
+    name="mail", writes="communication", state=MailState,
+    description="One mailbox with folders; sent mail lands in `sent`, unsent drafts in `drafts`.",
     collection="messages", draft={"add_mail": add_mail}, targets=_targets,
 ))  # fmt: skip
 

@@ -163,7 +163,7 @@ def _prefix(collection: str) -> str:
 
 
 SERVICE = register_service(Service(
-    name="records", state=RecordsState,
+    name="records", writes="authoring", state=RecordsState,
     description="Typed record collections the task declares (CRM customers, inventory items, …): their fields and records.",
     collections=_record_lists, collection_pattern=COLLECTION_NAME,
     draft={"add_collection": add_collection, "add_record": add_record},

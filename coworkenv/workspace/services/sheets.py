@@ -48,7 +48,7 @@ def add_sheet(d: Any, name: str, columns: Sequence[str], rows: Sequence[Sequence
 
 
 SERVICE = register_service(Service(
-    name="sheets", state=dict[str, Sheet], description="Named tables of columns and rows.", diff=diff_sheets,
+    name="sheets", writes="authoring", state=dict[str, Sheet], description="Named tables of columns and rows.", diff=diff_sheets,
     draft={"add_sheet": add_sheet}, targets=lambda state, argument: sorted(state["sheets"]),
 ))  # fmt: skip
 

@@ -56,7 +56,7 @@ def add_ticket(
 
 
 SERVICE = register_service(Service(
-    name="tickets", state=TicketsState, description="A helpdesk queue with statuses, assignees, priorities and comments.",
+    name="tickets", writes="authoring", state=TicketsState, description="A helpdesk queue with statuses, assignees, priorities and comments.",
     collection="tickets", draft={"add_ticket": add_ticket},
 ))  # fmt: skip
 
