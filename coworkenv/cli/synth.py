@@ -25,9 +25,9 @@ def plan_command(
 ) -> None:
     """Print a capability-guided generation plan (the settings are `coworkenv generate`'s)."""
     from coworkenv.errors import CoworkEnvError, format_validation_error
+    from coworkenv.spec.capabilities import CapabilityProfile
     from coworkenv.spec.io import load_model
     from coworkenv.synth.generate import plan_for
-    from coworkenv.synth.planner import CapabilityProfile
 
     try:
         request = GenerateRequest.model_validate(settings)

@@ -11,8 +11,7 @@ import pyarrow as pa
 from coworkenv.data.build import capability_profile_table
 from coworkenv.errors import CoworkEnvError
 from coworkenv.eval.rows import agent_label, as_rows, capability_order, per_task
-from coworkenv.spec.capabilities import CAPABILITIES
-from coworkenv.synth.planner import CapabilityProfile, ProfileRow
+from coworkenv.spec.capabilities import CAPABILITIES, CapabilityProfile, ProfileRow
 
 
 def profile_rows(rows: Any, *, model: str | None = None) -> list[dict[str, Any]]:

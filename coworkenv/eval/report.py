@@ -18,7 +18,7 @@ from coworkenv.files import staged
 from coworkenv.grading.score import PASS_THRESHOLD
 
 if TYPE_CHECKING:
-    from coworkenv.synth.planner import CapabilityProfile
+    from coworkenv.spec.capabilities import CapabilityProfile
 
 WORST_TASKS = 20
 REPORT_FILES = ("summary.json", "comparison.json", "profile.json", "report.html", "capabilities.png", "groups.png",

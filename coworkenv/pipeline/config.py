@@ -121,8 +121,8 @@ class SynthesisConfig(EndpointSettings, GenerateRequest):
     @classmethod
     def _profile_parses(cls, path: str | None, info: ValidationInfo) -> str | None:
         if path is not None and checks_files(info):
+            from coworkenv.spec.capabilities import CapabilityProfile
             from coworkenv.spec.io import load_model
-            from coworkenv.synth.planner import CapabilityProfile
 
             if Path(path).exists() and not Path(path).is_file():  # a folder, a FIFO or a device: never read one (it may block)
                 raise ValueError(f"{path}: not a file")

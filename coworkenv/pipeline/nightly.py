@@ -29,7 +29,7 @@ from coworkenv.errors import CoworkEnvError
 from coworkenv.files import outermost_missing, read_json, remove_created
 from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import EndpointSettings, EvaluationConfig, NightlyConfig, SynthesisConfig
-from coworkenv.pipeline.rundir import RunDir, StageHook, read_job_config, stage_reporter, write_json
+from coworkenv.pipeline.rundir import NIGHTLY_DIR, RunDir, StageHook, read_job_config, stage_reporter, write_json
 from coworkenv.pipeline.summary import fields
 from coworkenv.progress import Bars, logged
 from coworkenv.train.bases import BASES
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-NIGHTLY_DIR = "nightly"
 STAGES = ("profile", "synthesize", "gate_tasks", "rollouts", "gate_rollouts", "train", "evaluate", "gate_eval", "promote", "new_profile")
 """In order; the DAG runs one task per stage."""
 

@@ -11,9 +11,10 @@ from coworkenv.errors import CoworkEnvError
 from coworkenv.pipeline.config import SynthesisConfig
 from coworkenv.pipeline.rundir import RunDir, write_json, write_text
 from coworkenv.pipeline.summary import counts
+from coworkenv.spec.capabilities import CapabilityProfile
 from coworkenv.spec.io import load_model
 from coworkenv.synth.generate import check_plan, plan_for
-from coworkenv.synth.planner import CapabilityProfile, Plan
+from coworkenv.synth.planner import Plan
 
 log = logging.getLogger(__name__)
 

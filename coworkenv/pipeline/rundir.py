@@ -44,6 +44,8 @@ R = TypeVar("R")
 
 RUNS_DIR = "runs"
 GATES_PASSED = ("quality", "passed.json")
+NIGHTLY_DIR = "nightly"
+"""A nightly run's own folder in its run directory (config, state, checkpoints, the promotion decision)."""
 
 
 RUN_ID_CHARS = "-_.:+~"

@@ -1,9 +1,11 @@
-"""The capability taxonomy (docs/architecture.md, "Capabilities"): what a task exercises, and what the planner targets."""
+"""The capability taxonomy (docs/architecture.md, "Capabilities"): what a task exercises, what the planner targets,
+and the capability profile an evaluation measures and the planner reads."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from coworkenv.caps import CAPS
 from coworkenv.registry import Registry
 
 
@@ -30,3 +32,28 @@ for _name, _group, _description in [
     ("robustness", "general", "Services that fail (429/500): retry and recover instead of giving up."),
 ]:
     CAPABILITIES.add(_name, Capability(name=_name, description=_description, benchmark_group=_group))
+
+
+class ProfileRow(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    capability: str
+    difficulty: int = Field(ge=1, le=5)
+    attempts: int = Field(ge=0)
+    pass_rate: float = Field(ge=0.0, le=1.0)
+
+
+class CapabilityProfile(BaseModel):
+    """Per capability and difficulty: attempts and pass rate — the shape the evaluation produces."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str = ""
+    rows: list[ProfileRow] = Field([], max_length=CAPS.plan_rows)
+
+    @model_validator(mode="after")
+    def _known(self) -> CapabilityProfile:
+        for row in self.rows:
+            if row.capability not in CAPABILITIES:
+                raise ValueError(CAPABILITIES.unknown_message(row.capability))
+        return self

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from coworkenv.caps import CAPS
 from coworkenv.errors import CoworkEnvError
-from coworkenv.spec.capabilities import CAPABILITIES
+from coworkenv.spec.capabilities import CAPABILITIES, CapabilityProfile, ProfileRow
 from coworkenv.synth.family import Family, load_families
 
 SEED_STRIDE = 1_000_000
@@ -54,31 +54,6 @@ def bench_run_seed(seed: int) -> int:
     if not 0 <= seed <= BENCH_SEED_LIMIT:
         raise CoworkEnvError(f"a benchmark suite's seed must be between 0 and {BENCH_SEED_LIMIT}, got {seed}")
     return RESERVED_SEED_BASE // SEED_STRIDE + seed
-
-
-class ProfileRow(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    capability: str
-    difficulty: int = Field(ge=1, le=5)
-    attempts: int = Field(ge=0)
-    pass_rate: float = Field(ge=0.0, le=1.0)
-
-
-class CapabilityProfile(BaseModel):
-    """Per capability and difficulty: attempts and pass rate — the shape the evaluation produces."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    model: str = ""
-    rows: list[ProfileRow] = Field([], max_length=CAPS.plan_rows)
-
-    @model_validator(mode="after")
-    def _known(self) -> CapabilityProfile:
-        for row in self.rows:
-            if row.capability not in CAPABILITIES:
-                raise ValueError(CAPABILITIES.unknown_message(row.capability))
-        return self
 
 
 class PlannerConfig(BaseModel):

@@ -19,7 +19,7 @@ from coworkenv.errors import CoworkEnvError
 from coworkenv.eval.compare import Comparison
 from coworkenv.eval.metrics import Summary
 from coworkenv.pipeline.evaluate import REPORT_DIR
-from coworkenv.pipeline.nightly import NIGHTLY_DIR
+from coworkenv.pipeline.rundir import NIGHTLY_DIR
 from coworkenv.ui.runs import RunInfo, list_runs
 
 Root = str | os.PathLike[str] | DataRoot | None

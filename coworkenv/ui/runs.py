@@ -20,8 +20,7 @@ from coworkenv.data.layout import Manifest
 from coworkenv.data.root import DataRoot, local_path
 from coworkenv.errors import CoworkEnvError
 from coworkenv.pipeline.evaluate import EVAL_DIR, REPORT_DIR
-from coworkenv.pipeline.nightly import NIGHTLY_DIR
-from coworkenv.pipeline.rundir import GATES_PASSED, RUN_ID_CHARS, RUNS_DIR, safe_name
+from coworkenv.pipeline.rundir import GATES_PASSED, NIGHTLY_DIR, RUN_ID_CHARS, RUNS_DIR, safe_name
 
 QUALITY_DIR = GATES_PASSED[0]
 SERVED = (QUALITY_DIR, REPORT_DIR, f"{NIGHTLY_DIR}/{REPORT_DIR}")

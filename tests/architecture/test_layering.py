@@ -109,3 +109,30 @@ def test_the_layers_are_what_the_code_needs():
 def test_modules_stay_small(path: Path):
     lines = len(path.read_text(encoding="utf-8").splitlines())
     assert lines <= 500, f"{path.relative_to(ROOT)} has {lines} lines: split it by concern"
+
+
+SIDEWAYS: dict[str, tuple[str, ...]] = {
+    "ui": ("coworkenv.pipeline.nightly",),
+    "eval": ("coworkenv.synth.planner.CapabilityProfile", "coworkenv.synth.planner.ProfileRow"),
+}
+"""Imports the layers allow but the structure does not want: the pages need the run folder's names (`pipeline.rundir`),
+not the nightly job; the capability profile an evaluation measures is a contract of `spec.capabilities`, not the
+planner's."""
+
+
+def _imported_names(path: Path) -> list[tuple[int, str]]:
+    """(line, `module` or `module.name`) for every absolute import and every name imported from a module."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found += [(node.lineno, node.module)] + [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+    return found
+
+
+@pytest.mark.parametrize("unit", sorted(SIDEWAYS))
+def test_no_sideways_imports(unit: str):
+    for path in (p for p in FILES if _unit(p) == unit):
+        for line, name in _imported_names(path):
+            assert name not in SIDEWAYS[unit], f"{path.relative_to(ROOT)}:{line}: {unit} imports {name}"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from coworkenv.data.reader import latest_release, list_releases, read_manifest, read_table
-from coworkenv.synth.planner import CapabilityProfile
+from coworkenv.spec.capabilities import CapabilityProfile
 from tests.support import ROOT
 from tests.support.suites import example_tasks, publish_task_release, write_suite
 
@@ -125,7 +125,8 @@ def test_the_tiny_model_through_the_cli(home):
     assert all(0 < r["completion_tokens"] <= 24 * r["n_turns"] for r in rows)  # --max-new-tokens holds per turn
 
 
-PROGRESS_LINE = re.compile(r"^playing: (\d+)/4 \((\d+)%\), [\d.]+(?:/s| s/trial), (?:ETA|done in) \d+:\d\d$")
+PROGRESS_LINE = re.compile(r"^playing: (\d+)/4 \((\d+)%\)(?:, [\d.]+(?:/s| s/trial), (?:ETA|done in) \d+:\d\d)?$")
+"""A line; the first report has no rate yet (`ProgressLines.rate`): on a slow machine the first trial alone is due."""
 
 
 def test_progress_is_plain_lines_on_stderr_when_it_is_not_a_terminal(tmp_path):

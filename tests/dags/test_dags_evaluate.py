@@ -45,7 +45,7 @@ def test_dag_test_evaluates_the_oracle_and_publishes_an_eval_release(evaluate_da
     from coworkenv.data.reader import latest_release, list_releases, read_table
     from coworkenv.eval.suite import build_bench
     from coworkenv.pipeline.rundir import RunDir
-    from coworkenv.synth.planner import CapabilityProfile
+    from coworkenv.spec.capabilities import CapabilityProfile
 
     caplog.set_level(logging.INFO, logger="coworkenv.progress")
     root = Path(airflow_home.env["COWORKENV_DATA_ROOT"])

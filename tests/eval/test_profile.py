@@ -9,7 +9,8 @@ import pytest
 from coworkenv.data.schemas import TABLES
 from coworkenv.errors import CoworkEnvError
 from coworkenv.eval.profile import capability_profile, profile_from_rows, profile_rows, profile_table
-from coworkenv.synth.planner import CapabilityProfile, make_plan
+from coworkenv.spec.capabilities import CapabilityProfile
+from coworkenv.synth.planner import make_plan
 from tests.support.eval_rows import task, trial
 
 

@@ -22,8 +22,8 @@ from coworkenv.pipeline.config import EvaluationConfig, evaluation_config
 from coworkenv.pipeline.rundir import RunDir
 from coworkenv.quality.gates import GateFailed
 from coworkenv.rollout import read_trials
+from coworkenv.spec.capabilities import CapabilityProfile
 from coworkenv.synth.generate import GenerateRequest, generate
-from coworkenv.synth.planner import CapabilityProfile
 from tests.support.suites import example_tasks, publish_task_release, write_suite
 
 N_BENCH = 6

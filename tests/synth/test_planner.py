@@ -6,8 +6,9 @@ from collections import Counter
 
 import pytest
 
+from coworkenv.spec.capabilities import CapabilityProfile, ProfileRow
 from coworkenv.synth.family import load_families
-from coworkenv.synth.planner import SEED_STRIDE, CapabilityProfile, PlannerConfig, ProfileRow, make_plan
+from coworkenv.synth.planner import SEED_STRIDE, PlannerConfig, make_plan
 
 FAMILIES = [load_families().get(n) for n in load_families().names()]
 CAPS = sorted({c for f in FAMILIES for c in f.capabilities})

@@ -8,8 +8,8 @@ from collections import Counter
 import pytest
 
 from coworkenv.errors import CoworkEnvError
-from coworkenv.spec.capabilities import CAPABILITIES
-from coworkenv.synth.planner import CapabilityProfile, PlannerConfig, ProfileRow, make_plan
+from coworkenv.spec.capabilities import CAPABILITIES, CapabilityProfile, ProfileRow
+from coworkenv.synth.planner import PlannerConfig, make_plan
 
 CAPS = CAPABILITIES.names()
 
