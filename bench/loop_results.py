@@ -10,7 +10,10 @@ resumes: rerun the same command after an interruption (finished loops, evaluatio
 3. `arms`: from the first seed's loop (its registry: the promoted candidate is current), per seed a second loop planned
    from the capability profile (`guided`) and one from the cold-start plan (`uniform`), equal budgets; per-capability
    deltas with intervals, and the guided-minus-uniform difference.
-4. `methods`: from the first seed's SFT checkpoint, GRPO and GDPO (`coworkenv train rl`) on its training release, and
+4. `wide`: the base and the first seed's candidate on a second held-out suite (`--wide-seed`: other tasks of the same
+   plan, disjoint from the first suite and checked against the training release), then over both suites' tasks: the
+   paired test over tasks gains power from more tasks, not from more trials of the same ones.
+5. `methods`: from the first seed's SFT checkpoint, GRPO and GDPO (`coworkenv train rl`) on its training release, and
    DPO (`coworkenv train dpo`) on pairs from the checkpoint's own sampled trials on training tasks; each on the suite
    against the SFT checkpoint.
 
@@ -247,6 +250,24 @@ def phase_arms(out: Path, args: argparse.Namespace, first: dict[str, Any]) -> di
     return arms
 
 
+def phase_wide(out: Path, args: argparse.Namespace, first: dict[str, Any]) -> dict[str, Any]:
+    from coworkenv.eval.suite import build_bench
+
+    seed = args.seeds[0]
+    root = out / f"first-{seed}"
+    suite = build_bench(n=args.bench_n, seed=args.wide_seed, data_root=root).release_id
+    _, before = _evaluate(root, "wide-base", out / first["base"]["model_path"], suite, args)
+    _, after = _evaluate(root, "wide-candidate", root / "runs" / "loop-1" / "nightly" / "checkpoints" / "sft", suite, args)
+    first_before, first_after = rows(out / "base", first["base"]["eval"]), rows(root, _final_release(root))
+    overlap = {r["task_id"] for r in before} & {r["task_id"] for r in first_before}
+    assert not overlap, f"the two suites share tasks: {sorted(overlap)[:5]}"
+    contamination = json.loads((root / "runs" / "wide-candidate" / "eval" / "contamination.json").read_text())
+    return {"seed": seed, "suite_seed": args.wide_seed, "suite": suite, "second": comparison(before, after),
+            "both": comparison(first_before + before, first_after + after), "before": behaviour(root, "wide-base", before),
+            "after": behaviour(root, "wide-candidate", after),
+            "contamination": {k: contamination[k] for k in ("training_releases", "suite_tasks", "contaminated_ids", "max_similarity")}}  # fmt: skip
+
+
 def phase_methods(out: Path, args: argparse.Namespace, first: dict[str, Any]) -> dict[str, Any]:
     from coworkenv.pipeline.evaluate import eval_pairs
     from coworkenv.train.checkpoint import bf16_pays
@@ -346,10 +367,16 @@ def tables(results: dict[str, Any]) -> str:
         head = ["SFT step", "supervised tokens", "format-error rate", "called a tool", "pass rate", "mean score", "pass rate before → after",
                 "gain [95% CI]", "p"]  # fmt: skip
         out.append(_table(f"Learning curve (seed {curve['seed']})", head, body))
+    wide = results.get("wide")
+    if wide:
+        gains = {f"first suite (bench seed {results['settings'].get('bench_seed', 0)})": first["seeds"][str(wide["seed"])]["comparison"]["overall"],
+                 f"second suite (bench seed {wide['suite_seed']})": wide["second"]["overall"], "both suites": wide["both"]["overall"]}  # fmt: skip
+        out.append(_table(f"Two held-out suites (seed {wide['seed']})", ["suite", *GAIN_HEAD], _gains(gains)))
+        out.append(_table(f"Per group, both suites (seed {wide['seed']})", ["group", *GAIN_HEAD], _gains(wide["both"]["groups"])))
     return "\n".join(out)
 
 
-PHASES = ("first", "curve", "arms", "methods")
+PHASES = ("first", "curve", "wide", "arms", "methods")
 
 
 def main() -> None:
@@ -368,6 +395,7 @@ def main() -> None:
     parser.add_argument("--eval-trials", type=int, default=3)
     parser.add_argument("--bench-n", type=int, default=48)
     parser.add_argument("--bench-seed", type=int, default=0)
+    parser.add_argument("--wide-seed", type=int, default=1, help="The second held-out suite's seed (phase wide).")
     parser.add_argument("--tables", action="store_true", help="Print the Markdown tables of <out>/results.json and stop.")
     args = parser.parse_args()
     logging.basicConfig(format="  %(message)s", stream=sys.stdout)  # the stages' progress lines (trials, training steps) in the log
@@ -380,7 +408,7 @@ def main() -> None:
     path = out / "results.json"
     results = json.loads(path.read_text()) if path.exists() else {}
     results["machine"] = machine_info(None)
-    results["settings"] = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+    results["settings"] = {k: v for k, v in vars(args).items() if k != "out"}  # no path of this machine in the results
     for phase in PHASES:
         if phase not in args.phases:
             continue
@@ -390,7 +418,8 @@ def main() -> None:
         else:
             results[phase] = globals()[f"phase_{phase}"](out, args, results["first"])
         results.setdefault("seconds", {})[phase] = round(time.perf_counter() - began, 1)
-        path.write_text(json.dumps(results, indent=2))
+        # paths under --out are kept relative to it: the results hold no path of the machine that made them
+        path.write_text(json.dumps(results, indent=2).replace(json.dumps(f"{out}/")[1:-1], ""))
     print(f"results: {path}")
 
 
