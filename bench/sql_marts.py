@@ -84,7 +84,7 @@ PATCH = [{"op": "replace", "path": "/instruction", "value": "..."}]
 def build_pool(n: int, seed: int) -> list[dict[str, Any]]:
     """Real tasks, each with the `trajectories` row of four behaviours (in `KINDS` order)."""
     from coworkenv.grading.consistency import with_violation
-    from coworkenv.grading.play import ANSWER_ONLY_TEXT, play
+    from coworkenv.grading.play import ANSWER_ONLY_TEXT, play, play_null
     from coworkenv.spec.task import AnswerStep, ToolStep
     from coworkenv.synth.generate import GenerateRequest, generate
 
@@ -94,7 +94,7 @@ def build_pool(n: int, seed: int) -> list[dict[str, Any]]:
         tool_steps = [s for s in spec.solution if isinstance(s, ToolStep)]
         runs = {
             "oracle": play(spec),
-            "empty": play(spec, agent="null"),
+            "empty": play_null(spec),
             "prefix": play(spec, [*tool_steps[: max(1, len(tool_steps) // 2)], AnswerStep(answer=ANSWER_ONLY_TEXT)]),
             # without rules the violation kind falls back to the oracle
             "violation": play(spec, with_violation(spec, spec.prohibited[0]) if spec.prohibited else None),

@@ -107,6 +107,12 @@ def load_agent(text: str, **options: Any) -> Agent:
     return AGENTS.get(kind)(target, **options)
 
 
+def make_policy(text: str, spec: TaskSpec, *, seed: int = 0, **options: Any) -> Policy:
+    """One episode's policy from an agent spec string (`make_policy("random", spec, seed=3)`). A run of many
+    episodes loads its agent once with `load_agent` instead: a model agent loads its weights there."""
+    return load_agent(text, **options).policy(spec, seed=seed)
+
+
 def reply_of(policy: Policy, request: Request) -> Reply:
     """A policy's `act` as a timed `Reply` (policies without token counts or format errors of their own)."""
     start = time.perf_counter()

@@ -9,7 +9,6 @@ import random
 from typing import Any
 
 from coworkenv.agents.base import AGENTS
-from coworkenv.agents.registry import POLICIES
 from coworkenv.errors import CoworkEnvError
 from coworkenv.spec.task import TaskSpec
 from coworkenv.timeutil import add_seconds
@@ -156,5 +155,4 @@ class RandomAgent:
         return RandomPolicy(spec, seed=seed, max_calls=self.max_calls)
 
 
-POLICIES.add("random", lambda spec, seed=0, **options: RandomPolicy(spec, seed=seed, **options))
 AGENTS.add("random", lambda target=None, **options: RandomAgent(target, **options))

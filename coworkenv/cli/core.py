@@ -83,13 +83,14 @@ def run(
     budget_s: BudgetOpt = IN_PROCESS_BUDGET_S,
 ) -> None:
     """Run one episode with an agent and write its trajectory; the grade goes to stderr."""
+    from coworkenv.agents import make_policy
     from coworkenv.grading.play import play
     from coworkenv.spec.io import load_task
 
     with staged_file(out) as tmp:  # a bad --out is refused before the episode is played
         spec = load_task(task)
         with wall_budget(budget_s, f"{spec.id}: the {agent} episode"):
-            episode = play(spec, agent=agent)
+            episode = play(spec, policy=make_policy(agent, spec))
         result = episode.grade
         text = json.dumps(episode.trajectory.to_dict(), indent=2, ensure_ascii=False) + "\n"
         if tmp is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from coworkenv.checks.matching import args_match, example_value
-from coworkenv.grading.play import play
+from coworkenv.grading.play import play, play_null
 from coworkenv.grading.score import Grade, ungraded_text
 from coworkenv.spec.task import ProhibitedRule, TaskSpec, ToolStep
 
@@ -51,7 +51,7 @@ def consistency_gate(spec: TaskSpec) -> ConsistencyVerdict:
     if oracle.score != 1.0:
         why = oracle_shortfall(oracle)
         failures.append(f"oracle scores {oracle.score}, not 1.0: {why}")
-    empty = play(spec, agent="null").grade
+    empty = play_null(spec).grade
     if empty.score != 0.0:
         failures.append(f"empty trajectory scores {empty.score}, not 0.0")
     violation_scores = []

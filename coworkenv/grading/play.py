@@ -1,5 +1,5 @@
 """Play a trajectory and grade it: the one helper the consistency gate, the validation battery, the repairers and
-the rollouts use to run a task's oracle, a list of solution steps, or a named agent."""
+the rollouts use to run a task's oracle, a list of solution steps, nothing at all, or an agent's policy."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from coworkenv.agents.registry import make_policy
 from coworkenv.episode.evidence import Evidence
-from coworkenv.episode.runner import played
+from coworkenv.episode.runner import Policy, played
+from coworkenv.episode.scripted import NullPolicy, ScriptedPolicy
 from coworkenv.episode.session import EpisodeSession
 from coworkenv.episode.trajectory import Trajectory
 from coworkenv.grading.score import Grade, grade
@@ -42,12 +42,18 @@ class Run:
         return sum(1 for c in self.evidence.calls if c.fault)
 
 
-def play(spec: TaskSpec, steps: Sequence[SolutionStep] | None = None, *, agent: str = "oracle") -> Run:
-    """Run `steps` (played like the oracle, retrying injected faults), else the named agent, in a live episode; grade it."""
-    policy = make_policy("oracle", spec, steps=steps) if steps is not None else make_policy(agent, spec)
-    session = played(spec, policy)
+def play(spec: TaskSpec, steps: Sequence[SolutionStep] | None = None, *, policy: Policy | None = None) -> Run:
+    """Play `policy` (default: `steps` played like the oracle, retrying injected faults; the task's own solution when
+    there are none) in a live episode and grade it. Agents of the layers above hand in their policy
+    (`play(spec, policy=make_policy("random", spec))`): grading does not know them."""
+    session = played(spec, policy or ScriptedPolicy(spec, steps=steps))
     evidence = session.evidence()
     return Run(session, evidence, grade(spec, evidence))
+
+
+def play_null(spec: TaskSpec) -> Run:
+    """No tool call, an empty answer: what the consistency gate requires to score 0."""
+    return play(spec, policy=NullPolicy(spec))
 
 
 def play_answer_only(spec: TaskSpec) -> Run:

@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from coworkenv.grading.consistency import consistency_gate
-from coworkenv.grading.play import play
+from coworkenv.grading.play import play, play_null
 from coworkenv.grading.score import grade_trajectory
 from coworkenv.sandbox.budget import BudgetExceeded, wall_budget
 from coworkenv.spec.io import load_tasks
@@ -34,7 +34,7 @@ def check_task(spec: TaskSpec, budget_s: float | None = None) -> TaskReport:
     try:
         with wall_budget(budget_s, spec.id):
             gate = consistency_gate(spec)
-            scores = {agent: grade_trajectory(spec, play(spec, agent=agent).trajectory).score for agent in ("oracle", "null")}
+            scores = {name: grade_trajectory(spec, run.trajectory).score for name, run in (("oracle", play(spec)), ("null", play_null(spec)))}
     except BudgetExceeded as exc:
         return TaskReport(task_id=spec.id, family=spec.family, capabilities=list(spec.capabilities), gate_passed=False,
                           oracle_score=0.0, null_score=0.0, failures=[str(exc)])  # fmt: skip

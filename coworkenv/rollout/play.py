@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from coworkenv.agents import make_policy
 from coworkenv.data.build import trajectory_row
 from coworkenv.grading.play import play
 from coworkenv.spec.task import TaskSpec
@@ -13,7 +14,7 @@ from coworkenv.spec.task import TaskSpec
 
 def rollout_row(spec: TaskSpec, agent: str = "oracle", trial: int = 0) -> dict[str, Any]:
     """The task played by `agent` in a live episode and graded: its `trajectories` row."""
-    run = play(spec, agent=agent)
+    run = play(spec, policy=make_policy(agent, spec))
     return trajectory_row(spec, run.trajectory, run.grade, agent=agent, trial=trial)
 
 

@@ -53,10 +53,10 @@ def _example_tasks(examples: Path | None) -> list[TaskSpec]:
 
 
 def _oracle_conversation(spec: TaskSpec) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    from coworkenv.agents import make_policy
     from coworkenv.episode.runner import run_episode
+    from coworkenv.episode.scripted import ScriptedPolicy
 
-    trajectory, _ = run_episode(spec, make_policy("oracle", spec))
+    trajectory, _ = run_episode(spec, ScriptedPolicy(spec))
     return trajectory.model_dump(mode="json", exclude_none=True)["messages"], spec.tool_schemas
 
 

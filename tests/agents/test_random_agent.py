@@ -57,7 +57,7 @@ def test_the_same_seed_gives_the_same_episode_and_another_seed_another():
     spec = load_task(EXAMPLES / "12_multi_step_new_hire_onboarding.json")
     assert _run(spec, 3)[0] == _run(spec, 3)[0]
     assert len({_run(spec, seed)[1].evidence_hash for seed in range(5)}) > 1
-    policy = make_policy("random", spec, seed=3)  # the policy registry knows it too (`play(spec, agent="random")`)
+    policy = make_policy("random", spec, seed=3)  # one episode's policy from the spec string
     assert run_episode(spec, policy)[0] == _run(spec, 3)[0]
 
 

@@ -81,8 +81,8 @@ def test_pass_at_k_needs_k_trials():
 
 
 def test_an_empty_trajectory_earns_nothing_not_even_robustness():
-    from coworkenv.grading.play import play
+    from coworkenv.grading.play import play_null
 
-    grade = play(TaskSpec.model_validate(spec()), agent="null").grade
+    grade = play_null(TaskSpec.model_validate(spec())).grade
     assert (grade.empty, grade.completion, grade.robustness, grade.score, grade.passed, grade.violations) == (True, 0.0, 0.0, 0.0, False, [])
     assert [(c.id, c.passed, c.reason) for c in grade.checks] == [(c["id"], False, "empty trajectory") for c in BASE["checks"]]

@@ -11,6 +11,7 @@ import pytest
 
 from coworkenv.agents import make_policy
 from coworkenv.episode import Episode, Trajectory, replay, run_episode
+from coworkenv.episode.scripted import ScriptedPolicy
 from coworkenv.episode.user import scripted_reply
 from coworkenv.errors import CoworkEnvError
 from coworkenv.grading import consistency_gate, grade, grade_trajectory, pass_at_k, pass_hat_k
@@ -140,7 +141,7 @@ def test_prohibited_call_zeroes_safety_and_score_even_on_top_of_the_oracle():
     from coworkenv.spec.task import ToolStep
 
     steps = [ToolStep(**s) if isinstance(s, dict) else s for s in steps]
-    _, ev = run_episode(spec, make_policy("oracle", spec, steps=steps))
+    _, ev = run_episode(spec, ScriptedPolicy(spec, steps=steps))
     g = grade(spec, ev)
     assert g.safety == 0.0 and g.score == 0.0 and g.passed is False
     assert [(v.rule, v.tool) for v in g.violations] == [(0, "mail_delete")]

@@ -12,7 +12,7 @@ import pytest
 
 from coworkenv.data.build import eval_results_table, eval_row, release_tables
 from coworkenv.grading.consistency import with_violation
-from coworkenv.grading.play import play
+from coworkenv.grading.play import play, play_null
 from coworkenv.rollout import rollout_rows
 from coworkenv.synth.generate import GenerateRequest, generate
 from coworkenv.validate.battery import validate_spec
@@ -27,7 +27,7 @@ def build_tables() -> dict[str, pa.Table]:
     tables = release_tables(specs, [validate_spec(s) for s in specs], trajectories=trajectories)
     evals = []
     for spec in specs:
-        evals += [eval_row(spec, play(spec, agent=agent).grade, eval_id="eval-test", model=agent) for agent in ("oracle", "null")]
+        evals += [eval_row(spec, run.grade, eval_id="eval-test", model=name) for name, run in (("oracle", play(spec)), ("null", play_null(spec)))]
         if spec.prohibited:  # the oracle plus one call the first rule forbids
             evals.append(eval_row(spec, play(spec, with_violation(spec, spec.prohibited[0])).grade, eval_id="eval-test", model="violator"))
     return {**{name: tables[name] for name in STAGE_TABLE_NAMES}, "eval_results": eval_results_table(evals)}

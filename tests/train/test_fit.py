@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from coworkenv.agents import Request, load_agent
+from coworkenv.agents import Request, load_agent, make_policy
 from coworkenv.agents.hf import HFAgent
-from coworkenv.agents.registry import make_policy
 from coworkenv.episode.runner import run_episode
 from coworkenv.spec.io import load_tasks
 from coworkenv.train.fit import encode, fit_rows

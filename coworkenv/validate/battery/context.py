@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from coworkenv.caps import CAPS
-from coworkenv.grading.play import Run, play
+from coworkenv.grading.play import Run, play, play_null
 from coworkenv.grading.score import Grade
 from coworkenv.spec.task import TaskSpec, ToolStep
 from coworkenv.validate.codes import BATTERY, BATTERY_CODES, BatteryCheck
@@ -52,7 +52,7 @@ class Context:
 
     @property
     def null(self) -> Run:
-        return self._once("null", lambda: play(self.spec, agent="null"))
+        return self._once("null", lambda: play_null(self.spec))
 
     @property
     def effects(self) -> list[int]:
