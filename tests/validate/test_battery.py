@@ -350,13 +350,14 @@ def test_a_crashing_check_becomes_a_failed_outcome(monkeypatch):
     assert not v.valid and all(r.passed for r in v.results if r.code != "capabilities_consistent")
 
 
-def test_a_crashing_oracle_fails_the_checks_that_need_it(monkeypatch):
+def test_crashing_episodes_fail_the_checks_that_need_them(monkeypatch):
     def boom(*a, **k):
         raise RuntimeError("episode crashed")
 
     from coworkenv.validate.battery import context
 
     monkeypatch.setattr(context, "play", boom)
+    monkeypatch.setattr(context, "play_null", boom)
     v = validate_spec(spec())
     failed = {r.code for r in v.failures}
     assert {"oracle_scores_1", "empty_scores_0", "deterministic"} <= failed
