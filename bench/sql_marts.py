@@ -60,8 +60,8 @@ from coworkenv.data.build import (  # noqa: E402
 from coworkenv.data.publisher import publish_release  # noqa: E402
 from coworkenv.data.sql_limits import QueryLimits  # noqa: E402
 from coworkenv.spec.task import Meta, TaskSpec  # noqa: E402
+from coworkenv.spec.verdict import CheckOutcome, TaskValidation  # noqa: E402
 from coworkenv.validate.codes import BATTERY_CODES  # noqa: E402
-from coworkenv.validate.verdict import CheckOutcome, TaskValidation  # noqa: E402
 
 TARGET_S = 1.0
 BUILD_VERSION = 2

@@ -18,7 +18,7 @@ from coworkenv.episode.runner import initial_messages
 from coworkenv.errors import CoworkEnvError
 from coworkenv.spec.capabilities import CAPABILITIES
 from coworkenv.spec.task import TaskSpec
-from coworkenv.validate.verdict import TaskValidation
+from coworkenv.spec.verdict import TaskValidation
 
 
 def rows_table(name: str, rows: Iterable[Mapping[str, Any]]) -> pa.Table:

@@ -20,7 +20,7 @@ from coworkenv.progress import given_or_logged
 from coworkenv.repair.loop import RepairOutcome, metrics, repair_many
 from coworkenv.repair.sandboxed import repair_in_sandbox
 from coworkenv.sandbox.choices import IN_PROCESS
-from coworkenv.validate.verdict import TaskValidation
+from coworkenv.spec.verdict import TaskValidation
 
 log = logging.getLogger(__name__)
 

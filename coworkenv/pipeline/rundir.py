@@ -38,7 +38,7 @@ from coworkenv.files import iter_lines, parse_json, read_json, staged, write_out
 from coworkenv.pipeline.config import C, SynthesisConfig, validated_config
 from coworkenv.redact import scrub_configured
 from coworkenv.spec.task import TaskSpec
-from coworkenv.validate.verdict import TaskValidation
+from coworkenv.spec.verdict import TaskValidation
 
 R = TypeVar("R")
 

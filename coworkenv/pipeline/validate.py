@@ -14,8 +14,8 @@ from typing import Any
 from coworkenv.pipeline.rundir import BATCH, RunDir, batched, count_jsonl, iter_jsonl, jsonl_writer
 from coworkenv.pipeline.summary import Reasons, block
 from coworkenv.progress import given_or_logged
+from coworkenv.spec.verdict import TaskValidation
 from coworkenv.validate.batch import iter_validations
-from coworkenv.validate.verdict import TaskValidation
 
 log = logging.getLogger(__name__)
 

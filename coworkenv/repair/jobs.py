@@ -25,7 +25,7 @@ def warm_repair() -> None:
 def repair(payload: str) -> dict[str, Any]:
     """`{"spec", "validation", "rounds", "advisory"}` → the `RepairOutcome` as JSON."""
     from coworkenv.repair.loop import repair_task
-    from coworkenv.validate.verdict import TaskValidation
+    from coworkenv.spec.verdict import TaskValidation
 
     request = json.loads(payload)
     validation = TaskValidation.model_validate(request["validation"]) if request.get("validation") else None

@@ -22,8 +22,8 @@ from coworkenv.checks import CHECK_KINDS
 from coworkenv.llm import ChatClient, LLMError, extract_json, looks_like_refusal
 from coworkenv.redact import redact
 from coworkenv.spec.task import TaskSpec
+from coworkenv.spec.verdict import CheckOutcome
 from coworkenv.validate.codes import BATTERY_CODES
-from coworkenv.validate.verdict import CheckOutcome
 from coworkenv.workspace.tools import catalog_text
 
 KEPT_FIELDS = ("id", "family", "meta")

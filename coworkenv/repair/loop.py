@@ -25,8 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from coworkenv.redact import short_error
 from coworkenv.repair.rules import REPAIRERS, RepairContext
+from coworkenv.spec.verdict import CheckOutcome, TaskValidation
 from coworkenv.validate.codes import BATTERY_CODES
-from coworkenv.validate.verdict import CheckOutcome, TaskValidation
 
 if TYPE_CHECKING:
     from coworkenv.repair.llm import LLMRepairer

@@ -10,7 +10,7 @@ from typing import Any
 from coworkenv.redact import safe_message
 from coworkenv.repair.jobs import JOB_NAME
 from coworkenv.repair.loop import RepairOutcome, failed_codes, repair_task
-from coworkenv.validate.verdict import TaskValidation
+from coworkenv.spec.verdict import TaskValidation
 
 
 def sandboxed_validate(runtime: str, budget_s: float | None = None) -> Callable[[dict[str, Any]], TaskValidation]:

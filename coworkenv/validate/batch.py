@@ -25,10 +25,10 @@ from coworkenv.llm.judge_table import Pair, Report, TableRow, missed_from_json, 
 from coworkenv.redact import safe_message
 from coworkenv.sandbox.choices import IN_PROCESS, RUNTIME_CHOICES
 from coworkenv.spec.task import TaskSpec
+from coworkenv.spec.verdict import TaskValidation
 from coworkenv.validate.battery import rejected, validate_spec, validate_spec_json
 from coworkenv.validate.jobs import JOB_NAME, JUDGED_JOB_NAME
 from coworkenv.validate.judging import spec_pairs
-from coworkenv.validate.verdict import TaskValidation
 
 _LEADING_ID = re.compile(r'^\s*\{\s*"id"\s*:\s*("(?:[^"\\\n]|\\.){1,400}")')
 

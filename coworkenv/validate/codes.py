@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from coworkenv.registry import Registry
+from coworkenv.spec.verdict import BATTERY_VERSION, Severity
 
-Severity = Literal["mandatory", "advisory"]
-
-BATTERY_VERSION = 1
+__all__ = ["BATTERY", "BATTERY_CODES", "BATTERY_VERSION", "BatteryCheck", "Severity"]
 
 
 @dataclass(frozen=True)

@@ -115,11 +115,13 @@ SIDEWAYS: dict[str, tuple[str, ...]] = {
     "ui": ("coworkenv.pipeline.nightly",),
     "eval": ("coworkenv.synth.planner.CapabilityProfile", "coworkenv.synth.planner.ProfileRow"),
     "grading": ("coworkenv.agents",),
+    "data": ("coworkenv.validate",),
 }
 """Imports the layers allow but the structure does not want: the pages need the run folder's names (`pipeline.rundir`),
 not the nightly job; the capability profile an evaluation measures is a contract of `spec.capabilities`, not the
-planner's; grading plays the core's scripted policies and takes any other as a `Policy`, it does not look agents up.
-An entry forbids the module or name and everything under it."""
+planner's; releases store the battery's verdicts (`spec.verdict`) without importing the battery; grading plays the
+core's scripted policies and takes any other as a `Policy`, it does not look agents up. An entry forbids the module or
+name and everything under it."""
 
 
 def _imported_names(path: Path) -> list[tuple[int, str]]:

@@ -8,8 +8,8 @@ import pytest
 from coworkenv.data.build import release_tables
 from coworkenv.rollout import rollout_rows
 from coworkenv.spec.task import TaskSpec
+from coworkenv.spec.verdict import TaskValidation
 from coworkenv.synth.generate import GenerateRequest, generate
-from coworkenv.validate.verdict import TaskValidation
 from tests.support.releases import INVALID_INDEX, N_TASKS, passing_validation
 
 

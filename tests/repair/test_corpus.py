@@ -12,9 +12,9 @@ import pytest
 
 from coworkenv.repair.loop import metrics, repair_many, repair_task
 from coworkenv.repair.rules import REPAIRERS, RepairContext, non_finite, repair_determinism
+from coworkenv.spec.verdict import CheckOutcome, TaskValidation
 from coworkenv.validate.battery import validate_spec
 from coworkenv.validate.codes import BATTERY_CODES
-from coworkenv.validate.verdict import CheckOutcome, TaskValidation
 from tests.support.repair_corpus import EXAMPLES, corpus_files, corpus_spec, load
 
 CORPUS = corpus_files()

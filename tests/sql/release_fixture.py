@@ -26,9 +26,9 @@ from coworkenv.grading.play import ANSWER_ONLY_TEXT, play
 from coworkenv.repair.loop import with_lineage
 from coworkenv.rollout import rollout_row
 from coworkenv.spec.task import AnswerStep, TaskSpec, ToolStep
+from coworkenv.spec.verdict import CheckOutcome, TaskValidation
 from coworkenv.synth.generate import GenerateRequest, generate
 from coworkenv.validate.codes import BATTERY_CODES
-from coworkenv.validate.verdict import CheckOutcome, TaskValidation
 
 MANDATORY_TO_BREAK = ["no_leakage", "solvable_under_faults", "references", "deterministic", "capabilities_consistent"]
 ADVISORY = [code for code, (severity, _, _) in BATTERY_CODES.items() if severity == "advisory"]

@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 
 from coworkenv.data.layout import FileEntry, content_hash_of
 from coworkenv.spec.task import TaskSpec
+from coworkenv.spec.verdict import CheckOutcome, TaskValidation
 from coworkenv.validate.codes import BATTERY_CODES
-from coworkenv.validate.verdict import CheckOutcome, TaskValidation
 
 
 def passing_validation(spec: TaskSpec, *, valid: bool = True) -> TaskValidation:

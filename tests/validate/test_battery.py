@@ -13,12 +13,12 @@ import pytest
 from coworkenv.checks.text import numbers_in
 from coworkenv.spec.io import load_tasks
 from coworkenv.spec.task import TaskSpec
+from coworkenv.spec.verdict import TaskValidation
 from coworkenv.synth.family import load_families
 from coworkenv.synth.generate import build_task
 from coworkenv.validate import battery
 from coworkenv.validate.battery import leaks, validate_spec, validate_spec_json
 from coworkenv.validate.codes import BATTERY, BATTERY_CODES
-from coworkenv.validate.verdict import TaskValidation
 from tests.support import ROOT  # noqa: E402
 
 EXAMPLES = ROOT / "examples" / "tasks"

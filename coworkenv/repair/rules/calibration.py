@@ -10,8 +10,8 @@ from __future__ import annotations
 import copy
 
 from coworkenv.repair.rules.common import REPAIRERS, RepairContext, Spec, changed, drop_checks, oracle_run, spec_or_note, untouched_run
+from coworkenv.spec.verdict import CheckOutcome
 from coworkenv.validate.battery.calibration import calibrate, problems, rubrics
-from coworkenv.validate.verdict import CheckOutcome
 
 
 @REPAIRERS.register("judge_calibration")

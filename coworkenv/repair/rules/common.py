@@ -13,7 +13,7 @@ from coworkenv.episode.evidence import Evidence
 from coworkenv.grading.play import Run, play, play_answer_only
 from coworkenv.registry import Registry
 from coworkenv.spec.task import TaskSpec
-from coworkenv.validate.verdict import CheckOutcome, TaskValidation
+from coworkenv.spec.verdict import CheckOutcome, TaskValidation
 from coworkenv.workspace.audit import AuditEntry
 
 Spec = dict[str, Any]

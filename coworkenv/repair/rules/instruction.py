@@ -12,7 +12,7 @@ from coworkenv.checks.text import MONEY_TOKEN, phrase_pattern
 from coworkenv.repair.rules.common import REPAIRERS, RepairContext, Spec, changed, spec_or_note
 from coworkenv.spec.capabilities import CAPABILITIES
 from coworkenv.spec.task import SayStep, TaskSpec, ToolStep
-from coworkenv.validate.verdict import CheckOutcome
+from coworkenv.spec.verdict import CheckOutcome
 from coworkenv.workspace.tools import TOOLS
 
 # --- leakage ------------------------------------------------------------------------------------------------

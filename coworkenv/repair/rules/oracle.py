@@ -24,7 +24,7 @@ from coworkenv.repair.rules.common import (
     untouched_run,
 )
 from coworkenv.spec.task import TaskSpec, ToolStep
-from coworkenv.validate.verdict import CheckOutcome
+from coworkenv.spec.verdict import CheckOutcome
 from coworkenv.workspace.service import SERVICES
 from coworkenv.workspace.tools import TOOLS
 

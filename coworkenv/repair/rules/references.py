@@ -12,7 +12,7 @@ from coworkenv.checks.base import Fixing, unfixable
 from coworkenv.checks.tool_refs import rename_args
 from coworkenv.registry import closest
 from coworkenv.repair.rules.common import REPAIRERS, RepairContext, Spec, changed, drop_checks, kind_of, oracle_run, spec_or_note, untouched_run
-from coworkenv.validate.verdict import CheckOutcome
+from coworkenv.spec.verdict import CheckOutcome
 from coworkenv.workspace.tools import TOOLS
 
 

@@ -14,7 +14,7 @@ from coworkenv.grading.play import play
 from coworkenv.registry import closest
 from coworkenv.repair.rules.common import REPAIRERS, SCHEMA_FIELDS, RepairContext, Spec, changed, oracle_run, parse, spec_or_note
 from coworkenv.spec.capabilities import CAPABILITIES
-from coworkenv.validate.verdict import CheckOutcome
+from coworkenv.spec.verdict import CheckOutcome
 from coworkenv.workspace.tools import TOOLS
 
 # --- faults ---------------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from coworkenv.repair.rules.common import (
     untouched_run,
 )
 from coworkenv.spec.task import AnswerStep
-from coworkenv.validate.verdict import CheckOutcome
+from coworkenv.spec.verdict import CheckOutcome
 
 
 def _strengthen(check: dict[str, Any], oracle: Evidence, untouched: Evidence) -> dict[str, Any] | None:

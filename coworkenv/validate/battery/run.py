@@ -8,10 +8,10 @@ from typing import Any
 
 from coworkenv.redact import safe_message, short_error
 from coworkenv.spec.task import TaskSpec
+from coworkenv.spec.verdict import CheckOutcome, TaskValidation
 from coworkenv.validate.battery.context import MAX_SPEC_CHARS, Context
 from coworkenv.validate.battery.references import schema_failure
 from coworkenv.validate.codes import BATTERY, BATTERY_CODES
-from coworkenv.validate.verdict import CheckOutcome, TaskValidation
 
 # --- running the battery ---------------------------------------------------------------------------------
 

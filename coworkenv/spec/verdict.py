@@ -1,12 +1,16 @@
-"""What the validation battery records: one outcome per (task, battery check), and a verdict per task."""
+"""What the validation battery records: one outcome per (task, battery check), and a verdict per task. A contract of
+the core, so that releases (`data`) store verdicts without importing the battery that produces them (`validate`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from coworkenv.validate.codes import BATTERY_VERSION, Severity
+Severity = Literal["mandatory", "advisory"]
+
+BATTERY_VERSION = 1
+"""Bumped when a battery check changes meaning, so stored verdicts say which battery judged them."""
 
 
 class CheckOutcome(BaseModel):
