@@ -32,7 +32,7 @@ from _common import calibrated_s, calibration, calibration_line, cpu_model  # no
 from coworkenv.eval.bootstrap import bootstrap_means, rng_for  # noqa: E402
 from coworkenv.eval.compare import compare  # noqa: E402
 from coworkenv.eval.metrics import summarize, task_values  # noqa: E402
-from coworkenv.eval.rows import per_task  # noqa: E402
+from coworkenv.eval.per_task import per_task  # noqa: E402
 from coworkenv.spec.capabilities import CAPABILITIES  # noqa: E402
 
 

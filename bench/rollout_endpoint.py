@@ -41,9 +41,9 @@ from _common import calibrated, calibration, calibration_line, machine_info  # n
 
 from coworkenv.agents.base import Reply, Request, load_agent  # noqa: E402
 from coworkenv.agents.openai_agent import reply_from  # noqa: E402
-from coworkenv.llm.chat import Completion  # noqa: E402
+from coworkenv.llm.async_chat import Completion  # noqa: E402
 from coworkenv.rollout import run_trials  # noqa: E402
-from coworkenv.rollout.record import TrialRecord  # noqa: E402
+from coworkenv.rollout.trial_record import TrialRecord  # noqa: E402
 from coworkenv.synth.generate import GenerateRequest, generate  # noqa: E402
 from tests.support.instant_endpoint import Behaviour, instant_endpoint, parse_options  # noqa: E402
 

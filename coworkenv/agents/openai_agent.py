@@ -3,7 +3,7 @@
 
 The agent is made once per run with the endpoint's settings (`llm=LLMConfig(...)`, or `base_url=`, `api_key_env=`,
 `timeout_s=`, `max_retries=`, `concurrency=`, `temperature=`, `max_tokens=`, `extra_body=`; the model comes from the
-spec string). Each turn is one chat completion with native tool calling (`coworkenv.llm.chat`): the endpoint's
+spec string). Each turn is one chat completion with native tool calling (`coworkenv.llm.async_chat`): the endpoint's
 `tool_calls` become the assistant message; a server that writes its calls as text instead gets them parsed
 (`agents.parsing`); malformed calls are a format error of the turn. A turn without a reply after the retries is a
 `Reply.error` with a redacted reason: the trial fails, the run goes on.
@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from coworkenv.agents.base import AGENTS, Reply, Request, failed_reply
 from coworkenv.agents.parsing import native_calls, parse_reply
 from coworkenv.errors import CoworkEnvError
-from coworkenv.llm.chat import AsyncChat, Completion, run_to_end
+from coworkenv.llm.async_chat import AsyncChat, Completion, run_to_end
 from coworkenv.llm.client import LLMConfig, LLMError
 from coworkenv.spec.task import TaskSpec
 

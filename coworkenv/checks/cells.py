@@ -16,7 +16,7 @@ from pydantic import Field, model_validator
 from coworkenv.checks.base import DROP, CheckBase, Outcome
 from coworkenv.checks.text import as_number
 from coworkenv.memo import by_identity
-from coworkenv.workspace.records import Scalar
+from coworkenv.workspace.record_types import Scalar
 
 Rows = list[dict[str, Any]]
 

@@ -11,7 +11,7 @@ import typer
 
 from coworkenv.cli.app import TaskOpt, app, print_json, schema_app
 from coworkenv.errors import CoworkEnvError
-from coworkenv.files import staged_file
+from coworkenv.fileio import staged_file
 from coworkenv.sandbox.budget import IN_PROCESS_BUDGET_S, wall_budget
 
 BudgetOpt = Annotated[

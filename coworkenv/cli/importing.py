@@ -10,7 +10,7 @@ import typer
 
 from coworkenv.cli.app import app
 from coworkenv.cli.pipeline import progress_bar
-from coworkenv.files import staged_file
+from coworkenv.fileio import staged_file
 
 import_app = typer.Typer(help="Import tasks written for other benchmarks.", no_args_is_help=True)
 app.add_typer(import_app, name="import")

@@ -16,7 +16,7 @@ import typer
 from coworkenv.cli.app import app
 from coworkenv.data.sql_limits import QueryLimits
 from coworkenv.errors import CoworkEnvError
-from coworkenv.files import read_text
+from coworkenv.fileio import read_text
 
 FORMATS = ("table", "csv", "json")
 MIB = 1024 * 1024

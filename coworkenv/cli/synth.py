@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from coworkenv.cli.app import app
 from coworkenv.cli.options import with_config_options
 from coworkenv.cli.output import FormatOpt, print_rows
-from coworkenv.files import staged_file
+from coworkenv.fileio import staged_file
 from coworkenv.synth.generate import GenerateRequest
 
 

@@ -2,7 +2,7 @@
 
 Both write into `out/` one entry per table plus a copy of `manifest.json`, after a full check of the release against its
 manifest (`coworkenv.data.integrity`). The export is written in a hidden temporary folder beside `out/`
-(`coworkenv.files.staged`) and renamed into place once complete (a previous `out/`, with `--overwrite`, is replaced only then): a failure leaves
+(`coworkenv.fileio.staged`) and renamed into place once complete (a previous `out/`, with `--overwrite`, is replaced only then): a failure leaves
 `out/` as it was.
 - `hf`: the layout of `datasets.DatasetDict.save_to_disk`, one split per table: `out/<table>/` and
   `out/dataset_dict.json`, so `datasets.load_from_disk("out")` gives every table and `load_from_disk("out/sft")` one;
@@ -22,7 +22,7 @@ from coworkenv.data.reader import iter_files, read_manifest, read_table
 from coworkenv.data.root import DataRoot, open_root
 from coworkenv.data.schemas import TABLES
 from coworkenv.errors import CoworkEnvError
-from coworkenv.files import staged
+from coworkenv.fileio import staged
 
 ExportFormat = Literal["hf", "jsonl"]
 FORMATS: tuple[str, ...] = ("hf", "jsonl")

@@ -31,7 +31,7 @@ from coworkenv.data.layout import LATEST_FILE, TASKS_KIND, Manifest
 from coworkenv.data.reader import complete_manifest, latest_release, list_releases
 from coworkenv.data.root import RELEASES_DIR, DataRoot
 from coworkenv.errors import CoworkEnvError
-from coworkenv.files import fsync_dir
+from coworkenv.fileio import fsync_dir
 
 ROUNDS = 50
 """Write-and-verify rounds on object stores before giving up (each round is another publisher's newer write)."""

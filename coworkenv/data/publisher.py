@@ -67,7 +67,7 @@ from coworkenv.data.serialize import (
     write_table_files,
 )
 from coworkenv.errors import CoworkEnvError
-from coworkenv.files import fsync_dir
+from coworkenv.fileio import fsync_dir
 
 __all__ = ["ROW_GROUP_SIZE", "TableSource", "code_version", "publish_release"]
 

@@ -34,7 +34,7 @@ import duckdb
 
 from coworkenv.data.catalog import SQL_DIR, STAGES, one_line, view_files
 from coworkenv.errors import CoworkEnvError
-from coworkenv.files import parse_yaml
+from coworkenv.fileio import parse_yaml
 
 SCHEMA_FILE = "schema.yml"
 COLUMN_TESTS = ("not_null", "unique", "accepted_values", "relationships")

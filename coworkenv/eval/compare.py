@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from coworkenv.errors import CoworkEnvError
 from coworkenv.eval.bootstrap import bootstrap_means, rng_for, sign_flip_p
-from coworkenv.eval.rows import TaskResult, agent_label, as_rows, capability_order, group_order, per_task
+from coworkenv.eval.per_task import TaskResult, agent_label, as_rows, capability_order, group_order, per_task
 
 EXAMPLE_IDS = 20
 """Unpaired task ids listed (all are counted)."""

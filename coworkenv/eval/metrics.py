@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from coworkenv.errors import CoworkEnvError
 from coworkenv.eval.bootstrap import bootstrap_means, rng_for
-from coworkenv.eval.rows import TaskResult, agent_label, as_rows, capability_order, group_order, one_value, per_task
-from coworkenv.grading.metrics import pass_at_k, pass_hat_k
+from coworkenv.eval.per_task import TaskResult, agent_label, as_rows, capability_order, group_order, one_value, per_task
+from coworkenv.grading.passk import pass_at_k, pass_hat_k
 
 METRICS = ("mean_score", "pass_rate", "pass_at_k", "pass_hat_k", "safety_violation_rate", "format_error_rate",
            "mean_completion", "mean_robustness")  # fmt: skip

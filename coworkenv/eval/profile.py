@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from coworkenv.data.build import capability_profile_table
 from coworkenv.errors import CoworkEnvError
-from coworkenv.eval.rows import agent_label, as_rows, capability_order, per_task
+from coworkenv.eval.per_task import agent_label, as_rows, capability_order, per_task
 from coworkenv.spec.capabilities import CAPABILITIES, CapabilityProfile, ProfileRow
 
 

@@ -13,8 +13,8 @@ from coworkenv.errors import CoworkEnvError
 from coworkenv.eval import plots
 from coworkenv.eval.compare import Comparison, SliceDelta
 from coworkenv.eval.metrics import Stats, Summary
-from coworkenv.eval.rows import TaskResult, as_rows, per_task
-from coworkenv.files import staged
+from coworkenv.eval.per_task import TaskResult, as_rows, per_task
+from coworkenv.fileio import staged
 from coworkenv.grading.score import PASS_THRESHOLD
 
 if TYPE_CHECKING:

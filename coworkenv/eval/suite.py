@@ -24,7 +24,7 @@ from coworkenv.data.publisher import publish_release
 from coworkenv.data.reader import Root, read_manifest, read_table
 from coworkenv.data.root import open_root
 from coworkenv.errors import CoworkEnvError, format_validation_error
-from coworkenv.files import read_text
+from coworkenv.fileio import read_text
 from coworkenv.spec.capabilities import CAPABILITIES
 from coworkenv.spec.io import parse_model
 from coworkenv.spec.task import TaskSpec

@@ -4,7 +4,7 @@ Check kinds and their evaluators are in `coworkenv.checks`.
 """
 
 from coworkenv.grading.consistency import ConsistencyVerdict, consistency_gate
-from coworkenv.grading.metrics import pass_at_k, pass_hat_k
+from coworkenv.grading.passk import pass_at_k, pass_hat_k
 from coworkenv.grading.play import Run, play
 from coworkenv.grading.score import PASS_THRESHOLD, CheckResult, Grade, Violation, grade, grade_trajectory
 

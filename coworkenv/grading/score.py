@@ -106,10 +106,10 @@ def _grade_of(data: dict[str, Any], evidence: Evidence) -> Grade:
 
 @dataclass(frozen=True)
 class _Grader:
-    """What grading needs of one task, made once per spec: whether `requires` gates apply, and the prohibited rules
+    """What grading needs of one task, made once per spec: whether any check has prerequisites (`requires`), and the prohibited rules
     by tool (a call is matched only against the rules naming its tool)."""
 
-    gated: bool
+    has_prerequisites: bool
     """Whether any check has `requires`: without, each check's outcome is final."""
     rules: dict[str, tuple[tuple[int, Callable[[dict[str, Any] | None], bool], str], ...]]
     """Tool → (rule index, its compiled `args` matcher, reason) of the prohibited rules naming it."""
@@ -121,7 +121,7 @@ def _grader(spec: TaskSpec) -> _Grader:
     for i, rule in enumerate(spec.prohibited):
         rules.setdefault(rule.tool, []).append((i, args_matcher(rule.args), rule.reason))
     return _Grader(
-        gated=any(ch.requires for ch in spec.checks),
+        has_prerequisites=any(ch.requires for ch in spec.checks),
         rules={tool: tuple(found) for tool, found in rules.items()},
     )
 
@@ -156,12 +156,12 @@ def robustness(calls: tuple[AuditEntry, ...]) -> float:
 
 
 def _outcomes(spec: TaskSpec, evidence: Evidence) -> list[tuple[Any, Outcome]]:
-    """Each top-level check evaluated, then gated by its `requires`: a check whose required checks did not all pass
+    """Each top-level check evaluated, then held to its prerequisites (`requires`): a check whose required checks did not all pass
     earns nothing, and one that would pass while a required check is not graded is not graded either."""
     grader = _grader(spec)
     # The kind is looked up on each call, not cached with the spec: a kind's evaluator may be swapped (tests do).
     raw = [(ch, CHECKS.get(ch.kind).evaluate(ch, evidence)) for ch in spec.checks]
-    if not grader.gated:
+    if not grader.has_prerequisites:
         return raw
     by_id = {ch.id: ch for ch, _ in raw}
     outcomes: dict[str, Outcome] = {ch.id: result for ch, result in raw}
@@ -189,7 +189,7 @@ def _result(ch: Any, passed: bool | None, reason: str) -> dict[str, Any]:
 
 
 def check_results(spec: TaskSpec, evidence: Evidence) -> list[CheckResult]:
-    """Each top-level check evaluated and gated by its `requires` (see `grade`)."""
+    """Each top-level check evaluated and held to its prerequisites (`requires`) (see `grade`)."""
     return [CheckResult(**_result(ch, passed, reason)) for ch, (passed, reason) in _outcomes(spec, evidence)]
 
 

@@ -13,7 +13,7 @@
   DAG task), else the one the environment configures (resolved once per process), else None: no judge, so rubric
   checks are not graded, never passed.
 
-Requests go through the one chat client (`llm/chat.py`: retries, backoff, redaction; the key only in the
+Requests go through the one chat client (`llm/async_chat.py`: retries, backoff, redaction; the key only in the
 Authorization header). Nothing else is stored: a cache file holds the verdict, the model and the prompt version.
 """
 
@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from coworkenv.canonical import canonical_json, content_hash
 from coworkenv.errors import CoworkEnvError
-from coworkenv.llm.chat import AsyncChat, run_to_end
+from coworkenv.llm.async_chat import AsyncChat, run_to_end
 from coworkenv.llm.client import LLMConfig, LLMError, extract_json
 from coworkenv.llm.judge_cache import VerdictCache, default_cache_dir
 from coworkenv.redact import redact

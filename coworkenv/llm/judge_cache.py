@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from coworkenv.errors import CoworkEnvError
-from coworkenv.files import write_output
+from coworkenv.fileio import write_output
 
 _KEY = re.compile(r"^[0-9a-f]{64}$")
 DATA_ROOT_ENV = "COWORKENV_DATA_ROOT"

@@ -3,7 +3,7 @@ under the data root with their lineage and evaluations, and the rule that makes 
 
 from coworkenv.models.entry import EvalRecord, ModelEntry
 from coworkenv.models.promotion import PromotionDecision, PromotionPolicy, decide, decisions, promote
-from coworkenv.models.registry import current_model, get_model, list_models, record_eval, register_model
+from coworkenv.models.versions import current_model, get_model, list_models, record_eval, register_model
 
 __all__ = [
     "EvalRecord",

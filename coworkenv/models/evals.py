@@ -12,7 +12,7 @@ from coworkenv.data.layout import RELEASE_NAME, Manifest, release_id_for
 from coworkenv.data.reader import complete_manifest, read_table
 from coworkenv.data.root import DataRoot
 from coworkenv.errors import CoworkEnvError
-from coworkenv.eval.rows import agent_label, as_rows, one_value
+from coworkenv.eval.per_task import agent_label, as_rows, one_value
 from coworkenv.models.entry import EvalRecord
 from coworkenv.timeutil import format_instant
 

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from coworkenv.errors import CoworkEnvError, format_validation_error
-from coworkenv.files import read_json
+from coworkenv.fileio import read_json
 from coworkenv.models.entry import TRAINING_JOBS, Job
 from coworkenv.models.verify import verify_model_dir
 from coworkenv.train.checkpoint import TRAINING_FILE

@@ -21,11 +21,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from coworkenv.data.root import DataRoot, open_root
 from coworkenv.errors import CoworkEnvError, format_validation_error
-from coworkenv.eval.rows import as_rows
+from coworkenv.eval.per_task import as_rows
 from coworkenv.models import store
 from coworkenv.models.entry import EvalRecord, ModelEntry, check_name
 from coworkenv.models.evals import release_rows, task_safety
-from coworkenv.models.registry import current_model, get_model
+from coworkenv.models.versions import current_model, get_model
 from coworkenv.timeutil import format_instant
 
 Root = str | os.PathLike[str] | DataRoot | None

@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from coworkenv.data.root import DataRoot, local_path
 from coworkenv.errors import CoworkEnvError, format_validation_error
-from coworkenv.files import fsync_dir, parse_json, staged
+from coworkenv.fileio import fsync_dir, parse_json, staged
 from coworkenv.models.entry import ModelEntry, check_name
 
 MODELS_DIR = "models"

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from coworkenv.errors import CoworkEnvError, first_line
-from coworkenv.files import read_json
+from coworkenv.fileio import read_json
 from coworkenv.train.checkpoint import check_chat_template, check_model_dir
 
 MODEL_SHA256 = "model_sha256"

@@ -31,7 +31,7 @@ from coworkenv.data.build import (
 )
 from coworkenv.data.schemas import REPAIRS, TABLES
 from coworkenv.errors import CoworkEnvError
-from coworkenv.files import staged
+from coworkenv.fileio import staged
 from coworkenv.pipeline.rundir import GATES_PASSED, RunDir, batched, iter_rows, valid_tasks, verdicts
 from coworkenv.pipeline.summary import counts
 

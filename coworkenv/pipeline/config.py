@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from coworkenv.caps import CAPS
 from coworkenv.errors import CoworkEnvError, field_label, format_settings_error
-from coworkenv.files import parse_yaml, read_text
+from coworkenv.fileio import parse_yaml, read_text
 from coworkenv.llm import LLMConfig
 from coworkenv.llm.wire import http_url
 from coworkenv.sandbox.choices import RuntimeChoice

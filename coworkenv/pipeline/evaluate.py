@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from coworkenv.data.layout import Manifest
 from coworkenv.data.root import DataRoot
 from coworkenv.errors import CoworkEnvError, field_label
-from coworkenv.files import read_json
+from coworkenv.fileio import read_json
 from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import EvaluationConfig, need_endpoint
 from coworkenv.pipeline.rundir import RunDir, StageHook, read_job_config, read_jsonl, stage_reporter, write_json, write_jsonl
@@ -35,7 +35,7 @@ from coworkenv.spec.task import TaskSpec
 
 if TYPE_CHECKING:
     from coworkenv.rollout.pairs import PairSet
-    from coworkenv.rollout.record import TrialRecord
+    from coworkenv.rollout.trial_record import TrialRecord
 
 log = logging.getLogger(__name__)
 
@@ -347,7 +347,7 @@ def recorded_trials(run: RunDir) -> list[TrialRecord]:
 def sft_from_run(run: RunDir, dest: str | os.PathLike[str], *, threshold: float | None = None) -> dict[str, Any]:
     """Rejection sampling (docs/architecture.md, "Rollouts"): the run's successful trials, deduplicated, as `sft` rows in
     one Parquet file. Refused for a benchmark suite."""
-    from coworkenv.rollout.sft import DEFAULT_THRESHOLD, write_sft
+    from coworkenv.rollout.rejection import DEFAULT_THRESHOLD, write_sft
 
     training_suite(run)
     records = recorded_trials(run)

@@ -10,7 +10,7 @@ from typing import Any
 
 from coworkenv.data.schemas import TABLES
 from coworkenv.errors import CoworkEnvError
-from coworkenv.files import read_json
+from coworkenv.fileio import read_json
 from coworkenv.pipeline.build import staged_table_files
 from coworkenv.pipeline.rundir import BATCH, GATES_PASSED, RunDir, write_json
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from coworkenv.errors import CoworkEnvError
-from coworkenv.files import read_text, staged
+from coworkenv.fileio import read_text, staged
 from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import SynthesisConfig
 from coworkenv.pipeline.plan import start_run

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from coworkenv.data.root import DataRoot
 from coworkenv.errors import CoworkEnvError
-from coworkenv.files import outermost_missing, read_json, remove_created
+from coworkenv.fileio import outermost_missing, read_json, remove_created
 from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import EndpointSettings, EvaluationConfig, NightlyConfig, SynthesisConfig
 from coworkenv.pipeline.rundir import NIGHTLY_DIR, RunDir, StageHook, read_job_config, stage_reporter, write_json

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from coworkenv.errors import CoworkEnvError
-from coworkenv.files import parse_json, staged
+from coworkenv.fileio import parse_json, staged
 from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import SynthesisConfig
 from coworkenv.pipeline.rundir import BATCH, RunDir, batched, jsonl_writer, validated, write_json

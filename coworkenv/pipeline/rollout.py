@@ -46,7 +46,7 @@ def _rollouts(specs: list[TaskSpec], config: SynthesisConfig, progress: Callable
         from coworkenv.rollout import rollout_rows
 
         return rollout_rows(specs, AGENT, progress=progress)
-    from coworkenv.rollout.play import sandboxed_rollouts
+    from coworkenv.rollout.oracle_rollouts import sandboxed_rollouts
 
     step = (lambda *_: progress(1)) if progress is not None else None
     results = sandboxed_rollouts(specs, AGENT, workers=config.workers, runtime=config.runtime, progress=step, budget_s=config.task_budget_s)

@@ -34,7 +34,7 @@ from pydantic import BaseModel, ValidationError
 
 from coworkenv.data.root import DataRoot, local_path, open_root
 from coworkenv.errors import CoworkEnvError, format_validation_error
-from coworkenv.files import iter_lines, parse_json, read_json, staged, write_output
+from coworkenv.fileio import iter_lines, parse_json, read_json, staged, write_output
 from coworkenv.pipeline.config import C, SynthesisConfig, validated_config
 from coworkenv.redact import scrub_configured
 from coworkenv.spec.task import TaskSpec

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from coworkenv.files import read_text, write_output
+from coworkenv.fileio import read_text, write_output
 
 if TYPE_CHECKING:
     from coworkenv.quality.gates import ExpectationOutcome, GateResult

@@ -7,10 +7,10 @@ trials file; `rollout_row` / `rollout_rows` / the `rollout` sandbox job are the 
 """
 
 from coworkenv.rollout.engine import run_trials
-from coworkenv.rollout.play import rollout_row, rollout_rows
-from coworkenv.rollout.record import TrialRecord, trial_seed
+from coworkenv.rollout.oracle_rollouts import rollout_row, rollout_rows
 from coworkenv.rollout.rows import eval_rows, record_eval_row, record_trajectory_row, trajectory_rows
-from coworkenv.rollout.store import TrialStore, read_trials
+from coworkenv.rollout.trial_record import TrialRecord, trial_seed
+from coworkenv.rollout.trials_file import TrialStore, read_trials
 
 __all__ = [
     "TrialRecord", "TrialStore", "eval_rows", "read_trials", "record_eval_row", "record_trajectory_row", "rollout_row",

@@ -23,8 +23,8 @@ from coworkenv.episode.session import BadMessage, Clock, EpisodeSession
 from coworkenv.errors import CoworkEnvError
 from coworkenv.rollout import local
 from coworkenv.rollout.local import run_local_trial, trial_from_payload, trial_payload
-from coworkenv.rollout.record import TrialRecord, error_text, failed_record, session_record, trial_seed
-from coworkenv.rollout.store import TrialStore
+from coworkenv.rollout.trial_record import TrialRecord, error_text, failed_record, session_record, trial_seed
+from coworkenv.rollout.trials_file import TrialStore
 from coworkenv.sandbox.choices import IN_PROCESS, RUNTIME_CHOICES, either
 from coworkenv.spec.task import TaskSpec
 
@@ -76,8 +76,8 @@ def run_trials(specs: Iterable[TaskSpec], agent: str | Agent, *, trials: int = 1
     `local` agents (`auto`, `bwrap`, `rlimit`; `none` runs them unsandboxed, trusted specs only). `max_turns`:
     assistant turns per episode (default: the task's `turn_budget`). `episode_wall_s`: seconds per episode; an episode
     past it fails (`wall_timeout`; in the sandbox, one past it plus `SANDBOX_GRACE_S` is stopped: `sandbox_timeout`).
-    `local` and `async` episodes count wall-clock time from their start (an async one starts once the `concurrency`
-    gate lets it in); `batch` episodes count their own time (`EpisodeSession`'s `own` clock): the `latency_s` the agent
+    `local` and `async` episodes count wall-clock time from their start (an async one starts once one of the `concurrency`
+    slots is free); `batch` episodes count their own time (`EpisodeSession`'s `own` clock): the `latency_s` the agent
     reports for each of their replies plus their own tool calls and simulated-user replies, not the time they wait
     while the rest of the batch is generated and applied. `user`: `scripted` (the spec's rules) or a factory spec →
     simulated user (in-process modes only). `progress(n_done)`: called with the number of finished trials (resumed
@@ -309,10 +309,10 @@ def _run_batch(s: Settings, pending: list[Trial], keep: Callable[[TrialRecord], 
 
 
 async def _run_async(s: Settings, pending: list[Trial], keep: Callable[[TrialRecord], None], concurrency: int) -> None:
-    gate = asyncio.Semaphore(concurrency)
+    slots = asyncio.Semaphore(concurrency)
 
     async def one(t: Trial) -> None:
-        async with gate:  # the episode's clock starts here: waiting for a slot is not its time
+        async with slots:  # the episode's clock starts here: waiting for a slot is not its time
             session, error = _session(s, t), None
             while not session.done and error is None:
                 remaining = s.wall_s - session.used()

@@ -17,7 +17,7 @@ from coworkenv.sandbox.jobs import job
 
 
 def _warm() -> None:
-    import coworkenv.rollout.play  # noqa: F401  (the episode and grading modules a rollout needs)
+    import coworkenv.rollout.oracle_rollouts  # noqa: F401  (the episode and grading modules a rollout needs)
 
 
 def _warm_trial() -> None:
@@ -27,7 +27,7 @@ def _warm_trial() -> None:
 @job("rollout", warmup=_warm)
 def rollout(payload: str) -> Any:
     """`{"spec": <TaskSpec JSON text>, "agent": "oracle"}` → the rollout's `trajectories` row."""
-    from coworkenv.rollout.play import rollout_row
+    from coworkenv.rollout.oracle_rollouts import rollout_row
     from coworkenv.spec.task import TaskSpec
 
     request = json.loads(payload)

@@ -11,7 +11,7 @@ from typing import Any
 
 from coworkenv.agents.base import AGENTS, Agent, load_agent
 from coworkenv.episode.session import BadMessage, EpisodeSession
-from coworkenv.rollout.record import TrialRecord, error_text, session_record
+from coworkenv.rollout.trial_record import TrialRecord, error_text, session_record
 from coworkenv.spec.task import TaskSpec
 
 AGENTS_MADE: dict[tuple[str, str], Agent] = {}

@@ -211,7 +211,7 @@ def write_pairs(pairs: PairSet | Sequence[PreferencePair], dest: str | os.PathLi
     """The pairs as one Parquet file (whole or not at all); the number of pairs."""
     import pyarrow.parquet as pq
 
-    from coworkenv.files import staged
+    from coworkenv.fileio import staged
 
     table = pairs_table(pairs.pairs if isinstance(pairs, PairSet) else pairs)
     with staged(dest) as tmp:

@@ -9,7 +9,7 @@ from typing import Any
 
 from coworkenv.data.build import eval_row, trajectory_row
 from coworkenv.errors import CoworkEnvError
-from coworkenv.rollout.record import TrialRecord
+from coworkenv.rollout.trial_record import TrialRecord
 from coworkenv.spec.task import TaskSpec
 
 

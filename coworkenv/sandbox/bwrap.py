@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from coworkenv.sandbox.identity import Identity
-from coworkenv.sandbox.layout import PythonLayout
+from coworkenv.sandbox.interpreter import PythonLayout
 from coworkenv.sandbox.limits import SandboxError
-from coworkenv.sandbox.runtime import EXIT_REASONS, Runtime
+from coworkenv.sandbox.runtimes import EXIT_REASONS, Runtime
 
 
 class BwrapRuntime(Runtime):

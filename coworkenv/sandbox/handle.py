@@ -17,7 +17,7 @@ from typing import Any
 from coworkenv.sandbox.limits import Limits, SandboxError
 from coworkenv.sandbox.process import SandboxProcess
 from coworkenv.sandbox.protocol import encode
-from coworkenv.sandbox.runtime import Runtime
+from coworkenv.sandbox.runtimes import Runtime
 
 GRACE_S = 2.0
 

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from coworkenv.sandbox.handle import GRACE_S, WorkerFailed, WorkerHandle
 from coworkenv.sandbox.jobs import JOBS, job_modules, task_budget
 from coworkenv.sandbox.limits import Limits, SandboxError
-from coworkenv.sandbox.runtime import Runtime
+from coworkenv.sandbox.runtimes import Runtime
 from coworkenv.sandbox.selection import get_runtime
 
 STARTUP_TIMEOUT_S = 60.0

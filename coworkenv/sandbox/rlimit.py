@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from coworkenv.sandbox.identity import Identity
-from coworkenv.sandbox.layout import world_reachable
+from coworkenv.sandbox.interpreter import world_reachable
 from coworkenv.sandbox.limits import SandboxError
-from coworkenv.sandbox.runtime import PythonEntry, Runtime
+from coworkenv.sandbox.runtimes import PythonEntry, Runtime
 
 
 class RlimitRuntime(Runtime):

@@ -10,7 +10,7 @@ from coworkenv.sandbox.bwrap import BwrapRuntime
 from coworkenv.sandbox.choices import RUNTIME_NAMES, either
 from coworkenv.sandbox.limits import SandboxError
 from coworkenv.sandbox.rlimit import RlimitRuntime
-from coworkenv.sandbox.runtime import Runtime
+from coworkenv.sandbox.runtimes import Runtime
 
 RUNTIMES: dict[str, type[Runtime]] = {"bwrap": BwrapRuntime, "rlimit": RlimitRuntime}
 _default: Runtime | None = None

@@ -9,7 +9,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from coworkenv.errors import CoworkEnvError, format_validation_error
-from coworkenv.files import parse_json, read_text
+from coworkenv.fileio import parse_json, read_text
 from coworkenv.spec.task import TaskSpec
 
 M = TypeVar("M", bound=BaseModel)

@@ -33,7 +33,7 @@ TOKENIZER = ("tokenizer.json", "tokenizer_config.json")
 def check_model_dir(path: Path) -> None:
     """A folder transformers can load a causal LM and its tokenizer from, judged by its files alone (no model load):
     the training jobs and the model registry refuse anything else before any work, not with a loader's traceback."""
-    from coworkenv.files import read_json
+    from coworkenv.fileio import read_json
 
     _check_contained(path)
     if not (path / "config.json").is_file():
@@ -180,7 +180,7 @@ def curves_png(
 
 def read_training(path: str | os.PathLike[str]) -> dict[str, Any]:
     """A checkpoint's `training.json`."""
-    from coworkenv.files import read_json
+    from coworkenv.fileio import read_json
 
     data = read_json(Path(path) / TRAINING_FILE)
     if not isinstance(data, dict):
@@ -258,7 +258,7 @@ def staged_checkpoint(out: Path) -> Iterator[Path]:
     from accelerate import PartialState
     from accelerate.utils import broadcast_object_list
 
-    from coworkenv.files import staged
+    from coworkenv.fileio import staged
 
     state = PartialState()
     if state.is_main_process:

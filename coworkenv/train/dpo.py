@@ -141,7 +141,7 @@ def train_dpo(config: DPOJobConfig, data_root: Any = None, *, pairs: PairSet | N
 
     from coworkenv.agents.hf import load_causal_lm, quiet_transformers
     from coworkenv.data.publisher import code_version
-    from coworkenv.files import staged
+    from coworkenv.fileio import staged
     from coworkenv.rollout.pairs import release_pairs
 
     base, out = Path(config.model), Path(config.out)

@@ -272,7 +272,7 @@ def import_gguf(file: Path, out: Path, *, force: bool = False, package: str | No
     import transformers
 
     from coworkenv.agents.hf import quiet_transformers
-    from coworkenv.files import staged
+    from coworkenv.fileio import staged
     from coworkenv.train.tiny import CARD, check_model_out
 
     file, out = Path(file), Path(out)
@@ -312,7 +312,7 @@ def import_smollm2(out: Path, *, force: bool = False) -> ImportCard:
 
 def read_import_card(path: Path) -> ImportCard:
     """The card of an imported model; a one-line error when `path` holds none."""
-    from coworkenv.files import read_json
+    from coworkenv.fileio import read_json
     from coworkenv.train.tiny import CARD
 
     card = Path(path) / CARD

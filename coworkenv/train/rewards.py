@@ -2,7 +2,7 @@
 shape, `f(prompts, completions, **kwargs) -> list[float]`, named so that TRL logs `rewards/<name>/mean`.
 
 None of them reads the completion's text for what it claims: every reward comes from the `episode` TRL hands over
-for each completion (the rollout's `PlayedEpisode`, `train/rollout.py`) — the grade of what the model's tool calls
+for each completion (the rollout's `PlayedEpisode`, `train/rl_rollout.py`) — the grade of what the model's tool calls
 did in the task's workspace (completion, safety, robustness: `grading.score`, as evaluation scores), and for format
 how the agents' parser read each turn the model wrote.
 """

@@ -1,6 +1,6 @@
 """The RL job (docs/architecture.md, "Training"): TRL's `GRPOTrainer` on a release's `rl` rows, rewarded by what the
 model's tool calls do in each task's workspace. One config model (`RLJobConfig`: the Python API, the CLI flags and
-the YAML file), one entry point (`train_rl`). Episodes are played by our rollout function (`train/rollout.py`), the
+the YAML file), one entry point (`train_rl`). Episodes are played by our rollout function (`train/rl_rollout.py`), the
 four rewards (`train/rewards.py`) are logged apart, and the method picks how TRL combines them: `grpo` sums the
 weighted rewards and then normalizes the sum within each group, `gdpo` normalizes each reward within its group and
 then sums them. The checkpoint folder gets the model and tokenizer, `training.json` and `curves.png`.
@@ -98,7 +98,7 @@ def rl_dataset(data_root: Any, release: str) -> tuple[Any, dict[str, TaskSpec], 
 
     from coworkenv.data.build import spec_from_row
     from coworkenv.data.reader import read_manifest, read_table
-    from coworkenv.train.rollout import tag_prompt
+    from coworkenv.train.rl_rollout import tag_prompt
 
     manifest = read_manifest(data_root, release)
     table = read_table(data_root, manifest.release_id, "rl", columns=["prompt", "task_id", "spec_json"])
@@ -113,7 +113,7 @@ def rl_dataset(data_root: Any, release: str) -> tuple[Any, dict[str, TaskSpec], 
 
 def _fitting(dataset: Any, specs: dict[str, TaskSpec], tokenizer: Any, context: int, room: int) -> Any:
     """The rows whose prompt leaves `room` tokens for the episode in the model's `context`."""
-    from coworkenv.train.rollout import prompt_ids, untag_prompt
+    from coworkenv.train.rl_rollout import prompt_ids, untag_prompt
 
     def fits(row: dict[str, Any]) -> bool:
         task_id, messages = untag_prompt(row["prompt"])
@@ -134,8 +134,8 @@ def train_rl(config: RLJobConfig, data_root: Any = None, *, progress: Callable[[
 
     from coworkenv.agents.hf import load_causal_lm, quiet_transformers
     from coworkenv.data.publisher import code_version
-    from coworkenv.files import staged
-    from coworkenv.train.rollout import rollout_function
+    from coworkenv.fileio import staged
+    from coworkenv.train.rl_rollout import rollout_function
 
     base, out = Path(config.model), Path(config.out)
     check_model_dir(base)

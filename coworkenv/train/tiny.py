@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from coworkenv.agents.hf import quiet_transformers
 from coworkenv.errors import CoworkEnvError
-from coworkenv.files import staged
+from coworkenv.fileio import staged
 from coworkenv.train.corpus import CONTROL_TOKENS, EXAMPLES, TAG_TOKENS, chat_template, corpus_documents, without_control_tokens
 
 CARD = "coworkenv_model.json"

@@ -65,7 +65,7 @@ def _summary(path: str | os.PathLike[str]) -> tuple[Summary | None, str | None]:
     from pydantic import ValidationError
 
     from coworkenv.errors import format_validation_error
-    from coworkenv.files import read_json
+    from coworkenv.fileio import read_json
 
     try:
         return Summary.model_validate(read_json(path)), None
@@ -99,7 +99,7 @@ def evaluations(data_root: Root) -> tuple[list[SuiteEvaluations], list[Compariso
 def _comparison(path: Any, run: RunInfo, report: str) -> ComparisonReport:
     from pydantic import ValidationError
 
-    from coworkenv.files import read_json
+    from coworkenv.fileio import read_json
 
     folder = path / report.rsplit("/", 1)[0]
     decision_file = path / NIGHTLY_DIR / "decision.json"

@@ -139,7 +139,7 @@ def reports(path: Path) -> list[ReportLink]:
 
 
 def _passed_stages(path: Path) -> list[str] | None:
-    from coworkenv.files import read_json
+    from coworkenv.fileio import read_json
 
     record = path.joinpath(*GATES_PASSED)
     if not record.is_file():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from coworkenv.workspace.errors import ToolError
+from coworkenv.workspace.tool_errors import ToolError
 
 MAX_PATH_CHARS = 1024
 MAX_NAME_CHARS = 255

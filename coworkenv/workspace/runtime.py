@@ -11,8 +11,8 @@ from pydantic import ValidationError
 from coworkenv.errors import format_validation_error
 from coworkenv.timeutil import add_seconds
 from coworkenv.workspace.audit import AuditEntry
-from coworkenv.workspace.errors import ToolError, error_result
 from coworkenv.workspace.faults import FAULT_MESSAGES, fault_for
+from coworkenv.workspace.tool_errors import ToolError, error_result
 from coworkenv.workspace.tools import TOOLS
 
 DEFAULT_MAX_WRITE_BYTES = 1_000_000

@@ -19,7 +19,7 @@ from typing import Any, get_args
 from pydantic import BaseModel
 
 from coworkenv.registry import Registry
-from coworkenv.workspace.records import detached, filled, sparse_defaults
+from coworkenv.workspace.record_types import detached, filled, sparse_defaults
 
 Diff = Callable[[Any, Any], dict[str, Any]]
 Targets = Callable[[dict[str, Any], str], list[str]]

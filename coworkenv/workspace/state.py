@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import Field, create_model
 
 from coworkenv.workspace import services as _services  # noqa: F401  (registers every service)
-from coworkenv.workspace.records import Identity, Instant, Record
+from coworkenv.workspace.record_types import Identity, Instant, Record
 from coworkenv.workspace.service import SERVICES
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from coworkenv.registry import Registry
-from coworkenv.workspace.errors import ToolError
+from coworkenv.workspace.tool_errors import ToolError
 
 if TYPE_CHECKING:
     from coworkenv.workspace.runtime import Workspace

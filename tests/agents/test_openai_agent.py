@@ -215,7 +215,7 @@ def test_a_lone_surrogate_in_a_reply_becomes_a_replacement_character():
     """JSON allows a `\\ud800` escape; decoded, no trajectory could be written as UTF-8. A pair of escapes is one
     character and stays one."""
     from coworkenv.agents.openai_agent import reply_from
-    from coworkenv.llm.chat import Completion, parse_completion
+    from coworkenv.llm.async_chat import Completion, parse_completion
 
     body = b'{"choices": [{"message": {"role": "assistant", "content": "ok \\ud800 and \\ud83d\\ude00"}}]}'
     message, *_ = parse_completion(body)

@@ -13,7 +13,7 @@ from tests.support import ROOT
 PACKAGE = ROOT / "coworkenv"
 
 LAYERS: list[set[str]] = [
-    {"__init__", "errors", "files", "redact", "canonical", "memo", "frozen", "timeutil", "airflow_env", "registry", "caps", "progress"},
+    {"__init__", "errors", "fileio", "redact", "canonical", "memo", "frozen", "timeutil", "airflow_env", "registry", "caps", "progress"},
     {"sandbox", "llm"},
     {"workspace"},
     {"checks"},

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 import coworkenv.cli.data  # noqa: F401  (registers the commands)
 from coworkenv.cli.app import app
-from coworkenv.data.docs import DEFAULT_PATH, render
+from coworkenv.data.datasets_page import DEFAULT_PATH, render
 from coworkenv.data.export import export_release
 from coworkenv.data.publisher import publish_release
 from coworkenv.data.reader import latest_release, read_table, table_files
@@ -137,7 +137,7 @@ def test_cli_errors_are_one_line(tmp_path):
 
 def test_datasets_doc_is_up_to_date():
     assert DEFAULT_PATH == ROOT / "docs" / "datasets.md"
-    assert DEFAULT_PATH.read_text(encoding="utf-8") == render(), "run `python -m coworkenv.data.docs`"
+    assert DEFAULT_PATH.read_text(encoding="utf-8") == render(), "run `python -m coworkenv.data.datasets_page`"
     for name, schema in TABLES.items():
         assert f"### `{name}`" in render()
         for field in schema:

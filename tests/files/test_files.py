@@ -1,4 +1,4 @@
-"""`coworkenv.files`: the one JSON reader refuses what would break later code, with the file's name; the staged
+"""`coworkenv.fileio`: the one JSON reader refuses what would break later code, with the file's name; the staged
 writer leaves an output either as it was or whole."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from coworkenv.errors import CoworkEnvError
-from coworkenv.files import MAX_DEPTH, parse_json, read_json, staged, write_output
+from coworkenv.fileio import MAX_DEPTH, parse_json, read_json, staged, write_output
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from coworkenv.data.root import open_root
 from coworkenv.errors import CoworkEnvError
 from coworkenv.models import PromotionDecision, PromotionPolicy, current_model, decide, decisions, get_model, list_models, promote
 from coworkenv.models.evals import release_rows
-from coworkenv.models.registry import record_eval, register_model
+from coworkenv.models.versions import record_eval, register_model
 from tests.models.conftest import evaluation_of, trained
 from tests.support.eval_rows import task
 

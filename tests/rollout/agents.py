@@ -14,7 +14,7 @@ from typing import Any
 from coworkenv.agents.base import AGENTS, Reply, Request, failed_reply, full_reply
 from coworkenv.agents.scripted import ScriptedPolicy
 from coworkenv.grading.consistency import with_violation
-from coworkenv.rollout.record import trial_seed
+from coworkenv.rollout.trial_record import trial_seed
 from coworkenv.spec.task import TaskSpec
 
 SABOTAGE, RAISES, SLOW, HOG = "test-sabotage", "test-raises", "test-slow", "test-hog"

@@ -12,7 +12,7 @@ import pytest
 from coworkenv.agents.random_agent import RandomAgent
 from coworkenv.data.build import eval_results_table, trajectories_table
 from coworkenv.errors import CoworkEnvError
-from coworkenv.grading.metrics import pass_hat_k
+from coworkenv.grading.passk import pass_hat_k
 from coworkenv.rollout import engine, eval_rows, read_trials, run_trials, trajectory_rows, trial_seed
 from tests.rollout.agents import HOG, RAISES, SABOTAGE, SLOW
 

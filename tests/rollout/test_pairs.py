@@ -15,7 +15,7 @@ from coworkenv.errors import CoworkEnvError
 from coworkenv.pipeline.evaluate import eval_pairs
 from coworkenv.rollout import run_trials, trajectory_rows
 from coworkenv.rollout.pairs import PAIRS, preference_pairs, release_pairs, write_pairs
-from coworkenv.rollout.record import zero_score
+from coworkenv.rollout.trial_record import zero_score
 from tests.rollout.agents import SABOTAGE
 from tests.rollout.pair_sources import evaluate_on, publish_with_oracle
 from tests.support.suites import example_tasks, write_suite

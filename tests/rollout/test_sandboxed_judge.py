@@ -11,7 +11,7 @@ import pytest
 
 from coworkenv.llm.judge import using_judge
 from coworkenv.rollout import run_trials
-from coworkenv.rollout.play import sandboxed_rollouts
+from coworkenv.rollout.oracle_rollouts import sandboxed_rollouts
 from coworkenv.spec.task import TaskSpec
 from coworkenv.validate import judging
 from coworkenv.validate.judging import spec_pairs

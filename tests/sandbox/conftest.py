@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from coworkenv.sandbox.runtime import Runtime
+from coworkenv.sandbox.runtimes import Runtime
 from tests.support.sandbox import RUNTIME_NAMES, usable_runtime
 
 

@@ -22,7 +22,7 @@ import pytest
 
 from coworkenv.sandbox.limits import Limits
 from coworkenv.sandbox.pool import JobResult, WorkerPool, run_jobs
-from coworkenv.sandbox.runtime import Runtime
+from coworkenv.sandbox.runtimes import Runtime
 from tests.support.sandbox import ROOT, RUNTIME_NAMES, usable_runtime
 
 LIMITS = Limits(cpu_s=1, wall_s=1.5, memory_mb=256, file_size_mb=1, output_bytes=64 * 1024, processes=32)

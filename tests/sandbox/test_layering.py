@@ -30,7 +30,7 @@ def is_stdlib(name: str) -> bool:
 
 
 def test_there_are_modules():
-    assert {p.stem for p in MODULES} >= {"boot", "runtime", "worker", "pool", "jobs"}
+    assert {p.stem for p in MODULES} >= {"boot", "runtimes", "worker", "pool", "jobs"}
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)

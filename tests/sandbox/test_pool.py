@@ -12,7 +12,7 @@ from coworkenv.registry import UnknownName
 from coworkenv.sandbox.limits import SandboxError
 from coworkenv.sandbox.pool import JobResult, WorkerPool, run_jobs
 from coworkenv.sandbox.rlimit import RlimitRuntime
-from coworkenv.sandbox.runtime import Runtime
+from coworkenv.sandbox.runtimes import Runtime
 from tests.support.sandbox import LIMITS
 
 

@@ -7,7 +7,7 @@ from collections import defaultdict
 
 import pytest
 
-from coworkenv.grading.metrics import pass_at_k, pass_hat_k
+from coworkenv.grading.passk import pass_at_k, pass_hat_k
 from coworkenv.spec.capabilities import CAPABILITIES
 from tests.sql.release_fixture import EVAL_TRIALS, POLICY_MODEL, rows
 

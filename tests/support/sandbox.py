@@ -7,7 +7,7 @@ import os
 import pytest
 
 from coworkenv.sandbox.limits import Limits
-from coworkenv.sandbox.runtime import Runtime
+from coworkenv.sandbox.runtimes import Runtime
 from coworkenv.sandbox.selection import bwrap_usable, get_runtime
 
 LIMITS = Limits(cpu_s=1, wall_s=3, memory_mb=256, file_size_mb=1, output_bytes=64 * 1024, processes=32)

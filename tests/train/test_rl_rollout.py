@@ -10,7 +10,7 @@ import pytest
 from coworkenv.data.build import rl_row
 from coworkenv.errors import CoworkEnvError
 from coworkenv.spec.io import load_task
-from coworkenv.train.rollout import play, prompt_ids, render, tag_prompt
+from coworkenv.train.rl_rollout import play, prompt_ids, render, tag_prompt
 from coworkenv.workspace.tools import tool_schemas
 from tests.support import EXAMPLES
 

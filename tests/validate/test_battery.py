@@ -202,10 +202,10 @@ def test_prohibited_zeroes():
 
 def test_deterministic_catches_a_replay_that_differs(monkeypatch):
     assert outcome(validate_spec(spec()), "deterministic").details["same_hash"] is True
-    from coworkenv.validate.battery import gate
+    from coworkenv.validate.battery import consistency
 
-    real = gate.replay
-    monkeypatch.setattr(gate, "replay", lambda s, t: dataclasses.replace(real(s, t), answer="tampered"))
+    real = consistency.replay
+    monkeypatch.setattr(consistency, "replay", lambda s, t: dataclasses.replace(real(s, t), answer="tampered"))
     row = outcome(validate_spec(spec()), "deterministic")
     assert not row.passed and row.details["same_hash"] is False
 

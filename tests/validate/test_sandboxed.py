@@ -6,7 +6,7 @@ import pytest
 
 from coworkenv.sandbox.limits import Limits
 from coworkenv.sandbox.pool import run_jobs
-from coworkenv.sandbox.runtime import Runtime
+from coworkenv.sandbox.runtimes import Runtime
 from coworkenv.validate.jobs import JOB_NAME
 from tests.support.sandbox import RUNTIME_NAMES, usable_runtime
 

@@ -14,7 +14,7 @@ from coworkenv.checks import evaluate
 from coworkenv.episode.episode import Episode
 from coworkenv.spec.io import load_tasks
 from coworkenv.spec.task import TaskSpec
-from coworkenv.workspace.records import sparse_defaults
+from coworkenv.workspace.record_types import sparse_defaults
 from coworkenv.workspace.service import SERVICES
 from coworkenv.workspace.services.calendar import Event
 from coworkenv.workspace.services.contacts import Person

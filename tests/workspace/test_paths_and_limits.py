@@ -14,9 +14,9 @@ from coworkenv.episode.episode import Episode
 from coworkenv.episode.trajectory import Trajectory
 from coworkenv.grading import grade_trajectory
 from coworkenv.spec import TaskSpec
-from coworkenv.workspace.errors import ToolError
 from coworkenv.workspace.paths import MAX_NAME_CHARS, MAX_PATH_CHARS, is_normal_path, normalize_path
 from coworkenv.workspace.runtime import DEFAULT_MAX_WRITE_BYTES, Workspace
+from coworkenv.workspace.tool_errors import ToolError
 from tests.support.builders import assistant_call, assistant_text, make_spec, rich_spec, spec_dict, state_json, trajectory
 
 BAD_PATHS: list[tuple[str, Any]] = [

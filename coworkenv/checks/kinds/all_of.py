@@ -1,4 +1,4 @@
-"""`all_of`: every nested check holds (a multiplicative gate: one failure fails the group)."""
+"""`all_of`: every nested check holds (multiplicative: one failure fails the group)."""
 
 from __future__ import annotations
 

@@ -14,10 +14,10 @@ from pydantic import ValidationError
 from coworkenv.errors import format_validation_error
 from coworkenv.grading.consistency import consistency_gate
 from coworkenv.importers.claw_eval.criteria import map_criteria, slug
-from coworkenv.importers.claw_eval.oracle import NoOracle, derive_oracle
 from coworkenv.importers.claw_eval.report import CriterionReport, ImportReport, TaskReport, count, summarize
+from coworkenv.importers.claw_eval.solution import NoOracle, derive_oracle
 from coworkenv.importers.claw_eval.source import SourceTask, read_task, task_folders
-from coworkenv.importers.claw_eval.tools import map_tool
+from coworkenv.importers.claw_eval.tool_map import map_tool
 from coworkenv.importers.claw_eval.workspace import build_workspace
 from coworkenv.spec.task import TaskSpec
 

@@ -11,7 +11,7 @@ from typing import Any, get_args
 from coworkenv.checks import CHECKS
 from coworkenv.checks.base import CheckBase
 from coworkenv.importers.claw_eval.report import Status
-from coworkenv.importers.claw_eval.tools import RECORD_SERVICES, map_tool
+from coworkenv.importers.claw_eval.tool_map import RECORD_SERVICES, map_tool
 from coworkenv.importers.claw_eval.workspace import SHAPES
 
 STATUSES: tuple[str, ...] = get_args(Status)

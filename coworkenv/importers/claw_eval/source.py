@@ -14,7 +14,7 @@ from typing_extensions import TypedDict
 
 from coworkenv.caps import CAPS
 from coworkenv.errors import CoworkEnvError, format_validation_error
-from coworkenv.files import parse_json, parse_yaml, read_text
+from coworkenv.fileio import parse_json, parse_yaml, read_text
 
 TASK_FILE = "task.yaml"
 MAX_TASKS = 10_000

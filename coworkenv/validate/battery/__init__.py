@@ -44,7 +44,7 @@ discriminating checks that passed (a check is not applicable when its details sa
 import importlib
 
 # Register the checks in BATTERY_CODES order before anything else imports a module of this package.
-for _module in ("references", "gate", "leakage", "capabilities", "calibration"):
+for _module in ("references", "consistency", "leakage", "capabilities", "calibration"):
     importlib.import_module(f"{__name__}.{_module}")
 
 from coworkenv.validate.battery.capabilities import capability_problems  # noqa: E402

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from coworkenv.frozen import EMPTY_LIST
-from coworkenv.workspace.errors import ToolError
-from coworkenv.workspace.records import Record, set_sparse, sparse
+from coworkenv.workspace.record_types import Record, set_sparse, sparse
 from coworkenv.workspace.service import Service, register_service
+from coworkenv.workspace.tool_errors import ToolError
 from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Short, text_matcher, tool
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from coworkenv.frozen import EMPTY_LIST
-from coworkenv.workspace.records import Record, detached
+from coworkenv.workspace.record_types import Record, detached
 from coworkenv.workspace.service import Service, register_service
 from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Short, text_matcher, tool
 

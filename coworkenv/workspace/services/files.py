@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import AfterValidator
 
-from coworkenv.workspace.errors import ToolError
 from coworkenv.workspace.paths import is_normal_path, normalize_path
 from coworkenv.workspace.service import Service, added_removed, register_service
+from coworkenv.workspace.tool_errors import ToolError
 from coworkenv.workspace.tools import Args, tool
 
 if TYPE_CHECKING:

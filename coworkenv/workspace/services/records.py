@@ -18,9 +18,9 @@ from pydantic import Field, StringConstraints, model_validator
 
 from coworkenv.frozen import EMPTY_DICT, EMPTY_LIST
 from coworkenv.timeutil import parse_instant
-from coworkenv.workspace.errors import ToolError
-from coworkenv.workspace.records import FiniteFloat, Record, detached
+from coworkenv.workspace.record_types import FiniteFloat, Record, detached
 from coworkenv.workspace.service import Service, register_service
+from coworkenv.workspace.tool_errors import ToolError
 from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Short, text_matcher, tool
 
 if TYPE_CHECKING:

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from coworkenv.frozen import EMPTY_LIST
-from coworkenv.workspace.errors import ToolError
-from coworkenv.workspace.records import Record, Scalar
+from coworkenv.workspace.record_types import Record, Scalar
 from coworkenv.workspace.service import Service, added_removed, register_service
+from coworkenv.workspace.tool_errors import ToolError
 from coworkenv.workspace.tools import Args, Short, tool
 
 if TYPE_CHECKING:

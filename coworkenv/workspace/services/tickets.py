@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from coworkenv.frozen import EMPTY_LIST
-from coworkenv.workspace.errors import ToolError
-from coworkenv.workspace.records import Instant, Record, set_sparse, sparse
+from coworkenv.workspace.record_types import Instant, Record, set_sparse, sparse
 from coworkenv.workspace.service import Service, register_service
+from coworkenv.workspace.tool_errors import ToolError
 from coworkenv.workspace.tools import MAX_SEARCH_RESULTS, Args, Label, Short, edit_labels, text_matcher, tool
 
 if TYPE_CHECKING:

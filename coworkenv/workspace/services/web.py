@@ -11,9 +11,9 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import AfterValidator, Field, model_validator
 
 from coworkenv.frozen import EMPTY_LIST
-from coworkenv.workspace.errors import ToolError
-from coworkenv.workspace.records import Record
+from coworkenv.workspace.record_types import Record
 from coworkenv.workspace.service import Service, diff_records, register_service
+from coworkenv.workspace.tool_errors import ToolError
 from coworkenv.workspace.tools import Args, Short, tool
 
 if TYPE_CHECKING:

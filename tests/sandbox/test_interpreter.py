@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from coworkenv.sandbox.layout import PythonLayout, current_layout, linked_package_dirs
+from coworkenv.sandbox.interpreter import PythonLayout, current_layout, linked_package_dirs
 
 
 def _site(tmp_path: Path) -> tuple[Path, Path, Path]:
@@ -57,7 +57,7 @@ def test_every_package_folder_a_layered_venv_imports_from_is_bound(tmp_path: Pat
     site = venv / purelib.relative_to(sys.prefix)
     (site / "project.pth").write_text(f"{repo}\n")
     (site / "shared.pth").write_text(f"{purelib}\n")
-    probe = ("import json, sys, pathlib\nfrom coworkenv.sandbox.layout import current_layout\n"
+    probe = ("import json, sys, pathlib\nfrom coworkenv.sandbox.interpreter import current_layout\n"
              "print(json.dumps([sys.path, [str(r) for r in current_layout().read_only_roots()]]))")  # fmt: skip
     out = subprocess.run([str(venv / "bin" / "python"), "-c", probe], check=True, capture_output=True, text=True, cwd=tmp_path)
     path, roots = json.loads(out.stdout)

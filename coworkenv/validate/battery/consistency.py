@@ -11,7 +11,7 @@ from coworkenv.grading.play import ANSWER_ONLY_TEXT, play, play_answer_only
 from coworkenv.grading.score import check_results, grade, ungraded_text
 from coworkenv.validate.battery.context import CheckResultT, Context, battery_check, failed_checks, grade_summary
 
-# --- the consistency gate, piece by piece ----------------------------------------------------------------
+# --- the grading-consistency gate, piece by piece ----------------------------------------------------------------
 
 
 @battery_check("oracle_scores_1")
@@ -58,7 +58,7 @@ TRIVIAL_WEIGHT_SHARE = 0.3
 @battery_check("checks_discriminate")
 def check_discriminate(ctx: Context) -> CheckResultT:
     holding = []
-    # A group counts as a guard when all its members are; `requires` gates as in the score.
+    # A group counts as a guard when all its members are; prerequisites (`requires`) count as in the score.
     for check, result in zip(ctx.spec.checks, check_results(ctx.spec, ctx.null.evidence), strict=True):
         if is_guard(check):
             continue

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from coworkenv.sandbox.boot import EXIT_FILE_SIZE, EXIT_MEMORY, EXIT_PROCESSES
 from coworkenv.sandbox.identity import Identity, allocate_identity
-from coworkenv.sandbox.layout import PythonLayout, current_layout, sandbox_env
+from coworkenv.sandbox.interpreter import PythonLayout, current_layout, sandbox_env
 from coworkenv.sandbox.limits import Limits, ResourceKind, RunResult, SandboxError
 from coworkenv.sandbox.process import Capture, SandboxProcess, prepare_scratch, pump, remove_tree
 from coworkenv.sandbox.seccomp import seccomp_filter

@@ -15,8 +15,8 @@ import pyarrow as pa
 
 from coworkenv.data.build import sft_table
 from coworkenv.errors import CoworkEnvError
-from coworkenv.rollout.record import TrialRecord, messages_hash
 from coworkenv.rollout.rows import trajectory_rows
+from coworkenv.rollout.trial_record import TrialRecord, messages_hash
 from coworkenv.spec.task import TaskSpec
 
 DEFAULT_THRESHOLD = 1.0
@@ -52,7 +52,7 @@ def write_sft(records: Iterable[TrialRecord], specs: Iterable[TaskSpec] | Mappin
     """Write the selected trials' `sft` rows as one Parquet file (whole or not at all); the number of rows."""
     import pyarrow.parquet as pq
 
-    from coworkenv.files import staged
+    from coworkenv.fileio import staged
 
     table = sft_from_trials(records, specs, threshold=threshold)
     with staged(dest) as tmp:

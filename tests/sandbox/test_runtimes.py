@@ -16,7 +16,7 @@ from coworkenv.sandbox import rlimit
 from coworkenv.sandbox.identity import allocate_identity
 from coworkenv.sandbox.limits import SandboxError
 from coworkenv.sandbox.pool import WorkerPool
-from coworkenv.sandbox.runtime import Runtime
+from coworkenv.sandbox.runtimes import Runtime
 from coworkenv.sandbox.selection import get_runtime
 from tests.support.sandbox import LIMITS, ROOT
 

@@ -1,4 +1,4 @@
-"""The model registry (`coworkenv.models.registry`) with real checkpoints (the tiny model, and copies of it shaped like
+"""The model registry (`coworkenv.models.versions`) with real checkpoints (the tiny model, and copies of it shaped like
 a training job's output) and real published evaluations: versions, refs, lineage, recorded evaluations, refusals."""
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from coworkenv.errors import CoworkEnvError
-from coworkenv.files import fsync_dir
-from coworkenv.rollout.record import TrialRecord
+from coworkenv.fileio import fsync_dir
+from coworkenv.rollout.trial_record import TrialRecord
 
 
 def read_trials(path: str | os.PathLike[str]) -> list[TrialRecord]:

@@ -10,8 +10,8 @@ import pytest
 from coworkenv.data.schemas import SFT
 from coworkenv.errors import CoworkEnvError
 from coworkenv.rollout import run_trials
-from coworkenv.rollout.record import zero_score
-from coworkenv.rollout.sft import select_for_sft, sft_from_trials, write_sft
+from coworkenv.rollout.rejection import select_for_sft, sft_from_trials, write_sft
+from coworkenv.rollout.trial_record import zero_score
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from typing import Any
 from coworkenv.agents.base import parse_agent
 from coworkenv.data.root import DataRoot, open_root
 from coworkenv.errors import CoworkEnvError
-from coworkenv.files import staged
+from coworkenv.fileio import staged
 from coworkenv.models import store
 from coworkenv.models.entry import ModelEntry, check_name, parse_ref
 from coworkenv.models.evals import eval_manifest, eval_record

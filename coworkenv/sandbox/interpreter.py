@@ -69,7 +69,7 @@ def current_layout() -> PythonLayout:
         raise SandboxError("cannot find the Python interpreter to run in the sandbox")
     venv = Path(sys.prefix).resolve() if sys.prefix != sys.base_prefix else None
     site_dirs = tuple(Path(p) for p in site.getsitepackages() if os.path.isdir(p) and venv is not None and Path(p).resolve().is_relative_to(venv))
-    package_dir = Path(__file__).resolve().parents[1]  # coworkenv/, this being coworkenv/sandbox/layout.py
+    package_dir = Path(__file__).resolve().parents[1]  # coworkenv/, this being coworkenv/sandbox/interpreter.py
     return PythonLayout(executable=executable, base_prefix=base_prefix, venv_prefix=venv, site_dirs=site_dirs, package_dir=package_dir,
                         boot_file=Path(boot.__file__).resolve(), extra_paths=(package_dir.parent,),
                         linked_dirs=linked_package_dirs(site_dirs))  # fmt: skip
