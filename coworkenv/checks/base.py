@@ -3,7 +3,7 @@ its evaluator — a pure function of the evidence —, the references it makes, 
 
 Every kind lives in one module of `coworkenv/checks/kinds/` and registers itself with `register_kind`; the grader,
 the validation battery and the repairers iterate over `CHECKS` and never name a kind. docs/architecture.md ("How to
-add a check kind") walks through one.
+add …", "a check kind") walks through one.
 """
 
 from __future__ import annotations
