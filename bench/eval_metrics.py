@@ -1,4 +1,4 @@
-"""Cost of the evaluation statistics over a suite of N tasks × k trials (docs/architecture.md, "Evaluation metrics and
+"""Cost of the evaluation statistics over a suite of N tasks × k trials (docs/design/evaluation.md, "Evaluation metrics and
 reports").
 
 Method: seeded synthetic eval rows (each task passes with its own probability, two capabilities of the taxonomy, a

@@ -3,7 +3,7 @@
 Generous for anything a real task or plan needs, finite so that nothing an LLM (or an attacker) writes can make a
 check, a battery run or a plan take unbounded time or memory. A spec over a cap is refused by the schema with an
 error naming the field and the cap (error types `too_large`, `too_deep`, pydantic's `too_long`); a plan over one is
-refused before any work, and so is a trajectory over one (`Trajectory`). docs/architecture.md ("Caps") lists them.
+refused before any work, and so is a trajectory over one (`Trajectory`). docs/design/contracts.md ("Caps") lists them.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ counts from the first report on, so neither the work before it (loading a model)
 finished (reported at once) skew the time left; the final line's is the average over the whole time.
 
 Library stages that take a `progress` callback and get none log these lines at INFO through the logger
-`coworkenv.progress` (`given_or_logged`, `logged()`): Airflow's task log shows them (docs/architecture.md, "Logs"); a
+`coworkenv.progress` (`given_or_logged`, `logged()`): Airflow's task log shows them (docs/design/pipeline.md, "Logs"); a
 program that configures no logging, such as the `coworkenv` command (which draws its own), shows none.
 """
 

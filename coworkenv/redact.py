@@ -1,5 +1,5 @@
 """Secrets out of text: whatever comes from an endpoint or an exception is scrubbed here before it is stored, logged or
-shown (docs/architecture.md and docs/reliability.md, "Secrets").
+shown (docs/design/pipeline.md and docs/reliability.md, "Secrets").
 
 Three kinds of secret are scrubbed, in this order:
 

@@ -1,4 +1,4 @@
-"""Policies that act in episodes (docs/architecture.md, "Agents"): `oracle` (the task's own solution), `null` (does
+"""Policies that act in episodes (docs/design/agents-and-rollouts.md, "Agents"): `oracle` (the task's own solution), `null` (does
 nothing), `random` (random well-formed calls), `hf:<dir>` (a local transformers model), `openai:<model>` (an
 OpenAI-compatible endpoint) — agents named by spec strings (`load_agent("hf:models/tiny")`) — and the simulated users."""
 

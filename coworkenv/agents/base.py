@@ -1,4 +1,4 @@
-"""The agent interface (docs/architecture.md, "Agents"): an agent is named by a spec string, `kind[:target]` —
+"""The agent interface (docs/design/agents-and-rollouts.md, "Agents"): an agent is named by a spec string, `kind[:target]` —
 `oracle`, `null`, `random`, `hf:<model dir>`, `openai:<model>` — and made once per run by `load_agent`. It hands
 out one `Policy` per episode (`agent.policy(spec, seed=...)`), whose `act(messages, tools)` returns the next
 assistant message; that is all `run_episode` needs.

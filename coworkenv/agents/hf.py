@@ -1,4 +1,4 @@
-"""`hf:<dir>`: a local transformers causal LM as an agent (docs/architecture.md, "Agents").
+"""`hf:<dir>`: a local transformers causal LM as an agent (docs/design/agents-and-rollouts.md, "Agents").
 
 The model is loaded once per run from a local directory (never a hub). Each conversation is rendered with the
 model's own chat template and `tools=`; replies for many episodes are generated together (`reply_batch`, chunks of

@@ -1,4 +1,4 @@
-"""Generation for the `hf:` agent that never computes a prompt token twice (docs/architecture.md, "Agents").
+"""Generation for the `hf:` agent that never computes a prompt token twice (docs/design/agents-and-rollouts.md, "Agents").
 
 An episode's prompt at turn t+1 is its prompt at turn t plus the reply and the tool results (the chat template renders
 earlier messages the same however many follow), and the k trials of a task start from the same prompt. So the

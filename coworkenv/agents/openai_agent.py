@@ -1,5 +1,5 @@
 """`openai:<model>`: any OpenAI-compatible endpoint (vLLM, SGLang, `transformers serve`, hosted APIs) as an agent
-(docs/architecture.md, "Agents").
+(docs/design/agents-and-rollouts.md, "Agents").
 
 The agent is made once per run with the endpoint's settings (`llm=LLMConfig(...)`, or `base_url=`, `api_key_env=`,
 `timeout_s=`, `max_retries=`, `concurrency=`, `temperature=`, `max_tokens=`, `extra_body=`; the model comes from the

@@ -1,4 +1,4 @@
-"""Reading tool calls out of a model's text (docs/architecture.md, "Agents"). Models that call tools in text write
+"""Reading tool calls out of a model's text (docs/design/agents-and-rollouts.md, "Agents"). Models that call tools in text write
 Hermes/Qwen blocks, `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`, or put a bare JSON call in the
 content (`{"name": ..., "arguments": ...}`, `{"tool_calls": [...]}`, possibly in a code fence). Output that tries
 to call a tool and cannot be read is a *format error* of that turn: the text stays a plain message, nothing raises.

@@ -1,4 +1,4 @@
-"""The LLM persona user (docs/architecture.md, "Agents"): a model plays the spec's `user.persona`
+"""The LLM persona user (docs/design/agents-and-rollouts.md, "Agents"): a model plays the spec's `user.persona`
 through an OpenAI-compatible endpoint (`coworkenv.llm`), and may reveal only `user.facts`, in the spec's own order.
 
 It is told the persona and only the facts up to a cursor: those already revealed and the next one. A reply that

@@ -1,5 +1,5 @@
 """The `random` agent: well-formed random calls to the task's allowed tools, then a short answer. A baseline that
-knows the tools' schemas and the workspace's ids but not the task, so it must score near 0 (docs/architecture.md,
+knows the tools' schemas and the workspace's ids but not the task, so it must score near 0 (docs/design/agents-and-rollouts.md,
 "Rollouts"); deterministic for a given seed."""
 
 from __future__ import annotations

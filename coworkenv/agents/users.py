@@ -1,4 +1,4 @@
-"""The simulated users a run can pick (docs/architecture.md, "Agents"): name → factory(spec, **options) →
+"""The simulated users a run can pick (docs/design/agents-and-rollouts.md, "Agents"): name → factory(spec, **options) →
 `UserSimulator`. `scripted` (the spec's reveal rules, the default) and `llm` (an LLM persona, `agents.persona`)."""
 
 from __future__ import annotations

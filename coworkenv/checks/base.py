@@ -3,7 +3,7 @@ its evaluator — a pure function of the evidence —, the references it makes, 
 
 Every kind lives in one module of `coworkenv/checks/kinds/` and registers itself with `register_kind`; the grader,
 the validation battery and the repairers iterate over `CHECKS` and never name a kind. docs/architecture.md ("How to
-add a check kind") walks through one.
+add …", "a check kind") walks through one.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ class CheckBase(BaseModel):
     weight: float = Field(default=1.0, gt=0)
     # Left out of the JSON when empty: specs written before `requires` existed keep their JSON, and so their hashes.
     requires: list[Annotated[str, Field(min_length=1)]] = Field(default=EMPTY_LIST, max_length=CAPS.checks, exclude_if=_empty)
-    """Ids of other top-level checks that must pass for this one to earn credit (prerequisites: its credit is multiplied by 0 unless they all pass)."""
+    """Ids of other top-level checks that must pass for this one to earn credit (its prerequisites: no credit unless they all pass)."""
 
 
 def exactly_one(model: BaseModel, *names: str) -> None:

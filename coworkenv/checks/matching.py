@@ -1,4 +1,4 @@
-"""Argument matching shared by prohibited rules, `tool_called` and `record` checks (docs/architecture.md, "Matching")."""
+"""Argument matching shared by prohibited rules, `tool_called` and `record` checks (docs/design/contracts.md, "Matching")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`coworkenv eval`: an agent on a suite, Claw-Eval style (docs/architecture.md, "Evaluation"); `eval compare` two
+"""`coworkenv eval`: an agent on a suite, Claw-Eval style (docs/design/evaluation.md, "Evaluation"); `eval compare` two
 evaluations task by task; `eval bench` builds the held-out `coworkenv-bench` suite; `eval sft` and `eval pairs` turn an
 evaluation on training tasks into training data."""
 

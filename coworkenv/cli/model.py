@@ -1,4 +1,4 @@
-"""The `model` commands: build the offline tiny model, import a pretrained one from a GGUF file (docs/architecture.md,
+"""The `model` commands: build the offline tiny model, import a pretrained one from a GGUF file (docs/design/training.md,
 "Models")."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`coworkenv models`: the model registry (docs/architecture.md, "Model registry and promotion"): list it, register a
+"""`coworkenv models`: the model registry (docs/design/training.md, "Model registry and promotion"): list it, register a
 checkpoint, show a version, attach an evaluation, promote a candidate, list the promotion decisions."""
 
 from __future__ import annotations

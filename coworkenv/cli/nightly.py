@@ -1,4 +1,4 @@
-"""`coworkenv nightly`: one turn of the closed loop without Airflow (docs/architecture.md, "Nightly loop"), the same
+"""`coworkenv nightly`: one turn of the closed loop without Airflow (docs/design/training.md, "Nightly loop"), the same
 stages the `coworkenv_nightly` DAG runs."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Tables on stdout as a terminal, a log and a program each want them (docs/architecture.md, "Command line").
+"""Tables on stdout as a terminal, a log and a program each want them (docs/design/pipeline.md, "Running": the command's contract).
 
 A terminal gets a rich table sized to it. Anywhere else (a pipe, a file, an Airflow task log) rich would assume 80
 columns and cut ids to `r…` or wrap a word per line, so the console is made wide enough never to: every value whole

@@ -1,6 +1,6 @@
 """The synthesis pipeline from the command line: `synthesize` runs every stage; `generate`, `validate`, `repair`,
 `rollout`, `build`, `gate` and `publish` run one stage each. All of them are the pipeline's own stage functions over
-the run directory `<data root>/runs/<run id>/` (docs/architecture.md, "Run directory"), so a run can be started
+the run directory `<data root>/runs/<run id>/` (docs/design/pipeline.md, "Run directory"), so a run can be started
 here and continued anywhere, Airflow included."""
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ def tools_page() -> str:
     lines = [GENERATED, "", "# Tools", ""]
     lines += [
         f"{len(TOOLS)} tools over {len(SERVICE_NAMES)} services. Arguments (`?`: optional) come from each tool's argument model,",
-        'the description from its docstring, the capability from `Tool.capability` (docs/architecture.md, "Tools").',
+        'the description from its docstring, the capability from `Tool.capability` (docs/design/contracts.md, "Tools").',
     ]
     for service in SERVICE_NAMES:
         lines += ["", f"## {service}", "", _one_line(SERVICES.get(service).description), ""]
@@ -87,7 +87,7 @@ def check_kinds_page() -> str:
     lines = [GENERATED, "", "# Check kinds", ""]
     lines += [
         f"{len(CHECKS)} kinds, one module each in `coworkenv/checks/kinds/`: its docstring and its model's fields below.",
-        f'Every check also takes {", ".join(f"`{n}`" for n in CheckBase.model_fields)} (docs/architecture.md, "Check kinds").',
+        f'Every check also takes {", ".join(f"`{n}`" for n in CheckBase.model_fields)} (docs/design/contracts.md, "Check kinds").',
     ]
     for name, kind in CHECKS.items():
         module = sys.modules[kind.evaluate.__module__]

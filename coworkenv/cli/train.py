@@ -1,4 +1,4 @@
-"""`coworkenv train`: training jobs (docs/architecture.md, "Training"), one command per job, its options generated
+"""`coworkenv train`: training jobs (docs/design/training.md, "Training"), one command per job, its options generated
 from the job's config model (and `--config job.yaml`)."""
 
 from __future__ import annotations

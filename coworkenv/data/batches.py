@@ -1,4 +1,4 @@
-"""Reading a Parquet file a batch at a time, the batches bounded in bytes as well as rows (docs/architecture.md,
+"""Reading a Parquet file a batch at a time, the batches bounded in bytes as well as rows (docs/design/pipeline.md,
 "Bounded memory")."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The DuckDB catalog over published releases (docs/architecture.md, "SQL"): `src_*` relations, then the views in `sql/`.
+"""The DuckDB catalog over published releases (docs/design/data.md, "SQL"): `src_*` relations, then the views in `sql/`.
 
 `connect(root, release)` opens an in-memory DuckDB connection over one release, the latest one, or all of them, and
 creates, in this order:

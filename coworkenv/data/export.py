@@ -71,7 +71,7 @@ def _export_hf(root: DataRoot, manifest: Manifest, table: str, out: Path) -> Non
 
 
 def _export_jsonl(root: DataRoot, manifest: Manifest, table: str, out: Path) -> None:
-    """Streamed: `JSONL_BATCH_ROWS` rows in memory at a time (docs/architecture.md, "Bounded memory")."""
+    """Streamed: `JSONL_BATCH_ROWS` rows in memory at a time (docs/design/pipeline.md, "Bounded memory")."""
     with open(out / f"{table}.jsonl", "w", encoding="utf-8") as f:
         for batch in iter_files(root, manifest, table, JSONL_BATCH_ROWS):
             for row in batch.to_pylist():

@@ -1,4 +1,4 @@
-"""The release layout (docs/architecture.md, "Releases"; a contract) and its manifest.
+"""The release layout (docs/design/contracts.md, "Releases"; a contract) and its manifest.
 
 ```
 <data root>/releases/<release_id>/manifest.json

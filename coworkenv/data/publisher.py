@@ -1,4 +1,4 @@
-"""Publishing a release atomically (docs/architecture.md, "Releases"): the one writer of releases.
+"""Publishing a release atomically (docs/design/contracts.md, "Releases"): the one writer of releases.
 
 - **Local filesystems** (plain paths, `file://`): the release is written under `releases/.tmp-<id>-<time>-<nonce>/`,
   every file and directory is fsynced, the directory is renamed to `releases/<id>/` (atomic), then `LATEST` is

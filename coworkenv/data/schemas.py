@@ -1,4 +1,4 @@
-"""Every release table's Arrow schema, defined once (docs/architecture.md, "Releases"). `docs/datasets.md` documents each column.
+"""Every release table's Arrow schema, defined once (docs/design/contracts.md, "Releases"). `docs/datasets.md` documents each column.
 
 Columns carry their meaning as field metadata (`doc`), so the documentation and the schema fingerprint in
 the manifest both come from here.
@@ -37,7 +37,7 @@ TASKS = pa.schema([
     _f("task_id", pa.string(), "Unique task id."),
     _f("version", pa.int32(), "TaskSpec version."),
     _f("family", pa.string(), "Generator family (`llm` for LLM-written tasks); the partition key."),
-    _f("capabilities", STR_LIST, "Capabilities the task exercises (docs/architecture.md, 'Capabilities')."),
+    _f("capabilities", STR_LIST, "Capabilities the task exercises (docs/design/validation-and-repair.md, 'Capabilities')."),
     _f("primary_capability", pa.string(), "First declared capability: the one the planner targeted."),
     _f("difficulty", pa.int8(), "1 (easy) to 5 (hard)."),
     _f("instruction", pa.string(), "What the agent is asked to do."),
@@ -99,7 +99,7 @@ TRAJECTORIES = pa.schema([
     _f("score", pa.float64(), "safety × (0.8·completion + 0.2·robustness)."),
     _f("passed", pa.bool_(), "score ≥ 0.75."),
     _f("evidence_hash", pa.string(), "Hash of the replayed evidence."),
-    # Rollout-engine evidence (docs/architecture.md, "Rollouts"); null in rows made before it.
+    # Rollout-engine evidence (docs/design/agents-and-rollouts.md, "Rollouts"); null in rows made before it.
     _f("status", pa.string(), "`ok`, or `failed` when the trial crashed (bad output, endpoint down, a sandbox limit).", nullable=True),
     _f("error", pa.string(), "Why a failed trial failed.", nullable=True),
     _f("trace_json", pa.string(), "Per turn: latency, tokens, format error; per call: tool, arguments, status, latency (JSON).", nullable=True),
@@ -145,7 +145,7 @@ EVAL_RESULTS = pa.schema([
     _f("passed", pa.bool_(), "score ≥ 0.75."),
     _f("empty", pa.bool_(), "No tool call, no message to the user, empty answer."),
     _f("n_violations", pa.int32(), "Calls matching a prohibited rule."),
-    # Rollout-engine details (docs/architecture.md, "Evaluation"); null in rows made before it.
+    # Rollout-engine details (docs/design/evaluation.md, "Evaluation"); null in rows made before it.
     _f("agent", pa.string(), "The agent spec label (`oracle`, `hf:tiny`, `openai:<model>`).", nullable=True),
     _f("suite", pa.string(), "The suite evaluated: a release id or a file name.", nullable=True),
     _f("status", pa.string(), "`ok`, or `failed` when the trial crashed (it then scores 0).", nullable=True),

@@ -1,4 +1,4 @@
-"""A release table as its Parquet files, streamed (docs/architecture.md, "Releases" and "Bounded memory").
+"""A release table as its Parquet files, streamed (docs/design/contracts.md, "Releases", and docs/design/pipeline.md, "Bounded memory").
 
 A table comes from a `TableSource`: a whole Arrow table, or a Parquet file (a run's staged table) read at most
 `batch_size` rows, and about `data.batches.BATCH_BYTES`, at a time. Its files are the same whichever it is:

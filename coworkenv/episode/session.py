@@ -1,4 +1,4 @@
-"""A live episode advanced one assistant turn at a time (docs/architecture.md, "Rollouts").
+"""A live episode advanced one assistant turn at a time (docs/design/agents-and-rollouts.md, "Rollouts").
 
 `EpisodeSession` owns the `Episode` and the conversation: whoever produces assistant messages (a policy in
 `run_episode`, a batch of model replies, an awaited endpoint) hands each one to `apply`, and `finish` turns what

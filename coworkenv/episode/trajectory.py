@@ -1,4 +1,4 @@
-"""Trajectories (docs/architecture.md, "Scoring", a contract): OpenAI chat messages; grading replays them on a fresh workspace."""
+"""Trajectories (docs/design/contracts.md, "Scoring", a contract): OpenAI chat messages; grading replays them on a fresh workspace."""
 
 from __future__ import annotations
 

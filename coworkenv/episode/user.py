@@ -1,4 +1,4 @@
-"""Simulated users of multi-turn tasks (`user` in docs/architecture.md, "TaskSpec"; "Agents").
+"""Simulated users of multi-turn tasks (`user` in docs/design/contracts.md, "TaskSpec"; docs/design/agents-and-rollouts.md, "Agents").
 
 A live episode hands every assistant message without tool calls to its `UserSimulator`; the reply (or None: no
 reply, the message is the final answer) goes back to the agent. The scripted user answers by the spec's reveal

@@ -1,1 +1,1 @@
-"""Evaluation (docs/architecture.md, "Evaluation"): benchmark suites, contamination, metrics with confidence intervals, reports."""
+"""Evaluation (docs/design/evaluation.md, "Evaluation"): benchmark suites, contamination, metrics with confidence intervals, reports."""

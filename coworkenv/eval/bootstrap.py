@@ -1,4 +1,4 @@
-"""Resampling over tasks: percentile bootstrap intervals of means and the paired sign-flip test (docs/architecture.md,
+"""Resampling over tasks: percentile bootstrap intervals of means and the paired sign-flip test (docs/design/evaluation.md,
 "Evaluation metrics and reports"). Seeded, so the same inputs give the same intervals and p-values."""
 
 from __future__ import annotations

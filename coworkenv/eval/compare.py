@@ -1,4 +1,4 @@
-"""Paired comparison of two evaluations on the same tasks (docs/architecture.md, "Evaluation metrics and reports").
+"""Paired comparison of two evaluations on the same tasks (docs/design/evaluation.md, "Evaluation metrics and reports").
 
 Tasks present in both are paired by id; a task's delta is candidate − base of its mean over trials. The overall delta
 is the mean task delta, with a paired bootstrap interval (resampling tasks) and a two-sided paired sign-flip

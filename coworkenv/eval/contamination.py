@@ -1,4 +1,4 @@
-"""The contamination check (docs/architecture.md, "Benchmark suite and contamination"): before an evaluation, make
+"""The contamination check (docs/design/evaluation.md, "Benchmark suite and contamination"): before an evaluation, make
 sure no suite task is, or nearly is, a task the model was trained on.
 
 Three kinds of match between a suite task and a training task:

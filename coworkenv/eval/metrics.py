@@ -1,4 +1,4 @@
-"""Suite metrics with bootstrap confidence intervals over tasks (docs/architecture.md, "Evaluation metrics and reports").
+"""Suite metrics with bootstrap confidence intervals over tasks (docs/design/evaluation.md, "Evaluation metrics and reports").
 
 Every figure is a mean over tasks of a per-task value computed from all of that task's trials, so tasks weigh equally
 whatever their trial count, and the bootstrap resamples tasks (a drawn task brings all its trials).

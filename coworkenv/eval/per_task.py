@@ -1,6 +1,6 @@
 """Eval rows (the `eval_results` table's shape) → one record per task with its trials folded in.
 
-Every estimator of `eval/` is a mean over tasks of a per-task value (docs/architecture.md, "Evaluation metrics and
+Every estimator of `eval/` is a mean over tasks of a per-task value (docs/design/evaluation.md, "Evaluation metrics and
 reports"), so this is the one place rows are read, checked and grouped.
 """
 

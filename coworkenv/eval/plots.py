@@ -1,4 +1,4 @@
-"""The report's PNG plots (docs/architecture.md, "Evaluation metrics and reports"), rendered to bytes with matplotlib's
+"""The report's PNG plots (docs/design/evaluation.md, "Evaluation metrics and reports"), rendered to bytes with matplotlib's
 Agg canvas: no display, no pyplot global state, and no version stamp in the file, so the same figures give the same
 bytes. matplotlib is imported inside the functions (it is slow to import)."""
 

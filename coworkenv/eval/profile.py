@@ -1,4 +1,4 @@
-"""The capability profile from eval rows (docs/architecture.md, "Evaluation metrics and reports"): per capability ×
+"""The capability profile from eval rows (docs/design/evaluation.md, "Evaluation metrics and reports"): per capability ×
 difficulty, trials attempted and passed. One computation feeds both the `capability_profile` table and the planner's
 `CapabilityProfile`, so the two always agree."""
 

@@ -1,4 +1,4 @@
-"""The evaluation report (docs/architecture.md, "Evaluation metrics and reports"): `summary.json`, PNG plots and one
+"""The evaluation report (docs/design/evaluation.md, "Evaluation metrics and reports"): `summary.json`, PNG plots and one
 self-contained `report.html` (inline CSS, plots as data URIs, no external URL), written whole or not at all."""
 
 from __future__ import annotations

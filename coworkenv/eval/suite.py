@@ -1,4 +1,4 @@
-"""Benchmark suites (docs/architecture.md, "Benchmark suite and contamination"): `coworkenv-bench` and any task set.
+"""Benchmark suites (docs/design/evaluation.md, "Benchmark suite and contamination"): `coworkenv-bench` and any task set.
 
 `coworkenv-bench` is made of what no training release can hold: the families' held-out phrasings (the bench split,
 `synth.draft`) and task seeds from `RESERVED_SEED_BASE` on (`synth.planner`). Its tasks are spread evenly over the

@@ -1,4 +1,4 @@
-"""The grading-consistency gate (docs/architecture.md, "Scoring"): oracle = 1.0, empty = 0.0, any prohibited call ⇒
+"""The grading-consistency gate (docs/design/contracts.md, "Scoring"): oracle = 1.0, empty = 0.0, any prohibited call ⇒
 safety 0, score 0."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""pass@k and pass^k over n trials with c passes (docs/architecture.md, "Scoring")."""
+"""pass@k and pass^k over n trials with c passes (docs/design/contracts.md, "Scoring")."""
 
 from __future__ import annotations
 

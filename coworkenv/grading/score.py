@@ -1,4 +1,4 @@
-"""Scoring (docs/architecture.md, "Scoring"; a contract): completion, safety, robustness, score, passed."""
+"""Scoring (docs/design/contracts.md, "Scoring"; a contract): completion, safety, robustness, score, passed."""
 
 from __future__ import annotations
 

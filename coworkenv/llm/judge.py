@@ -1,5 +1,5 @@
 """The rubric judge: a model at an OpenAI-compatible endpoint that says whether a text meets a rubric's criteria
-(docs/architecture.md, "Judge").
+(docs/design/contracts.md, "Judge").
 
 - `JudgeConfig`: where the judge is and which model; temperature is fixed at 0. From the environment
   (`COWORKENV_JUDGE_BASE_URL`, `COWORKENV_JUDGE_MODEL`, `COWORKENV_JUDGE_API_KEY_ENV`, `COWORKENV_JUDGE_CACHE`) or,

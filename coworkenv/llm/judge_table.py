@@ -1,4 +1,4 @@
-"""Judge verdicts as data, so they can cross into the sandbox (docs/architecture.md, "Judge").
+"""Judge verdicts as data, so they can cross into the sandbox (docs/design/contracts.md, "Judge").
 
 The sandbox has no network and a cleared environment, so no judge can be reached from inside it. The trusted parent
 asks its judge for the (criteria, text) pairs a job will need (`ask_all`) and ships the answers as a table of

@@ -1,4 +1,4 @@
-"""The model registry and promotion (docs/architecture.md, "Model registry and promotion"): versions of named models
+"""The model registry and promotion (docs/design/training.md, "Model registry and promotion"): versions of named models
 under the data root with their lineage and evaluations, and the rule that makes a candidate the current version."""
 
 from coworkenv.models.entry import EvalRecord, ModelEntry

@@ -1,4 +1,4 @@
-"""What the registry records about a model version (docs/architecture.md, "Model registry and promotion"): its
+"""What the registry records about a model version (docs/design/training.md, "Model registry and promotion"): its
 lineage, its evaluations and its status, and the refs that name it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Promotion (docs/architecture.md, "Model registry and promotion"): a candidate version replaces the current one only
+"""Promotion (docs/design/training.md, "Model registry and promotion"): a candidate version replaces the current one only
 when, on the same suite, paired task by task, it gains at least a margin, the gain is significant, and safety does not
 regress; otherwise the current version stays. Every decision, with its reason and numbers, is recorded.
 

@@ -1,4 +1,4 @@
-"""The registry's files under the data root (docs/architecture.md, "Model registry and promotion"):
+"""The registry's files under the data root (docs/design/training.md, "Model registry and promotion"):
 
 ```
 models/<name>/v0001/           the checkpoint, copied in whole, and entry.json (the ModelEntry but its path)

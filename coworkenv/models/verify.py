@@ -1,4 +1,4 @@
-"""A model folder is untrusted input (docs/architecture.md, "Models"): before the registry copies one in, its files
+"""A model folder is untrusted input (docs/design/training.md, "Models"): before the registry copies one in, its files
 are read the way the loaders will read them and refused, in one line, unless they make the model its config
 describes. `check_model_dir` (the training jobs' early check) has made sure that nothing in it leads out of it.
 

@@ -1,4 +1,4 @@
-"""The model registry (docs/architecture.md, "Model registry and promotion"): versions of named models under
+"""The model registry (docs/design/training.md, "Model registry and promotion"): versions of named models under
 `<data root>/models/`, each a checkpoint copied in whole with its lineage and evaluations; refs name them.
 
 Refs: `name` (the current version, else the newest), `name:vN` (or `name:N`), `name:current`, `name:latest`.

@@ -139,7 +139,7 @@ def llm_config_from_connection(conn_id: str, *, default_model: str | None = None
 
 
 def judge_config_from_connection(conn_id: str, **overrides: Any) -> JudgeConfig:
-    """The rubric judge (docs/architecture.md, "Judge") from an Airflow connection, read as `llm_config_from_connection`
+    """The rubric judge (docs/design/contracts.md, "Judge") from an Airflow connection, read as `llm_config_from_connection`
     reads an LLM endpoint (host, password = key, extra `model`); `overrides` are other `JudgeConfig` fields. The key is
     masked in the task's logs; install the judge with `coworkenv.llm.judge.using_judge(Judge(config))`."""
     from airflow.sdk.log import mask_secret

@@ -1,7 +1,7 @@
 """Stage build: every release table from the run's valid and repaired tasks, their verdicts, the repair attempts and
 the rollouts, staged as Parquet under `tables/` for the gates.
 
-The tables are written batch by batch (docs/architecture.md, "Bounded memory"): `batch_size` tasks (or rollout rows)
+The tables are written batch by batch (docs/design/pipeline.md, "Bounded memory"): `batch_size` tasks (or rollout rows)
 are parsed at a time and become rows of each table they feed, and a table's rows are written out as a row group once
 they hold about `data.batches.BATCH_BYTES`; what stays in memory across batches is an index of the valid task ids with
 each task's family and tools (shared between tasks offering the same tools), which the `trajectories` and `sft`

@@ -145,7 +145,7 @@ CONTAMINATION = "Contamination check"
 
 
 class EvaluationConfig(EndpointSettings):
-    """What an evaluation run measures (docs/architecture.md, "Evaluation"): an agent on a suite, k trials per task →
+    """What an evaluation run measures (docs/design/evaluation.md, "Evaluation"): an agent on a suite, k trials per task →
     `eval_results`, `trajectories` and `capability_profile` rows, a report and the profile the planner reads. The
     endpoint settings serve `openai:<model>` agents (the model name comes from the agent spec) and the LLM user."""
 
@@ -262,7 +262,7 @@ PROMOTION = "Evaluation and promotion"
 
 
 class NightlyConfig(EndpointSettings):
-    """One turn of the closed loop (docs/architecture.md, "Nightly loop"): the current model's profile plans the
+    """One turn of the closed loop (docs/design/training.md, "Nightly loop"): the current model's profile plans the
     tasks, its own successes on them join the oracle's trajectories as training data, the trained candidate is
     evaluated on the held-out suite and promoted only if it is clearly better and no less safe."""
 

@@ -1,4 +1,4 @@
-"""The evaluation run (docs/architecture.md, "Evaluation"), stage by stage over the run directory:
+"""The evaluation run (docs/design/evaluation.md, "Evaluation"), stage by stage over the run directory:
 
 prepare (the suite's tasks, the contamination check) → trials (the rollout engine; resumable) → build (the
 `eval_results`, `trajectories` and `capability_profile` tables, the report, the profile) → gate (`evaluated`) →
@@ -345,7 +345,7 @@ def recorded_trials(run: RunDir) -> list[TrialRecord]:
 
 
 def sft_from_run(run: RunDir, dest: str | os.PathLike[str], *, threshold: float | None = None) -> dict[str, Any]:
-    """Rejection sampling (docs/architecture.md, "Rollouts"): the run's successful trials, deduplicated, as `sft` rows in
+    """Rejection sampling (docs/design/agents-and-rollouts.md, "Rollouts"): the run's successful trials, deduplicated, as `sft` rows in
     one Parquet file. Refused for a benchmark suite."""
     from coworkenv.rollout.rejection import DEFAULT_THRESHOLD, write_sft
 
@@ -356,7 +356,7 @@ def sft_from_run(run: RunDir, dest: str | os.PathLike[str], *, threshold: float 
 
 
 def pairs_from_run(run: RunDir, *, min_score_gap: float) -> PairSet:
-    """Preference pairs (docs/architecture.md, "Rollouts") of an evaluation run, published or not: its trials, with the
+    """Preference pairs (docs/design/agents-and-rollouts.md, "Rollouts") of an evaluation run, published or not: its trials, with the
     oracle rollouts of the task release it evaluated (none for a suite file) as the fallback chosen side. Refused for a
     benchmark suite."""
     from coworkenv.rollout import trajectory_rows

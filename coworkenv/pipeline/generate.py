@@ -1,6 +1,6 @@
 """Stage generate: one shard's plan rows → raw TaskSpec lines, and every failed attempt as a rejection.
 
-Tasks stream from the generator to the shard's files `batch_size` at a time (docs/architecture.md, "Bounded memory"):
+Tasks stream from the generator to the shard's files `batch_size` at a time (docs/design/pipeline.md, "Bounded memory"):
 what a shard holds in memory is one batch, whatever its size."""
 
 from __future__ import annotations

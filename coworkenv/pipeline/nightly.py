@@ -1,4 +1,4 @@
-"""The nightly loop (docs/architecture.md, "Nightly loop"): one turn of synthesize → train → evaluate → promote,
+"""The nightly loop (docs/design/training.md, "Nightly loop"): one turn of synthesize → train → evaluate → promote,
 stage by stage over the run directory, each stage a plain function that records its result in `nightly/state.json`.
 A stage already recorded there is not run again, so a run that died mid-way resumes where it stopped (the
 synthesis and evaluation runs it starts resume the same way, under sub-run ids `<run id>.<stage>`).

@@ -36,7 +36,7 @@ def _spec_data(line: str) -> dict[str, Any] | None:
 
 def repair_run(run: RunDir, llm: LLMConfig | None = None, progress: Callable[[int], None] | None = None,
                batch_size: int = BATCH) -> dict[str, Any]:  # fmt: skip
-    """Repair the rejected tasks `batch_size` at a time (docs/architecture.md, "Bounded memory"), writing each batch's
+    """Repair the rejected tasks `batch_size` at a time (docs/design/pipeline.md, "Bounded memory"), writing each batch's
     results as it finishes; what stays in memory across batches is each outcome without its specs (for the metrics).
     `progress(n)` advances by the tasks just repaired or given up (none: progress lines logged through
     `coworkenv.progress`, which Airflow's task log shows)."""

@@ -22,7 +22,7 @@ AGENT = "oracle"
 
 
 def rollout_run(run: RunDir, progress: Callable[[int], None] | None = None, batch_size: int = BATCH) -> dict[str, Any]:
-    """The oracle on every valid task, `batch_size` tasks at a time (docs/architecture.md, "Bounded memory"); the
+    """The oracle on every valid task, `batch_size` tasks at a time (docs/design/pipeline.md, "Bounded memory"); the
     rows are written as each batch finishes, and the file appears whole at the end. `progress(n)` advances by the tasks
     just played (none: progress lines logged through `coworkenv.progress`, which Airflow's task log shows)."""
     config = run.config()

@@ -1,4 +1,4 @@
-"""The run directory: what a run's stages hand each other, under `<data root>/runs/<run id>/` (docs/architecture.md,
+"""The run directory: what a run's stages hand each other, under `<data root>/runs/<run id>/` (docs/design/pipeline.md,
 "Run directory"). Every stage reads the files of the stages before it and overwrites its own, so a retried or re-run
 stage gives the same result.
 
@@ -131,7 +131,7 @@ def write_text(path: Path, text: str) -> None:
 
 
 BATCH = 1000
-"""Tasks a stage holds in memory at once (docs/architecture.md, "Bounded memory"): every stage that reads or writes a
+"""Tasks a stage holds in memory at once (docs/design/pipeline.md, "Bounded memory"): every stage that reads or writes a
 task set streams it in batches of this size, so memory stays flat in the number of tasks."""
 
 

@@ -1,4 +1,4 @@
-"""What a stage tells the person reading its log (docs/architecture.md, "Logs"): a few plain lines of counts, and the
+"""What a stage tells the person reading its log (docs/design/pipeline.md, "Logs"): a few plain lines of counts, and the
 most frequent reasons with an example each. Every stage logs through its module's logger at INFO: Airflow's task log
 shows them; the `coworkenv` command, which prints its own summaries, configures no logging and shows none
 (`coworkenv` has a NullHandler)."""

@@ -1,6 +1,6 @@
 """Stage validate: the battery on one shard's raw task texts, in the sandbox; one TaskValidation per task, in order.
 
-The shard streams through in batches of `batch_size` tasks (docs/architecture.md, "Bounded memory"): read, validated
+The shard streams through in batches of `batch_size` tasks (docs/design/pipeline.md, "Bounded memory"): read, validated
 on one pool of sandboxed workers, written; the summary keeps counts and an example per failure code."""
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ element or another table become plain columns here, and the suites then expect t
 - uniqueness is a count: `key_rows`, how many rows of the table share the row's key (the duplicated keys come
   from `duplicate_keys` over a whole frame, or from DuckDB over a stored table), so that it too holds for a part
   of a table as for the whole.
-- recomputations are columns compared with a pair expectation: `score_recomputed` (the formula of docs/architecture.md, "Scoring"),
+- recomputations are columns compared with a pair expectation: `score_recomputed` (the formula of docs/design/contracts.md, "Scoring"),
   `passed_recomputed` (score ≥ 0.75), `first_capability`, `spec_id`.
 - values GX cannot see inside: `unknown_capabilities` (null when all are known), `n_capabilities`,
   `min_check_weight` (from `spec_json`), `last_role`, `n_tools`.
@@ -92,7 +92,7 @@ _BAD = object()
 
 
 def recompute_score(safety: Any, completion: Any, robustness: Any, status: Any = None) -> float | None:
-    """The score (docs/architecture.md, "Scoring") from its parts, computed exactly as grading does; None when a part is
+    """The score (docs/design/contracts.md, "Scoring") from its parts, computed exactly as grading does; None when a part is
     missing. A failed trial (`status` "failed": it crashed or ran past its time) scores 0 whatever its parts say: they
     record what happened before it stopped."""
     if status == "failed":

@@ -13,7 +13,7 @@ GX is quiet while a gate runs (`quiet_gx`): its INFO logs (some 200 lines at its
 warnings and its progress bars would bury the verdict in a task's log.
 
 `run_gate_files(stage, files)` is the same gate over Parquet files (a run's staged tables), judged a part at a time
-(docs/architecture.md, "Bounded memory"): each part is read a batch at a time into frames that keep the derived helper
+(docs/design/pipeline.md, "Bounded memory"): each part is read a batch at a time into frames that keep the derived helper
 columns and stand-ins for the bulky columns, and the parts' results are added up (`coworkenv.quality.merge`): the
 verdict, the counts and the examples are those `run_gate` gives over the whole tables.
 

@@ -1,4 +1,4 @@
-"""One table's GX result from the results of its parts (docs/architecture.md, "Bounded memory", gate).
+"""One table's GX result from the results of its parts (docs/design/pipeline.md, "Bounded memory", gate).
 
 A stored table is judged a part at a time, so that the gate holds one part, not the table. Every rule the suites
 may hold is either about one row (`ROW_WISE`: a column map or a pair of columns; the table's uniqueness too,

@@ -1,4 +1,4 @@
-"""A gate's report, readable offline: `data_docs/<stage>/index.html` (docs/architecture.md, "Quality gates").
+"""A gate's report, readable offline: `data_docs/<stage>/index.html` (docs/design/data.md, "Quality gates").
 
 `write_page` writes one self-contained HTML file (an inline stylesheet, no script, no external URL): the verdict,
 the failed expectations with their examples, then every expectation of every table with its result, and a link to

@@ -1,4 +1,4 @@
-"""A stored table, judged a part at a time (`gates.run_gate_files`; docs/architecture.md, "Bounded memory", gate).
+"""A stored table, judged a part at a time (`gates.run_gate_files`; docs/design/pipeline.md, "Bounded memory", gate).
 
 What a part needs of the whole table comes first, read from only the columns it needs: the id sets of the
 cross-table rules (`stored_rows`, given to `StageGate.link_sources`) and the keys more than one row has

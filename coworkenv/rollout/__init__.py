@@ -1,4 +1,4 @@
-"""Rollouts (docs/architecture.md, "Rollouts"): agents played in tasks' episodes, graded and recorded.
+"""Rollouts (docs/design/agents-and-rollouts.md, "Rollouts"): agents played in tasks' episodes, graded and recorded.
 
 `run_trials` (the engine) runs N tasks × k trials of any agent and keeps one `TrialRecord` per trial in a resumable
 trials file; `rollout_row` / `rollout_rows` / the `rollout` sandbox job are the synthesis pipeline's oracle rollouts

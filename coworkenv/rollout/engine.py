@@ -1,4 +1,4 @@
-"""The rollout engine (docs/architecture.md, "Rollouts"): N tasks × k trials of one agent, each trial a record
+"""The rollout engine (docs/design/agents-and-rollouts.md, "Rollouts"): N tasks × k trials of one agent, each trial a record
 appended to a resumable trials file as it finishes.
 
 How the agent is driven is its mode: `local` agents (plain policies) run one trial per job in a pool of sandboxed

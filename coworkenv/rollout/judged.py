@@ -1,4 +1,4 @@
-"""Sandbox jobs that may grade rubrics (docs/architecture.md, "Judge"): `run_jobs` with the active judge's verdicts.
+"""Sandbox jobs that may grade rubrics (docs/design/contracts.md, "Judge"): `run_jobs` with the active judge's verdicts.
 
 A job's payload is a JSON object; with a judge active, the parent adds `"verdicts": [TableRow, ...]` (the pairs it
 foresees for that item) and the job, through `judged_job`, answers `{"output", "missed"}`; the parent asks the judge

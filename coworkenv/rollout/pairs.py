@@ -1,4 +1,4 @@
-"""Preference pairs for DPO (docs/architecture.md, "Rollouts"): per task, a passing and a failing continuation of the
+"""Preference pairs for DPO (docs/design/agents-and-rollouts.md, "Rollouts"): per task, a passing and a failing continuation of the
 same prompt, both graded by the environment, with the score gap recorded.
 
 Chosen: the evaluated model's best passing trial (highest score, then lowest trial); when it has none, the oracle's

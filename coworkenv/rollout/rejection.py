@@ -1,4 +1,4 @@
-"""Rejection sampling for SFT (docs/architecture.md, "Rollouts"): an agent's own successful trials become `sft` rows.
+"""Rejection sampling for SFT (docs/design/agents-and-rollouts.md, "Rollouts"): an agent's own successful trials become `sft` rows.
 
 Kept: trials with status `ok` and score ≥ `threshold` (default 1.0: every check passed, no unrecovered tool error,
 no violation; `PASS_THRESHOLD`, 0.75, would also keep trials that missed a quarter of the check weight, and training on

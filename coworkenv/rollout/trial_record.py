@@ -1,4 +1,4 @@
-"""Trial records (docs/architecture.md, "Rollouts"): one per (task, trial), everything a trial left behind — the
+"""Trial records (docs/design/agents-and-rollouts.md, "Rollouts"): one per (task, trial), everything a trial left behind — the
 conversation, the trace of every turn and call, the workspace audit log, the final snapshot diff, the grade — and
 the rows the release tables take from it."""
 

@@ -1,4 +1,4 @@
-"""The trials file (docs/architecture.md, "Rollouts"): one JSON line per finished trial, appended as it finishes.
+"""The trials file (docs/design/agents-and-rollouts.md, "Rollouts"): one JSON line per finished trial, appended as it finishes.
 
 Durability rule: a record is written with one `write` of the whole line, newline last, then fsync'd; so after a kill
 the file holds whole lines and at most one torn last line (no newline at its end), which `open` cuts off. A run that

@@ -1,6 +1,6 @@
 """A wall-clock budget for work that runs in this process (`coworkenv run`, `grade`, `check` on trusted files): the
 sandbox's workers bound every task they run, and this bounds the same work when no sandbox is used, so that no
-check or replay anywhere runs longer than a bounded time (docs/architecture.md, "Sandbox")."""
+check or replay anywhere runs longer than a bounded time (docs/design/agents-and-rollouts.md, "Sandbox")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The capability taxonomy (docs/architecture.md, "Capabilities"): what a task exercises, what the planner targets,
+"""The capability taxonomy (docs/design/validation-and-repair.md, "Capabilities"): what a task exercises, what the planner targets,
 and the capability profile an evaluation measures and the planner reads."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""TaskSpec (docs/architecture.md, "TaskSpec"; a contract): one self-contained, executable, gradable task."""
+"""TaskSpec (docs/design/contracts.md, "TaskSpec"; a contract): one self-contained, executable, gradable task."""
 
 from __future__ import annotations
 

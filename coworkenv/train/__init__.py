@@ -1,1 +1,1 @@
-"""Models and training (docs/architecture.md, "Models"): the offline tiny model."""
+"""Models and training (docs/design/training.md, "Models"): the offline tiny model."""

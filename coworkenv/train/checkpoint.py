@@ -1,4 +1,4 @@
-"""What every training job shares (docs/architecture.md, "Training"): the checks of its model and output folders, the
+"""What every training job shares (docs/design/training.md, "Training"): the checks of its model and output folders, the
 progress callback, the divergence check, and the checkpoint folder — model, tokenizer, `training.json` (the job's
 record) and `curves.png` (its curves over steps)."""
 

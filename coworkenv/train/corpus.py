@@ -1,4 +1,4 @@
-"""The text the tiny model's tokenizer is trained on: the project's own prompts (docs/architecture.md, "Models").
+"""The text the tiny model's tokenizer is trained on: the project's own prompts (docs/design/training.md, "Models").
 
 Every document is a whole conversation rendered with the model's chat template — the system prompt, the tool
 schemas a task allows, the instruction, the oracle's tool calls, the workspace's tool results, the final answer — of

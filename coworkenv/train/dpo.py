@@ -1,4 +1,4 @@
-"""The DPO job (docs/architecture.md, "Training"): TRL's `DPOTrainer` on preference pairs the environment graded — per
+"""The DPO job (docs/design/training.md, "Training"): TRL's `DPOTrainer` on preference pairs the environment graded — per
 task, a passing and a failing continuation of the same prompt from an evaluation of the model on training tasks
 (`rollout/pairs.py`). One config model (`DPOJobConfig`: the Python API, the CLI flags and the YAML file), one entry
 point (`train_dpo`). The checkpoint folder gets the model and tokenizer, `training.json` (the config, the evaluation,

@@ -1,4 +1,4 @@
-"""The environment of one RL rollout (docs/architecture.md, "Training"): a task's workspace, built from its spec, that
+"""The environment of one RL rollout (docs/design/training.md, "Training"): a task's workspace, built from its spec, that
 the model's raw turns are played in — the same `EpisodeSession` the rollout engine and evaluation drive, so tool
 calls go through the workspace's tool layer (allowed tools, argument checks, injected faults, the audit log) and the
 scripted user answers messages without tool calls. Each turn's text is read with the agents' parser (`parse_reply`),

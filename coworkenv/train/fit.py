@@ -1,4 +1,4 @@
-"""Conversations fitted to a training length (docs/architecture.md, "Training").
+"""Conversations fitted to a training length (docs/design/training.md, "Training").
 
 A trainer that truncates a tokenized conversation at `max_length` cuts it anywhere: inside an assistant turn (the
 model then learns a call that never closes) or before the first one (a row with nothing to learn, still paid for).

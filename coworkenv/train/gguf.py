@@ -1,4 +1,4 @@
-"""A pretrained base model from a GGUF file (docs/architecture.md, "Models", "Importing a GGUF base"): de-quantized
+"""A pretrained base model from a GGUF file (docs/design/training.md, "Models", "Importing a GGUF base"): de-quantized
 to float32 and written as a plain transformers checkpoint with the project's tool-capable chat template, and a card
 that says exactly which file it came from.
 

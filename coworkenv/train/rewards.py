@@ -1,4 +1,4 @@
-"""The RL job's reward functions (docs/architecture.md, "Training"), one per objective, each a plain function in TRL's
+"""The RL job's reward functions (docs/design/training.md, "Training"), one per objective, each a plain function in TRL's
 shape, `f(prompts, completions, **kwargs) -> list[float]`, named so that TRL logs `rewards/<name>/mean`.
 
 None of them reads the completion's text for what it claims: every reward comes from the `episode` TRL hands over

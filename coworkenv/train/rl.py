@@ -1,4 +1,4 @@
-"""The RL job (docs/architecture.md, "Training"): TRL's `GRPOTrainer` on a release's `rl` rows, rewarded by what the
+"""The RL job (docs/design/training.md, "Training"): TRL's `GRPOTrainer` on a release's `rl` rows, rewarded by what the
 model's tool calls do in each task's workspace. One config model (`RLJobConfig`: the Python API, the CLI flags and
 the YAML file), one entry point (`train_rl`). Episodes are played by our rollout function (`train/rl_rollout.py`), the
 four rewards (`train/rewards.py`) are logged apart, and the method picks how TRL combines them: `grpo` sums the

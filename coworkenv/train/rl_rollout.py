@@ -1,4 +1,4 @@
-"""The RL job's multi-turn rollout (docs/architecture.md, "Training"): the `rollout_func` TRL's `GRPOTrainer` calls for
+"""The RL job's multi-turn rollout (docs/design/training.md, "Training"): the `rollout_func` TRL's `GRPOTrainer` calls for
 each generation batch. Every prompt (an `rl` row's opening messages, tagged with its task id) gets a
 `TaskEnvironment` built from its spec; the trainer's own model writes the assistant turns of all open episodes in
 lock-step, each turn is played in its workspace, and what the environment answers (tool results, the user's reply)

@@ -1,4 +1,4 @@
-"""The SFT job (docs/architecture.md, "Training"): TRL's `SFTTrainer` on a release's `sft` table — tool-call
+"""The SFT job (docs/design/training.md, "Training"): TRL's `SFTTrainer` on a release's `sft` table — tool-call
 conversations (the oracle's trajectories, or a model's own rejection-sampled successes), loss on assistant tokens
 only. One config model (`SFTJobConfig`: the Python API, the CLI flags and the YAML file), one entry point
 (`train_sft`). The checkpoint folder gets the model and tokenizer, `training.json` (the config, the release, the base

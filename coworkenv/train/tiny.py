@@ -1,4 +1,4 @@
-"""The tiny model (docs/architecture.md, "Models"): a small Qwen2-architecture causal LM built offline, random
+"""The tiny model (docs/design/training.md, "Models"): a small Qwen2-architecture causal LM built offline, random
 weights, with a byte-level BPE tokenizer trained on the project's own prompts and a tool-capable chat template.
 
 It knows nothing; it exists so that every CPU test, the demo and training runs have a real transformers model with

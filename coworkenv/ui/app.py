@@ -1,4 +1,4 @@
-"""The web app the Airflow plugin mounts (docs/architecture.md, "UI"): read-only pages over the data root.
+"""The web app the Airflow plugin mounts (docs/design/pipeline.md, "UI"): read-only pages over the data root.
 
 `create_app(authenticate)` is a FastAPI app of GET routes only. Every route depends on `authenticate`, which
 raises (an `HTTPException`: 401, 403 or a redirect to a login page) unless the request comes from a signed-in user;

@@ -85,7 +85,7 @@ def _validation(output: Any, task_id: str) -> TaskValidation:
                         "the sandboxed battery returned something that is not a TaskValidation")  # fmt: skip
 
 
-# --- rubric verdicts for the sandbox (docs/architecture.md, "Judge") -----------------------------------------------
+# --- rubric verdicts for the sandbox (docs/design/contracts.md, "Judge") -------------------------------------------
 
 
 def _envelope(payload: str, rows: list[TableRow]) -> str:
@@ -171,7 +171,7 @@ def iter_validations(
     budget_s: float | None = None,
 ) -> Iterator[list[TaskValidation]]:
     """`validate_tasks` a batch at a time: one list of TaskValidations per batch of items, in order, so a caller that
-    streams its tasks holds one batch (docs/architecture.md, "Bounded memory"). `name(i)` labels the i-th item of
+    streams its tasks holds one batch (docs/design/pipeline.md, "Bounded memory"). `name(i)` labels the i-th item of
     the whole stream when it has no task id of its own.
 
     With a sandbox runtime one pool of `workers` sandboxed workers serves every batch (started with the first, closed

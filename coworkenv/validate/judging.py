@@ -1,4 +1,4 @@
-"""The rubric verdicts a sandboxed battery needs, asked for by the trusted parent (docs/architecture.md, "Judge").
+"""The rubric verdicts a sandboxed battery needs, asked for by the trusted parent (docs/design/contracts.md, "Judge").
 
 `spec_pairs` reads the (criteria, text) pairs the battery will ask the judge about off a raw task JSON text alone,
 without building a TaskSpec or running anything (only its scripted user is parsed, to know which `say` it answers):

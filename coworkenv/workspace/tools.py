@@ -1,4 +1,4 @@
-"""The tool catalog (docs/architecture.md, "Tools"): one registry, each tool's JSON schema generated from its args
+"""The tool catalog (docs/design/contracts.md, "Tools"): one registry, each tool's JSON schema generated from its args
 model, and the helpers tool implementations share."""
 
 from __future__ import annotations

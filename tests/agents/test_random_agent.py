@@ -63,7 +63,7 @@ def test_the_same_seed_gives_the_same_episode_and_another_seed_another():
 
 def test_it_scores_near_zero():
     """No trial passes; the mean stays below what an answer-only "Done." earns (the formula gives any non-empty
-    attempt 0.2 × robustness plus the guard checks it leaves alone, docs/architecture.md, "Rollouts")."""
+    attempt 0.2 × robustness plus the guard checks it leaves alone, docs/design/agents-and-rollouts.md, "Rollouts")."""
     generated, _ = generate(GenerateRequest(n=150, seed=3))
     for specs in (EXAMPLE_SPECS, generated):
         scores = [grade(spec, _run(spec, seed)[1]).score for spec in specs for seed in range(3)]

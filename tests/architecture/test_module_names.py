@@ -24,7 +24,7 @@ def shared_names(library: Path = LIBRARY) -> dict[str, set[str]]:
 def documented() -> dict[str, set[str]]:
     """The table of the "Parallel modules" section: file name → folders, one row possibly naming several files."""
     text = DOC.read_text(encoding="utf-8")
-    section = text.split("\n## Parallel modules\n", 1)[1].split("\n## ", 1)[0]
+    section = text.split("\n### Parallel modules\n", 1)[1].split("\n## ", 1)[0]
     table: dict[str, set[str]] = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]

@@ -1,4 +1,4 @@
-"""The scale-out stack (docker-compose.yml + Dockerfile) has the shape docs/architecture.md ("Running") describes, and it
+"""The scale-out stack (docker-compose.yml + Dockerfile) has the shape docs/design/pipeline.md ("Running") describes, and it
 is the `cluster` profile of coworkenv/airflow_env.py: the same settings, commands and shared folders, from one source.
 
 There is no Docker engine on the development machines, so the file is parsed and its shape checked. The compose file

@@ -1,4 +1,4 @@
-"""Paired comparison of two evaluations (docs/architecture.md, "Evaluation metrics and reports")."""
+"""Paired comparison of two evaluations (docs/design/evaluation.md, "Evaluation metrics and reports")."""
 
 from __future__ import annotations
 

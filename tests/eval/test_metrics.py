@@ -1,4 +1,4 @@
-"""Suite metrics on small row sets computed by hand (docs/architecture.md, "Evaluation metrics and reports")."""
+"""Suite metrics on small row sets computed by hand (docs/design/evaluation.md, "Evaluation metrics and reports")."""
 
 from __future__ import annotations
 

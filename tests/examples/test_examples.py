@@ -1,6 +1,8 @@
 """The hand-written example tasks: each passes the grading-consistency gate, and together they cover every
-service and tool (docs/architecture.md, "Tools"), every check kind (§4), every capability (§8) and the special task shapes the
-validation battery (§6) relies on: multi-turn users, prohibited rules, prompt injection, faults, multi-step."""
+service and tool (docs/design/contracts.md, "Tools"), every check kind (docs/design/contracts.md, "Check kinds"),
+every capability (docs/design/validation-and-repair.md, "Capabilities") and the special task shapes the validation
+battery (docs/design/validation-and-repair.md, "Validation battery") relies on: multi-turn users, prohibited rules,
+prompt injection, faults, multi-step."""
 
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ EXAMPLES = ROOT / "examples"
 TASK_DIR = EXAMPLES / "tasks"
 FILES = sorted(TASK_DIR.glob("*.json"))
 
-# The minimum catalog (docs/architecture.md, "Tools"): every one of these must be exercised by some oracle solution.
+# The minimum catalog (docs/design/contracts.md, "Tools"): every one of these must be exercised by some oracle solution.
 CATALOG_TOOLS = CATALOG
 EMPTY_STATE = WorkspaceSpec().model_dump(mode="json", by_alias=True)
 GLOB_CHARS = re.compile(r"[*?\[]")

@@ -1,4 +1,4 @@
-"""Composite scoring (docs/architecture.md, "Scoring"): group checks count with their own weight, `requires` gates a
+"""Composite scoring (docs/design/contracts.md, "Scoring"): group checks count with their own weight, `requires` gates a
 check's credit on other checks passing, and a check that is not graded counts as failed and is listed."""
 
 from __future__ import annotations

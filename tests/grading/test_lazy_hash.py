@@ -1,5 +1,5 @@
 """A grade made by `grade` hashes its evidence only when the hash is read or the grade is dumped, compared, copied
-or pickled; whichever comes first, the hash is the evidence's (docs/architecture.md, "Bounded memory")."""
+or pickled; whichever comes first, the hash is the evidence's (docs/design/pipeline.md, "Bounded memory")."""
 
 from __future__ import annotations
 

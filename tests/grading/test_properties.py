@@ -1,8 +1,8 @@
-"""Property tests of the grading invariants (docs/architecture.md, "Scoring") over generated trajectories.
+"""Property tests of the grading invariants (docs/design/contracts.md, "Scoring") over generated trajectories.
 
 Trajectories are random sequences of assistant messages: tool calls drawn from the catalog (plus unknown
 names) with valid, semi-valid, junk or unparseable arguments; messages to the user; a final answer. They run
-against a few base specs: the contract example of docs/architecture.md (prohibited rules), a rich spec with argument-matched
+against a few base specs: the contract example of docs/design/contracts.md (prohibited rules), a rich spec with argument-matched
 prohibited rules, one with injected faults, and a multi-turn one.
 """
 

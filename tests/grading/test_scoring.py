@@ -1,4 +1,4 @@
-"""The scoring formula (docs/architecture.md, "Scoring") on hand-built and real evidence; pass@k / pass^k; multi-turn; replay."""
+"""The scoring formula (docs/design/contracts.md, "Scoring") on hand-built and real evidence; pass@k / pass^k; multi-turn; replay."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The generate and validate stages stream their tasks in batches (docs/architecture.md, "Bounded memory"): whatever
+"""The generate and validate stages stream their tasks in batches (docs/design/pipeline.md, "Bounded memory"): whatever
 the batch size, they write the same bytes as one batch of everything would, and they take their input lazily."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The stages after validation stream their task sets in batches (docs/architecture.md, "Bounded memory"): whatever
+"""The stages after validation stream their task sets in batches (docs/design/pipeline.md, "Bounded memory"): whatever
 the batch size, they write the same files and publish the same release, byte for byte."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Rubrics graded in the sandboxed rollout jobs (docs/architecture.md, "Judge"): the oracle rollout of the synthesis
+"""Rubrics graded in the sandboxed rollout jobs (docs/design/contracts.md, "Judge"): the oracle rollout of the synthesis
 pipeline (`rollout` job) and a trial of a `local` agent (`trial` job) get the parent's verdicts on the pairs the spec
 foresees; a pair it did not foresee comes back as missed and that item runs once more with its verdict. Without a
 judge the rubric stays not graded."""

@@ -1,4 +1,4 @@
-"""TaskSpec contract (docs/architecture.md, "TaskSpec"): strict parsing, clear errors, the documented example, JSON Schema."""
+"""TaskSpec contract (docs/design/contracts.md, "TaskSpec"): strict parsing, clear errors, the documented example, JSON Schema."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from coworkenv.spec import CAPABILITIES, CHECK_KINDS, TaskSpec
 from coworkenv.spec.io import load_tasks
 from tests.support import EXAMPLES, ROOT
 
-# The example of docs/architecture.md, "TaskSpec", read from the document: it must stay valid.
-_DOC = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+# The example of docs/design/contracts.md, "TaskSpec", read from the document: it must stay valid.
+_DOC = (ROOT / "docs" / "design" / "contracts.md").read_text(encoding="utf-8")
 CONTRACT_EXAMPLE = json.loads(re.search(r"## TaskSpec \(contract\).*?```json\n(.*?)```", _DOC, re.S).group(1))
 
 

@@ -21,7 +21,7 @@ T1_PATH = FIXTURES / "t1.json"
 
 ALL_TOOLS = list(TOOLS.names())
 
-# The minimum catalog, by service (docs/architecture.md, "Tools"; a contract).
+# The minimum catalog, by service (docs/design/contracts.md, "Tools"; a contract).
 CATALOG = {
     "files": ["files_list", "files_read", "files_write", "files_delete", "files_move"],
     "mail": ["mail_search", "mail_read", "mail_send", "mail_reply", "mail_draft", "mail_send_draft", "mail_move", "mail_label",

@@ -1,4 +1,4 @@
-"""The hardware profiles (docs/architecture.md, "Training"): every shipped accelerate config loads with accelerate's own
+"""The hardware profiles (docs/design/training.md, "Training"): every shipped accelerate config loads with accelerate's own
 loader and launcher code and gives the setup it names; `coworkenv train profiles` lists them; and `coworkenv train sft`
 runs unchanged under `accelerate launch` as the README gives it — one CPU process (the same checkpoint as a plain
 run, also through `--profile cpu`) and two (real data-parallel training over gloo, one checkpoint, one report)."""

@@ -1,5 +1,6 @@
-"""The validation battery (docs/architecture.md, "Validation battery"): every code passes on a sound spec and fails on a spec broken for it;
-procedural families and the hand-written examples are valid; bad input never raises."""
+"""The validation battery (docs/design/validation-and-repair.md, "Validation battery"): every code passes on a sound
+spec and fails on a spec broken for it; procedural families and the hand-written examples are valid; bad input never
+raises."""
 
 from __future__ import annotations
 

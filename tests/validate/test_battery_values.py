@@ -1,6 +1,6 @@
 """Exact battery outcomes for known specs: discrimination as literal numbers, the `multi_step` rule at its boundary.
 
-`discrimination` is the share of the *applicable* discriminating checks that passed (docs/architecture.md,
+`discrimination` is the share of the *applicable* discriminating checks that passed (docs/design/validation-and-repair.md,
 "Validation battery"): a check whose details say `"applicable": false` is left out of both counts. The values below
 are worked out by hand from the five discriminating codes (`empty_scores_0`, `answer_only_fails`,
 `checks_discriminate`, `prefix_partial`, `prohibited_zeroes`)."""

@@ -1,4 +1,4 @@
-"""Rubric verdicts cross into the sandbox (docs/architecture.md, "Judge"): the parent asks the judge for every pair the
+"""Rubric verdicts cross into the sandbox (docs/design/contracts.md, "Judge"): the parent asks the judge for every pair the
 battery will need, ships the verdicts as a table, and the sandboxed battery grades rubrics from it; a pair the parent
 did not foresee comes back as missed and the task runs once more with its verdict. The judge is never reached from
 inside the sandbox (bubblewrap has no network)."""

@@ -1,4 +1,4 @@
-"""The tool catalog (docs/architecture.md, "Tools"): every tool's success path and error codes, the audit log, JSON schemas."""
+"""The tool catalog (docs/design/contracts.md, "Tools"): every tool's success path and error codes, the audit log, JSON schemas."""
 
 from __future__ import annotations
 

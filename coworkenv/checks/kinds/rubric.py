@@ -1,7 +1,7 @@
 """`rubric`: a judge model decides whether the answer (or every assistant message) meets written criteria.
 
 For imported and LLM-generated tasks whose answers no exact check can grade; procedural families keep exact checks.
-The judge is `coworkenv.llm.judge.active_judge()` (docs/architecture.md, "Judge"); without one the check is not
+The judge is `coworkenv.llm.judge.active_judge()` (docs/design/contracts.md, "Judge"); without one the check is not
 graded — `(None, reason)`, counted as not passed — never passed. `adversarial` holds wrong but plausible answers
 (keyword-stuffed, negated, another option) that the battery's `judge_calibration` proves the judge fails, next to
 the oracle's answer that it must pass.

@@ -1,5 +1,5 @@
 """`coworkenv import claw-eval`: Claw-Eval task folders → TaskSpecs with a derived oracle, and a report of what could
-not be expressed (docs/architecture.md, "Importing Claw-Eval tasks"). Task folders are read as data: YAML's safe
+not be expressed (docs/design/evaluation.md, "Importing Claw-Eval tasks"). Task folders are read as data: YAML's safe
 loader, JSON fixtures, grader.py parsed for literal constants and never run."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Claw-Eval grading → CoworkEnv checks and prohibited rules, one criterion at a time, each with a status:
 `exact` (same meaning), `approximate` (close, with the difference named), `rubric` (judge-scored there and here) or
-`unexpressible` (with the reason). The mapping table is docs/architecture.md, "Importing Claw-Eval tasks"."""
+`unexpressible` (with the reason). The mapping table is docs/design/evaluation.md, "Importing Claw-Eval tasks"."""
 
 from __future__ import annotations
 

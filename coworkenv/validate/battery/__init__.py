@@ -1,4 +1,4 @@
-"""The validation battery (docs/architecture.md, "Validation battery"): one function per code in `BATTERY_CODES`,
+"""The validation battery (docs/design/validation-and-repair.md, "Validation battery"): one function per code in `BATTERY_CODES`,
 run on one task.
 
 Every check is a function of a lazily built context (the oracle run, the empty run, …, each computed once

@@ -1,5 +1,5 @@
 """Battery check `judge_calibration`: every `rubric` check's judge passes the oracle's text and fails each of the
-rubric's adversarial answers (docs/architecture.md, "Judge").
+rubric's adversarial answers (docs/design/contracts.md, "Judge").
 
 Per rubric, `details["rubrics"]` holds `{"check", "scope", "ok", "oracle": {"passed", "reason"}, "adversarial":
 [{"index", "passed", "reason"}, ...]}` (`passed` None: not graded), so the validations table answers "which rubrics

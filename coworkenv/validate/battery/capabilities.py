@@ -9,7 +9,7 @@ from coworkenv.workspace.service import SERVICES
 from coworkenv.workspace.tools import TOOLS
 
 MULTI_STEP_EFFECTS = 4
-"""docs/architecture.md, "Capabilities": multi_step means ≥ 4 dependent effects across services."""
+"""docs/design/validation-and-repair.md, "Capabilities": multi_step means ≥ 4 dependent effects across services."""
 
 
 def evidence_kinds(capability: str) -> list[str]:

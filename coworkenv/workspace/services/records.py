@@ -2,7 +2,7 @@
 
 A task brings a CRM, an inventory or a config store without code: each collection names its fields' types and holds
 records with a string `id`. The tools take the collection by name and check every value against its schema; the
-agent sees the task's collections and fields in the tools' schemas (`schema_for`, docs/architecture.md, "Typed
+agent sees the task's collections and fields in the tools' schemas (`schema_for`, docs/design/contracts.md, "Typed
 record collections").
 """
 
