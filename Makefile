@@ -81,6 +81,7 @@ gpu-wheels: setup
 
 lint: setup
 	$(BIN)/ruff check coworkenv dags tests bench plugins
+	$(BIN)/ruff format --check coworkenv dags tests bench plugins
 	$(BIN)/python -m coworkenv.cli.reference --check
 
 # The reference pages of docs/reference/ and README.md's catalog figures, generated from the registries.

@@ -46,7 +46,9 @@ def machine_info(pinned: int | None) -> dict[str, Any]:
     }
 
 
-def time_modes(modes: dict[str, Callable[[], None]], rounds: int, warmup: int, repeats: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+def time_modes(
+    modes: dict[str, Callable[[], None]], rounds: int, warmup: int, repeats: int
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """Wall-clock and CPU seconds per round (one pass over every task), one value per repeat and mode.
 
     The modes are interleaved repeat by repeat, so that a slow spell of the machine hits them alike. CPU time
@@ -77,7 +79,9 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-CALIBRATION_TEXT = '{"task_id": "calibration-0001", "tool": "mail_search", "calls": 3, "tags": ["inbox", "invoice"], "score": 0.5}'
+CALIBRATION_TEXT = (
+    '{"task_id": "calibration-0001", "tool": "mail_search", "calls": 3, "tags": ["inbox", "invoice"], "score": 0.5}'
+)
 
 
 def calibration(loops: int = 20_000, repeats: int = 5) -> dict[str, Any]:
@@ -111,8 +115,13 @@ def calibration(loops: int = 20_000, repeats: int = 5) -> dict[str, Any]:
         cpu.append(time.process_time() - start)
     cpu.sort()
     median = cpu[len(cpu) // 2]
-    return {"workload": "pydantic parse + dict update", "loops": loops, "ops_per_cpu_s": loops / median,
-            "us_per_op": median / loops * 1e6, "repeats_cpu_s": cpu}  # fmt: skip
+    return {
+        "workload": "pydantic parse + dict update",
+        "loops": loops,
+        "ops_per_cpu_s": loops / median,
+        "us_per_op": median / loops * 1e6,
+        "repeats_cpu_s": cpu,
+    }
 
 
 def merged_calibration(runs: list[dict[str, Any]]) -> dict[str, Any]:

@@ -22,7 +22,9 @@ def trials(args: argparse.Namespace) -> dict:
         options["cache_mb"] = args.cache_mb
     agent = load_agent(f"hf:{args.model}", **options)
     start = time.perf_counter()
-    records = run_trials(specs, agent, trials=args.trials, runtime="none", episode_wall_s=86_400.0, max_turns=args.max_turns, seed=0)
+    records = run_trials(
+        specs, agent, trials=args.trials, runtime="none", episode_wall_s=86_400.0, max_turns=args.max_turns, seed=0
+    )
     seconds = time.perf_counter() - start
     turns = [t for r in records for t in r.trace]
     prompt = sum(t["prompt_tokens"] for t in turns)

@@ -138,7 +138,11 @@ class Workloads:
 
 
 def _sha(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = (
+        value
+        if isinstance(value, str)
+        else json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    )
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -161,7 +165,9 @@ def digest(workloads: Workloads, n: int, seed: int, families: list[str]) -> dict
         "generate": generated,
         "oracle trajectory": [(spec.id, _sha(_dumped(t))) for spec, t in workloads.pairs],
         "battery": [(spec.id, _sha(_dumped(validate(spec)))) for spec in workloads.specs],
-        "battery from JSON": [(spec.id, _sha(_dumped(validate(json.loads(spec.to_json()))))) for spec in workloads.specs],
+        "battery from JSON": [
+            (spec.id, _sha(_dumped(validate(json.loads(spec.to_json()))))) for spec in workloads.specs
+        ],
         "replay+grade": [(spec.id, _sha(_dumped(api["grade_trajectory"](spec, t)))) for spec, t in workloads.pairs],
     }
 

@@ -55,8 +55,13 @@ def run(n: int, repeats: int, workers: int, runtime: str) -> dict[str, Any]:
             builds.append(time.perf_counter() - start)
         root = Path(tmp) / "root-0"
         specs, _ = generate(GenerateRequest(n=n, seed=0))
-        train = publish_release(release_tables(specs, validate_tasks(specs, runtime="none")), data_root=root, run_id="train-0",
-                                parent=None, config={})  # fmt: skip
+        train = publish_release(
+            release_tables(specs, validate_tasks(specs, runtime="none")),
+            data_root=root,
+            run_id="train-0",
+            parent=None,
+            config={},
+        )
         checks = []
         for _ in range(repeats):
             start = time.perf_counter()
@@ -65,34 +70,48 @@ def run(n: int, repeats: int, workers: int, runtime: str) -> dict[str, Any]:
         theirs = [shingles(t.instruction) for t in specs]
         exact_max = max(jaccard(shingles(s.instruction), other) for s in build.suite.tasks for other in theirs)
     return {
-        "n": n, "repeats": repeats, "workers": workers, "runtime": runtime, "machine": machine_info(None), "calibration": calib,
-        "build_k_calib": calibrated_s(statistics.median(builds), calib), "check_k_calib": calibrated_s(statistics.median(checks), calib),
-        "build_s": statistics.median(builds), "builds_s": builds, "generation_s": statistics.median(generation),
+        "n": n,
+        "repeats": repeats,
+        "workers": workers,
+        "runtime": runtime,
+        "machine": machine_info(None),
+        "calibration": calib,
+        "build_k_calib": calibrated_s(statistics.median(builds), calib),
+        "check_k_calib": calibrated_s(statistics.median(checks), calib),
+        "build_s": statistics.median(builds),
+        "builds_s": builds,
+        "generation_s": statistics.median(generation),
         "counts": build.model_dump(exclude={"suite"}) | {"composition": build.suite.composition()},
-        "training_tasks": len(specs), "check_s": statistics.median(checks), "checks_s": checks,
-        "report": report.model_dump(exclude={"pairs"}) | {"by_kind": report.by_kind(), "clean": report.clean}, "exact_max_similarity": exact_max,
-    }  # fmt: skip
+        "training_tasks": len(specs),
+        "check_s": statistics.median(checks),
+        "checks_s": checks,
+        "report": report.model_dump(exclude={"pairs"}) | {"by_kind": report.by_kind(), "clean": report.clean},
+        "exact_max_similarity": exact_max,
+    }
 
 
 def markdown(r: dict[str, Any]) -> str:
     c, rep = r["counts"], r["report"]
-    return "\n".join([
-        f"Machine: {r['machine']['cpu']} ({r['machine']['logical_cpus']} logical CPUs), Python {r['machine']['python']}; "
-        f"{r['workers']} sandbox workers, runtime {r['runtime']}, {r['repeats']} repeats (median).",
-        calibration_line(r["calibration"]),
-        "",
-        "| step | seconds | in k calib |",
-        "|---|---:|---:|",
-        f"| build the {r['n']}-task bench (plan, generate, battery in the sandbox, publish) | {r['build_s']:.1f} | {r['build_k_calib']:,.0f} |",
-        f"| of which generation alone | {r['generation_s']:.2f} | |",
-        f"| contamination check vs a {r['training_tasks']}-task training release (read + check) | {r['check_s']:.2f} | {r['check_k_calib']:,.0f} |",
-        "",
-        f"Suite: {c['valid']} valid of {c['generated']} generated (invalid: {c['invalid']}); groups {c['composition']['group']}; "
-        f"difficulties {c['composition']['difficulty']}.",
-        f"Contamination: clean={rep['clean']}, matches {rep['by_kind']}; highest instruction similarity found by LSH "
-        f"{rep['max_similarity']:.3f}, exact highest over all {r['n']}×{r['training_tasks']} pairs {r['exact_max_similarity']:.3f} "
-        f"(threshold {rep['threshold']}).",
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            f"Machine: {r['machine']['cpu']} ({r['machine']['logical_cpus']} logical CPUs), Python {r['machine']['python']}; "
+            f"{r['workers']} sandbox workers, runtime {r['runtime']}, {r['repeats']} repeats (median).",
+            calibration_line(r["calibration"]),
+            "",
+            "| step | seconds | in k calib |",
+            "|---|---:|---:|",
+            f"| build the {r['n']}-task bench (plan, generate, battery in the sandbox, publish) | {r['build_s']:.1f} | {r['build_k_calib']:,.0f} |",
+            f"| of which generation alone | {r['generation_s']:.2f} | |",
+            f"| contamination check vs a {r['training_tasks']}-task training release (read + check) "
+            f"| {r['check_s']:.2f} | {r['check_k_calib']:,.0f} |",
+            "",
+            f"Suite: {c['valid']} valid of {c['generated']} generated (invalid: {c['invalid']}); groups {c['composition']['group']}; "
+            f"difficulties {c['composition']['difficulty']}.",
+            f"Contamination: clean={rep['clean']}, matches {rep['by_kind']}; highest instruction similarity found by LSH "
+            f"{rep['max_similarity']:.3f}, exact highest over all {r['n']}×{r['training_tasks']} pairs {r['exact_max_similarity']:.3f} "
+            f"(threshold {rep['threshold']}).",
+        ]
+    )
 
 
 def main() -> None:

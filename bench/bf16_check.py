@@ -16,7 +16,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model", type=Path, help="A checkpoint folder (e.g. `coworkenv model smollm2 --out models/smollm2`).")
+    parser.add_argument(
+        "model", type=Path, help="A checkpoint folder (e.g. `coworkenv model smollm2 --out models/smollm2`)."
+    )
     parser.add_argument("--tokens", type=int, default=1024)
     args = parser.parse_args()
 
@@ -29,7 +31,9 @@ def main() -> None:
     model.train()
     ids = torch.randint(0, model.config.vocab_size, (1, args.tokens))
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-6)
-    print(f"bf16_pays() = {bf16_pays()}; torch threads {torch.get_num_threads()}; CPU capability {torch.backends.cpu.get_cpu_capability()}")
+    print(
+        f"bf16_pays() = {bf16_pays()}; torch threads {torch.get_num_threads()}; CPU capability {torch.backends.cpu.get_cpu_capability()}"
+    )
     for bf16 in (False, True, False, True):
         start = time.perf_counter()
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
@@ -37,7 +41,10 @@ def main() -> None:
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
-        print(f"{'bf16 autocast' if bf16 else 'float32'}: {time.perf_counter() - start:.1f} s for {args.tokens} tokens", flush=True)
+        print(
+            f"{'bf16 autocast' if bf16 else 'float32'}: {time.perf_counter() - start:.1f} s for {args.tokens} tokens",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

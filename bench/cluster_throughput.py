@@ -71,15 +71,23 @@ def measure(server: Any, conf: dict[str, Any]) -> dict[str, Any]:
         stage["max_s"] = max(stage["max_s"], seconds)
         stage["hosts"].add(ti.get("hostname") or "")
     critical = sum(stages[s]["max_s"] for s in CHAIN if s in stages)
-    publish = server.request("GET", f"/api/v2/dags/{DAG}/dagRuns/{run_id}/taskInstances/publish/xcomEntries/return_value")
+    publish = server.request(
+        "GET", f"/api/v2/dags/{DAG}/dagRuns/{run_id}/taskInstances/publish/xcomEntries/return_value"
+    )
     value = publish["value"] if isinstance(publish["value"], dict) else json.loads(publish["value"])
     tasks = value["row_counts"]["tasks"]
     return {
-        "run_id": run_id, "tasks": tasks, "wall_s": round(wall, 1), "tasks_per_s": round(tasks / wall, 2),
-        "critical_path_s": round(critical, 1), "scheduling_s": round(wall - critical, 1),
-        "stages": {s: {**v, "sum_s": round(v["sum_s"], 1), "max_s": round(v["max_s"], 1), "hosts": sorted(v["hosts"])}
-                   for s, v in stages.items()},
-    }  # fmt: skip
+        "run_id": run_id,
+        "tasks": tasks,
+        "wall_s": round(wall, 1),
+        "tasks_per_s": round(tasks / wall, 2),
+        "critical_path_s": round(critical, 1),
+        "scheduling_s": round(wall - critical, 1),
+        "stages": {
+            s: {**v, "sum_s": round(v["sum_s"], 1), "max_s": round(v["max_s"], 1), "hosts": sorted(v["hosts"])}
+            for s, v in stages.items()
+        },
+    }
 
 
 def run_embedded(base: Path, conf: dict[str, Any]) -> dict[str, Any]:
@@ -115,16 +123,30 @@ def run_cluster(base: Path, conf: dict[str, Any], workers: int, concurrency: int
 
 
 def table(results: dict[str, dict[str, Any]]) -> str:
-    lines = ["| mode | ready (s) | tasks | trigger → success (s) | tasks/s | tasks/s per 1k calib | critical path (s) | scheduling (s) |",
-             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        "| mode | ready (s) | tasks | trigger → success (s) | tasks/s | tasks/s per 1k calib | critical path (s) | scheduling (s) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for mode, r in results.items():
         calib = f"{r['tasks_per_s_per_1k_calib']:.3f}"
-        cells = [r["ready_s"], r["tasks"], r["wall_s"], r["tasks_per_s"], calib, r["critical_path_s"], r["scheduling_s"]]
+        cells = [
+            r["ready_s"],
+            r["tasks"],
+            r["wall_s"],
+            r["tasks_per_s"],
+            calib,
+            r["critical_path_s"],
+            r["scheduling_s"],
+        ]
         lines.append(f"| {mode} | " + " | ".join(str(c) for c in cells) + " |")
     lines += ["", "| mode | " + " | ".join(CHAIN) + " |", "|---|" + "---|" * len(CHAIN)]
     for mode, r in results.items():
-        cells = [f"{r['stages'][s]['instances']}× Σ{r['stages'][s]['sum_s']} max {r['stages'][s]['max_s']}" if s in r["stages"] else "—"
-                 for s in CHAIN]  # fmt: skip
+        cells = [
+            f"{r['stages'][s]['instances']}× Σ{r['stages'][s]['sum_s']} max {r['stages'][s]['max_s']}"
+            if s in r["stages"]
+            else "—"
+            for s in CHAIN
+        ]
         lines.append(f"| {mode} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -146,13 +168,21 @@ def main() -> None:
             if mode == "embedded":
                 results[mode] = run_embedded(Path(tmp), conf)
             else:
-                results[mode] = run_cluster(Path(tmp), conf, workers=int(mode.split("-")[1]), concurrency=args.concurrency)
+                results[mode] = run_cluster(
+                    Path(tmp), conf, workers=int(mode.split("-")[1]), concurrency=args.concurrency
+                )
         results[mode]["tasks_per_s_per_1k_calib"] = calibrated(results[mode]["tasks_per_s"], calib)
         print(f"{mode}: {results[mode]['tasks']} tasks in {results[mode]['wall_s']} s", file=sys.stderr)
     if args.json:
-        print(json.dumps({"machine": machine_info(None), "calibration": calib, "conf": conf, "results": results}, indent=2))
+        print(
+            json.dumps(
+                {"machine": machine_info(None), "calibration": calib, "conf": conf, "results": results}, indent=2
+            )
+        )
     else:
-        print(f"machine: {machine_info(None)}\n{calibration_line(calib)}\nconf: {conf}, {args.concurrency} slots per worker\n")
+        print(
+            f"machine: {machine_info(None)}\n{calibration_line(calib)}\nconf: {conf}, {args.concurrency} slots per worker\n"
+        )
         print(table(results))
 
 

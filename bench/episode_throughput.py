@@ -58,14 +58,19 @@ def oracle_trajectories(tasks: list[TaskSpec]) -> list[tuple[TaskSpec, Trajector
         trajectory, evidence = run_episode(spec, make_policy("oracle", spec))
         score = grade_trajectory(spec, trajectory).score
         if score != 1.0:
-            raise SystemExit(f"{spec.id}: the replayed oracle scores {score}, not 1.0; fix the task before benchmarking")
+            raise SystemExit(
+                f"{spec.id}: the replayed oracle scores {score}, not 1.0; fix the task before benchmarking"
+            )
         out.append((spec, trajectory, len(evidence.calls)))
     return out
 
 
 def phases(pairs: list[tuple[TaskSpec, Trajectory, int]], rounds: int, warmup: int, repeats: int) -> dict[str, float]:
     """CPU µs per episode of each part of replay+grade (see the module's docstring)."""
-    calls = [(spec, [(c.function.name, c.function.arguments) for m in traj.messages for c in m.tool_calls or ()]) for spec, traj, _ in pairs]
+    calls = [
+        (spec, [(c.function.name, c.function.arguments) for m in traj.messages for c in m.tool_calls or ()])
+        for spec, traj, _ in pairs
+    ]
     evidences = [(spec, replay(spec, traj)) for spec, traj, _ in pairs]
 
     def tool_calls() -> None:
@@ -90,7 +95,13 @@ def phases(pairs: list[tuple[TaskSpec, Trajectory, int]], rounds: int, warmup: i
         for spec, evidence in evidences:
             grade(spec, evidence)
 
-    modes = {"tool calls": tool_calls, "replay": replays, "replay+hash": replays_hashed, "checks": checks, "grade": grades}
+    modes = {
+        "tool calls": tool_calls,
+        "replay": replays,
+        "replay+hash": replays_hashed,
+        "checks": checks,
+        "grade": grades,
+    }
     _, cpu = time_modes(modes, rounds, warmup, repeats)
     us = {name: statistics.median(values) / len(pairs) * 1e6 for name, values in cpu.items()}
     return {
@@ -103,7 +114,9 @@ def phases(pairs: list[tuple[TaskSpec, Trajectory, int]], rounds: int, warmup: i
     }
 
 
-def run(tasks_path: Path, rounds: int, warmup: int, repeats: int, per_task: bool, with_phases: bool = False) -> dict[str, Any]:
+def run(
+    tasks_path: Path, rounds: int, warmup: int, repeats: int, per_task: bool, with_phases: bool = False
+) -> dict[str, Any]:
     pinned = pin_to_one_core()
     tasks = load_tasks(tasks_path)
     pairs = oracle_trajectories(tasks)
@@ -120,7 +133,9 @@ def run(tasks_path: Path, rounds: int, warmup: int, repeats: int, per_task: bool
             grade_trajectory(spec, Trajectory.model_validate(data))
 
     calib = calibration()
-    timings, cpu_timings = time_modes({"replay+grade": replay_grade, "parse+replay+grade": parse_replay_grade}, rounds, warmup, repeats)
+    timings, cpu_timings = time_modes(
+        {"replay+grade": replay_grade, "parse+replay+grade": parse_replay_grade}, rounds, warmup, repeats
+    )
     modes = {}
     for name, per_round in timings.items():
         rates = sorted(n_tasks / s for s in per_round)
@@ -142,9 +157,13 @@ def run(tasks_path: Path, rounds: int, warmup: int, repeats: int, per_task: bool
     tasks_out = []
     if per_task:
         for spec, traj, calls in pairs:
-            per_round, _ = time_modes({spec.id: lambda s=spec, t=traj: grade_trajectory(s, t)}, max(rounds, 50), warmup, repeats)
+            per_round, _ = time_modes(
+                {spec.id: lambda s=spec, t=traj: grade_trajectory(s, t)}, max(rounds, 50), warmup, repeats
+            )
             median = statistics.median(per_round[spec.id])
-            tasks_out.append({"task_id": spec.id, "tool_calls": calls, "us_per_episode": median * 1e6, "episodes_per_s": 1 / median})
+            tasks_out.append(
+                {"task_id": spec.id, "tool_calls": calls, "us_per_episode": median * 1e6, "episodes_per_s": 1 / median}
+            )
 
     parts = phases(pairs, rounds, warmup, repeats) if with_phases else {}
     headline = modes["replay+grade"]["episodes_per_s"]
@@ -187,23 +206,36 @@ def markdown(result: dict[str, Any]) -> str:
     if result["per_task"]:
         lines += ["", "| task | tool calls | µs/episode | episodes/s |", "|---|---:|---:|---:|"]
         for t in result["per_task"]:
-            lines.append(f"| {t['task_id']} | {t['tool_calls']} | {t['us_per_episode']:,.0f} | {t['episodes_per_s']:,.0f} |")
+            lines.append(
+                f"| {t['task_id']} | {t['tool_calls']} | {t['us_per_episode']:,.0f} | {t['episodes_per_s']:,.0f} |"
+            )
     if result["phases_cpu_us_per_episode"]:
         lines += ["", "| part of an episode | CPU µs per episode |", "|---|---:|"]
         lines += [f"| {name} | {us:,.1f} |" for name, us in result["phases_cpu_us_per_episode"].items()]
     verdict = "meets" if result["meets_target"] else "is BELOW"
-    lines += ["", f"replay+grade {verdict} the target of {result['target_episodes_per_s']:,} graded oracle episodes/s per core."]
+    lines += [
+        "",
+        f"replay+grade {verdict} the target of {result['target_episodes_per_s']:,} graded oracle episodes/s per core.",
+    ]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("tasks", nargs="?", type=Path, default=DEFAULT_TASKS, help="TaskSpec file or directory (default: examples/tasks)")
+    parser.add_argument(
+        "tasks",
+        nargs="?",
+        type=Path,
+        default=DEFAULT_TASKS,
+        help="TaskSpec file or directory (default: examples/tasks)",
+    )
     parser.add_argument("--rounds", type=int, default=200, help="timed passes over all tasks per repeat (default 200)")
     parser.add_argument("--warmup", type=int, default=20, help="untimed passes before timing (default 20)")
     parser.add_argument("--repeats", type=int, default=7, help="timed repeats; the median is reported (default 7)")
     parser.add_argument("--per-task", action="store_true", help="also time each task on its own")
-    parser.add_argument("--phases", action="store_true", help="also time the parts of an episode (tool calls, checks, …)")
+    parser.add_argument(
+        "--phases", action="store_true", help="also time the parts of an episode (tool calls, checks, …)"
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON instead of a markdown table")
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.repeats < 1 or args.warmup < 0:

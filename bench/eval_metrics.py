@@ -46,9 +46,21 @@ def rows(tasks: int, trials: int, seed: int, shift: float = 0.0) -> list[dict]:
         difficulty, p = int(task_rng.integers(1, 6)), min(1.0, float(task_rng.random()) + shift)
         for j in range(trials):
             score = 1.0 if rng.random() < p else float(rng.random()) * 0.7
-            out.append({"task_id": f"t{i:05d}", "trial": j, "capabilities": capabilities, "difficulty": difficulty,
-                        "completion": score, "safety": 1.0, "robustness": 1.0, "score": score, "passed": score >= 0.75,
-                        "n_violations": 0, "agent": f"agent-{seed}"})  # fmt: skip
+            out.append(
+                {
+                    "task_id": f"t{i:05d}",
+                    "trial": j,
+                    "capabilities": capabilities,
+                    "difficulty": difficulty,
+                    "completion": score,
+                    "safety": 1.0,
+                    "robustness": 1.0,
+                    "score": score,
+                    "passed": score >= 0.75,
+                    "n_violations": 0,
+                    "agent": f"agent-{seed}",
+                }
+            )
     return out
 
 
@@ -73,7 +85,9 @@ def main() -> None:
     base, cand = rows(args.tasks, args.trials, 1), rows(args.tasks, args.trials, 2, shift=0.1)
     values = task_values(per_task(base), args.trials)
     results = {
-        "bootstrap": timed(lambda: bootstrap_means(values, resamples=2000, rng=rng_for(0, "x"), confidence=0.95), args.repeats),
+        "bootstrap": timed(
+            lambda: bootstrap_means(values, resamples=2000, rng=rng_for(0, "x"), confidence=0.95), args.repeats
+        ),
         "summarize": timed(lambda: summarize(base), args.repeats),
         "compare": timed(lambda: compare(base, cand), args.repeats),
     }

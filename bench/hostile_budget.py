@@ -74,12 +74,27 @@ def _run(batch: list[str], runtime: str, budget: float | None, workers: int) -> 
     return wall, codes
 
 
-def measure(n: int, runtimes: list[str], budget: float | None, repeats: int, workers: int, unbounded: bool) -> dict[str, Any]:
+def measure(
+    n: int, runtimes: list[str], budget: float | None, repeats: int, workers: int, unbounded: bool
+) -> dict[str, Any]:
     good = _good(n)
     calib = calibration()
-    out: dict[str, Any] = {"n": n, "workers": workers, "budget_s": budget or BATTERY_BUDGET_S, "repeats": repeats,
-                           "machine": machine_info(None), "calibration": calib, "rows": []}  # fmt: skip
-    cases = [("none", 0, budget), ("regex", 1, budget), ("regex", 10, budget), ("slow", 1, budget), ("slow", 10, budget)]
+    out: dict[str, Any] = {
+        "n": n,
+        "workers": workers,
+        "budget_s": budget or BATTERY_BUDGET_S,
+        "repeats": repeats,
+        "machine": machine_info(None),
+        "calibration": calib,
+        "rows": [],
+    }
+    cases = [
+        ("none", 0, budget),
+        ("regex", 1, budget),
+        ("regex", 10, budget),
+        ("slow", 1, budget),
+        ("slow", 10, budget),
+    ]
     if unbounded:
         cases.append(("slow", 1, PRE_BUDGET_WALL_S))
     for runtime in runtimes:
@@ -93,23 +108,41 @@ def measure(n: int, runtimes: list[str], budget: float | None, repeats: int, wor
             wall = statistics.median(walls)
             base = wall if k == 0 else base
             extra = wall - base if base is not None else 0.0
-            out["rows"].append({"runtime": runtime, "hostile": kind, "k": k, "budget_s": case_budget or BATTERY_BUDGET_S, "wall_s": round(wall, 2),
-                                "extra_s": round(extra, 2), "extra_per_hostile_s": round(extra / k, 2) if k else 0.0,
-                                "wall_k_calib": round(calibrated_s(wall, calib), 1),
-                                "slowdown": round(wall / base, 2) if base else 1.0, "codes": codes})  # fmt: skip
+            out["rows"].append(
+                {
+                    "runtime": runtime,
+                    "hostile": kind,
+                    "k": k,
+                    "budget_s": case_budget or BATTERY_BUDGET_S,
+                    "wall_s": round(wall, 2),
+                    "extra_s": round(extra, 2),
+                    "extra_per_hostile_s": round(extra / k, 2) if k else 0.0,
+                    "wall_k_calib": round(calibrated_s(wall, calib), 1),
+                    "slowdown": round(wall / base, 2) if base else 1.0,
+                    "codes": codes,
+                }
+            )
             print(f"# {runtime} {kind} k={k} budget={case_budget}: {wall:.1f} s {codes}", file=sys.stderr)
     return out
 
 
 def markdown(result: dict[str, Any]) -> str:
-    lines = [f"{result['n']} good tasks, {result['workers']} workers, {result['repeats']} repeat(s); machine: {result['machine']['cpu']}, "
-             f"{result['machine']['logical_cpus']} logical CPUs", calibration_line(result["calibration"]), "",
-             "| runtime | hostile | k | budget | batch | batch in k calib | extra | per hostile task | slowdown | verdicts |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]  # fmt: skip
+    lines = [
+        f"{result['n']} good tasks, {result['workers']} workers, {result['repeats']} repeat(s); machine: {result['machine']['cpu']}, "
+        f"{result['machine']['logical_cpus']} logical CPUs",
+        calibration_line(result["calibration"]),
+        "",
+        "| runtime | hostile | k | budget | batch | batch in k calib | extra | per hostile task | slowdown | verdicts |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
     for r in result["rows"]:
-        codes = ", ".join(f"{c} {n}" for c, n in r["codes"].items() if c in ("valid", "sandbox_timeout", "oracle_scores_1"))
-        lines.append(f"| {r['runtime']} | {r['hostile']} | {r['k']} | {r['budget_s']:g} s | {r['wall_s']:.1f} s | {r['wall_k_calib']:,.0f} "
-                     f"| {r['extra_s']:+.1f} s | {r['extra_per_hostile_s']:.1f} s | {r['slowdown']:.2f}× | {codes} |")  # fmt: skip
+        codes = ", ".join(
+            f"{c} {n}" for c, n in r["codes"].items() if c in ("valid", "sandbox_timeout", "oracle_scores_1")
+        )
+        lines.append(
+            f"| {r['runtime']} | {r['hostile']} | {r['k']} | {r['budget_s']:g} s | {r['wall_s']:.1f} s | {r['wall_k_calib']:,.0f} "
+            f"| {r['extra_s']:+.1f} s | {r['extra_per_hostile_s']:.1f} s | {r['slowdown']:.2f}× | {codes} |"
+        )
     return "\n".join(lines)
 
 
@@ -117,10 +150,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1000, help="Good tasks per batch.")
     parser.add_argument("--runtimes", default="bwrap,rlimit", help="Comma-separated sandbox runtimes.")
-    parser.add_argument("--budget", type=float, default=None, help=f"Per-task budget in seconds (default: the job's, {BATTERY_BUDGET_S:g} s).")
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help=f"Per-task budget in seconds (default: the job's, {BATTERY_BUDGET_S:g} s).",
+    )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--unbounded", action="store_true", help="Also run one slow hostile task under the pre-budget 60 s wall clock.")
+    parser.add_argument(
+        "--unbounded", action="store_true", help="Also run one slow hostile task under the pre-budget 60 s wall clock."
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     runtimes = [r for r in args.runtimes.split(",") if r and (r != "bwrap" or bwrap_usable()[0])]

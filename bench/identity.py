@@ -73,10 +73,13 @@ def run(rev: str, n: int, seed: int, tasks: str | None) -> dict[str, Any]:
         "benchmark": "identity",
         "old": {"rev": rev, "commit": old_commit},
         "new": new,
-        "n": n, "seed": seed, "task_files": files, "families": families,
+        "n": n,
+        "seed": seed,
+        "task_files": files,
+        "families": families,
         "identical": all(not p["differing"] for p in compared.values()),
         "parts": compared,
-    }  # fmt: skip
+    }
 
 
 def markdown(r: dict[str, Any]) -> str:
@@ -89,7 +92,9 @@ def markdown(r: dict[str, Any]) -> str:
         "|---|---:|---|---|---|",
     ]
     for name, p in r["parts"].items():
-        shown = ", ".join(p["differing"][:5]) + (f" and {len(p['differing']) - 5} more" if len(p["differing"]) > 5 else "")
+        shown = ", ".join(p["differing"][:5]) + (
+            f" and {len(p['differing']) - 5} more" if len(p["differing"]) > 5 else ""
+        )
         lines.append(f"| {name} | {p['items']:,} | {p['old'][:16]} | {p['new'][:16]} | {shown or 'none'} |")
     lines += ["", "Identical." if r["identical"] else "Some outputs DIFFER."]
     return "\n".join(lines)

@@ -41,8 +41,24 @@ DEFAULT_REV = "41999bc"
 
 
 def worker(tree: Path, what: str, args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
-    command = [sys.executable, str(WORKER), "--tree", str(tree), "--what", what, "--model", args.model, "--tasks", str(args.tasks),
-               "--trials", str(args.trials), "--batch-size", str(args.batch_size), "--max-new-tokens", str(args.max_new_tokens)]  # fmt: skip
+    command = [
+        sys.executable,
+        str(WORKER),
+        "--tree",
+        str(tree),
+        "--what",
+        what,
+        "--model",
+        args.model,
+        "--tasks",
+        str(args.tasks),
+        "--trials",
+        str(args.trials),
+        "--batch-size",
+        str(args.batch_size),
+        "--max-new-tokens",
+        str(args.max_new_tokens),
+    ]
     if args.suite:
         command += ["--suite", args.suite]
     if args.max_turns:
@@ -63,7 +79,9 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--max-new-tokens", type=int, default=256)
-    parser.add_argument("--max-turns", type=int, default=None, help="Assistant turns per episode (default: the task's).")
+    parser.add_argument(
+        "--max-turns", type=int, default=None, help="Assistant turns per episode (default: the task's)."
+    )
     parser.add_argument("--rev", default=DEFAULT_REV, help="The commit whose code is 'before'.")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -72,7 +90,11 @@ def main() -> None:
     results: dict[str, Any] = {"machine": machine_info(None), "rev": args.rev, "settings": vars(args).copy()}
     with tempfile.TemporaryDirectory(prefix="coworkenv-before-") as scratch:
         before = Path(scratch) / "tree"
-        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(before), args.rev], check=True, capture_output=True)
+        subprocess.run(
+            ["git", "-C", str(REPO), "worktree", "add", "--detach", str(before), args.rev],
+            check=True,
+            capture_output=True,
+        )
         try:
             results["before"] = worker(before, "trials", args)
         finally:
@@ -86,16 +108,24 @@ def main() -> None:
     if args.json:
         print(json.dumps(results, indent=2))
         return
-    print(f"{args.tasks} tasks × {args.trials} trials, batch {args.batch_size}, {args.max_new_tokens} new tokens a turn; {results['machine']['cpu']}")
-    print("| path | seconds | episodes/min | turns | prompt tokens | computed | decoded | mean score | passed | speedup |")
+    print(
+        f"{args.tasks} tasks × {args.trials} trials, batch {args.batch_size}, {args.max_new_tokens} new tokens a turn; {results['machine']['cpu']}"
+    )
+    print(
+        "| path | seconds | episodes/min | turns | prompt tokens | computed | decoded | mean score | passed | speedup |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for path in ("before", "no cache", "cache"):
         r = results[path]
-        print(f"| {path} | {r['seconds']:.0f} | {r['episodes_per_min']:.1f} | {r['turns']} | {r['prompt_tokens']:,} | {r['prefilled_tokens']:,} | "
-              f"{r['completion_tokens']:,} | {r['mean_score']:.3f} | {r['passed']} | {r['speedup']:.2f}× |")  # fmt: skip
+        print(
+            f"| {path} | {r['seconds']:.0f} | {r['episodes_per_min']:.1f} | {r['turns']} | {r['prompt_tokens']:,} | {r['prefilled_tokens']:,} | "
+            f"{r['completion_tokens']:,} | {r['mean_score']:.3f} | {r['passed']} | {r['speedup']:.2f}× |"
+        )
     for dtype, m in results["micro"].items():
-        print(f"{dtype}: prefill {m['prefill_tokens_per_s']:.0f} tokens/s; decode {m['decode_tokens_per_s_b1']:.0f} / "
-              f"{m['decode_tokens_per_s_b8']:.0f} / {m['decode_tokens_per_s_b16']:.0f} tokens/s at batch 1 / 8 / 16")  # fmt: skip
+        print(
+            f"{dtype}: prefill {m['prefill_tokens_per_s']:.0f} tokens/s; decode {m['decode_tokens_per_s_b1']:.0f} / "
+            f"{m['decode_tokens_per_s_b8']:.0f} / {m['decode_tokens_per_s_b16']:.0f} tokens/s at batch 1 / 8 / 16"
+        )
 
 
 if __name__ == "__main__":

@@ -45,8 +45,17 @@ MODEL = "smollm2-agent"
 
 def settings(args: argparse.Namespace, **more: Any) -> dict[str, Any]:
     """The nightly settings every loop shares."""
-    return {"base": "smollm2", "model_name": MODEL, "suite": "bench", "budget": args.budget, "trials": 0, "sft_steps": args.sft_steps,
-            "eval_trials": args.eval_trials, "workers": 2, **more}  # fmt: skip
+    return {
+        "base": "smollm2",
+        "model_name": MODEL,
+        "suite": "bench",
+        "budget": args.budget,
+        "trials": 0,
+        "sft_steps": args.sft_steps,
+        "eval_trials": args.eval_trials,
+        "workers": 2,
+        **more,
+    }
 
 
 def loop(root: Path, run_id: str, config: dict[str, Any]) -> dict[str, Any]:
@@ -81,12 +90,27 @@ def comparison(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> dic
 
     def cell(s: Any) -> dict[str, Any]:
         m, p = s.mean_score, s.pass_rate
-        return {"tasks": s.n_tasks, "score_before": m.base, "score_after": m.candidate, "score_delta": m.value, "score_lo": m.lo, "score_hi": m.hi,
-                "score_p": m.p_value, "pass_before": p.base, "pass_after": p.candidate, "pass_delta": p.value, "pass_lo": p.lo, "pass_hi": p.hi,
-                "pass_p": p.p_value}  # fmt: skip
+        return {
+            "tasks": s.n_tasks,
+            "score_before": m.base,
+            "score_after": m.candidate,
+            "score_delta": m.value,
+            "score_lo": m.lo,
+            "score_hi": m.hi,
+            "score_p": m.p_value,
+            "pass_before": p.base,
+            "pass_after": p.candidate,
+            "pass_delta": p.value,
+            "pass_lo": p.lo,
+            "pass_hi": p.hi,
+            "pass_p": p.p_value,
+        }
 
-    return {"overall": cell(result.overall), "groups": {k: cell(v) for k, v in result.groups.items()},
-            "capabilities": {k: cell(v) for k, v in result.capabilities.items()}}  # fmt: skip
+    return {
+        "overall": cell(result.overall),
+        "groups": {k: cell(v) for k, v in result.groups.items()},
+        "capabilities": {k: cell(v) for k, v in result.capabilities.items()},
+    }
 
 
 def pooled(runs: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -102,12 +126,22 @@ def pooled(runs: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
 def behaviour(root: Path, eval_run: str, rows_: list[dict[str, Any]]) -> dict[str, Any]:
     """Format against task success: per trial, whether its turns parse, whether it called a tool, whether it ended on
     an answer of its own; and the grade's parts."""
-    trials = [json.loads(line) for line in (root / "runs" / eval_run / "eval" / "trials.jsonl").read_text().splitlines() if line]
+    trials = [
+        json.loads(line)
+        for line in (root / "runs" / eval_run / "eval" / "trials.jsonl").read_text().splitlines()
+        if line
+    ]
     n = len(trials)
     turns = sum(t["n_turns"] for t in trials)
     called = sum(1 for t in trials if any(turn["calls"] for turn in t["trace"]))
-    answered = sum(1 for t in trials if t["messages"] and t["messages"][-1]["role"] == "assistant" and not t["messages"][-1].get("tool_calls")
-                   and (t["messages"][-1].get("content") or "").strip())  # fmt: skip
+    answered = sum(
+        1
+        for t in trials
+        if t["messages"]
+        and t["messages"][-1]["role"] == "assistant"
+        and not t["messages"][-1].get("tool_calls")
+        and (t["messages"][-1].get("content") or "").strip()
+    )
     ok_calls = sum(1 for t in trials for turn in t["trace"] for c in turn["calls"] if c["status"] == "ok")
     all_calls = sum(1 for t in trials for turn in t["trace"] for c in turn["calls"])
 
@@ -115,10 +149,19 @@ def behaviour(root: Path, eval_run: str, rows_: list[dict[str, Any]]) -> dict[st
         return round(sum(r[key] for r in rows_) / len(rows_), 4)
 
     format_errors = sum(1 for t in trials for turn in t["trace"] if turn["format_error"])
-    return {"trials": n, "turns_per_trial": round(turns / n, 2), "format_error_rate": round(format_errors / max(turns, 1), 4),
-            "called_a_tool": round(called / n, 4), "ended_on_answer": round(answered / n, 4), "calls_ok": round(ok_calls / max(all_calls, 1), 4),
-            "completion": mean("completion"), "robustness": mean("robustness"), "safety": mean("safety"), "score": mean("score"),
-            "pass_rate": round(sum(r["passed"] for r in rows_) / len(rows_), 4)}  # fmt: skip
+    return {
+        "trials": n,
+        "turns_per_trial": round(turns / n, 2),
+        "format_error_rate": round(format_errors / max(turns, 1), 4),
+        "called_a_tool": round(called / n, 4),
+        "ended_on_answer": round(answered / n, 4),
+        "calls_ok": round(ok_calls / max(all_calls, 1), 4),
+        "completion": mean("completion"),
+        "robustness": mean("robustness"),
+        "safety": mean("safety"),
+        "score": mean("score"),
+        "pass_rate": round(sum(r["passed"] for r in rows_) / len(rows_), 4),
+    }
 
 
 def _copy(src: Path, dest: Path) -> Path:
@@ -152,7 +195,12 @@ def phase_first(out: Path, args: argparse.Namespace, previous: dict[str, Any] | 
     base, profile = base_root(out, args)
     before = rows(base, profile["eval"])
     kept = {s: v for s, v in (previous or {}).get("seeds", {}).items() if int(s) not in args.seeds}
-    result: dict[str, Any] = {"base": profile, "before": behaviour(base, "base.baseline", before), "before_rows": _compact(before), "seeds": kept}
+    result: dict[str, Any] = {
+        "base": profile,
+        "before": behaviour(base, "base.baseline", before),
+        "before_rows": _compact(before),
+        "seeds": kept,
+    }
     for seed in args.seeds:
         root = _copy(base, out / f"first-{seed}")
         snapshots = args.snapshots if seed == args.seeds[0] else []
@@ -161,21 +209,46 @@ def phase_first(out: Path, args: argparse.Namespace, previous: dict[str, Any] | 
         after = rows(root, state["gate_eval"]["release_id"])
         contamination = json.loads((root / "runs" / "loop-1.evaluate" / "eval" / "contamination.json").read_text())
         result["seeds"][str(seed)] = {
-            "seconds": done["seconds"], "training_release": state["gate_tasks"]["release_id"], "tasks": state["gate_tasks"]["tasks"],
-            "decision": state["promote"], "losses": state["train"]["losses"], "comparison": comparison(before, after),
-            "after": behaviour(root, "loop-1.evaluate", after), "fit": _training(root)["fit"], "sft_seconds": _training(root)["seconds"],
+            "seconds": done["seconds"],
+            "training_release": state["gate_tasks"]["release_id"],
+            "tasks": state["gate_tasks"]["tasks"],
+            "decision": state["promote"],
+            "losses": state["train"]["losses"],
+            "comparison": comparison(before, after),
+            "after": behaviour(root, "loop-1.evaluate", after),
+            "fit": _training(root)["fit"],
+            "sft_seconds": _training(root)["seconds"],
             "sft_tokens": _training(root)["tokens"],
-            "contamination": {k: contamination[k] for k in ("training_releases", "suite_tasks", "contaminated_ids", "max_similarity")},
+            "contamination": {
+                k: contamination[k] for k in ("training_releases", "suite_tasks", "contaminated_ids", "max_similarity")
+            },
             "rows": _compact(after),
-        }  # fmt: skip
+        }
     with_rows = sorted((s for s, v in result["seeds"].items() if "rows" in v), key=int)
     result["pooled_seeds"] = with_rows
     result["pooled"] = comparison(before, pooled([result["seeds"][s]["rows"] for s in with_rows]))
     return result
 
 
-ROW_KEYS = ("task_id", "trial", "family", "capabilities", "benchmark_group", "difficulty", "completion", "safety", "robustness", "score",
-            "passed", "empty", "n_violations", "agent", "status", "n_format_errors", "n_turns")  # fmt: skip
+ROW_KEYS = (
+    "task_id",
+    "trial",
+    "family",
+    "capabilities",
+    "benchmark_group",
+    "difficulty",
+    "completion",
+    "safety",
+    "robustness",
+    "score",
+    "passed",
+    "empty",
+    "n_violations",
+    "agent",
+    "status",
+    "n_format_errors",
+    "n_turns",
+)
 
 
 def _compact(rows_: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -189,7 +262,9 @@ def _training(root: Path, run_id: str = "loop-1") -> dict[str, Any]:
     return read_training(root / "runs" / run_id / "nightly" / "checkpoints" / "sft")
 
 
-def _evaluate(root: Path, run_id: str, model: Path, suite: str, args: argparse.Namespace, **more: Any) -> tuple[str, list[dict[str, Any]]]:
+def _evaluate(
+    root: Path, run_id: str, model: Path, suite: str, args: argparse.Namespace, **more: Any
+) -> tuple[str, list[dict[str, Any]]]:
     """`coworkenv eval` of a checkpoint on a suite, with the recipe's episode settings (resumed when it started)."""
     from coworkenv.pipeline.config import EvaluationConfig
     from coworkenv.pipeline.evaluate import evaluate
@@ -198,8 +273,14 @@ def _evaluate(root: Path, run_id: str, model: Path, suite: str, args: argparse.N
     recipe = BASES.get("smollm2").recipe
     marker = root / "runs" / run_id / "published.json"
     if not marker.exists():
-        config = EvaluationConfig(agent=f"hf:{model}", suite=suite, trials=more.pop("trials", args.eval_trials), max_new_tokens=recipe.max_new_tokens,
-                                  max_turns=recipe.max_turns, **more)  # fmt: skip
+        config = EvaluationConfig(
+            agent=f"hf:{model}",
+            suite=suite,
+            trials=more.pop("trials", args.eval_trials),
+            max_new_tokens=recipe.max_new_tokens,
+            max_turns=recipe.max_turns,
+            **more,
+        )
         manifest = evaluate(config, run_id, root)
         marker.write_text(json.dumps({"release_id": manifest.release_id}))
     release = json.loads(marker.read_text())["release_id"]
@@ -218,11 +299,23 @@ def phase_curve(out: Path, args: argparse.Namespace, first: dict[str, Any]) -> d
     for step in sorted(args.snapshots):
         run_id = f"curve-{step}"
         _, after = _evaluate(root, run_id, folder / "snapshots" / f"step-{step}", first["base"]["suite"], args)
-        points.append({"step": step, "supervised_tokens": round(step * per_step * share), **behaviour(root, run_id, after),
-                       "comparison": comparison(before, after)["overall"]})  # fmt: skip
+        points.append(
+            {
+                "step": step,
+                "supervised_tokens": round(step * per_step * share),
+                **behaviour(root, run_id, after),
+                "comparison": comparison(before, after)["overall"],
+            }
+        )
     final = rows(root, _final_release(root))
-    points.append({"step": training["steps"], "supervised_tokens": round(training["tokens"] * share), **behaviour(root, "loop-1.evaluate", final),
-                   "comparison": comparison(before, final)["overall"]})  # fmt: skip
+    points.append(
+        {
+            "step": training["steps"],
+            "supervised_tokens": round(training["tokens"] * share),
+            **behaviour(root, "loop-1.evaluate", final),
+            "comparison": comparison(before, final)["overall"],
+        }
+    )
     return {"seed": seed, "points": points}
 
 
@@ -242,11 +335,19 @@ def phase_arms(out: Path, args: argparse.Namespace, first: dict[str, Any]) -> di
             done = loop(root, "loop-2", settings(args, seed=100 + seed, plan=plan, sft_steps=args.arm_sft_steps))
             state = done["state"]
             before, after = rows(root, state["profile"]["eval"]), rows(root, state["gate_eval"]["release_id"])
-            arms[f"{plan}-{seed}"] = {"plan": plan, "seed": seed, "seconds": done["seconds"], "weakest": state["profile"]["weakest"],
-                                      "decision": state["promote"], "comparison": comparison(before, after)}  # fmt: skip
+            arms[f"{plan}-{seed}"] = {
+                "plan": plan,
+                "seed": seed,
+                "seconds": done["seconds"],
+                "weakest": state["profile"]["weakest"],
+                "decision": state["promote"],
+                "comparison": comparison(before, after),
+            }
     for seed in args.seeds:  # guided against uniform, paired over tasks: the second loops' results side by side
         root_g, root_u = out / f"arm-guided-{seed}", out / f"arm-uniform-{seed}"
-        arms[f"guided-vs-uniform-{seed}"] = comparison(rows(root_u, _final_release(root_u, "loop-2")), rows(root_g, _final_release(root_g, "loop-2")))
+        arms[f"guided-vs-uniform-{seed}"] = comparison(
+            rows(root_u, _final_release(root_u, "loop-2")), rows(root_g, _final_release(root_g, "loop-2"))
+        )
     return arms
 
 
@@ -257,15 +358,25 @@ def phase_wide(out: Path, args: argparse.Namespace, first: dict[str, Any]) -> di
     root = out / f"first-{seed}"
     suite = build_bench(n=args.bench_n, seed=args.wide_seed, data_root=root).release_id
     _, before = _evaluate(root, "wide-base", out / first["base"]["model_path"], suite, args)
-    _, after = _evaluate(root, "wide-candidate", root / "runs" / "loop-1" / "nightly" / "checkpoints" / "sft", suite, args)
+    _, after = _evaluate(
+        root, "wide-candidate", root / "runs" / "loop-1" / "nightly" / "checkpoints" / "sft", suite, args
+    )
     first_before, first_after = rows(out / "base", first["base"]["eval"]), rows(root, _final_release(root))
     overlap = {r["task_id"] for r in before} & {r["task_id"] for r in first_before}
     assert not overlap, f"the two suites share tasks: {sorted(overlap)[:5]}"
     contamination = json.loads((root / "runs" / "wide-candidate" / "eval" / "contamination.json").read_text())
-    return {"seed": seed, "suite_seed": args.wide_seed, "suite": suite, "second": comparison(before, after),
-            "both": comparison(first_before + before, first_after + after), "before": behaviour(root, "wide-base", before),
-            "after": behaviour(root, "wide-candidate", after),
-            "contamination": {k: contamination[k] for k in ("training_releases", "suite_tasks", "contaminated_ids", "max_similarity")}}  # fmt: skip
+    return {
+        "seed": seed,
+        "suite_seed": args.wide_seed,
+        "suite": suite,
+        "second": comparison(before, after),
+        "both": comparison(first_before + before, first_after + after),
+        "before": behaviour(root, "wide-base", before),
+        "after": behaviour(root, "wide-candidate", after),
+        "contamination": {
+            k: contamination[k] for k in ("training_releases", "suite_tasks", "contaminated_ids", "max_similarity")
+        },
+    }
 
 
 def phase_methods(out: Path, args: argparse.Namespace, first: dict[str, Any]) -> dict[str, Any]:
@@ -284,20 +395,51 @@ def phase_methods(out: Path, args: argparse.Namespace, first: dict[str, Any]) ->
     for method in ("grpo", "gdpo"):
         ckpt = out / "methods" / method
         if not (ckpt / "training.json").exists():
-            train_rl(RLJobConfig(model=str(sft), release=release, out=str(ckpt), method=method, max_steps=args.rl_steps, learning_rate=args.rl_lr,
-                                 num_generations=4, batch_size=8, max_completion_length=1024, max_turns=8, bf16=bf16_pays(),
-                                 seed=seed), root)  # fmt: skip
+            train_rl(
+                RLJobConfig(
+                    model=str(sft),
+                    release=release,
+                    out=str(ckpt),
+                    method=method,
+                    max_steps=args.rl_steps,
+                    learning_rate=args.rl_lr,
+                    num_generations=4,
+                    batch_size=8,
+                    max_completion_length=1024,
+                    max_turns=8,
+                    bf16=bf16_pays(),
+                    seed=seed,
+                ),
+                root,
+            )
         _, after = _evaluate(root, f"method-{method}", ckpt, suite, args)
-        methods[method] = {"training": _rl_record(ckpt), "comparison": comparison(before, after), "after": behaviour(root, f"method-{method}", after)}
+        methods[method] = {
+            "training": _rl_record(ckpt),
+            "comparison": comparison(before, after),
+            "after": behaviour(root, f"method-{method}", after),
+        }
     # DPO: the SFT checkpoint's own sampled trials on training tasks, paired by the environment's grade
     own, _ = _evaluate(root, "method-dpo-trials", sft, release, args, trials=2, temperature=0.7, limit=args.dpo_tasks)
     ckpt = out / "methods" / "dpo"
     if not (ckpt / "training.json").exists():
-        config = DPOJobConfig(model=str(sft), release=own, out=str(ckpt), max_steps=args.rl_steps, learning_rate=args.dpo_lr, batch_size=2,
-                              max_length=2048, bf16=bf16_pays(), seed=seed)  # fmt: skip
+        config = DPOJobConfig(
+            model=str(sft),
+            release=own,
+            out=str(ckpt),
+            max_steps=args.rl_steps,
+            learning_rate=args.dpo_lr,
+            batch_size=2,
+            max_length=2048,
+            bf16=bf16_pays(),
+            seed=seed,
+        )
         train_dpo(config, root, pairs=eval_pairs(own, root, min_score_gap=config.min_score_gap))
     _, after = _evaluate(root, "method-dpo", ckpt, suite, args)
-    methods["dpo"] = {"training": _rl_record(ckpt), "comparison": comparison(before, after), "after": behaviour(root, "method-dpo", after)}
+    methods["dpo"] = {
+        "training": _rl_record(ckpt),
+        "comparison": comparison(before, after),
+        "after": behaviour(root, "method-dpo", after),
+    }
     return methods
 
 
@@ -305,8 +447,21 @@ def _rl_record(ckpt: Path) -> dict[str, Any]:
     from coworkenv.train.checkpoint import read_training
 
     record = read_training(ckpt)
-    return {k: record.get(k) for k in ("job", "steps", "seconds", "first_reward", "last_reward", "curves", "pairs", "first_loss", "last_loss",
-                                       "last_reward_accuracy")}  # fmt: skip
+    return {
+        k: record.get(k)
+        for k in (
+            "job",
+            "steps",
+            "seconds",
+            "first_reward",
+            "last_reward",
+            "curves",
+            "pairs",
+            "first_loss",
+            "last_loss",
+            "last_reward_accuracy",
+        )
+    }
 
 
 # --- the tables of docs/results.md ------------------------------------------------------------------------------
@@ -326,7 +481,15 @@ def _table(title: str, head: list[str], body: list[list[Any]]) -> str:
     return "\n".join(lines + ["| " + " | ".join(str(x) for x in row) + " |" for row in body]) + "\n"
 
 
-GAIN_HEAD = ["tasks", "pass rate before → after", "gain [95% CI]", "p", "mean score before → after", "gain [95% CI]", "p"]
+GAIN_HEAD = [
+    "tasks",
+    "pass rate before → after",
+    "gain [95% CI]",
+    "p",
+    "mean score before → after",
+    "gain [95% CI]",
+    "p",
+]
 
 
 def _gains(rows_: dict[str, dict[str, Any]]) -> list[list[Any]]:
@@ -343,36 +506,106 @@ def tables(results: dict[str, Any]) -> str:
         if len(pooled_seeds) > 1:
             overall[f"pooled (seeds {', '.join(pooled_seeds)})"] = first["pooled"]["overall"]
         out.append(_table("Overall", ["run", *GAIN_HEAD], _gains(overall)))
-        shown = f"pooled over seeds {', '.join(pooled_seeds)}" if len(pooled_seeds) > 1 else f"seed {(pooled_seeds or list(seeds))[-1]}"
+        shown = (
+            f"pooled over seeds {', '.join(pooled_seeds)}"
+            if len(pooled_seeds) > 1
+            else f"seed {(pooled_seeds or list(seeds))[-1]}"
+        )
         whole = first["pooled"] if len(pooled_seeds) > 1 else seeds[(pooled_seeds or list(seeds))[-1]]["comparison"]
         out.append(_table(f"Per group ({shown})", ["group", *GAIN_HEAD], _gains(whole["groups"])))
         out.append(_table(f"Per capability ({shown})", ["capability", *GAIN_HEAD], _gains(whole["capabilities"])))
-        keys = ["turns_per_trial", "format_error_rate", "called_a_tool", "ended_on_answer", "calls_ok", "completion", "robustness", "safety",
-                "score", "pass_rate"]  # fmt: skip
-        body = [["base", *(first["before"][k] for k in keys)]] + [[f"seed {s}", *(v["after"][k] for k in keys)] for s, v in seeds.items()]
+        keys = [
+            "turns_per_trial",
+            "format_error_rate",
+            "called_a_tool",
+            "ended_on_answer",
+            "calls_ok",
+            "completion",
+            "robustness",
+            "safety",
+            "score",
+            "pass_rate",
+        ]
+        body = [["base", *(first["before"][k] for k in keys)]] + [
+            [f"seed {s}", *(v["after"][k] for k in keys)] for s, v in seeds.items()
+        ]
         out.append(_table("Format against task success (per trial)", ["model", *keys], body))
         body = []
         for s, v in seeds.items():
             loss = v["losses"]
-            body.append([s, v["tasks"], v["fit"]["rows"] - v["fit"].get("dropped", 0), v["sft_tokens"], v["sft_seconds"],
-                         round(v["sft_tokens"] / max(v["sft_seconds"], 1e-9)), f"{loss[0]['first']:.3f} → {loss[0]['last']:.3f}" if loss else "—",
-                         " · ".join(f"{k} {t:.0f} s" for k, t in v["seconds"].items()), v["decision"].get("promoted"),
-                         len(v["contamination"]["contaminated_ids"])])  # fmt: skip
-        out.append(_table("What it took", ["seed", "tasks", "rows trained", "tokens", "SFT s", "tokens/s", "loss first → last", "stages",
-                                           "promoted", "contaminated"], body))  # fmt: skip
+            body.append(
+                [
+                    s,
+                    v["tasks"],
+                    v["fit"]["rows"] - v["fit"].get("dropped", 0),
+                    v["sft_tokens"],
+                    v["sft_seconds"],
+                    round(v["sft_tokens"] / max(v["sft_seconds"], 1e-9)),
+                    f"{loss[0]['first']:.3f} → {loss[0]['last']:.3f}" if loss else "—",
+                    " · ".join(f"{k} {t:.0f} s" for k, t in v["seconds"].items()),
+                    v["decision"].get("promoted"),
+                    len(v["contamination"]["contaminated_ids"]),
+                ]
+            )
+        out.append(
+            _table(
+                "What it took",
+                [
+                    "seed",
+                    "tasks",
+                    "rows trained",
+                    "tokens",
+                    "SFT s",
+                    "tokens/s",
+                    "loss first → last",
+                    "stages",
+                    "promoted",
+                    "contaminated",
+                ],
+                body,
+            )
+        )
     curve = results.get("curve")
     if curve:
-        body = [[p["step"], p["supervised_tokens"], p["format_error_rate"], p["called_a_tool"], p["pass_rate"], p["score"],
-                 _gain(p["comparison"], "pass") if "comparison" in p else "— | — | —"] for p in curve["points"]]  # fmt: skip
-        head = ["SFT step", "supervised tokens", "format-error rate", "called a tool", "pass rate", "mean score", "pass rate before → after",
-                "gain [95% CI]", "p"]  # fmt: skip
+        body = [
+            [
+                p["step"],
+                p["supervised_tokens"],
+                p["format_error_rate"],
+                p["called_a_tool"],
+                p["pass_rate"],
+                p["score"],
+                _gain(p["comparison"], "pass") if "comparison" in p else "— | — | —",
+            ]
+            for p in curve["points"]
+        ]
+        head = [
+            "SFT step",
+            "supervised tokens",
+            "format-error rate",
+            "called a tool",
+            "pass rate",
+            "mean score",
+            "pass rate before → after",
+            "gain [95% CI]",
+            "p",
+        ]
         out.append(_table(f"Learning curve (seed {curve['seed']})", head, body))
     wide = results.get("wide")
     if wide:
-        gains = {f"first suite (bench seed {results['settings'].get('bench_seed', 0)})": first["seeds"][str(wide["seed"])]["comparison"]["overall"],
-                 f"second suite (bench seed {wide['suite_seed']})": wide["second"]["overall"], "both suites": wide["both"]["overall"]}  # fmt: skip
+        gains = {
+            f"first suite (bench seed {results['settings'].get('bench_seed', 0)})": first["seeds"][str(wide["seed"])][
+                "comparison"
+            ]["overall"],
+            f"second suite (bench seed {wide['suite_seed']})": wide["second"]["overall"],
+            "both suites": wide["both"]["overall"],
+        }
         out.append(_table(f"Two held-out suites (seed {wide['seed']})", ["suite", *GAIN_HEAD], _gains(gains)))
-        out.append(_table(f"Per group, both suites (seed {wide['seed']})", ["group", *GAIN_HEAD], _gains(wide["both"]["groups"])))
+        out.append(
+            _table(
+                f"Per group, both suites (seed {wide['seed']})", ["group", *GAIN_HEAD], _gains(wide["both"]["groups"])
+            )
+        )
     return "\n".join(out)
 
 
@@ -387,18 +620,26 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=1000, help="Training tasks per loop.")
     parser.add_argument("--sft-steps", type=int, default=150)
     parser.add_argument("--arm-sft-steps", type=int, default=100, help="SFT steps of the second loops (phase arms).")
-    parser.add_argument("--snapshots", type=int, nargs="*", default=[25, 50, 100], help="SFT steps whose model the curve evaluates.")
+    parser.add_argument(
+        "--snapshots", type=int, nargs="*", default=[25, 50, 100], help="SFT steps whose model the curve evaluates."
+    )
     parser.add_argument("--rl-steps", type=int, default=20)
     parser.add_argument("--rl-lr", type=float, default=1e-5)
     parser.add_argument("--dpo-lr", type=float, default=5e-6)
-    parser.add_argument("--dpo-tasks", type=int, default=64, help="Training tasks the SFT checkpoint plays for DPO's pairs.")
+    parser.add_argument(
+        "--dpo-tasks", type=int, default=64, help="Training tasks the SFT checkpoint plays for DPO's pairs."
+    )
     parser.add_argument("--eval-trials", type=int, default=3)
     parser.add_argument("--bench-n", type=int, default=48)
     parser.add_argument("--bench-seed", type=int, default=0)
     parser.add_argument("--wide-seed", type=int, default=1, help="The second held-out suite's seed (phase wide).")
-    parser.add_argument("--tables", action="store_true", help="Print the Markdown tables of <out>/results.json and stop.")
+    parser.add_argument(
+        "--tables", action="store_true", help="Print the Markdown tables of <out>/results.json and stop."
+    )
     args = parser.parse_args()
-    logging.basicConfig(format="  %(message)s", stream=sys.stdout)  # the stages' progress lines (trials, training steps) in the log
+    logging.basicConfig(
+        format="  %(message)s", stream=sys.stdout
+    )  # the stages' progress lines (trials, training steps) in the log
     logging.getLogger("coworkenv.progress").setLevel(logging.INFO)
     out = args.out.resolve()
     if args.tables:

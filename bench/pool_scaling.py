@@ -68,7 +68,10 @@ def run(n: int, repeats: int, runtime_name: str) -> dict[str, Any]:
         samples.setdefault(mode, []).append((wall, cpu, busy))
 
     expected = [v.model_dump_json() for v in validate_tasks(texts, runtime="none")]  # warm-up, and the reference
-    pools = {k: WorkerPool(workers=k, runtime=runtime, limits=limits, warm=[VALIDATE], jobs=[VALIDATE, "echo"]) for k in WORKERS}
+    pools = {
+        k: WorkerPool(workers=k, runtime=runtime, limits=limits, warm=[VALIDATE], jobs=[VALIDATE, "echo"])
+        for k in WORKERS
+    }
     try:
         for pool in pools.values():
             pool.start()
@@ -83,7 +86,9 @@ def run(n: int, repeats: int, runtime_name: str) -> dict[str, Any]:
                 keep(f"pool x{k}", wall, cpu, sum(r.duration_s for r in results) / (k * wall))
                 wall, cpu, results = _timed(lambda pool=pool: pool.map("echo", texts))
                 keep(f"echo x{k}", wall, cpu, sum(r.duration_s for r in results) / (k * wall))
-                wall, cpu, verdicts = _timed(lambda k=k: validate_tasks(texts, runtime=runtime_name, workers=k, limits=limits))
+                wall, cpu, verdicts = _timed(
+                    lambda k=k: validate_tasks(texts, runtime=runtime_name, workers=k, limits=limits)
+                )
                 if [v.model_dump_json() for v in verdicts] != expected:
                     raise SystemExit(f"the pool's verdicts with {k} workers differ from the in-process battery's")
                 keep(f"whole call x{k}", wall, cpu)
@@ -95,9 +100,13 @@ def run(n: int, repeats: int, runtime_name: str) -> dict[str, Any]:
     for mode, values in samples.items():
         wall = statistics.median(v[0] for v in values)
         rate = n / wall
-        modes[mode] = {"wall_s": wall, "tasks_per_s": rate, "per_1000_calibration_ops": calibrated(rate, calib),
-                       "parent_cpu_us_per_task": statistics.median(v[1] for v in values) / n * 1e6,
-                       "busy": statistics.median(v[2] for v in values)}  # fmt: skip
+        modes[mode] = {
+            "wall_s": wall,
+            "tasks_per_s": rate,
+            "per_1000_calibration_ops": calibrated(rate, calib),
+            "parent_cpu_us_per_task": statistics.median(v[1] for v in values) / n * 1e6,
+            "busy": statistics.median(v[2] for v in values),
+        }
     base = modes["in-process"]["wall_s"]
     return {
         "n": n,
@@ -129,8 +138,10 @@ def markdown(result: dict[str, Any]) -> str:
         versus = f"{result['speedup_vs_in_process'][k]:.2f}x" if k else ("1.00x" if mode == "in-process" else "")
         scaling = f"{result['scaling_vs_1_worker'][k]:.2f}x" if k else ""
         busy = f"{v['busy']:.0%}" if v["busy"] else ""
-        lines.append(f"| {mode} | {v['tasks_per_s']:,.0f} | {v['per_1000_calibration_ops']:.1f} | {versus} | {scaling} | "
-                     f"{v['parent_cpu_us_per_task']:,.0f} µs | {busy} |")  # fmt: skip
+        lines.append(
+            f"| {mode} | {v['tasks_per_s']:,.0f} | {v['per_1000_calibration_ops']:.1f} | {versus} | {scaling} | "
+            f"{v['parent_cpu_us_per_task']:,.0f} µs | {busy} |"
+        )
     lines += [
         "",
         f"Pool overhead per task (pool x1 steady - in-process): {result['pool_overhead_us_per_task']:,.0f} µs; "

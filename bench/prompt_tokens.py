@@ -38,25 +38,46 @@ def conversations(n: int, seed: int) -> list[tuple[list[dict[str, Any]], list[di
 
 def loose_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Tool results as the older code wrote them: `json.dumps` with its default separators."""
-    return [{**m, "content": json.dumps(json.loads(m["content"]), ensure_ascii=False)} if m["role"] == "tool" else m for m in messages]
+    return [
+        {**m, "content": json.dumps(json.loads(m["content"]), ensure_ascii=False)} if m["role"] == "tool" else m
+        for m in messages
+    ]
 
 
-def measure(tokenizer: Any, template: str, convs: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]) -> dict[str, Any]:
+def measure(
+    tokenizer: Any, template: str, convs: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]
+) -> dict[str, Any]:
     system, total, assistant = [], [], []
     for messages, tools in convs:
-        out = tokenizer.apply_chat_template(messages, tools=tools, chat_template=template, tokenize=True, return_dict=True,
-                                            return_assistant_tokens_mask=True)  # fmt: skip
+        out = tokenizer.apply_chat_template(
+            messages,
+            tools=tools,
+            chat_template=template,
+            tokenize=True,
+            return_dict=True,
+            return_assistant_tokens_mask=True,
+        )
         total.append(len(out["input_ids"]))
         assistant.append(sum(out["assistant_masks"]))
-        first = tokenizer.apply_chat_template(messages[:1], tools=tools, chat_template=template, tokenize=True, return_dict=True)
+        first = tokenizer.apply_chat_template(
+            messages[:1], tools=tools, chat_template=template, tokenize=True, return_dict=True
+        )
         system.append(len(first["input_ids"]))
 
     def spread(values: list[int]) -> dict[str, int]:
         ordered = sorted(values)
-        return {"median": int(statistics.median(ordered)), "p90": ordered[int(0.9 * (len(ordered) - 1))], "max": ordered[-1]}
+        return {
+            "median": int(statistics.median(ordered)),
+            "p90": ordered[int(0.9 * (len(ordered) - 1))],
+            "max": ordered[-1],
+        }
 
-    return {"system": spread(system), "conversation": spread(total), "assistant": spread(assistant),
-            "fit": {str(n): round(sum(t <= n for t in total) / len(total), 3) for n in (1024, 2048, 4096)}}  # fmt: skip
+    return {
+        "system": spread(system),
+        "conversation": spread(total),
+        "assistant": spread(assistant),
+        "fit": {str(n): round(sum(t <= n for t in total) / len(total), 3) for n in (1024, 2048, 4096)},
+    }
 
 
 def main() -> None:
@@ -72,25 +93,35 @@ def main() -> None:
     from coworkenv.train.corpus import chat_template
 
     tokenizer = AutoTokenizer.from_pretrained(args.model, local_files_only=True)
-    old_template = subprocess.run(["git", "-C", str(REPO), "show", f"{args.rev}:coworkenv/train/chat_template.jinja"], capture_output=True,
-                                  text=True, check=True).stdout  # fmt: skip
+    old_template = subprocess.run(
+        ["git", "-C", str(REPO), "show", f"{args.rev}:coworkenv/train/chat_template.jinja"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     convs = conversations(args.n, args.seed)
     results = {
-        "model": Path(args.model).name, "tasks": len(convs), "rev": args.rev,
+        "model": Path(args.model).name,
+        "tasks": len(convs),
+        "rev": args.rev,
         "now": measure(tokenizer, chat_template(), convs),
         "before": measure(tokenizer, old_template, [(loose_results(m), t) for m, t in convs]),
-    }  # fmt: skip
+    }
     if args.json:
         print(json.dumps(results, indent=2))
         return
     print(f"{results['tasks']} oracle conversations, {results['model']}'s tokenizer")
-    print("| rendering | system turn (median / p90 / max) | conversation (median / p90 / max) | assistant (median) | fit 1,024 / 2,048 / 4,096 |")
+    print(
+        "| rendering | system turn (median / p90 / max) | conversation (median / p90 / max) | assistant (median) | fit 1,024 / 2,048 / 4,096 |"
+    )
     print("|---|---|---|---|---|")
     for name, label in (("before", f"{args.rev}"), ("now", "this tree")):
         r = results[name]
         s, c = r["system"], r["conversation"]
-        print(f"| {label} | {s['median']} / {s['p90']} / {s['max']} | {c['median']} / {c['p90']} / {c['max']} | {r['assistant']['median']} | "
-              f"{r['fit']['1024']:.0%} / {r['fit']['2048']:.0%} / {r['fit']['4096']:.0%} |")  # fmt: skip
+        print(
+            f"| {label} | {s['median']} / {s['p90']} / {s['max']} | {c['median']} / {c['p90']} / {c['max']} | {r['assistant']['median']} | "
+            f"{r['fit']['1024']:.0%} / {r['fit']['2048']:.0%} / {r['fit']['4096']:.0%} |"
+        )
 
 
 if __name__ == "__main__":

@@ -83,11 +83,27 @@ def run(sizes: list[int], spec_kb: int) -> dict[str, Any]:
             path = Path(tmp) / f"tasks-{rows}.parquet"
             text = staged_tasks(path, rows, spec_kb)
             for mode in ("rows only", "byte cut"):
-                done = subprocess.run([sys.executable, "-c", CHILD, str(path), mode], cwd=REPO, capture_output=True, text=True, check=True)
+                done = subprocess.run(
+                    [sys.executable, "-c", CHILD, str(path), mode], cwd=REPO, capture_output=True, text=True, check=True
+                )
                 out = json.loads(done.stdout)
-                results.append({"rows": rows, "text_mb": text / 1e6, "mode": mode, **out, "seconds_k_calib": calibrated_s(out["seconds"], calib)})
+                results.append(
+                    {
+                        "rows": rows,
+                        "text_mb": text / 1e6,
+                        "mode": mode,
+                        **out,
+                        "seconds_k_calib": calibrated_s(out["seconds"], calib),
+                    }
+                )
             path.unlink()
-    return {"benchmark": "publish_memory", "machine": machine_info(None), "calibration": calib, "spec_kb": spec_kb, "results": results}
+    return {
+        "benchmark": "publish_memory",
+        "machine": machine_info(None),
+        "calibration": calib,
+        "spec_kb": spec_kb,
+        "results": results,
+    }
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -100,8 +116,10 @@ def markdown(result: dict[str, Any]) -> str:
         "|---:|---:|---|---:|---:|---:|---:|",
     ]
     for r in result["results"]:
-        lines.append(f"| {r['rows']:,} | {r['text_mb']:,.0f} MB | {r['mode']} | {r['peak_rss_mb']:,.0f} | {r['seconds']:.1f} | "
-                     f"{r['seconds_k_calib']:,.0f} | {r['files']} |")  # fmt: skip
+        lines.append(
+            f"| {r['rows']:,} | {r['text_mb']:,.0f} MB | {r['mode']} | {r['peak_rss_mb']:,.0f} | {r['seconds']:.1f} | "
+            f"{r['seconds_k_calib']:,.0f} | {r['files']} |"
+        )
     return "\n".join(lines)
 
 

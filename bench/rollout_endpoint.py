@@ -65,8 +65,14 @@ class InstantAgent:
         await asyncio.sleep(0)  # yield to the loop once, as the wait for a reply would: the episodes interleave
         body = self.behaviour.completion({"messages": request.messages, "tools": request.tools}, {})
         choice, usage = body["choices"][0], body["usage"]
-        completion = Completion(choice["message"], usage["prompt_tokens"], usage["completion_tokens"], time.perf_counter() - start, 1,
-                                choice["finish_reason"])  # fmt: skip
+        completion = Completion(
+            choice["message"],
+            usage["prompt_tokens"],
+            usage["completion_tokens"],
+            time.perf_counter() - start,
+            1,
+            choice["finish_reason"],
+        )
         n_calls = sum(len(m.get("tool_calls") or ()) for m in request.messages if m.get("role") == "assistant")
         return reply_from(completion, first_id=n_calls + 1)
 
@@ -88,8 +94,14 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
 
 
-def one_run(specs: list[Any], mode: str, concurrency: int, endpoint: Any, calls: int, store: Path | None) -> tuple[dict[str, Any], list[TrialRecord]]:
-    agent = load_agent("openai:instant", base_url=endpoint.base_url, concurrency=concurrency) if mode == HTTP else InstantAgent(calls)
+def one_run(
+    specs: list[Any], mode: str, concurrency: int, endpoint: Any, calls: int, store: Path | None
+) -> tuple[dict[str, Any], list[TrialRecord]]:
+    agent = (
+        load_agent("openai:instant", base_url=endpoint.base_url, concurrency=concurrency)
+        if mode == HTTP
+        else InstantAgent(calls)
+    )
     gc.collect()
     server_start = proc_cpu_s(endpoint.pid) if mode == HTTP else None
     start, cpu_start = time.perf_counter(), time.process_time()
@@ -101,9 +113,16 @@ def one_run(specs: list[Any], mode: str, concurrency: int, endpoint: Any, calls:
         raise SystemExit(f"{mode}, concurrency {concurrency}: trial {bad.task_id} failed ({bad.error})")
     turns = [t for r in records for t in r.trace]
     server_cpu = None if server_start is None or server_end is None else server_end - server_start
-    return {"wall_s": wall, "episodes": len(records), "turns": len(turns), "tool_calls": sum(len(t["calls"]) for t in turns),
-            "client_cpu_s": cpu, "server_cpu_s": server_cpu, "latency_p50_s": percentile([t["latency_s"] for t in turns], 0.5),
-            "latency_p95_s": percentile([t["latency_s"] for t in turns], 0.95)}, records  # fmt: skip
+    return {
+        "wall_s": wall,
+        "episodes": len(records),
+        "turns": len(turns),
+        "tool_calls": sum(len(t["calls"]) for t in turns),
+        "client_cpu_s": cpu,
+        "server_cpu_s": server_cpu,
+        "latency_p50_s": percentile([t["latency_s"] for t in turns], 0.5),
+        "latency_p95_s": percentile([t["latency_s"] for t in turns], 0.95),
+    }, records
 
 
 def same_conversations(a: list[TrialRecord], b: list[TrialRecord]) -> bool:
@@ -112,19 +131,28 @@ def same_conversations(a: list[TrialRecord], b: list[TrialRecord]) -> bool:
 
 def summarise(runs: list[dict[str, Any]], calib: dict[str, Any]) -> dict[str, Any]:
     first = runs[0]
-    med = {k: statistics.median(r[k] for r in runs) for k in ("wall_s", "client_cpu_s", "latency_p50_s", "latency_p95_s")}
+    med = {
+        k: statistics.median(r[k] for r in runs) for k in ("wall_s", "client_cpu_s", "latency_p50_s", "latency_p95_s")
+    }
     rates = sorted(first["turns"] / r["wall_s"] for r in runs)
     server = [r["server_cpu_s"] for r in runs if r["server_cpu_s"] is not None]
     return {
-        "episodes": first["episodes"], "turns": first["turns"], "tool_calls": first["tool_calls"], "median_s": med["wall_s"],
-        "turns_per_s": statistics.median(rates), "turns_per_s_min": rates[0], "turns_per_s_max": rates[-1],
+        "episodes": first["episodes"],
+        "turns": first["turns"],
+        "tool_calls": first["tool_calls"],
+        "median_s": med["wall_s"],
+        "turns_per_s": statistics.median(rates),
+        "turns_per_s_min": rates[0],
+        "turns_per_s_max": rates[-1],
         "turns_per_s_per_1k_calib": calibrated(statistics.median(rates), calib),
-        "episodes_per_s": first["episodes"] / med["wall_s"], "tool_calls_per_s": first["tool_calls"] / med["wall_s"],
-        "latency_p50_ms": 1000 * med["latency_p50_s"], "latency_p95_ms": 1000 * med["latency_p95_s"],
+        "episodes_per_s": first["episodes"] / med["wall_s"],
+        "tool_calls_per_s": first["tool_calls"] / med["wall_s"],
+        "latency_p50_ms": 1000 * med["latency_p50_s"],
+        "latency_p95_ms": 1000 * med["latency_p95_s"],
         "client_cpu_ms_per_turn": 1000 * med["client_cpu_s"] / first["turns"],
         "server_cpu_ms_per_turn": 1000 * statistics.median(server) / first["turns"] if server else None,
         "runs_s": [r["wall_s"] for r in runs],
-    }  # fmt: skip
+    }
 
 
 def run(episodes: int, concurrencies: list[int], calls: int, repeats: int, store: bool) -> dict[str, Any]:
@@ -145,14 +173,28 @@ def run(episodes: int, concurrencies: list[int], calls: int, repeats: int, store
                     raw[(mode, c)].append(result)
                 if repeat == 0 and not same_conversations(kept[HTTP], kept[FLOOR]):
                     raise SystemExit(f"concurrency {c}: the endpoint's and the in-process agent's conversations differ")
-    return {"n_tasks": len(specs), "calls_per_episode": calls, "repeats": repeats, "store": store, "load_avg_before": load_before,
-            "load_avg_after": os.getloadavg(), "machine": machine_info(None), "calibration": calib,
-            "results": [{"mode": m, "concurrency": c, **summarise(raw[(m, c)], calib)} for m in modes for c in concurrencies]}  # fmt: skip
+    return {
+        "n_tasks": len(specs),
+        "calls_per_episode": calls,
+        "repeats": repeats,
+        "store": store,
+        "load_avg_before": load_before,
+        "load_avg_after": os.getloadavg(),
+        "machine": machine_info(None),
+        "calibration": calib,
+        "results": [
+            {"mode": m, "concurrency": c, **summarise(raw[(m, c)], calib)} for m in modes for c in concurrencies
+        ],
+    }
 
 
 def markdown(out: dict[str, Any]) -> str:
     first = out["results"][0]
-    load = ", ".join(f"{x:.1f}" for x in out["load_avg_before"]) + " → " + ", ".join(f"{x:.1f}" for x in out["load_avg_after"])
+    load = (
+        ", ".join(f"{x:.1f}" for x in out["load_avg_before"])
+        + " → "
+        + ", ".join(f"{x:.1f}" for x in out["load_avg_after"])
+    )
     lines = [
         f"{out['n_tasks']} episodes ({first['turns']} assistant turns, {first['tool_calls']} tool calls; the endpoint makes "
         f"{out['calls_per_episode']} calls, then answers), median of {out['repeats']}"
@@ -166,10 +208,12 @@ def markdown(out: dict[str, Any]) -> str:
     ]
     for r in out["results"]:
         server = f"{r['server_cpu_ms_per_turn']:.2f} ms" if r["server_cpu_ms_per_turn"] is not None else "—"
-        lines.append(f"| {r['mode']} | {r['concurrency']} | **{r['turns_per_s']:.0f}** | {r['turns_per_s_min']:.0f} – {r['turns_per_s_max']:.0f} "
-                     f"| {r['turns_per_s_per_1k_calib']:.2f} "
-                     f"| {r['episodes_per_s']:.0f} | {r['tool_calls_per_s']:.0f} | {r['latency_p50_ms']:.2f} / {r['latency_p95_ms']:.2f} ms "
-                     f"| {r['client_cpu_ms_per_turn']:.2f} ms | {server} |")  # fmt: skip
+        lines.append(
+            f"| {r['mode']} | {r['concurrency']} | **{r['turns_per_s']:.0f}** | {r['turns_per_s_min']:.0f} – {r['turns_per_s_max']:.0f} "
+            f"| {r['turns_per_s_per_1k_calib']:.2f} "
+            f"| {r['episodes_per_s']:.0f} | {r['tool_calls_per_s']:.0f} | {r['latency_p50_ms']:.2f} / {r['latency_p95_ms']:.2f} ms "
+            f"| {r['client_cpu_ms_per_turn']:.2f} ms | {server} |"
+        )
     return "\n".join(lines)
 
 
@@ -177,7 +221,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=512, help="generated tasks, one episode each")
     parser.add_argument("--concurrency", default="1,16,64", help="comma-separated concurrent episodes")
-    parser.add_argument("--calls", type=int, default=3, help="tool-call turns the endpoint makes before its final answer")
+    parser.add_argument(
+        "--calls", type=int, default=3, help="tool-call turns the endpoint makes before its final answer"
+    )
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per mode and concurrency (median reported)")
     parser.add_argument("--store", action="store_true", help="write a trials file too (one fsync'd line per trial)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a markdown table")

@@ -74,17 +74,34 @@ def run(n: int, trials: int, workers: int, repeats: int) -> dict[str, Any]:
                 times[name].append(time.perf_counter() - start)
                 bad = [r for r in records if not r.ok or r.grade.score != 1.0]
                 if bad:
-                    raise SystemExit(f"{name}: {bad[0].task_id} did not score 1.0 ({bad[0].error or bad[0].grade.score})")
+                    raise SystemExit(
+                        f"{name}: {bad[0].task_id} did not score 1.0 ({bad[0].error or bad[0].grade.score})"
+                    )
     results = {}
     for name, per_run in times.items():
         rates = sorted(episodes / s for s in per_run)
         runtime, w = modes[name]
         startup = statistics.median(startup_s(runtime, w) for _ in range(repeats)) if runtime != "none" else 0.0
-        results[name] = {"median_s": statistics.median(per_run), "episodes_per_s": statistics.median(rates), "min": rates[0], "max": rates[-1],
-                         "startup_s": startup, "after_startup_per_s": episodes / max(1e-9, statistics.median(per_run) - startup),
-                         "episodes_per_s_per_1k_calib": calibrated(statistics.median(rates), calib)}  # fmt: skip
-    return {"n_tasks": len(specs), "trials": trials, "episodes": episodes, "oracle_calls": calls, "repeats": repeats,
-            "load_avg": os.getloadavg(), "machine": machine_info(None), "calibration": calib, "modes": results}  # fmt: skip
+        results[name] = {
+            "median_s": statistics.median(per_run),
+            "episodes_per_s": statistics.median(rates),
+            "min": rates[0],
+            "max": rates[-1],
+            "startup_s": startup,
+            "after_startup_per_s": episodes / max(1e-9, statistics.median(per_run) - startup),
+            "episodes_per_s_per_1k_calib": calibrated(statistics.median(rates), calib),
+        }
+    return {
+        "n_tasks": len(specs),
+        "trials": trials,
+        "episodes": episodes,
+        "oracle_calls": calls,
+        "repeats": repeats,
+        "load_avg": os.getloadavg(),
+        "machine": machine_info(None),
+        "calibration": calib,
+        "modes": results,
+    }
 
 
 def markdown(out: dict[str, Any]) -> str:

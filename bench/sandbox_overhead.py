@@ -64,8 +64,15 @@ def _median_time(work: Callable[[], None], repeats: int) -> float:
 
 def run(jobs: list[str], runtimes: list[str], n: int, repeats: int) -> dict[str, Any]:
     limits = Limits(wall_s=120, cpu_s=60)
-    out: dict[str, Any] = {"n": n, "repeats": repeats, "machine": machine_info(None), "calibration": calibration(), "runtimes": runtimes,
-                           "jobs": {}, "startup_ms": {}}  # fmt: skip
+    out: dict[str, Any] = {
+        "n": n,
+        "repeats": repeats,
+        "machine": machine_info(None),
+        "calibration": calibration(),
+        "runtimes": runtimes,
+        "jobs": {},
+        "startup_ms": {},
+    }
     for name in runtimes:
         runtime = get_runtime(name)
         times = []
@@ -99,7 +106,12 @@ def run(jobs: list[str], runtimes: list[str], n: int, repeats: int) -> dict[str,
                     pool.map(job, payloads[: max(4, n // 10)])  # warm-up
                     results: list[Any] = []
 
-                    def pooled(pool: WorkerPool = pool, job: str = job, payloads: list[str] = payloads, results: list[Any] = results) -> None:
+                    def pooled(
+                        pool: WorkerPool = pool,
+                        job: str = job,
+                        payloads: list[str] = payloads,
+                        results: list[Any] = results,
+                    ) -> None:
                         results.append(pool.map(job, payloads))
 
                     seconds = _median_time(pooled, repeats)
@@ -135,7 +147,9 @@ def markdown(result: dict[str, Any]) -> str:
             if mode.endswith("x2") and one is not None:
                 overhead = f"{one['overhead_us_per_task']:,.0f} µs ({one['tasks_per_s']:,.0f} tasks/s with 1)"
             label = mode.replace("x2", "(2 workers)")
-            lines.append(f"| {job} | {label} | {value['tasks_per_s']:,.0f} | {value['tasks_per_s_per_1k_calib']:.2f} | {overhead} |")
+            lines.append(
+                f"| {job} | {label} | {value['tasks_per_s']:,.0f} | {value['tasks_per_s_per_1k_calib']:.2f} | {overhead} |"
+            )
     lines += ["", "Starting one sandboxed worker (spawn + warm-up imports + stop): "]
     lines[-1] += ", ".join(f"{name} {ms:,.0f} ms" for name, ms in result["startup_ms"].items())
     return "\n".join(lines)
@@ -145,8 +159,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=200, help="tasks per job (default 200)")
     parser.add_argument("--repeats", type=int, default=3, help="timed repeats per measurement (median reported)")
-    parser.add_argument("--jobs", default="echo,exec,validate", help="comma-separated jobs (default echo,exec,validate)")
-    parser.add_argument("--runtimes", default="", help="comma-separated runtimes (default: bwrap when usable, and rlimit)")
+    parser.add_argument(
+        "--jobs", default="echo,exec,validate", help="comma-separated jobs (default echo,exec,validate)"
+    )
+    parser.add_argument(
+        "--runtimes", default="", help="comma-separated runtimes (default: bwrap when usable, and rlimit)"
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON instead of a markdown table")
     args = parser.parse_args(argv)
     runtimes = [r for r in args.runtimes.split(",") if r] or (["bwrap"] if bwrap_usable()[0] else []) + ["rlimit"]

@@ -121,7 +121,10 @@ def run_command(args: list[str], data_root: Path, poll_s: float) -> dict[str, An
     """Run `coworkenv ARGS --data-root DATA_ROOT`; wall time, exit status, peak memory and CPU as described above."""
     rusage_file = data_root / ".rusage.json"
     rusage_file.unlink(missing_ok=True)
-    env = os.environ | {RUSAGE_ENV: str(rusage_file), "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    env = os.environ | {
+        RUSAGE_ENV: str(rusage_file),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
     cmd = [sys.executable, "-c", WRAPPER, *args, "--data-root", str(data_root)]
     start, sampler_start = time.perf_counter(), time.process_time()
     proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -151,7 +154,12 @@ def run_command(args: list[str], data_root: Path, poll_s: float) -> dict[str, An
 
 
 def run(
-    generate_sizes: list[int], validate_sizes: list[int], commands: list[str], options: dict[str, Any], data_root: Path, poll_s: float
+    generate_sizes: list[int],
+    validate_sizes: list[int],
+    commands: list[str],
+    options: dict[str, Any],
+    data_root: Path,
+    poll_s: float,
 ) -> dict[str, Any]:
     calibs = [calibration()]
     rows: list[dict[str, Any]] = []
@@ -171,7 +179,10 @@ def run(
             row["tasks_per_s"] = n / row["seconds"]
             rows.append(row)
             if row["returncode"] != 0:
-                print(f"scaling: {name} at n={n} exited with status {row['returncode']}:\n{row['output_tail']}", file=sys.stderr)
+                print(
+                    f"scaling: {name} at n={n} exited with status {row['returncode']}:\n{row['output_tail']}",
+                    file=sys.stderr,
+                )
                 break  # the later stages need this one
     calibs.append(calibration())
     calib = merged_calibration(calibs)
@@ -208,8 +219,17 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             continue
         small, large = ok[0], ok[-1]
         per_task = (large["seconds"] / large["n"]) / (small["seconds"] / small["n"])
-        memory = large["parent_peak_rss_mb"] / small["parent_peak_rss_mb"] if small["parent_peak_rss_mb"] and large["parent_peak_rss_mb"] else None
-        out[command] = {"from_n": small["n"], "to_n": large["n"], "time_per_task_growth": per_task, "parent_memory_growth": memory}
+        memory = (
+            large["parent_peak_rss_mb"] / small["parent_peak_rss_mb"]
+            if small["parent_peak_rss_mb"] and large["parent_peak_rss_mb"]
+            else None
+        )
+        out[command] = {
+            "from_n": small["n"],
+            "to_n": large["n"],
+            "time_per_task_growth": per_task,
+            "parent_memory_growth": memory,
+        }
     return out
 
 
@@ -237,7 +257,11 @@ def markdown(r: dict[str, Any]) -> str:
             f"| {fmt(row['parent_cpu_s'], ',.1f')} | {fmt(row['workers_cpu_s'], ',.1f')} | {row['returncode']} |"
         )
     if r["summary"]:
-        lines += ["", "| command | from n | to n | time per task, growth | parent peak RSS, growth |", "|---|---:|---:|---:|---:|"]
+        lines += [
+            "",
+            "| command | from n | to n | time per task, growth | parent peak RSS, growth |",
+            "|---|---:|---:|---:|---:|",
+        ]
         for command, s in r["summary"].items():
             growth = f"{s['time_per_task_growth']:.2f}x | {fmt(s['parent_memory_growth'], '.2f')}x"
             lines.append(f"| {command} | {s['from_n']:,} | {s['to_n']:,} | {growth} |")
@@ -253,15 +277,27 @@ def sizes(text: str) -> list[int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--generate-sizes", type=sizes, default=GENERATE_SIZES, help=f"comma-separated (default {GENERATE_SIZES})")
-    parser.add_argument("--validate-sizes", type=sizes, default=STAGE_SIZES, help=f"sizes of the later stages (default {STAGE_SIZES})")
-    parser.add_argument("--commands", default=",".join(COMMANDS), help=f"comma-separated subset of {','.join(COMMANDS)} (default: all)")
-    parser.add_argument("--runtime", default="auto", help="sandbox runtime of the runs: auto, bwrap, rlimit, none (default auto: sandboxed)")
+    parser.add_argument(
+        "--generate-sizes", type=sizes, default=GENERATE_SIZES, help=f"comma-separated (default {GENERATE_SIZES})"
+    )
+    parser.add_argument(
+        "--validate-sizes", type=sizes, default=STAGE_SIZES, help=f"sizes of the later stages (default {STAGE_SIZES})"
+    )
+    parser.add_argument(
+        "--commands", default=",".join(COMMANDS), help=f"comma-separated subset of {','.join(COMMANDS)} (default: all)"
+    )
+    parser.add_argument(
+        "--runtime",
+        default="auto",
+        help="sandbox runtime of the runs: auto, bwrap, rlimit, none (default auto: sandboxed)",
+    )
     parser.add_argument("--workers", type=int, help="sandboxed workers per shard (default: the CLI's)")
     parser.add_argument("--shards", type=int, help="generation and validation shards (default: the CLI's)")
     parser.add_argument("--data-root", type=Path, help="an empty or new directory to use (default: a temporary one)")
     parser.add_argument("--keep", action="store_true", help="keep the data root at the end")
-    parser.add_argument("--poll-s", type=float, default=0.1, help="sampling interval of the workers' memory (default 0.1 s)")
+    parser.add_argument(
+        "--poll-s", type=float, default=0.1, help="sampling interval of the workers' memory (default 0.1 s)"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of markdown")
     args = parser.parse_args(argv)
     commands = [c.strip() for c in args.commands.split(",") if c.strip()]

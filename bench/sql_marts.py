@@ -116,13 +116,26 @@ def _variant(template: TaskSpec, task_id: str, difficulty: int, seed: int, **lin
 def _verdict(task_id: str, broken: int, advisory: int) -> TaskValidation:
     """The battery's verdict with the codes at index `broken` (mandatory) and `advisory` failing (-1: none)."""
     results = [
-        CheckOutcome.model_construct(task_id=task_id, code=code, passed=i not in (broken, advisory), severity=severity,
-                                     discriminating=disc, details={}, message="" if i not in (broken, advisory) else "battery check failed")
+        CheckOutcome.model_construct(
+            task_id=task_id,
+            code=code,
+            passed=i not in (broken, advisory),
+            severity=severity,
+            discriminating=disc,
+            details={},
+            message="" if i not in (broken, advisory) else "battery check failed",
+        )
         for i, (code, (severity, disc, _)) in enumerate(BATTERY_CODES.items())
-    ]  # fmt: skip
+    ]
     scored = [r.passed for r in results if r.discriminating]
-    return TaskValidation.model_construct(task_id=task_id, valid=broken < 0, discrimination=sum(scored) / len(scored), results=results,
-                                          battery_version=1, evidence_hash="")  # fmt: skip
+    return TaskValidation.model_construct(
+        task_id=task_id,
+        valid=broken < 0,
+        discrimination=sum(scored) / len(scored),
+        results=results,
+        battery_version=1,
+        evidence_hash="",
+    )
 
 
 Judged = tuple[list[TaskSpec], dict[str, TaskValidation], list[dict[str, Any]], dict[str, int]]
@@ -155,18 +168,33 @@ def _judged(rng: np.random.Generator, pool: list[dict[str, Any]], n_orig: int) -
         for i, ok in zip(pending, fixed, strict=True):
             parent, code = specs[i], CODES[broken[i]]
             name = f"rule:{code}" if strategy == "rule" else "llm"
-            lineage = {"parent": parent.id, "repair": {"round": round_, "strategy": name, "patch": PATCH}}  # as the repair loop records it
+            lineage = {
+                "parent": parent.id,
+                "repair": {"round": round_, "strategy": name, "patch": PATCH},
+            }  # as the repair loop records it
             child = _variant(parent, f"{parent.id}-r{round_}", parent.difficulty, i, **lineage)
             specs.append(child)
             copies[child.id] = template[i]
             verdicts[child.id] = _verdict(child.id, -1 if ok else int(broken[i]), -1)
-            attempts.append({"task_id": child.id, "parent_id": parent.id, "round": round_, "strategy": name, "codes_addressed": [code],
-                             "patch": PATCH, "valid_after": bool(ok), "failed_codes_after": [] if ok else [code]})  # fmt: skip
+            attempts.append(
+                {
+                    "task_id": child.id,
+                    "parent_id": parent.id,
+                    "round": round_,
+                    "strategy": name,
+                    "codes_addressed": [code],
+                    "patch": PATCH,
+                    "valid_after": bool(ok),
+                    "failed_codes_after": [] if ok else [code],
+                }
+            )
         pending = pending[~fixed]
     return specs, verdicts, attempts, copies
 
 
-def _rollouts(rng: np.random.Generator, episodes: dict[str, list[dict[str, Any]]], published: list[TaskSpec], n_traj: int) -> tuple[pa.Table, list]:
+def _rollouts(
+    rng: np.random.Generator, episodes: dict[str, list[dict[str, Any]]], published: list[TaskSpec], n_traj: int
+) -> tuple[pa.Table, list]:
     """Oracle, empty agent, then each model's trials per published task (its pool task's `episodes`), cut at `n_traj`
     rows; and the rows SFT is made from."""
     agents = [("oracle", "", 0), ("null", "", 0)] + [("hf", m, t) for m in MODELS for t in range(MODEL_TRIALS)]
@@ -184,8 +212,15 @@ def _rollouts(rng: np.random.Generator, episodes: dict[str, list[dict[str, Any]]
         for j in range(start, min(start + BATCH, n_traj)):
             spec, (agent, model, trial) = published[t_task[j]], agents[t_slot[j]]
             # the id names the model: `trajectory_row`'s <task>/<agent>/<trial> repeats across the models of agent hf
-            row = {**episodes[spec.id][kind[j]], "trajectory_id": f"{spec.id}/{agent}/{model or agent}-{trial}", "task_id": spec.id,
-                   "agent": agent, "model": model, "trial": trial, "difficulty": spec.difficulty}  # fmt: skip
+            row = {
+                **episodes[spec.id][kind[j]],
+                "trajectory_id": f"{spec.id}/{agent}/{model or agent}-{trial}",
+                "task_id": spec.id,
+                "agent": agent,
+                "model": model,
+                "trial": trial,
+                "difficulty": spec.difficulty,
+            }
             rows.append(row)
             if row["passed"] and (t_slot[j] == 0 or (t_slot[j] >= 2 and trial == 0)):
                 sft_sources.append(row)
@@ -212,17 +247,32 @@ def _evaluation(rng: np.random.Generator, published: list[TaskSpec]) -> tuple[pa
     profile: dict[tuple[str, str, int], list[int]] = defaultdict(lambda: [0, 0])
     for j, i in enumerate(e_task):
         spec = published[i]
-        rows.append({
-            "eval_id": "eval-0001", "model": e_model[j], "task_id": spec.id, "trial": int(e_trial[j]), "family": spec.family,
-            "capabilities": spec.capabilities, "difficulty": spec.difficulty, "completion": float(completion[j]),
-            "safety": 0.0 if violation[j] else 1.0, "robustness": float(robustness[j]), "score": float(score[j]),
-            "passed": bool(passed[j]), "empty": bool(empty[j]), "n_violations": int(violation[j]),
-        })  # fmt: skip
+        rows.append(
+            {
+                "eval_id": "eval-0001",
+                "model": e_model[j],
+                "task_id": spec.id,
+                "trial": int(e_trial[j]),
+                "family": spec.family,
+                "capabilities": spec.capabilities,
+                "difficulty": spec.difficulty,
+                "completion": float(completion[j]),
+                "safety": 0.0 if violation[j] else 1.0,
+                "robustness": float(robustness[j]),
+                "score": float(score[j]),
+                "passed": bool(passed[j]),
+                "empty": bool(empty[j]),
+                "n_violations": int(violation[j]),
+            }
+        )
         for cap in spec.capabilities:
             cell = profile[(e_model[j], cap, spec.difficulty)]
             cell[0] += 1
             cell[1] += bool(passed[j])
-    profile_rows = [{"model": m, "capability": c, "difficulty": d, "attempts": a, "passes": p} for (m, c, d), (a, p) in sorted(profile.items())]
+    profile_rows = [
+        {"model": m, "capability": c, "difficulty": d, "attempts": a, "passes": p}
+        for (m, c, d), (a, p) in sorted(profile.items())
+    ]
     return eval_results_table(rows), capability_profile_table(profile_rows)
 
 
@@ -248,7 +298,9 @@ def build_release(root: Path, n_traj: int, seed: int, pool: list[dict[str, Any]]
         "capability_profile": profile,
     }
     shutil.rmtree(root, ignore_errors=True)  # a rebuild replaces the cached release, whose run id it shares
-    manifest = publish_release(tables, data_root=root, run_id=f"bench-{n_traj}", parent=None, config={"trajectories": n_traj, "seed": seed})
+    manifest = publish_release(
+        tables, data_root=root, run_id=f"bench-{n_traj}", parent=None, config={"trajectories": n_traj, "seed": seed}
+    )
     return manifest.row_counts
 
 
@@ -266,7 +318,13 @@ def _time(con: Any, sql: str, warmup: int, repeats: int) -> dict[str, Any]:
         rows = con.sql(sql).to_arrow_table().num_rows
         wall.append(time.perf_counter() - start)
         cpu.append(time.process_time() - cpu_start)
-    return {"rows": rows, "median_s": statistics.median(wall), "min_s": min(wall), "max_s": max(wall), "cpu_s": statistics.median(cpu)}
+    return {
+        "rows": rows,
+        "median_s": statistics.median(wall),
+        "min_s": min(wall),
+        "max_s": max(wall),
+        "cpu_s": statistics.median(cpu),
+    }
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -280,7 +338,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         pool = build_pool(args.pool, args.seed)
         pool_s = time.perf_counter() - start
         counts = build_release(root, args.trajectories, args.seed, pool)
-        build = {"params": params, "counts": counts, "pool_s": pool_s, "build_s": time.perf_counter() - start, "cached": False}
+        build = {
+            "params": params,
+            "counts": counts,
+            "pool_s": pool_s,
+            "build_s": time.perf_counter() - start,
+            "cached": False,
+        }
         stamp.write_text(json.dumps(build, indent=2))
     else:
         build = {**json.loads(stamp.read_text()), "cached": True}
@@ -307,11 +371,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         results[name] = {"kind": stage, **_time(con, f"select * from {name}", args.warmup, args.repeats)}
     if not args.marts_only:
         for path in sorted((catalog.SQL_DIR / "queries").glob("*.sql")):
-            results[f"queries/{path.name}"] = {"kind": "query", **_time(con, path.read_text(encoding="utf-8"), args.warmup, args.repeats)}
+            results[f"queries/{path.name}"] = {
+                "kind": "query",
+                **_time(con, path.read_text(encoding="utf-8"), args.warmup, args.repeats),
+            }
     con.close()
     import duckdb
 
-    machine = {"cpu": cpu_model(), "logical_cpus": os.cpu_count(), "duckdb_threads": threads, "duckdb": duckdb.__version__, "pyarrow": pa.__version__}
+    machine = {
+        "cpu": cpu_model(),
+        "logical_cpus": os.cpu_count(),
+        "duckdb_threads": threads,
+        "duckdb": duckdb.__version__,
+        "pyarrow": pa.__version__,
+    }
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     calib = calibration()
     for r in results.values():
@@ -322,7 +395,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "data": {"root": display_path(root) if where is root else where, **build},
         "connect_s": connect_s,
         "results": results,
-    }  # fmt: skip
+    }
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -363,9 +436,11 @@ def main() -> None:
     parser.add_argument("--marts-only", action="store_true", help="Skip the example queries.")
     parser.add_argument("--json", action="store_true", help="Print the report as JSON.")
     parser.add_argument(
-        "--root", choices=("local", "memory"), default="local",
+        "--root",
+        choices=("local", "memory"),
+        default="local",
         help="Query the release where it was built (local) or a copy on fsspec's memory:// (DuckDB reads through fsspec).",
-    )  # fmt: skip
+    )
     args = parser.parse_args()
     report = run(args)
     print(json.dumps(report, indent=2) if args.json else markdown(report))

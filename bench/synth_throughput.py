@@ -52,7 +52,9 @@ def run(n: int, seed: int, warmup: int, repeats: int) -> dict[str, Any]:
                 raise SystemExit(f"{spec.id} fails the consistency gate")
 
     calib = calibration()
-    timings, cpu = time_modes({"generate": generate, "generate+gate": generate_and_gate}, rounds=1, warmup=warmup, repeats=repeats)
+    timings, cpu = time_modes(
+        {"generate": generate, "generate+gate": generate_and_gate}, rounds=1, warmup=warmup, repeats=repeats
+    )
     modes = {}
     for name, per_round in timings.items():
         modes[name] = {
@@ -60,10 +62,19 @@ def run(n: int, seed: int, warmup: int, repeats: int) -> dict[str, Any]:
             "min_tasks_per_s": n / max(per_round),
             "max_tasks_per_s": n / min(per_round),
             "tasks_per_cpu_s": n / statistics.median(cpu[name]),
-            "tasks_per_cpu_s_per_1k_calib": calibrated(n / statistics.median(cpu[name]), calib),  # CPU time against CPU time
+            "tasks_per_cpu_s_per_1k_calib": calibrated(
+                n / statistics.median(cpu[name]), calib
+            ),  # CPU time against CPU time
             "target": TARGETS[name],
         }
-    return {"n": n, "families": len(load_families()), "repeats": repeats, "machine": machine_info(pinned), "calibration": calib, "modes": modes}
+    return {
+        "n": n,
+        "families": len(load_families()),
+        "repeats": repeats,
+        "machine": machine_info(pinned),
+        "calibration": calib,
+        "modes": modes,
+    }
 
 
 def markdown(result: dict[str, Any]) -> str:

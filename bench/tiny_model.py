@@ -79,7 +79,9 @@ def run(n: int, max_new_tokens: int, builds: int, warmup: int, repeats: int, thr
         build_s = time_builds(model_dir, builds)
         card = read_card(model_dir)
         # no prefix cache: it would serve every pass after the first from memory; this measures batching
-        agent = load_agent(f"hf:{model_dir}", max_new_tokens=max_new_tokens, batch_size=BIG_BATCH, device="cpu", cache_mb=0)
+        agent = load_agent(
+            f"hf:{model_dir}", max_new_tokens=max_new_tokens, batch_size=BIG_BATCH, device="cpu", cache_mb=0
+        )
         requests = task_prompts(n)
         replies: dict[str, list] = {}
 
@@ -89,7 +91,9 @@ def run(n: int, max_new_tokens: int, builds: int, warmup: int, repeats: int, thr
         def batch_16() -> None:
             replies[f"batch {BIG_BATCH}"] = agent.reply_batch(requests)
 
-        timings, cpu = time_modes({"batch 1": batch_1, f"batch {BIG_BATCH}": batch_16}, rounds=1, warmup=warmup, repeats=repeats)
+        timings, cpu = time_modes(
+            {"batch 1": batch_1, f"batch {BIG_BATCH}": batch_16}, rounds=1, warmup=warmup, repeats=repeats
+        )
     one, many = replies["batch 1"], replies[f"batch {BIG_BATCH}"]
     if [r.raw for r in one] != [r.raw for r in many] or any(r.error for r in one):
         raise SystemExit("batched greedy replies differ from one-by-one replies (or a reply failed)")
@@ -103,7 +107,9 @@ def run(n: int, max_new_tokens: int, builds: int, warmup: int, repeats: int, thr
             "tokens_per_s_min": completion / max(per_round),
             "tokens_per_s_max": completion / min(per_round),
             "tokens_per_cpu_s": completion / statistics.median(cpu[name]),
-            "tokens_per_cpu_s_per_1k_calib": calibrated(completion / statistics.median(cpu[name]), calib),  # CPU time against CPU time
+            "tokens_per_cpu_s_per_1k_calib": calibrated(
+                completion / statistics.median(cpu[name]), calib
+            ),  # CPU time against CPU time
             "prompt_tokens_per_s": prompt / median,
             "s_per_pass": median,
             "repeats_s": per_round,
@@ -167,8 +173,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-new-tokens", type=int, default=64, help="new tokens per reply at most (default 64)")
     parser.add_argument("--builds", type=int, default=3, help="model builds to time (default 3)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed passes per mode (default 1)")
-    parser.add_argument("--repeats", type=int, default=3, help="timed passes per mode; the median is reported (default 3)")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1: the process is pinned to one CPU)")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="timed passes per mode; the median is reported (default 3)"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch threads (default 1: the process is pinned to one CPU)"
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON instead of markdown")
     args = parser.parse_args(argv)
     if min(args.n, args.max_new_tokens, args.builds, args.repeats, args.threads) < 1 or args.warmup < 0:

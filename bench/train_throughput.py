@@ -52,9 +52,20 @@ def main() -> None:
     results: dict[str, Any] = {"machine": machine_info(None), "steps": args.steps, "settings": {}}
     with tempfile.TemporaryDirectory(prefix="coworkenv-sft-bench-") as scratch:
         for i, (name, extra) in enumerate(SETTINGS.items()):
-            config = {"model": args.model, "release": args.release, "out": str(Path(scratch) / f"ck{i}"), "max_steps": args.steps,
-                      "max_length": args.max_length, "learning_rate": 1e-4, "warmup_steps": 0, "logging_steps": 1, **extra}  # fmt: skip
-            done = subprocess.run([sys.executable, "-c", JOB, json.dumps(config), args.data_root], capture_output=True, text=True)
+            config = {
+                "model": args.model,
+                "release": args.release,
+                "out": str(Path(scratch) / f"ck{i}"),
+                "max_steps": args.steps,
+                "max_length": args.max_length,
+                "learning_rate": 1e-4,
+                "warmup_steps": 0,
+                "logging_steps": 1,
+                **extra,
+            }
+            done = subprocess.run(
+                [sys.executable, "-c", JOB, json.dumps(config), args.data_root], capture_output=True, text=True
+            )
             if done.returncode != 0:
                 raise SystemExit(f"{name} failed:\n{done.stderr[-3000:]}")
             results["settings"][name] = json.loads(done.stdout.strip().splitlines()[-1])

@@ -70,7 +70,9 @@ class Worker:
         if cpu is not None:
             cmd += ["--cpu", str(cpu)]
         env = os.environ | {"PYTHONPATH": str(tree), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=log, stderr=log, pass_fds=(write_fd,), env=env, cwd=tree, text=True)
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=log, stderr=log, pass_fds=(write_fd,), env=env, cwd=tree, text=True
+        )
         os.close(write_fd)
         self.replies = os.fdopen(read_fd)
 
@@ -83,7 +85,9 @@ class Worker:
             raise BenchError(f"the {self.label} worker has exited (status {self.proc.poll()})") from None
         line = self.replies.readline()
         if not line:
-            raise BenchError(f"the {self.label} worker exited without answering {request['op']} (status {self.proc.wait()})")
+            raise BenchError(
+                f"the {self.label} worker exited without answering {request['op']} (status {self.proc.wait()})"
+            )
         reply = json.loads(line)
         if not reply.pop("ok"):
             raise BenchError(f"{self.label} tree, {request['op']}: {reply['error']}")
@@ -100,15 +104,26 @@ class Worker:
         self.replies.close()
 
 
-def compare(workers: dict[str, Worker], tasks: Path, n: int, seed: int, repeats: int, rounds: dict[str, int]) -> dict[str, Any]:
+def compare(
+    workers: dict[str, Worker], tasks: Path, n: int, seed: int, repeats: int, rounds: dict[str, int]
+) -> dict[str, Any]:
     probes = {label: w.ask(op="probe", tasks=str(tasks)) for label, w in workers.items()}
     files = sorted(set(probes["old"]["loads"]) & set(probes["new"]["loads"]))
     if not files:
-        raise BenchError(f"no task file of {tasks} loads in both trees: {probes['old']['rejects']} / {probes['new']['rejects']}")
+        raise BenchError(
+            f"no task file of {tasks} loads in both trees: {probes['old']['rejects']} / {probes['new']['rejects']}"
+        )
     # The error names the file by its scratch path; the file name is the key already.
-    skipped = {label: {f: e.replace(f"{tasks / f}: ", "") for f, e in p["rejects"].items()} for label, p in probes.items() if p["rejects"]}
+    skipped = {
+        label: {f: e.replace(f"{tasks / f}: ", "") for f, e in p["rejects"].items()}
+        for label, p in probes.items()
+        if p["rejects"]
+    }
     families = sorted(set(probes["old"]["families"]) & set(probes["new"]["families"]))
-    setup = {label: w.ask(op="setup", files=[str(tasks / f) for f in files], n=n, seed=seed, families=families) for label, w in workers.items()}
+    setup = {
+        label: w.ask(op="setup", files=[str(tasks / f) for f in files], n=n, seed=seed, families=families)
+        for label, w in workers.items()
+    }
     calibs: dict[str, list[dict[str, Any]]] = {label: [] for label in workers}
     order = list(workers)
     for label in order:
@@ -124,16 +139,22 @@ def compare(workers: dict[str, Worker], tasks: Path, n: int, seed: int, repeats:
 
     results = {}
     for name, (_, unit) in WORKLOADS.items():
-        out: dict[str, Any] = {"unit": unit, "items_per_repeat": samples[name]["new"][0]["items"], "target_speedup": TARGETS[name]}
+        out: dict[str, Any] = {
+            "unit": unit,
+            "items_per_repeat": samples[name]["new"][0]["items"],
+            "target_speedup": TARGETS[name],
+        }
         for label in order:
             cpu_rates = sorted(s["items"] / s["cpu_s"] for s in samples[name][label])
             wall_rates = sorted(s["items"] / s["wall_s"] for s in samples[name][label])
             out[label] = {
-                "per_cpu_s": statistics.median(cpu_rates), "per_cpu_s_min": cpu_rates[0], "per_cpu_s_max": cpu_rates[-1],
+                "per_cpu_s": statistics.median(cpu_rates),
+                "per_cpu_s_min": cpu_rates[0],
+                "per_cpu_s_max": cpu_rates[-1],
                 "per_wall_s": statistics.median(wall_rates),
                 "per_1k_calib": calibrated(statistics.median(cpu_rates), calib[label]),
                 "repeats": samples[name][label],
-            }  # fmt: skip
+            }
         pairs = list(zip(samples[name]["old"], samples[name]["new"], strict=True))
         ratios = sorted((n_["items"] / n_["cpu_s"]) / (o["items"] / o["cpu_s"]) for o, n_ in pairs)
         wall_ratios = [(n_["items"] / n_["wall_s"]) / (o["items"] / o["wall_s"]) for o, n_ in pairs]
@@ -145,7 +166,14 @@ def compare(workers: dict[str, Worker], tasks: Path, n: int, seed: int, repeats:
         }
         out["meets_target"] = out["speedup"] >= TARGETS[name]
         results[name] = out
-    return {"task_files": files, "skipped_task_files": skipped, "families": families, "setup": setup, "calibration": calib, "workloads": results}
+    return {
+        "task_files": files,
+        "skipped_task_files": skipped,
+        "families": families,
+        "setup": setup,
+        "calibration": calib,
+        "workloads": results,
+    }
 
 
 @contextmanager
@@ -172,13 +200,18 @@ def two_trees(rev: str, cpu: int | None, prefix: str) -> Iterator[tuple[str, dic
             for worker in workers.values():
                 worker.close()
             log.close()
-            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(old_tree)], capture_output=True)
+            subprocess.run(
+                ["git", "-C", str(REPO), "worktree", "remove", "--force", str(old_tree)], capture_output=True
+            )
             subprocess.run(["git", "-C", str(REPO), "worktree", "prune"], capture_output=True)
 
 
 def working_tree() -> dict[str, Any]:
     """The "new" side: this checkout's commit, and whether tracked files differ from it."""
-    return {"commit": git("rev-parse", "HEAD"), "uncommitted_changes": bool(git("status", "--porcelain", "--untracked-files=no"))}
+    return {
+        "commit": git("rev-parse", "HEAD"),
+        "uncommitted_changes": bool(git("status", "--porcelain", "--untracked-files=no")),
+    }
 
 
 def working_tree_label(new: dict[str, Any]) -> str:
@@ -196,9 +229,12 @@ def run(rev: str, n: int, seed: int, repeats: int, rounds: dict[str, int], tasks
         "old": {"rev": rev, "commit": old_commit},
         "new": new,
         "tasks": tasks or f"examples/tasks at {rev}",
-        "n": n, "seed": seed, "repeats": repeats, "rounds": rounds,
+        "n": n,
+        "seed": seed,
+        "repeats": repeats,
+        "rounds": rounds,
         "machine": machine_info(cpu),
-    } | result  # fmt: skip
+    } | result
 
 
 def markdown(r: dict[str, Any]) -> str:
@@ -212,10 +248,14 @@ def markdown(r: dict[str, Any]) -> str:
         f"{r['repeats']} interleaved repeats (rounds per repeat: {', '.join(f'{k} {v}' for k, v in r['rounds'].items())}).",
     ]
     for label, rejects in r["skipped_task_files"].items():
-        lines.append(f"Left out (the {label} tree rejects them): " + "; ".join(f"{f}: {e[:100]}…" for f, e in rejects.items()))
+        lines.append(
+            f"Left out (the {label} tree rejects them): " + "; ".join(f"{f}: {e[:100]}…" for f, e in rejects.items())
+        )
     for label in ("old", "new"):
         s = r["setup"][label]
-        lines.append(f"{label} tree: {s['tasks']} tasks, {s['battery_valid']} valid by the battery, {s['generated']} of {r['n']} generated")
+        lines.append(
+            f"{label} tree: {s['tasks']} tasks, {s['battery_valid']} valid by the battery, {s['generated']} of {r['n']} generated"
+        )
     for label in ("old", "new"):
         lines.append(f"{label} worker — " + calibration_line(r["calibration"][label]))
     lines += [
@@ -239,9 +279,15 @@ def markdown(r: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rev", default=DEFAULT_REV, help=f"the older commit (default {DEFAULT_REV})")
-    parser.add_argument("--repeats", type=int, default=7, help="interleaved timed repeats per workload and tree (default 7)")
-    parser.add_argument("--rounds", type=int, default=20, help="replay+grade passes over the tasks per repeat (default 20)")
-    parser.add_argument("--battery-rounds", type=int, default=2, help="battery passes over the tasks per repeat (default 2)")
+    parser.add_argument(
+        "--repeats", type=int, default=7, help="interleaved timed repeats per workload and tree (default 7)"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=20, help="replay+grade passes over the tasks per repeat (default 20)"
+    )
+    parser.add_argument(
+        "--battery-rounds", type=int, default=2, help="battery passes over the tasks per repeat (default 2)"
+    )
     parser.add_argument("--n", type=int, default=500, help="procedural tasks built per generate repeat (default 500)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--tasks", help="task directory to use instead of the older commit's examples/tasks")

@@ -57,12 +57,23 @@ services are on this machine by default (Postgres with trust auth as user `postg
 point `COWORKENV_DATABASE_URL` and `COWORKENV_BROKER_URL` elsewhere. No secret is ever written here."""
 
 COMMANDS: dict[str, list[str]] = {
-    "init": ["airflow db migrate", f"airflow pools set {GPU_POOL} ${{COWORKENV_GPU_POOL_SLOTS:-1}} 'training and local-model rollouts'"],
+    "init": [
+        "airflow db migrate",
+        f"airflow pools set {GPU_POOL} ${{COWORKENV_GPU_POOL_SLOTS:-1}} 'training and local-model rollouts'",
+    ],
     "api-server": ["airflow", "api-server"],
     "scheduler": ["airflow", "scheduler"],
     "dag-processor": ["airflow", "dag-processor"],
     "triggerer": ["airflow", "triggerer"],
-    "worker": ["airflow", "celery", "worker", "--queues", DEFAULT_QUEUE, "--concurrency", "${COWORKENV_WORKER_CONCURRENCY:-4}"],
+    "worker": [
+        "airflow",
+        "celery",
+        "worker",
+        "--queues",
+        DEFAULT_QUEUE,
+        "--concurrency",
+        "${COWORKENV_WORKER_CONCURRENCY:-4}",
+    ],
     "worker-gpu": ["airflow", "celery", "worker", "--queues", GPU_QUEUE, "--concurrency", "1"],
 }
 """The cluster's processes. `init` is shell lines run once, in order (migrate the metadata DB, then size the `gpu`
@@ -114,7 +125,11 @@ def _data_root(value: str | None, root: Path) -> str:
 
 
 def airflow_env(
-    profile: str | None = None, root: Path | None = None, home: Path | None = None, port: int | None = None, environ: Mapping[str, str] | None = None
+    profile: str | None = None,
+    root: Path | None = None,
+    home: Path | None = None,
+    port: int | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """A profile's variables (`COWORKENV_AIRFLOW_PROFILE`, else `embedded`), read from `environ` (the process's by
     default). `COWORKENV_AIRFLOW_HOME`, `COWORKENV_AIRFLOW_PORT` and `COWORKENV_DATA_ROOT`, when set, move the metadata DB

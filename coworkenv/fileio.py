@@ -77,7 +77,9 @@ def check_values(data: Any, where: str) -> None:
                 try:
                     value.encode("utf-8")
                 except UnicodeEncodeError:
-                    raise CoworkEnvError(f"{where}: text {value[:40]!r} holds a lone surrogate (not valid Unicode)") from None
+                    raise CoworkEnvError(
+                        f"{where}: text {value[:40]!r} holds a lone surrogate (not valid Unicode)"
+                    ) from None
             continue
         if depth > MAX_DEPTH:
             raise CoworkEnvError(f"{where}: nested deeper than {MAX_DEPTH} levels")

@@ -72,8 +72,18 @@ class ProgressLines:
     """A `Step` that writes progress lines at a bounded frequency (module docstring). `clock`: seconds, monotonic
     (tests pass a fake one). Call `finish()` when the work is done (`stop()` when it failed), or use `progress_lines`."""
 
-    def __init__(self, what: str, total: int | None = None, *, write: Callable[[str], Any], clock: Callable[[], float] = time.monotonic,
-                 unit: str = "item", interval_s: float = INTERVAL_S, min_gap_s: float = MIN_GAP_S, share: float = SHARE):  # fmt: skip
+    def __init__(
+        self,
+        what: str,
+        total: int | None = None,
+        *,
+        write: Callable[[str], Any],
+        clock: Callable[[], float] = time.monotonic,
+        unit: str = "item",
+        interval_s: float = INTERVAL_S,
+        min_gap_s: float = MIN_GAP_S,
+        share: float = SHARE,
+    ):
         self.what, self.total, self.unit = what, total, unit
         self.write, self.clock = write, clock
         self.interval_s, self.min_gap_s, self.share = interval_s, min_gap_s, share
@@ -183,7 +193,9 @@ def progress_in(log_line: str) -> str | None:
 
 
 @contextmanager
-def progress_lines(what: str, total: int | None = None, *, write: Callable[[str], Any], **options: Any) -> Iterator[ProgressLines]:
+def progress_lines(
+    what: str, total: int | None = None, *, write: Callable[[str], Any], **options: Any
+) -> Iterator[ProgressLines]:
     """`ProgressLines` for the `with` block: the final line when it ends, `stopped` when it raises."""
     lines = ProgressLines(what, total, write=write, **options)
     try:
@@ -204,8 +216,9 @@ def logged(logger: logging.Logger = LOG, level: int = logging.INFO, **options: A
 
 
 @contextmanager
-def given_or_logged(progress: Step | None, what: str, total: int | None = None, *, unit: str = "item",
-                    logger: logging.Logger = LOG) -> Iterator[Step]:  # fmt: skip
+def given_or_logged(
+    progress: Step | None, what: str, total: int | None = None, *, unit: str = "item", logger: logging.Logger = LOG
+) -> Iterator[Step]:
     """The caller's `progress` callback as it is, or, when there is none, progress lines logged through `logger` at
     INFO (a stage run by Airflow, whose task log shows them)."""
     if progress is not None:

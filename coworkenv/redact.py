@@ -33,7 +33,9 @@ _registered: set[str] = set()
 _cache: tuple[int, dict, list[str]] | None = None
 """(len(_registered), a copy of the environment, the secrets): what `configured_secrets` found last time."""
 
-_SECRET_ENV = re.compile(r"API_?KEY|ACCESS_?KEY|SECRET|PASSWORD|PASSWD|TOKEN|CREDENTIAL|(?:^|_)KEY$|_PAT$", re.IGNORECASE)
+_SECRET_ENV = re.compile(
+    r"API_?KEY|ACCESS_?KEY|SECRET|PASSWORD|PASSWD|TOKEN|CREDENTIAL|(?:^|_)KEY$|_PAT$", re.IGNORECASE
+)
 _CREDENTIAL_NAME = (
     r"(?:proxy-)?authorization|x-api-key|api[-_]?key|openai[-_]api[-_]key|x-goog-api-key|access[-_]?token|auth[-_]?token"
     r"|refresh[-_]?token|client[-_]?secret|secret[-_]?key"
@@ -76,7 +78,9 @@ def configured_secrets() -> list[str]:
         if cached is not None and env is not None and cached[0] == registered and cached[1] == env:
             return list(cached[2])
         found = set(_registered)
-    snapshot = dict(env) if env is not None else None  # taken before the scan: a change during it misses the cache next time
+    snapshot = (
+        dict(env) if env is not None else None
+    )  # taken before the scan: a change during it misses the cache next time
     found |= {v for k, v in os.environ.items() if _SECRET_ENV.search(k) and len(v) >= MIN_SECRET}
     secrets = sorted(found, key=len, reverse=True)
     if snapshot is not None:

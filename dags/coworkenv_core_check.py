@@ -116,7 +116,9 @@ def coworkenv_core_check():
         for r in summary["failed"]:
             print(f"{r['task_id']}: {'; '.join(r['failures'])}")
         if summary["failed"] and params["fail_on_gate"]:
-            raise AirflowFailException(f"{summary['gate_failed']} of {summary['tasks']} tasks fail the grading-consistency gate")
+            raise AirflowFailException(
+                f"{summary['gate_failed']} of {summary['tasks']} tasks fail the grading-consistency gate"
+            )
         return summary
 
     summarize(check_shard.expand(shard=load_tasks()))

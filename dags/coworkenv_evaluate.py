@@ -53,7 +53,10 @@ def coworkenv_evaluate():
         from coworkenv.pipeline.evaluate import prepare as prepare_run
 
         # bad settings or a contaminated suite
-        return without_retry(lambda: prepare_run(_run(), evaluation_config(dict(get_current_context()["params"]), "settings")), CoworkEnvError)
+        return without_retry(
+            lambda: prepare_run(_run(), evaluation_config(dict(get_current_context()["params"]), "settings")),
+            CoworkEnvError,
+        )
 
     @task
     def trials(suite: dict) -> dict:

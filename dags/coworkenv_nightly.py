@@ -89,7 +89,9 @@ def coworkenv_nightly():
         from coworkenv.pipeline.nightly import profile_stage, start
 
         run = _run()
-        config = without_retry(lambda: nightly_config(dict(get_current_context()["params"]), "settings"), CoworkEnvError)
+        config = without_retry(
+            lambda: nightly_config(dict(get_current_context()["params"]), "settings"), CoworkEnvError
+        )
         without_retry(lambda: start(run, config), CoworkEnvError)
         with run_judge(config):
             return profile_stage(run, config, llm_endpoint(config))

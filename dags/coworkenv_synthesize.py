@@ -57,7 +57,10 @@ def coworkenv_synthesize():
         from coworkenv.pipeline.config import synthesis_config
         from coworkenv.pipeline.plan import plan_run
 
-        return without_retry(lambda: plan_run(_run(), synthesis_config(dict(get_current_context()["params"]), "settings")), CoworkEnvError)
+        return without_retry(
+            lambda: plan_run(_run(), synthesis_config(dict(get_current_context()["params"]), "settings")),
+            CoworkEnvError,
+        )
 
     @task(map_index_template="shard {{ task.op_kwargs['shard']['shard'] }}")
     def generate(shard: dict) -> dict:

@@ -24,10 +24,28 @@ class CoworkEnvPlugin(AirflowPlugin):
     name = "coworkenv"
     fastapi_apps = [{"app": create_app(airflow_user), "url_prefix": URL_PREFIX, "name": "CoworkEnv pages"}]
     fastapi_root_middlewares = [
-        {"middleware": RefuseBadSettings, "args": [], "kwargs": {}, "name": "Refuse runs with bad settings before they start"},
+        {
+            "middleware": RefuseBadSettings,
+            "args": [],
+            "kwargs": {},
+            "name": "Refuse runs with bad settings before they start",
+        },
     ]
     external_views = [
-        *({"name": title, "href": f"coworkenv/{page}", "url_route": f"coworkenv-{page}", "category": CATEGORY, "destination": "nav"}
-          for title, page in PAGES.items()),
-        {"name": "CoworkEnv", "href": "coworkenv/dag-runs/{DAG_ID}/{RUN_ID}", "url_route": "coworkenv-dag-run", "destination": "dag_run"},
-    ]  # fmt: skip
+        *(
+            {
+                "name": title,
+                "href": f"coworkenv/{page}",
+                "url_route": f"coworkenv-{page}",
+                "category": CATEGORY,
+                "destination": "nav",
+            }
+            for title, page in PAGES.items()
+        ),
+        {
+            "name": "CoworkEnv",
+            "href": "coworkenv/dag-runs/{DAG_ID}/{RUN_ID}",
+            "url_route": "coworkenv-dag-run",
+            "destination": "dag_run",
+        },
+    ]

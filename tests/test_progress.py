@@ -24,7 +24,14 @@ def lines_of(what: str = "playing", total: int | None = None, **options):
 
 
 def test_durations_and_rates_read_as_a_person_reads_them():
-    assert [duration(s) for s in (0, 4.4, 65, 754, 3600, 3725.6)] == ["0:00", "0:04", "1:05", "12:34", "1:00:00", "1:02:06"]
+    assert [duration(s) for s in (0, 4.4, 65, 754, 3600, 3725.6)] == [
+        "0:00",
+        "0:04",
+        "1:05",
+        "12:34",
+        "1:00:00",
+        "1:02:06",
+    ]
     assert rate_text(123.4) == "123/s" and rate_text(2.345) == "2.3/s" and rate_text(1.0) == "1.0/s"
     assert rate_text(0.08, "trial") == "12.5 s/trial" and rate_text(1 / 250, "step") == "250 s/step"
 
@@ -32,7 +39,11 @@ def test_durations_and_rates_read_as_a_person_reads_them():
 def timed_lines(what: str = "playing", total: int | None = None, **options):
     """ProgressLines whose lines are kept with the fake time they were written at."""
     clock, out = Clock(), []
-    return ProgressLines(what, total, write=lambda line: out.append((clock.now - 1000.0, line)), clock=clock, **options), clock, out
+    return (
+        ProgressLines(what, total, write=lambda line: out.append((clock.now - 1000.0, line)), clock=clock, **options),
+        clock,
+        out,
+    )
 
 
 def test_a_slow_job_writes_a_line_every_half_minute_and_at_each_tenth_with_its_rate_and_time_left():
@@ -57,10 +68,17 @@ def test_a_quick_job_writes_a_line_per_tenth_at_most_every_five_seconds():
         clock.now += 1 / 32
         progress()
     # a tenth is done every 2 s, but lines come at least 5 s apart
-    assert [line.split(",")[0] for _, line in out] == ["validating: 160/640 (25%)", "validating: 320/640 (50%)",
-                                                       "validating: 480/640 (75%)", "validating: 640/640 (100%)"]  # fmt: skip
+    assert [line.split(",")[0] for _, line in out] == [
+        "validating: 160/640 (25%)",
+        "validating: 320/640 (50%)",
+        "validating: 480/640 (75%)",
+        "validating: 640/640 (100%)",
+    ]
     assert [t for t, _ in out] == [5, 10, 15, 20]
-    assert out[0][1] == "validating: 160/640 (25%), 32.0/s, ETA 0:15" and out[-1][1] == "validating: 640/640 (100%), 32.0/s, done in 0:20"
+    assert (
+        out[0][1] == "validating: 160/640 (25%), 32.0/s, ETA 0:15"
+        and out[-1][1] == "validating: 640/640 (100%), 32.0/s, done in 0:20"
+    )
 
 
 def test_a_job_that_ends_at_once_writes_one_final_line():
@@ -110,7 +128,10 @@ def test_the_first_report_alone_has_no_rate_yet():
 
 def test_a_failure_after_some_lines_writes_a_stopped_line_and_one_at_once_writes_nothing():
     clock, out = Clock(), []
-    with pytest.raises(RuntimeError), progress_lines("playing", 10, write=out.append, clock=clock, unit="trial") as progress:
+    with (
+        pytest.raises(RuntimeError),
+        progress_lines("playing", 10, write=out.append, clock=clock, unit="trial") as progress,
+    ):
         clock.now += 40
         progress()
         clock.now += 5
@@ -159,13 +180,25 @@ def test_a_parent_finds_the_progress_lines_in_a_childs_log():
             clock.now += 0.4
             step()
     with_rate = [line for line in lines if "/s" in line or "s/" in line]
-    assert len(with_rate) >= 5 and any("stopped after" in line for line in with_rate) and any("done in" in line for line in with_rate)
+    assert (
+        len(with_rate) >= 5
+        and any("stopped after" in line for line in with_rate)
+        and any("done in" in line for line in with_rate)
+    )
     for line in with_rate:
-        for prefix, suffix in (("", ""), ("[2026-12-05T13:00:01.123+0000] {progress.py:180} INFO - ", ""),
-                               ("2026-12-05T14:02:44.545589Z [info     ] ", " [coworkenv.progress] loc=progress.py:199")):  # Airflow 3's
+        for prefix, suffix in (
+            ("", ""),
+            ("[2026-12-05T13:00:01.123+0000] {progress.py:180} INFO - ", ""),
+            ("2026-12-05T14:02:44.545589Z [info     ] ", " [coworkenv.progress] loc=progress.py:199"),
+        ):  # Airflow 3's
             assert progress_in(prefix + line + suffix + "\n") == line
-    for other in ("Marking task as SUCCESS. dag_id=coworkenv_nightly, task_id=train", "publish: r-s1-e8bc163c", "tasks 6, valid 6",
-                  "error: x.json: checks.0.weight: 3/4 (75%)", "importing tasks: 310, 95.2/s"):
+    for other in (
+        "Marking task as SUCCESS. dag_id=coworkenv_nightly, task_id=train",
+        "publish: r-s1-e8bc163c",
+        "tasks 6, valid 6",
+        "error: x.json: checks.0.weight: 3/4 (75%)",
+        "importing tasks: 310, 95.2/s",
+    ):
         assert progress_in(other) is None
 
 
@@ -177,11 +210,17 @@ def test_a_failed_demo_step_says_why_not_only_where_the_log_is(tmp_path):
     from coworkenv.cli.demo import _failed
 
     log = tmp_path / "demo.log"
-    log.write_text("2026-12-05T19:18:14Z [info     ] Task started [airflow.task]\nTraceback (most recent call last):\n"
-                   '  File "x.py", line 1, in <module>\ncoworkenv.errors.CoworkEnvError: suite r-x: no such release\n'
-                   "2026-12-05T19:18:15Z [error    ] Task failed with exception [airflow.task]\n")  # fmt: skip
+    log.write_text(
+        "2026-12-05T19:18:14Z [info     ] Task started [airflow.task]\nTraceback (most recent call last):\n"
+        '  File "x.py", line 1, in <module>\ncoworkenv.errors.CoworkEnvError: suite r-x: no such release\n'
+        "2026-12-05T19:18:15Z [error    ] Task failed with exception [airflow.task]\n"
+    )
     console = Console(record=True, width=80)
     assert _failed(console, "the nightly loop", log).exit_code == 1
     shown = console.export_text()
     assert f"the nightly loop failed; full log: {log}" in shown.replace("\n", "")
-    assert "CoworkEnvError: suite r-x: no such release" in shown and "Task failed with exception" in shown and "Task started" not in shown
+    assert (
+        "CoworkEnvError: suite r-x: no such release" in shown
+        and "Task failed with exception" in shown
+        and "Task started" not in shown
+    )

@@ -8,7 +8,15 @@ import json
 
 import pytest
 
-from coworkenv.redact import REDACTED, redact, register_secret, safe_message, scrub_configured, short_error, without_host_paths
+from coworkenv.redact import (
+    REDACTED,
+    redact,
+    register_secret,
+    safe_message,
+    scrub_configured,
+    short_error,
+    without_host_paths,
+)
 
 KEY = "cfg-secret-value-77-not-key-shaped"
 
@@ -27,10 +35,16 @@ def _registered():
         ("{'Authorization': 'Bearer abc123def456', 'Host': 'h'}", f"{{'Authorization': '{REDACTED}', 'Host': 'h'}}"),
         ('{"x-api-key": "k-1234567890", "n": 1}', f'{{"x-api-key": "{REDACTED}", "n": 1}}'),
         ('\\"api-key\\": \\"k-1234567890\\"', f'\\"api-key\\": \\"{REDACTED}\\"'),
-        ('{"body": "H: h\\nauthorization: Bearer abc123def456\\naccept: x"}', f'{{"body": "H: h\\nauthorization: {REDACTED}\\naccept: x"}}'),
+        (
+            '{"body": "H: h\\nauthorization: Bearer abc123def456\\naccept: x"}',
+            f'{{"body": "H: h\\nauthorization: {REDACTED}\\naccept: x"}}',
+        ),
         ("https://h/v1?api_key=abc12345&x=1", f"https://h/v1?api_key={REDACTED}&x=1"),
         ("OPENAI_API_KEY=whatever-it-is", f"OPENAI_API_KEY={REDACTED}"),
-        ("sent Bearer eyJhbGciOiJIUzI1NiJ9.e30.ZRrHA1JJJW8opsbCGfG_HACGpVUMN_a9IV7pAx_Zmeo now", f"sent Bearer {REDACTED} now"),
+        (
+            "sent Bearer eyJhbGciOiJIUzI1NiJ9.e30.ZRrHA1JJJW8opsbCGfG_HACGpVUMN_a9IV7pAx_Zmeo now",
+            f"sent Bearer {REDACTED} now",
+        ),
         ("key sk-proj-AbCdEfGh12345678ijklMNOP in use", f"key {REDACTED} in use"),
         ("sk-ant-api03-abcdefghijklmnopqrstuvwx", REDACTED),
         ("token ghp_abcdefghijklmnopqrstuvwxyz0123456789 and AKIAABCDEFGHIJKLMNOP", f"token {REDACTED} and {REDACTED}"),
@@ -63,13 +77,24 @@ def test_the_configured_secrets_follow_the_environment_and_new_registrations(mon
 def test_hashes_ids_and_ordinary_text_are_left_alone():
     digest = hashlib.sha256(b"release").hexdigest()
     keep = [
-        digest, f"sha256:{digest}", digest.upper(), "llm-retrieval-d2-0000042-r1", "mail_triage-00042",
-        "123e4567-e89b-12d3-a456-426614174000", "TaskSpecValidationErrorInField2", "QuarterlyRevenueReport2026Final",
-        "HTTPConnectionPoolMaxRetries2Exceeded", "http://127.0.0.1:8000/v1/chat/completions", "reports/q3.csv",
-        '"max_tokens": 6000', "api_key_env: OPENAI_API_KEY", "task-0123456789abcdefghij", "Bearer of bad news",
+        digest,
+        f"sha256:{digest}",
+        digest.upper(),
+        "llm-retrieval-d2-0000042-r1",
+        "mail_triage-00042",
+        "123e4567-e89b-12d3-a456-426614174000",
+        "TaskSpecValidationErrorInField2",
+        "QuarterlyRevenueReport2026Final",
+        "HTTPConnectionPoolMaxRetries2Exceeded",
+        "http://127.0.0.1:8000/v1/chat/completions",
+        "reports/q3.csv",
+        '"max_tokens": 6000',
+        "api_key_env: OPENAI_API_KEY",
+        "task-0123456789abcdefghij",
+        "Bearer of bad news",
         "/tmp/pytest-of-root/pytest-3/test_refused_with_one_line_an0/r/releases/LATEST: not UTF-8 text",
         json.dumps({"content_hashes": {"tasks": digest}, "run_id": "manual__2026-12-02T19:00:00+00:00"}),
-    ]  # fmt: skip
+    ]
     for text in keep:
         assert redact(text) == text, text
 

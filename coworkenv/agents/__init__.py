@@ -6,4 +6,15 @@ from coworkenv.agents import hf, openai_agent, persona, random_agent, scripted  
 from coworkenv.agents.base import AGENTS, Agent, Reply, Request, load_agent, make_policy, parse_agent, reply_of
 from coworkenv.agents.users import USERS, make_user
 
-__all__ = ["AGENTS", "USERS", "Agent", "Reply", "Request", "load_agent", "make_policy", "make_user", "parse_agent", "reply_of"]
+__all__ = [
+    "AGENTS",
+    "USERS",
+    "Agent",
+    "Reply",
+    "Request",
+    "load_agent",
+    "make_policy",
+    "make_user",
+    "parse_agent",
+    "reply_of",
+]

@@ -95,7 +95,9 @@ class HFAgent:
         if not path.is_dir():
             raise CoworkEnvError(f"hf:{target}: no such model directory")
         if batch_size < 1 or temperature < 0 or (max_new_tokens is not None and max_new_tokens < 1) or cache_mb < 0:
-            raise CoworkEnvError(f"hf:{target}: batch_size and max_new_tokens must be >= 1, temperature and cache_mb >= 0")
+            raise CoworkEnvError(
+                f"hf:{target}: batch_size and max_new_tokens must be >= 1, temperature and cache_mb >= 0"
+            )
         if dtype not in DTYPES:
             raise CoworkEnvError(f"hf:{target}: unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
         self.path = path
@@ -141,13 +143,21 @@ class HFAgent:
         start = time.perf_counter()
         try:
             rendered = self.tokenizer.apply_chat_template(
-                request.messages, tools=request.tools or None, add_generation_prompt=True, tokenize=True, return_dict=True
+                request.messages,
+                tools=request.tools or None,
+                add_generation_prompt=True,
+                tokenize=True,
+                return_dict=True,
             )
         except Exception as exc:  # noqa: BLE001 — a conversation the template refuses fails this trial, not the run
-            return failed_reply(f"the chat template cannot render this conversation: {first_line(exc)}", time.perf_counter() - start)
+            return failed_reply(
+                f"the chat template cannot render this conversation: {first_line(exc)}", time.perf_counter() - start
+            )
         ids = list(rendered["input_ids"])
         if len(ids) >= self.context:
-            return full_reply(f"the prompt is {len(ids)} tokens, the model's context {self.context}", time.perf_counter() - start)
+            return full_reply(
+                f"the prompt is {len(ids)} tokens, the model's context {self.context}", time.perf_counter() - start
+            )
         return ids
 
     def _generate(self, chunk: list[tuple[int, list[int]]], requests: list[Request]) -> list[Reply]:
@@ -156,8 +166,16 @@ class HFAgent:
         start = time.perf_counter()
         budgets = [min(self.max_new_tokens, self.context - len(ids)) for _, ids in chunk]
         try:
-            outputs = generate(self.lm, [ids for _, ids in chunk], budgets, cache=self.cache, stop_ids=self.eos_ids,
-                               temperature=self.temperature, seed=_sampling_seed(requests), device=self.device)  # fmt: skip
+            outputs = generate(
+                self.lm,
+                [ids for _, ids in chunk],
+                budgets,
+                cache=self.cache,
+                stop_ids=self.eos_ids,
+                temperature=self.temperature,
+                seed=_sampling_seed(requests),
+                device=self.device,
+            )
         except Exception as exc:  # noqa: BLE001 — generation that crashes fails these trials with the reason
             latency = time.perf_counter() - start
             return [failed_reply(f"generation failed: {type(exc).__name__}: {first_line(exc)}", latency) for _ in chunk]
@@ -166,8 +184,17 @@ class HFAgent:
             raw = self.tokenizer.decode(out.tokens[:-1] if out.stopped else out.tokens, skip_special_tokens=True)
             parsed = parse_reply(raw, first_id=_calls_so_far(request.messages) + 1)
             meta = {"batch": len(chunk), "finish": "stop" if out.stopped else "length", "prefilled": out.prefilled}
-            replies.append(Reply(message=parsed.message(), format_error=parsed.format_error, prompt_tokens=out.prompt_tokens,
-                                 completion_tokens=len(out.tokens), latency_s=out.seconds, raw=raw, meta=meta))  # fmt: skip
+            replies.append(
+                Reply(
+                    message=parsed.message(),
+                    format_error=parsed.format_error,
+                    prompt_tokens=out.prompt_tokens,
+                    completion_tokens=len(out.tokens),
+                    latency_s=out.seconds,
+                    raw=raw,
+                    meta=meta,
+                )
+            )
         return replies
 
 

@@ -78,7 +78,11 @@ class PrefixCache:
     def add(self, entry: Entry) -> None:
         """Keep `entry`; entries it extends are dropped (whatever matched them matches it as far), then the least
         recently used ones until the budget holds."""
-        for key in [k for k, e in self.entries.items() if len(e.ids) <= len(entry.ids) and common_prefix(e.ids, entry.ids) == len(e.ids)]:
+        for key in [
+            k
+            for k, e in self.entries.items()
+            if len(e.ids) <= len(entry.ids) and common_prefix(e.ids, entry.ids) == len(e.ids)
+        ]:
             del self.entries[key]
         if entry.nbytes > self.budget:
             return
@@ -116,7 +120,11 @@ def _prefill(lm: Any, cache: PrefixCache, row: _Row, device: str) -> tuple[Any, 
     from transformers import DynamicCache
 
     entry, n = cache.match(row.ids)
-    past = DynamicCache(ddp_cache_data=[(k[..., :n, :], v[..., :n, :]) for k, v in entry.layers]) if entry is not None else DynamicCache()
+    past = (
+        DynamicCache(ddp_cache_data=[(k[..., :n, :], v[..., :n, :]) for k, v in entry.layers])
+        if entry is not None
+        else DynamicCache()
+    )
     todo = row.ids[n:].to(device)[None]
     positions = torch.arange(n, len(row.ids), device=device)[None]
     out = lm(input_ids=todo, position_ids=positions, cache=past, use_cache=True, logits_to_keep=1)
@@ -140,7 +148,10 @@ class Buffers:
         shape = (len(rows), k0.shape[1], self.width + room, k0.shape[3])
         self.keys, self.values = [], []
         for layer in range(len(rows[0])):
-            keys, values = torch.zeros(shape, dtype=k0.dtype, device=k0.device), torch.zeros(shape, dtype=k0.dtype, device=k0.device)
+            keys, values = (
+                torch.zeros(shape, dtype=k0.dtype, device=k0.device),
+                torch.zeros(shape, dtype=k0.dtype, device=k0.device),
+            )
             for b, (layers, pad) in enumerate(zip(rows, self.pads, strict=True)):
                 keys[b, :, pad : self.width] = layers[layer][0][0]
                 values[b, :, pad : self.width] = layers[layer][1][0]
@@ -184,11 +195,23 @@ class Buffers:
         """Row b's keys and values without its padding, as [1, heads, n, head_dim] per layer."""
         pad = self.pads[b]
         end = self.length
-        return [(k[b : b + 1, :, pad:end].clone(), v[b : b + 1, :, pad:end].clone()) for k, v in zip(self.keys, self.values, strict=True)]
+        return [
+            (k[b : b + 1, :, pad:end].clone(), v[b : b + 1, :, pad:end].clone())
+            for k, v in zip(self.keys, self.values, strict=True)
+        ]
 
 
-def generate(lm: Any, prompts: Sequence[list[int]], budgets: Sequence[int], *, cache: PrefixCache, stop_ids: Sequence[int],
-             temperature: float = 0.0, seed: int = 0, device: str = "cpu") -> list[Output]:  # fmt: skip
+def generate(
+    lm: Any,
+    prompts: Sequence[list[int]],
+    budgets: Sequence[int],
+    *,
+    cache: PrefixCache,
+    stop_ids: Sequence[int],
+    temperature: float = 0.0,
+    seed: int = 0,
+    device: str = "cpu",
+) -> list[Output]:
     """One reply per prompt (`budgets`: new tokens each may take). Greedy when `temperature` is 0, else sampled with a
     generator seeded by `seed`. Every row's final keys and values go into `cache` for the next turn."""
     import torch
@@ -234,8 +257,16 @@ def generate(lm: Any, prompts: Sequence[list[int]], budgets: Sequence[int], *, c
     return outputs
 
 
-def _decode(lm: Any, rows: list[_Row], states: list[list[tuple[Any, Any]]], first: Any, stops: set[int], pick: Any, cache: PrefixCache,
-            device: str) -> None:  # fmt: skip
+def _decode(
+    lm: Any,
+    rows: list[_Row],
+    states: list[list[tuple[Any, Any]]],
+    first: Any,
+    stops: set[int],
+    pick: Any,
+    cache: PrefixCache,
+    device: str,
+) -> None:
     """Decode all rows together from their first tokens until each stops or spends its budget."""
     import torch
 
@@ -262,8 +293,14 @@ def _decode(lm: Any, rows: list[_Row], states: list[list[tuple[Any, Any]]], firs
         mask = torch.ones(len(live), buffers.length + 1, dtype=torch.long, device=device)
         for j, pad in enumerate(buffers.pads):
             mask[j, :pad] = 0
-        out = lm(input_ids=step[:, None], position_ids=lengths[:, None], attention_mask=mask, cache=buffers.cache(), use_cache=True,
-                 logits_to_keep=1)  # fmt: skip
+        out = lm(
+            input_ids=step[:, None],
+            position_ids=lengths[:, None],
+            attention_mask=mask,
+            cache=buffers.cache(),
+            use_cache=True,
+            logits_to_keep=1,
+        )
         buffers.length += 1
         lengths = lengths + 1
         step = pick(out.logits[:, -1])

@@ -24,8 +24,17 @@ from coworkenv.llm.async_chat import AsyncChat, Completion, run_to_end
 from coworkenv.llm.client import LLMConfig, LLMError
 from coworkenv.spec.task import TaskSpec
 
-ENDPOINT_OPTIONS = ("base_url", "api_key_env", "timeout_s", "max_retries", "backoff_s", "concurrency", "temperature", "max_tokens",
-                    "extra_body")  # fmt: skip
+ENDPOINT_OPTIONS = (
+    "base_url",
+    "api_key_env",
+    "timeout_s",
+    "max_retries",
+    "backoff_s",
+    "concurrency",
+    "temperature",
+    "max_tokens",
+    "extra_body",
+)
 """Options that override the endpoint's settings (`LLMConfig` fields of the same names)."""
 
 
@@ -37,7 +46,9 @@ def endpoint_config(model: str, llm: LLMConfig | None = None, **options: Any) ->
     """The endpoint's settings for `model`: `llm` (e.g. the run's endpoint) with the options that are given."""
     overrides = {name: options[name] for name in ENDPOINT_OPTIONS if options.get(name) is not None}
     if llm is None and "base_url" not in overrides:
-        raise CoworkEnvError(f"agent openai:{model} needs an endpoint: a base URL (base_url=...) or the run's LLM endpoint")
+        raise CoworkEnvError(
+            f"agent openai:{model} needs an endpoint: a base URL (base_url=...) or the run's LLM endpoint"
+        )
     fields = {**(llm.model_dump() if llm is not None else {}), "model": model, **overrides}
     try:
         return LLMConfig.model_validate(fields)
@@ -58,9 +69,12 @@ def reply_from(completion: Completion, *, first_id: int = 1) -> Reply:
     if isinstance(content, list):  # content parts
         content = "".join(part.get("text") or "" for part in content if isinstance(part, dict))
     content = content if isinstance(content, str) else ""
-    cost: dict[str, Any] = {"prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
-                            "latency_s": completion.latency_s,
-                            "meta": {"attempts": completion.attempts, "finish_reason": completion.finish_reason}}  # fmt: skip
+    cost: dict[str, Any] = {
+        "prompt_tokens": completion.prompt_tokens,
+        "completion_tokens": completion.completion_tokens,
+        "latency_s": completion.latency_s,
+        "meta": {"attempts": completion.attempts, "finish_reason": completion.finish_reason},
+    }
     if message.get("tool_calls"):
         try:
             calls = native_calls(message["tool_calls"], first_id=first_id)

@@ -74,7 +74,11 @@ def _json_call(text: str) -> Any | None:
     except ValueError:
         return None
     looks_like_call = isinstance(value, dict) and ("name" in value or "tool_calls" in value or "function" in value)
-    looks_like_calls = isinstance(value, list) and value and all(isinstance(v, dict) and ("name" in v or "function" in v) for v in value)
+    looks_like_calls = (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, dict) and ("name" in v or "function" in v) for v in value)
+    )
     return value if looks_like_call or looks_like_calls else None
 
 
@@ -89,7 +93,11 @@ def parse_reply(text: str | None, *, first_id: int = 1) -> ParsedReply:
             try:
                 calls += _calls(json.loads(block.strip()), first_id + len(calls))
             except ValueError as exc:
-                reason = str(exc) if "tool call" in str(exc) or "arguments" in str(exc) else "a <tool_call> block is not valid JSON"
+                reason = (
+                    str(exc)
+                    if "tool call" in str(exc) or "arguments" in str(exc)
+                    else "a <tool_call> block is not valid JSON"
+                )
                 return ParsedReply(content=text, tool_calls=[], format_error=reason)
         return ParsedReply(content=content, tool_calls=calls)
     if "<tool_call" in text or "</tool_call>" in text:

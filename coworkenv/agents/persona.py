@@ -56,9 +56,14 @@ def fact_in(value: Any, text: str) -> bool:
     return any(_scalar_in(scalar, text) for scalar in _scalars(value))
 
 
-def persona_messages(user: UserSpec, known: Sequence[tuple[str, Any]], history: Sequence[tuple[str, str]], text: str) -> list[dict[str, str]]:
+def persona_messages(
+    user: UserSpec, known: Sequence[tuple[str, Any]], history: Sequence[tuple[str, str]], text: str
+) -> list[dict[str, str]]:
     """The persona's chat: its instructions with the facts it may use, the exchanges so far, the assistant's message."""
-    facts = "\n".join(f"- {name}: {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}" for name, value in known)
+    facts = "\n".join(
+        f"- {name}: {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}"
+        for name, value in known
+    )
     system = SYSTEM.format(persona=user.persona or "", facts=facts or "- (none)", no_reply=NO_REPLY)
     messages = [{"role": "system", "content": system}]
     for asked, answered in history:
@@ -84,7 +89,9 @@ class PersonaUser:
             return None
         known = self.facts[: self.cursor + 1]
         try:
-            answer = self.client.ask(persona_messages(self.user, known, self.history, text), seed=self.seed + rounds_used).strip()
+            answer = self.client.ask(
+                persona_messages(self.user, known, self.history, text), seed=self.seed + rounds_used
+            ).strip()
         except LLMError as exc:
             return self._fallback(text, rounds_used, f"{exc.code}: {exc.reason}")
         if NO_REPLY in answer:
@@ -93,9 +100,13 @@ class PersonaUser:
             return self._fallback(text, rounds_used, "an empty reply")
         if looks_like_refusal(answer):
             return self._fallback(text, rounds_used, f"a refusal: {answer[:120]}")
-        leaked = [name for name, value in self.facts[self.cursor + 1 :] if fact_in(value, answer) and not fact_in(value, text)]
+        leaked = [
+            name for name, value in self.facts[self.cursor + 1 :] if fact_in(value, answer) and not fact_in(value, text)
+        ]
         if leaked:
-            return self._fallback(text, rounds_used, f"it gave away {', '.join(leaked)} before {self.facts[self.cursor][0]}")
+            return self._fallback(
+                text, rounds_used, f"it gave away {', '.join(leaked)} before {self.facts[self.cursor][0]}"
+            )
         self._advance(answer)
         self.history.append((text, answer))
         return answer
@@ -118,7 +129,9 @@ class PersonaUser:
 
 def make_persona_user(spec: TaskSpec, *, llm: LLMConfig | None = None, seed: int = 0, **_: Any) -> PersonaUser:
     if llm is None:
-        raise CoworkEnvError("the llm user needs an endpoint: the run's LLM endpoint (base URL and model, or a connection)")
+        raise CoworkEnvError(
+            "the llm user needs an endpoint: the run's LLM endpoint (base URL and model, or a connection)"
+        )
     return PersonaUser(spec.user, llm, seed=seed)
 
 

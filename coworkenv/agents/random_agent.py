@@ -85,7 +85,11 @@ class RandomPolicy:
         function = self.rng.choice(tools)["function"]
         service = function["name"].partition("_")[0]
         args = self._object(function.get("parameters") or {}, service)
-        call = {"id": f"call_{self.calls}", "type": "function", "function": {"name": function["name"], "arguments": json.dumps(args)}}
+        call = {
+            "id": f"call_{self.calls}",
+            "type": "function",
+            "function": {"name": function["name"], "arguments": json.dumps(args)},
+        }
         return {"role": "assistant", "content": None, "tool_calls": [call]}
 
     # --- values from schemas ------------------------------------------------------------------------
@@ -116,7 +120,9 @@ class RandomPolicy:
         if kind == "boolean":
             return rng.random() < 0.5
         if kind == "array":
-            return [self._value(schema.get("items") or {"type": "string"}, name, service) for _ in range(rng.randint(1, 3))]
+            return [
+                self._value(schema.get("items") or {"type": "string"}, name, service) for _ in range(rng.randint(1, 3))
+            ]
         if kind == "object":
             return self._object(schema, service)
         if kind == "null":
@@ -126,8 +132,11 @@ class RandomPolicy:
     def _string(self, schema: dict[str, Any], name: str, service: str) -> str:
         rng = self.rng
         pool = self.pools.get(f"id:{service}") if name == "id" else None
-        pool = pool or self.pools.get({"src": "path", "dst": "path", "to": "email", "cc": "email", "attendees": "email",
-                                       "assignee": "email"}.get(name, name))  # fmt: skip
+        pool = pool or self.pools.get(
+            {"src": "path", "dst": "path", "to": "email", "cc": "email", "attendees": "email", "assignee": "email"}.get(
+                name, name
+            )
+        )
         if name in ("start", "end"):
             text = add_seconds(self.now, 3600 * rng.choice(NOW_OFFSETS_H))
         elif pool and rng.random() < 0.9:

@@ -29,6 +29,19 @@ def evaluate(check: CheckBase, ev: Evidence) -> Outcome:
 
 
 __all__ = [
-    "CHECKS", "CHECK_KINDS", "CHECK_MODELS", "DROP", "Check", "CheckBase", "CheckKind", "Evidence", "Outcome", "evaluate",
-    "evidence_of", "is_answer", "is_guard", "members", "walk",
-]  # fmt: skip
+    "CHECKS",
+    "CHECK_KINDS",
+    "CHECK_MODELS",
+    "DROP",
+    "Check",
+    "CheckBase",
+    "CheckKind",
+    "Evidence",
+    "Outcome",
+    "evaluate",
+    "evidence_of",
+    "is_answer",
+    "is_guard",
+    "members",
+    "walk",
+]

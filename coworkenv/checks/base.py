@@ -49,7 +49,9 @@ class CheckBase(BaseModel):
     id: str = Field(min_length=1)
     weight: float = Field(default=1.0, gt=0)
     # Left out of the JSON when empty: specs written before `requires` existed keep their JSON, and so their hashes.
-    requires: list[Annotated[str, Field(min_length=1)]] = Field(default=EMPTY_LIST, max_length=CAPS.checks, exclude_if=_empty)
+    requires: list[Annotated[str, Field(min_length=1)]] = Field(
+        default=EMPTY_LIST, max_length=CAPS.checks, exclude_if=_empty
+    )
     """Ids of other top-level checks that must pass for this one to earn credit (its prerequisites: no credit unless they all pass)."""
 
 

@@ -95,9 +95,10 @@ def matching_sheet_rows(match: dict[str, Any], sheet: dict[str, Any]) -> Rows:
         ((i, test),) = at
         return [dict(zip(columns, row, strict=False)) for row in sheet["rows"] if i < len(row) and test(row[i])]
     return [
-        dict(zip(columns, row, strict=False)) for row in sheet["rows"]
+        dict(zip(columns, row, strict=False))
+        for row in sheet["rows"]
         if all(i < len(row) and test(row[i]) for i, test in at)
-    ]  # fmt: skip
+    ]
 
 
 def cell_outcome(check: CellCheck, matching: Rows, where: str) -> Outcome:

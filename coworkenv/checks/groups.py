@@ -19,7 +19,17 @@ from pydantic import Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
 from coworkenv.caps import CAPS
-from coworkenv.checks.base import CHECKS, DROP, CheckBase, CheckKind, Evidence, Fixing, Outcome, References, register_kind
+from coworkenv.checks.base import (
+    CHECKS,
+    DROP,
+    CheckBase,
+    CheckKind,
+    Evidence,
+    Fixing,
+    Outcome,
+    References,
+    register_kind,
+)
 
 if TYPE_CHECKING:
     from coworkenv.checks import Check
@@ -39,10 +49,14 @@ class GroupBase(CheckBase):
     def _members(self) -> Self:
         for i, member in enumerate(self.checks):
             if member.requires:
-                raise ValueError(f"checks.{i} ({member.id}): `requires` names top-level checks; put it on the group {self.id!r}")
+                raise ValueError(
+                    f"checks.{i} ({member.id}): `requires` names top-level checks; put it on the group {self.id!r}"
+                )
         if depth(self) > CAPS.check_depth:
             context = {"id": self.id, "cap": CAPS.check_depth}
-            raise PydanticCustomError("too_deep", "group {id}: groups nested deeper than {cap} levels (cap check_depth)", context)
+            raise PydanticCustomError(
+                "too_deep", "group {id}: groups nested deeper than {cap} levels (cap check_depth)", context
+            )
         return self
 
 
@@ -212,7 +226,16 @@ def fix_reference(check: dict[str, Any], entry: dict[str, Any], fixing: Fixing) 
 
 
 def register_group(name: str, model: type[GroupBase], rule: Rule) -> CheckKind:
-    return register_kind(CheckKind(
-        name=name, model=model, evaluate=evaluate_group(rule), references=references, recompute=recompute,
-        strengthen=strengthen, fix_reference=fix_reference, leaks=leaks, group=True,
-    ))  # fmt: skip
+    return register_kind(
+        CheckKind(
+            name=name,
+            model=model,
+            evaluate=evaluate_group(rule),
+            references=references,
+            recompute=recompute,
+            strengthen=strengthen,
+            fix_reference=fix_reference,
+            leaks=leaks,
+            group=True,
+        )
+    )

@@ -33,9 +33,10 @@ def sent_messages(ev: Evidence) -> Messages:
     """Mail the agent sent: out of `drafts` now and new since the start, or a draft at the start that was sent."""
     before = {m["id"]: m["folder"] for m in ev.initial_state["mail"]["messages"]}
     return [
-        m for m in ev.final_state["mail"]["messages"]
+        m
+        for m in ev.final_state["mail"]["messages"]
         if m["folder"] != DRAFTS and (m["id"] not in before or before[m["id"]] == DRAFTS)
-    ]  # fmt: skip
+    ]
 
 
 def drafted_messages(ev: Evidence) -> Messages:
@@ -46,23 +47,30 @@ def drafted_messages(ev: Evidence) -> Messages:
 
 def addressed(messages: Messages, to: list[str], cc: list[str]) -> Messages:
     """Messages whose recipients match every `to` glob and whose cc matches every `cc` glob."""
-    return [m for m in messages if all(value_matches(a, m["to"]) for a in to) and all(value_matches(a, m["cc"]) for a in cc)]
+    return [
+        m for m in messages if all(value_matches(a, m["to"]) for a in to) and all(value_matches(a, m["cc"]) for a in cc)
+    ]
 
 
 def hits(messages: Messages, subject: str | None, body: list[str]) -> Messages:
     """Messages whose subject contains `subject` and whose body contains every word of `body` (case-insensitive)."""
     subject = subject.lower() if subject is not None else None
     return [
-        m for m in messages
+        m
+        for m in messages
         if (subject is None or subject in m["subject"].lower()) and all(b.lower() in m["body"].lower() for b in body)
-    ]  # fmt: skip
+    ]
 
 
 def evaluate_messages(check: MessageCheck, messages: Messages, verb: str) -> Outcome:
-    found = hits(addressed(messages, as_list(check.to), as_list(check.cc)), check.subject_contains, as_list(check.body_contains))
+    found = hits(
+        addressed(messages, as_list(check.to), as_list(check.cc)), check.subject_contains, as_list(check.body_contains)
+    )
     ok = len(found) == check.count if check.count is not None else len(found) >= 1
     wanted = f"exactly {check.count}" if check.count is not None else "at least 1"
-    return outcome(ok, f"{len(found)} matching message(s) {verb}", f"{len(found)} matching message(s) {verb}, wanted {wanted}")
+    return outcome(
+        ok, f"{len(found)} matching message(s) {verb}", f"{len(found)} matching message(s) {verb}, wanted {wanted}"
+    )
 
 
 def recompute_messages(check: dict[str, Any], messages: Messages) -> Any:

@@ -104,10 +104,14 @@ _NEGATION_BEFORE = re.compile(
     r"|avoid(?:ing)?|against|reject(?:ed|ing)?|rule[sd]?\s+out|\w+n['\u2019]t)(?!\w)",
     re.IGNORECASE,
 )
-_NOT_A_NEGATION = re.compile(r"(?:no|without)\s+(?:a\s+)?(?:doubt|question)|not\s+(?:only|just)|no\s+matter|nothing\s+but", re.IGNORECASE)
+_NOT_A_NEGATION = re.compile(
+    r"(?:no|without)\s+(?:a\s+)?(?:doubt|question)|not\s+(?:only|just)|no\s+matter|nothing\s+but", re.IGNORECASE
+)
 
-_AUX = (r"(?:is|are|was|were|be|been|would|will|should|could|can|may|might|must|shall|does|do|did|has|have|had|really"
-        r"|definitely|certainly|probably|clearly|also|simply|seems?|looks?)")  # fmt: skip
+_AUX = (
+    r"(?:is|are|was|were|be|been|would|will|should|could|can|may|might|must|shall|does|do|did|has|have|had|really"
+    r"|definitely|certainly|probably|clearly|also|simply|seems?|looks?)"
+)
 _NEGATION_AFTER = re.compile(
     rf"(?:\s+{_AUX}){{1,3}}\s+(?:not|never|no\s+longer|rejected|excluded|ruled\s+out)(?!\w)|(?:\s+{_AUX}){{0,3}}\s+\w+n['\u2019]t(?!\w)",
     re.IGNORECASE,

@@ -80,14 +80,19 @@ def main(args: list[str] | None = None) -> None:
     import coworkenv.cli as package
     from coworkenv.airflow_env import HF_OFFLINE
 
-    for name, value in HF_OFFLINE.items():  # never a download at run time, however the command is started (an explicit 0 stays)
+    for (
+        name,
+        value,
+    ) in HF_OFFLINE.items():  # never a download at run time, however the command is started (an explicit 0 stays)
         os.environ.setdefault(name, value)
 
     for module in pkgutil.iter_modules(package.__path__):  # every command module registers on import
         importlib.import_module(f"coworkenv.cli.{module.name}")
 
     args = sys.argv[1:] if args is None else args
-    for arg in args:  # undecodable bytes arrive as lone surrogates: no output (JSON, Parquet, a run's config) can hold them
+    for (
+        arg
+    ) in args:  # undecodable bytes arrive as lone surrogates: no output (JSON, Parquet, a run's config) can hold them
         try:
             arg.encode("utf-8")
         except UnicodeEncodeError:

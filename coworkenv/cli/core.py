@@ -15,7 +15,13 @@ from coworkenv.fileio import staged_file
 from coworkenv.sandbox.budget import IN_PROCESS_BUDGET_S, wall_budget
 
 BudgetOpt = Annotated[
-    float, typer.Option("--budget-s", min=0.1, max=86_400, help="Wall-clock seconds one task's in-process work may take; more is an error.")
+    float,
+    typer.Option(
+        "--budget-s",
+        min=0.1,
+        max=86_400,
+        help="Wall-clock seconds one task's in-process work may take; more is an error.",
+    ),
 ]
 
 
@@ -111,7 +117,9 @@ def reports_table(reports: list) -> Any:
         table = Table("task", "family", "capabilities", "gate", "oracle", "null")
         for r in reports:
             gate = "[green]pass[/]" if r.gate_passed else "[red]FAIL[/]"
-            table.add_row(r.task_id, r.family, ", ".join(r.capabilities), gate, f"{r.oracle_score:.4f}", f"{r.null_score:.4f}")
+            table.add_row(
+                r.task_id, r.family, ", ".join(r.capabilities), gate, f"{r.oracle_score:.4f}", f"{r.null_score:.4f}"
+            )
         return table
     from coworkenv.pipeline.core_check import summarize_reports
 
@@ -134,7 +142,8 @@ def check_with_progress(path: Path, budget_s: float | None = None) -> list:
 
 @app.command()
 def check(
-    tasks: Annotated[Path, typer.Argument(help="A task file (.json/.jsonl) or a directory of them.")], budget_s: BudgetOpt = IN_PROCESS_BUDGET_S
+    tasks: Annotated[Path, typer.Argument(help="A task file (.json/.jsonl) or a directory of them.")],
+    budget_s: BudgetOpt = IN_PROCESS_BUDGET_S,
 ) -> None:
     """Check tasks against the grading-consistency gate (oracle 1.0, empty 0.0, a prohibited call zeroes the score) and
     replay their oracle and null trajectories; exit 1 if any task fails. Trusted task files only: it runs in-process."""

@@ -10,7 +10,10 @@ import typer
 from coworkenv.cli.app import app
 from coworkenv.cli.output import FormatOpt, print_rows
 
-DataRootOpt = Annotated[str | None, typer.Option("--data-root", help="Data root: a path or fsspec URL (default: $COWORKENV_DATA_ROOT, else ./data).")]
+DataRootOpt = Annotated[
+    str | None,
+    typer.Option("--data-root", help="Data root: a path or fsspec URL (default: $COWORKENV_DATA_ROOT, else ./data)."),
+]
 
 
 @app.command("releases")
@@ -26,19 +29,36 @@ def releases_command(data_root: DataRootOpt = None, fmt: FormatOpt = "table") ->
         typer.echo(f"no releases under {root.url}")
         return
     latest = latest_release(root)
-    rows = [(m.release_id, m.kind, m.release_id == latest, m.created_at.strftime("%Y-%m-%dT%H:%M:%SZ"), m.parent or "",
-             *(m.row_counts.get(name) for name in TABLES)) for m in manifests]  # fmt: skip
-    print_rows(("release", "kind", "latest", "created", "parent", *TABLES), rows, fmt, title=f"releases under {root.url}")
+    rows = [
+        (
+            m.release_id,
+            m.kind,
+            m.release_id == latest,
+            m.created_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            m.parent or "",
+            *(m.row_counts.get(name) for name in TABLES),
+        )
+        for m in manifests
+    ]
+    print_rows(
+        ("release", "kind", "latest", "created", "parent", *TABLES), rows, fmt, title=f"releases under {root.url}"
+    )
 
 
 @app.command("export")
 def export_command(
     release: Annotated[str, typer.Option("--release", help="Release id, or `latest`.")],
-    fmt: Annotated[str, typer.Option("--format", help="hf (datasets.save_to_disk folders) or jsonl (one file per table).")],
+    fmt: Annotated[
+        str, typer.Option("--format", help="hf (datasets.save_to_disk folders) or jsonl (one file per table).")
+    ],
     out: Annotated[Path, typer.Option("--out", help="Output directory.")],
     data_root: DataRootOpt = None,
-    tables: Annotated[list[str] | None, typer.Option("--table", help="Only these tables (repeatable; default: all).")] = None,
-    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace a previous export in --out (never anything else).")] = False,
+    tables: Annotated[
+        list[str] | None, typer.Option("--table", help="Only these tables (repeatable; default: all).")
+    ] = None,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace a previous export in --out (never anything else).")
+    ] = False,
 ) -> None:
     """Export a release for use outside CoworkEnv."""
     from coworkenv.data.export import export_release

@@ -33,8 +33,14 @@ def _airflow(args: list[str], env: dict[str, str], log: Path, echo: Callable[[st
     from coworkenv.progress import progress_in
 
     with log.open("a") as out:
-        proc = subprocess.Popen([str(Path(sys.executable).parent / "airflow"), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, errors="replace")  # fmt: skip
+        proc = subprocess.Popen(
+            [str(Path(sys.executable).parent / "airflow"), *args],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+        )
         assert proc.stdout is not None
         for line in proc.stdout:
             out.write(line)
@@ -51,7 +57,11 @@ _ERROR_LINE = re.compile(r"\[error\s*\]|^\s*[\w.]*(Error|Exception)\b: ")
 def _failed(console: Any, what: str, log: Path) -> typer.Exit:
     """Say what failed and why (the log's last error lines: a failed task's exception, Airflow's error records), not
     only where the log is."""
-    errors = [line.strip() for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if _ERROR_LINE.search(line)]
+    errors = [
+        line.strip()
+        for line in log.read_text(encoding="utf-8", errors="replace").splitlines()
+        if _ERROR_LINE.search(line)
+    ]
     console.print(f"[red]{what} failed[/]; full log: {log}")
     for line in errors[-5:]:
         console.print(f"  {line[:500]}", markup=False, highlight=False, soft_wrap=True)
@@ -65,8 +75,12 @@ def _echo(console: Any) -> Callable[[str], None]:
 @app.command()
 def demo(
     tasks: Annotated[Path, typer.Argument(help="Hand-written tasks to gate first.")] = Path("examples/tasks"),
-    airflow: Annotated[bool, typer.Option(help="Run the synthesis and evaluation DAGs on the embedded Airflow.")] = True,
-    n: Annotated[int, typer.Option("--n", min=1, max=10_000, help="Tasks the synthesis run generates.")] = DEMO_CONF["n"],
+    airflow: Annotated[
+        bool, typer.Option(help="Run the synthesis and evaluation DAGs on the embedded Airflow.")
+    ] = True,
+    n: Annotated[int, typer.Option("--n", min=1, max=10_000, help="Tasks the synthesis run generates.")] = DEMO_CONF[
+        "n"
+    ],
 ) -> None:
     """Gate the example tasks (oracle 1.0, empty 0.0, prohibited ⇒ 0), run the synthesis DAG on the embedded Airflow
     and show the release it published, its row counts and a SQL mart over it; then run one turn of the nightly loop
@@ -93,19 +107,25 @@ def demo(
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("")
     conf = {**DEMO_CONF, "n": n}
-    rule(console, f"[bold]2. airflow dags test coworkenv_synthesize --conf '{json.dumps(conf)}' (SQLite, LocalExecutor)")
+    rule(
+        console, f"[bold]2. airflow dags test coworkenv_synthesize --conf '{json.dumps(conf)}' (SQLite, LocalExecutor)"
+    )
     synthesize = ["dags", "test", "coworkenv_synthesize", "--conf", json.dumps(conf)]
     ok = _airflow(["db", "migrate"], env, log) and _airflow(synthesize, env, log, _echo(console))
     if not ok:
         raise _failed(console, "the synthesis run", log)
     root = env["COWORKENV_DATA_ROOT"]
     manifest = read_manifest(root, "latest")
-    console.print(f"plan → generate → validate → repair → rollout → build → gate → publish: [green]success[/]; full log: {log}")
+    console.print(
+        f"plan → generate → validate → repair → rollout → build → gate → publish: [green]success[/]; full log: {log}"
+    )
     rule(console, "[bold]3. The published release")
     console.print(f"release [bold]{manifest.release_id}[/] (parent: {manifest.parent or 'none'})")
     console.print(f"under {root}/releases/, LATEST → {manifest.release_id}")
     options = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in conf.items())
-    console.print(f"the same release without Airflow: coworkenv synthesize {options} --run-id '{manifest.run_id}' (run directory: {root}/runs/)")
+    console.print(
+        f"the same release without Airflow: coworkenv synthesize {options} --run-id '{manifest.run_id}' (run directory: {root}/runs/)"
+    )
     rows = Table("table", "rows")
     for table, count in manifest.row_counts.items():
         rows.add_row(table, str(count))
@@ -131,14 +151,20 @@ def evaluate_demo(console: Any, env: dict[str, str], log: Path, root: str) -> No
     rule(console, f"[bold]5. A held-out suite (coworkenv eval bench --n {DEMO_BENCH_N})")
     bench = build_bench(n=DEMO_BENCH_N, data_root=root)
     groups = ", ".join(f"{g} {c}" for g, c in bench.suite.composition()["group"].items())
-    console.print(f"benchmark release [bold]{bench.release_id}[/]: {bench.valid} tasks ({groups}), reserved seeds, held-out phrasings")
+    console.print(
+        f"benchmark release [bold]{bench.release_id}[/]: {bench.valid} tasks ({groups}), reserved seeds, held-out phrasings"
+    )
     conf = {**DEMO_NIGHTLY, "suite": bench.release_id}
     rule(console, f"[bold]6. airflow dags test coworkenv_nightly --conf '{json.dumps(conf)}'")
-    console.print("profile → synthesize → gate → rollouts → gate → train (SFT) → evaluate → gate → promote or keep → new profile; "
-                  "the registry starts from the offline tiny model")  # fmt: skip
+    console.print(
+        "profile → synthesize → gate → rollouts → gate → train (SFT) → evaluate → gate → promote or keep → new profile; "
+        "the registry starts from the offline tiny model"
+    )
     ok = _airflow(["pools", "set", "gpu", "1", "GPU stages: training, local-model rollouts"], env, log)
     before = set(Path(root, "runs").glob("*/nightly/state.json"))
-    if not ok or not _airflow(["dags", "test", "coworkenv_nightly", "--conf", json.dumps(conf)], env, log, _echo(console)):
+    if not ok or not _airflow(
+        ["dags", "test", "coworkenv_nightly", "--conf", json.dumps(conf)], env, log, _echo(console)
+    ):
         raise _failed(console, "the nightly loop", log)
     # `airflow dags test` names its run itself; the run is the one that was not there before (the newest of them if a
     # scheduled nightly ran at the same time) and that got as far as the report
@@ -152,12 +178,22 @@ def evaluate_demo(console: Any, env: dict[str, str], log: Path, root: str) -> No
     for stage, line in STAGE_LINES.items():
         console.print(f"  {stage}: {line(state[stage])}")
     rule(console, "[bold]7. Before and after, on the held-out suite (paired by task)")
-    comparison = Comparison.model_validate_json(nightly_file(run, "report", "comparison.json").read_text(encoding="utf-8"))
+    comparison = Comparison.model_validate_json(
+        nightly_file(run, "report", "comparison.json").read_text(encoding="utf-8")
+    )
     console.print(comparison_table(comparison, "before", "after"))
     check = json.loads(RunDir.open(f"{run_id}.evaluate", root).file("eval", "contamination.json").read_text())
-    console.print(f"contamination check against {', '.join(check['training_releases'])}: {len(check['contaminated_ids'])} of "
-                  f"{check['suite_tasks']} held-out tasks match")  # fmt: skip
-    console.print(f"{'promoted' if state['promote']['promoted'] else 'kept the current model'}: {state['promote']['reason']}")
-    console.print(f"before/after report: [bold]{state['promote']['report']}[/]; registry: coworkenv models --data-root {root}")
-    console.print("the tiny model learns nothing worth keeping: it is here for speed. The loop on a real pretrained model, "
-                  "SmolLM2-135M-Instruct, and what it gains: docs/results.md; one turn of it: make loop (about an hour on two cores)")  # fmt: skip
+    console.print(
+        f"contamination check against {', '.join(check['training_releases'])}: {len(check['contaminated_ids'])} of "
+        f"{check['suite_tasks']} held-out tasks match"
+    )
+    console.print(
+        f"{'promoted' if state['promote']['promoted'] else 'kept the current model'}: {state['promote']['reason']}"
+    )
+    console.print(
+        f"before/after report: [bold]{state['promote']['report']}[/]; registry: coworkenv models --data-root {root}"
+    )
+    console.print(
+        "the tiny model learns nothing worth keeping: it is here for speed. The loop on a real pretrained model, "
+        "SmolLM2-135M-Instruct, and what it gains: docs/results.md; one turn of it: make loop (about an hour on two cores)"
+    )

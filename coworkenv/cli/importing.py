@@ -18,11 +18,16 @@ app.add_typer(import_app, name="import")
 
 @import_app.command("claw-eval")
 def claw_eval_command(
-    source: Annotated[Path, typer.Argument(help="A Claw-Eval tasks folder: every folder under it holding a task.yaml is a task.")],
+    source: Annotated[
+        Path, typer.Argument(help="A Claw-Eval tasks folder: every folder under it holding a task.yaml is a task.")
+    ],
     out: Annotated[Path | None, typer.Option(help="Write the TaskSpecs here as JSON Lines (default: stdout).")] = None,
     report: Annotated[Path | None, typer.Option(help="Write the per-task report here (JSON).")] = None,
     keep_without_oracle: Annotated[
-        bool, typer.Option("--keep-without-oracle", help="Also write tasks with no derivable oracle, or whose oracle fails the gate.")
+        bool,
+        typer.Option(
+            "--keep-without-oracle", help="Also write tasks with no derivable oracle, or whose oracle fails the gate."
+        ),
     ] = False,
 ) -> None:
     """Convert Claw-Eval tasks (task.yaml, fixtures, tools, safety checks, scoring) into TaskSpecs with a derived oracle
@@ -35,8 +40,11 @@ def claw_eval_command(
 
     with staged_file(out) as tasks_tmp, staged_file(report) as report_tmp:  # bad paths are refused before any work
         with progress_bar("importing tasks", None, unit="task") as step:
-            result = import_claw_eval(source, keep_without_oracle=keep_without_oracle,
-                                      progress=lambda done, total: step(total=total) if done == 0 else step())  # fmt: skip
+            result = import_claw_eval(
+                source,
+                keep_without_oracle=keep_without_oracle,
+                progress=lambda done, total: step(total=total) if done == 0 else step(),
+            )
         lines = "".join(spec.to_json() + "\n" for spec in result.specs)
         if tasks_tmp is None:
             sys.stdout.write(lines)
@@ -48,7 +56,16 @@ def claw_eval_command(
     table = Table("task", "imported", "criteria", "exact", "approx.", "rubric", "not expr.", "oracle", "gate")
     for t in result.report.tasks:
         c = t.counts
-        table.add_row(t.task_id, "yes" if t.imported else f"no: {t.why_not}", str(c.total), str(c.exact), str(c.approximate),
-                      str(c.rubric), str(c.unexpressible), "yes" if t.oracle else "no", t.gate)  # fmt: skip
+        table.add_row(
+            t.task_id,
+            "yes" if t.imported else f"no: {t.why_not}",
+            str(c.total),
+            str(c.exact),
+            str(c.approximate),
+            str(c.rubric),
+            str(c.unexpressible),
+            "yes" if t.oracle else "no",
+            t.gate,
+        )
     console.print(table)
     console.print(result.report.summary.line())

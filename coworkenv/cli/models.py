@@ -20,12 +20,21 @@ models_app = typer.Typer(
 )
 app.add_typer(models_app, name="models")
 
-RefArg = Annotated[str, typer.Argument(help="A model ref: name (current, else newest), name:vN, name:current or name:latest.")]
+RefArg = Annotated[
+    str, typer.Argument(help="A model ref: name (current, else newest), name:vN, name:current or name:latest.")
+]
 ParentOpt = Annotated[
-    str | None, typer.Option("--parent", help="Ref of the version it was trained from (default: the registered version it started from, if any).")
+    str | None,
+    typer.Option(
+        "--parent",
+        help="Ref of the version it was trained from (default: the registered version it started from, if any).",
+    ),
 ]
 SuiteOpt = Annotated[
-    str | None, typer.Option("--suite", help="Suite to compare on: its name or release id (default: the candidate's newest evaluation's).")
+    str | None,
+    typer.Option(
+        "--suite", help="Suite to compare on: its name or release id (default: the candidate's newest evaluation's)."
+    ),
 ]
 
 
@@ -62,14 +71,27 @@ def models(
     for e in entries:
         newest = e.newest_eval()
         score = f"{_figure(newest.summary, 'mean_score')} ({newest.suite_key})" if newest else ""
-        rows.append((e.name, f"v{e.version}", e.status, e.job, e.parent or "", e.training_release or "", score, e.created_at))
-    columns = ("name", "version", "status", "job", "parent", "training release", "newest eval: mean score [95% CI]", "created")
+        rows.append(
+            (e.name, f"v{e.version}", e.status, e.job, e.parent or "", e.training_release or "", score, e.created_at)
+        )
+    columns = (
+        "name",
+        "version",
+        "status",
+        "job",
+        "parent",
+        "training release",
+        "newest eval: mean score [95% CI]",
+        "created",
+    )
     print_rows(columns, rows, fmt, title=f"models under {root.url}")
 
 
 @models_app.command("register")
 def register(
-    checkpoint: Annotated[Path, typer.Argument(help="The checkpoint folder (a transformers model; copied into the registry).")],
+    checkpoint: Annotated[
+        Path, typer.Argument(help="The checkpoint folder (a transformers model; copied into the registry).")
+    ],
     name: Annotated[str, typer.Option("--name", help="The model's name; the checkpoint becomes its next version.")],
     parent: ParentOpt = None,
     data_root: DataRootOpt = None,
@@ -79,11 +101,20 @@ def register(
     from coworkenv.models import register_model
 
     entry = register_model(checkpoint, name, data_root=data_root, parent=parent)
-    lineage = ", ".join(f"{k} {v}" for k, v in (("parent", entry.parent), ("training release", entry.training_release),
-                                                ("from", _imported_from(entry.config) if entry.job == "import" else None)) if v)  # fmt: skip
+    lineage = ", ".join(
+        f"{k} {v}"
+        for k, v in (
+            ("parent", entry.parent),
+            ("training release", entry.training_release),
+            ("from", _imported_from(entry.config) if entry.job == "import" else None),
+        )
+        if v
+    )
     typer.echo(f"registered {entry.ref} ({entry.job}{', ' + lineage if lineage else ''}) at {entry.path}")
-    typer.echo(f"next: evaluate it (coworkenv eval --agent hf:{entry.path} --suite bench), then coworkenv models eval {entry.ref} "
-               "<eval release>")  # fmt: skip
+    typer.echo(
+        f"next: evaluate it (coworkenv eval --agent hf:{entry.path} --suite bench), then coworkenv models eval {entry.ref} "
+        "<eval release>"
+    )
 
 
 @models_app.command("show")
@@ -98,7 +129,9 @@ def show(ref: RefArg, data_root: DataRootOpt = None) -> None:
 @models_app.command("eval")
 def eval_command(
     ref: RefArg,
-    eval_ref: Annotated[str, typer.Argument(help="A published evaluation: its release id, or the run id that published it.")],
+    eval_ref: Annotated[
+        str, typer.Argument(help="A published evaluation: its release id, or the run id that published it.")
+    ],
     data_root: DataRootOpt = None,
 ) -> None:
     """Attach a published evaluation to a version (its suite, and the overall figures of its summary)."""
@@ -106,9 +139,11 @@ def eval_command(
 
     entry = record_eval(ref, eval_ref, data_root)
     record = entry.evals[-1]
-    typer.echo(f"{entry.ref}: evaluation {record.release_id} on {record.suite_key} ({record.agent}): mean score "
-               f"{_figure(record.summary, 'mean_score')}, pass rate {_figure(record.summary, 'pass_rate')}, "
-               f"mean safety {record.mean_safety:.3f}")  # fmt: skip
+    typer.echo(
+        f"{entry.ref}: evaluation {record.release_id} on {record.suite_key} ({record.agent}): mean score "
+        f"{_figure(record.summary, 'mean_score')}, pass rate {_figure(record.summary, 'pass_rate')}, "
+        f"mean safety {record.mean_safety:.3f}"
+    )
 
 
 @models_app.command("promote")
@@ -130,7 +165,9 @@ def promote_command(
 
 @models_app.command("decisions")
 def decisions_command(
-    name: Annotated[str, typer.Argument(help="The model's name.")], data_root: DataRootOpt = None, fmt: FormatOpt = "table"
+    name: Annotated[str, typer.Argument(help="The model's name.")],
+    data_root: DataRootOpt = None,
+    fmt: FormatOpt = "table",
 ) -> None:
     """List a model's promotion decisions, oldest first, with their numbers and reasons."""
     from coworkenv.models import decisions
@@ -141,9 +178,28 @@ def decisions_command(
         return
     rows = []
     for d in found:
-        delta = f"{d.delta:+.3f} [{d.lo:+.3f}, {d.hi:+.3f}]" if d.delta is not None and d.lo is not None and d.hi is not None else ""
-        safety = f"{d.safety_base:.3f} → {d.safety_candidate:.3f}" if d.safety_base is not None and d.safety_candidate is not None else ""
+        delta = (
+            f"{d.delta:+.3f} [{d.lo:+.3f}, {d.hi:+.3f}]"
+            if d.delta is not None and d.lo is not None and d.hi is not None
+            else ""
+        )
+        safety = (
+            f"{d.safety_base:.3f} → {d.safety_candidate:.3f}"
+            if d.safety_base is not None and d.safety_candidate is not None
+            else ""
+        )
         p = f"{d.p_value:.3g}" if d.p_value is not None else ""
-        rows.append((d.decided_at, d.candidate, d.current or "", "promoted" if d.promoted else "kept", delta, p, safety, d.reason))
+        rows.append(
+            (
+                d.decided_at,
+                d.candidate,
+                d.current or "",
+                "promoted" if d.promoted else "kept",
+                delta,
+                p,
+                safety,
+                d.reason,
+            )
+        )
     columns = ("decided", "candidate", "against", "verdict", "delta [95% CI]", "p", "safety", "reason")
     print_rows(columns, rows, fmt, title=f"promotions of {name}")

@@ -11,21 +11,34 @@ import typer
 
 from coworkenv.cli.app import app
 from coworkenv.cli.options import with_config_options
-from coworkenv.cli.pipeline import DataRootOpt, NewRunIdOpt, RunIdOpt, endpoint_outside_airflow, new_run_id, progress_bar
+from coworkenv.cli.pipeline import (
+    DataRootOpt,
+    NewRunIdOpt,
+    RunIdOpt,
+    endpoint_outside_airflow,
+    new_run_id,
+    progress_bar,
+)
 from coworkenv.errors import CoworkEnvError
 from coworkenv.pipeline.config import NightlyConfig, nightly_config
 
 STAGE_LINES = {
     "profile": lambda r: f"current model {r['model']} on {r['suite']}: weakest capabilities {', '.join(r['weakest'])}",
     "synthesize": lambda r: f"{r['plan']} plan: {r['rows'].get('tasks', 0)} valid training task(s) built",
-    "gate_tasks": lambda r: f"gates validated + rollouts passed; release {r['release_id']} ({r['sft']} oracle conversations)",
+    "gate_tasks": lambda r: (
+        f"gates validated + rollouts passed; release {r['release_id']} ({r['sft']} oracle conversations)"
+    ),
     "rollouts": lambda r: r.get("skipped") or f"rejection sampling: {r['trials']} trial(s), {r['passed']} passed",
     "gate_rollouts": lambda r: (
-        f"gate evaluated passed; {r['own_sft_rows']} own success(es) join the training data" if r["release_id"] else "no rollouts to gate"
+        f"gate evaluated passed; {r['own_sft_rows']} own success(es) join the training data"
+        if r["release_id"]
+        else "no rollouts to gate"
     ),
     "train": lambda r: (
         f"trained {' → '.join(r['jobs'])}: candidate {r['candidate']} "
-        + "; ".join(f"{x['job']} loss {x['first']:.3f} → {x['last']:.3f}" for x in r["losses"] if x["first"] is not None)
+        + "; ".join(
+            f"{x['job']} loss {x['first']:.3f} → {x['last']:.3f}" for x in r["losses"] if x["first"] is not None
+        )
     ),
     "evaluate": lambda r: f"held-out evaluation: {r['trials']} trial(s), {r['passed']} passed",
     "gate_eval": lambda r: f"gate evaluated passed; release {r['release_id']}",
@@ -50,15 +63,21 @@ def nightly(settings: dict[str, Any], run_id: NewRunIdOpt = None, data_root: Dat
     llm = endpoint_outside_airflow(config)
     run_id = run_id or new_run_id().replace("cli__", "nightly__")
     console = make_console()
-    console.print(f"nightly run {run_id}: {config.model_name}, {config.budget} task(s), {config.plan} plan, {config.method}")
+    console.print(
+        f"nightly run {run_id}: {config.model_name}, {config.budget} task(s), {config.plan} plan, {config.method}"
+    )
 
     def on_stage(stage: str, result: Any) -> None:
         resumed = " (finished earlier)" if result.get("resumed") else ""
         console.print(f"  {stage}{resumed}: {STAGE_LINES[stage](result)}")
 
-    decision = run_all(config, run_id, data_root, llm=llm, on_stage=on_stage, progress=progress_bar)  # trials and training steps
+    decision = run_all(
+        config, run_id, data_root, llm=llm, on_stage=on_stage, progress=progress_bar
+    )  # trials and training steps
     report = RunDir.open(run_id, data_root)
-    comparison = Comparison.model_validate_json(nightly_file(report, "report", "comparison.json").read_text(encoding="utf-8"))
+    comparison = Comparison.model_validate_json(
+        nightly_file(report, "report", "comparison.json").read_text(encoding="utf-8")
+    )
     console.print(comparison_table(comparison, "before", "after"))
     console.print(f"before/after report: {decision['report']}")
 

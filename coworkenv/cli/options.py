@@ -40,12 +40,24 @@ def config_parameters(model: type[BaseModel]) -> list[inspect.Parameter]:
     params = []
     for name, field in model.model_fields.items():
         typ, note = _option_type(field.annotation)
-        default = " (required)" if field.is_required() else "" if field.default is None else f" (default: {field.default})"
+        default = (
+            " (required)" if field.is_required() else "" if field.default is None else f" (default: {field.default})"
+        )
         text = " ".join(t for t in (field.description or "", f"({note})" if note else "") if t) + default
         option = typer.Option(option_name(name), help=text, show_default=False)
-        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[typ | None, option]))
-    config = typer.Option("--config", help="YAML file of settings (the same names as the options; options override it).")
-    params.append(inspect.Parameter(CONFIG_FILE, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[Path | None, config]))
+        params.append(
+            inspect.Parameter(
+                name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[typ | None, option]
+            )
+        )
+    config = typer.Option(
+        "--config", help="YAML file of settings (the same names as the options; options override it)."
+    )
+    params.append(
+        inspect.Parameter(
+            CONFIG_FILE, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[Path | None, config]
+        )
+    )
     return params
 
 
@@ -69,10 +81,15 @@ def config_values(model: type[BaseModel], kwargs: dict[str, Any]) -> dict[str, A
         first = exc.errors(include_url=False)[0]
         field = str(first["loc"][0]) if first.get("loc") else ""
         if first["type"] == "missing" and field in model.model_fields:  # named as the user can give it
-            raise CoworkEnvError(f"{option_name(field)} is required" + (f" (an option, or a field of {file})" if file is not None else "")) from None
+            raise CoworkEnvError(
+                f"{option_name(field)} is required"
+                + (f" (an option, or a field of {file})" if file is not None else "")
+            ) from None
         if field in options:
             raise CoworkEnvError(f"{option_name(field)}: {str(first['msg']).removeprefix('Value error, ')}") from None
-        raise CoworkEnvError(format_validation_error(exc, str(file) if file is not None and field in values else "")) from None
+        raise CoworkEnvError(
+            format_validation_error(exc, str(file) if file is not None and field in values else "")
+        ) from None
     return values
 
 

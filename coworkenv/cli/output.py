@@ -24,7 +24,10 @@ UNWRAPPED_WIDTH = 100_000
 """Columns of a console that is not a terminal: wider than any row, so nothing is cut or wrapped."""
 
 FormatOpt = Annotated[
-    str, typer.Option("--format", help="table (whole values when not a terminal), plain (tab-separated, a header line) or json.")
+    str,
+    typer.Option(
+        "--format", help="table (whole values when not a terminal), plain (tab-separated, a header line) or json."
+    ),
 ]
 
 
@@ -47,12 +50,16 @@ def rule(out: Any, title: str) -> None:
         out.rule(title)
 
 
-def print_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str = "table", *, title: str | None = None) -> None:
+def print_rows(
+    columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str = "table", *, title: str | None = None
+) -> None:
     """Rows under their column names, in `fmt` (one of `FORMATS`)."""
     if fmt not in FORMATS:
         raise CoworkEnvError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if fmt == "json":
-        sys.stdout.write(json.dumps([dict(zip(columns, row, strict=True)) for row in rows], indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(
+            json.dumps([dict(zip(columns, row, strict=True)) for row in rows], indent=2, ensure_ascii=False) + "\n"
+        )
     elif fmt == "plain":
         for line in [columns, *rows]:
             sys.stdout.write("\t".join(_plain(v) for v in line) + "\n")

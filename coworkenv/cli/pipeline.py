@@ -21,9 +21,12 @@ from coworkenv.pipeline.config import EndpointSettings, SynthesisConfig, synthes
 
 RunIdOpt = Annotated[str, typer.Option("--run-id", help="The run (its directory is <data root>/runs/<run id>/).")]
 NewRunIdOpt = Annotated[
-    str | None, typer.Option("--run-id", help="Name of the run; the release id is a function of it (default: cli__<UTC time>).")
+    str | None,
+    typer.Option("--run-id", help="Name of the run; the release id is a function of it (default: cli__<UTC time>)."),
 ]
-DataRootOpt = Annotated[str | None, typer.Option("--data-root", help="Data root (default: $COWORKENV_DATA_ROOT, else ./data).")]
+DataRootOpt = Annotated[
+    str | None, typer.Option("--data-root", help="Data root (default: $COWORKENV_DATA_ROOT, else ./data).")
+]
 
 
 def new_run_id() -> str:
@@ -74,10 +77,14 @@ def _stderr_line(line: str) -> None:
 def endpoint_outside_airflow(config: EndpointSettings) -> Any:
     """The job's LLM endpoint in a command (None when it has none); an Airflow connection cannot be read here."""
     if config.llm_conn_id and not config.llm_base_url:
-        raise CoworkEnvError("llm_conn_id names an Airflow connection, which only Airflow runs can read: give llm_base_url instead")
+        raise CoworkEnvError(
+            "llm_conn_id names an Airflow connection, which only Airflow runs can read: give llm_base_url instead"
+        )
     if config.judge_conn_id:
-        raise CoworkEnvError("judge_conn_id names an Airflow connection, which only Airflow runs can read: "
-                             "set COWORKENV_JUDGE_BASE_URL and COWORKENV_JUDGE_MODEL instead")  # fmt: skip
+        raise CoworkEnvError(
+            "judge_conn_id names an Airflow connection, which only Airflow runs can read: "
+            "set COWORKENV_JUDGE_BASE_URL and COWORKENV_JUDGE_MODEL instead"
+        )
     return config.llm()
 
 
@@ -92,8 +99,12 @@ def synthesize(settings: dict[str, Any], run_id: NewRunIdOpt = None, data_root: 
     llm = endpoint_outside_airflow(config)
     run_id = run_id or new_run_id()
     typer.echo(f"run {run_id}")
-    manifest = run_all(config, run_id, data_root, llm=llm, on_stage=lambda stage, result: typer.echo(f"  {stage}: {_summary(result)}"))
-    typer.echo(f"published release {manifest.release_id}: " + ", ".join(f"{t} {n}" for t, n in manifest.row_counts.items()))
+    manifest = run_all(
+        config, run_id, data_root, llm=llm, on_stage=lambda stage, result: typer.echo(f"  {stage}: {_summary(result)}")
+    )
+    typer.echo(
+        f"published release {manifest.release_id}: " + ", ".join(f"{t} {n}" for t, n in manifest.row_counts.items())
+    )
 
 
 def _summary(result: Any) -> str:
@@ -122,8 +133,12 @@ def generate(
     settings: dict[str, Any],
     run_id: NewRunIdOpt = None,
     data_root: DataRootOpt = None,
-    plan: Annotated[Path | None, typer.Option(help="Use this plan (from `coworkenv plan --out`) instead of planning.")] = None,
-    tasks: Annotated[list[Path] | None, typer.Option(help="Take the tasks from these files instead of generating (repeatable).")] = None,
+    plan: Annotated[
+        Path | None, typer.Option(help="Use this plan (from `coworkenv plan --out`) instead of planning.")
+    ] = None,
+    tasks: Annotated[
+        list[Path] | None, typer.Option(help="Take the tasks from these files instead of generating (repeatable).")
+    ] = None,
 ) -> None:
     """Start a run: plan it and generate its shards (or take its tasks from files) into generated/."""
     from coworkenv.pipeline.generate import generate_run, import_tasks
@@ -141,7 +156,9 @@ def generate(
         with progress_bar("generating", sum(s["tasks"] for s in planned), unit="task") as step:
             shards = generate_run(run, planned, llm, progress=step)
     total, rejected = sum(s["tasks"] for s in shards), sum(s["rejections"] for s in shards)
-    typer.echo(f"run {run.run_id}: {total} task(s) in {len(shards)} shard(s), {rejected} rejection(s) → {run.file('generated')}")
+    typer.echo(
+        f"run {run.run_id}: {total} task(s) in {len(shards)} shard(s), {rejected} rejection(s) → {run.file('generated')}"
+    )
 
 
 @app.command()
@@ -176,7 +193,9 @@ def repair(run_id: RunIdOpt, data_root: DataRootOpt = None) -> None:
     with progress_bar("repairing", invalid, unit="task") as step:
         result = repair_run(run, endpoint_outside_airflow(config), progress=step)
     rate = result["metrics"].get("rescue_rate", 0.0) if result["metrics"] else 0.0
-    typer.echo(f"run {run_id}: {result['repaired']} of {result['invalid']} invalid task(s) repaired (rescue rate {rate:.0%})")
+    typer.echo(
+        f"run {run_id}: {result['repaired']} of {result['invalid']} invalid task(s) repaired (rescue rate {rate:.0%})"
+    )
 
 
 @app.command()
@@ -208,7 +227,11 @@ def gate(
     from coworkenv.quality.gates import GateFailed
 
     if tasks is not None or run_id is None:
-        hint = f" (to check task files against the grading-consistency gate: coworkenv check {tasks})" if tasks is not None else ""
+        hint = (
+            f" (to check task files against the grading-consistency gate: coworkenv check {tasks})"
+            if tasks is not None
+            else ""
+        )
         raise CoworkEnvError("`coworkenv gate` checks a run's staged tables: give --run-id" + hint)
     run = _open(run_id, data_root)
     try:
@@ -217,7 +240,9 @@ def gate(
         typer.echo(str(exc), err=True)
         raise typer.Exit(1) from None
     for stage, s in stats.items():
-        typer.echo(f"gate {stage}: {s.get('successful_expectations')}/{s.get('evaluated_expectations')} expectations hold")
+        typer.echo(
+            f"gate {stage}: {s.get('successful_expectations')}/{s.get('evaluated_expectations')} expectations hold"
+        )
     typer.echo(f"Data Docs: {run.file('quality', 'data_docs')}")
 
 
@@ -227,4 +252,6 @@ def publish(run_id: RunIdOpt, data_root: DataRootOpt = None) -> None:
     from coworkenv.pipeline.publish import publish as publish_run
 
     manifest = publish_run(_open(run_id, data_root))
-    typer.echo(f"published release {manifest.release_id}: " + ", ".join(f"{t} {n}" for t, n in manifest.row_counts.items()))
+    typer.echo(
+        f"published release {manifest.release_id}: " + ", ".join(f"{t} {n}" for t, n in manifest.row_counts.items())
+    )

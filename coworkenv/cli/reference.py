@@ -57,7 +57,9 @@ def _fields_table(model: type[BaseModel], skip: tuple[str, ...] = ()) -> list[st
     rows = ["| field | type | default | description |", "|---|---|---|---|"]
     for name, field in model.model_fields.items():
         if name not in skip:
-            rows.append(f"| `{field.alias or name}` | {_type(field.annotation)} | {_default(field)} | {_one_line(field.description)} |")
+            rows.append(
+                f"| `{field.alias or name}` | {_type(field.annotation)} | {_default(field)} | {_one_line(field.description)} |"
+            )
     return rows
 
 
@@ -91,7 +93,9 @@ def check_kinds_page() -> str:
     ]
     for name, kind in CHECKS.items():
         module = sys.modules[kind.evaluate.__module__]
-        flags = [f for f, on in (("guard", kind.guard), ("reads the answer only", kind.answer), ("group", kind.group)) if on]
+        flags = [
+            f for f, on in (("guard", kind.guard), ("reads the answer only", kind.answer), ("group", kind.group)) if on
+        ]
         evidence = f"evidence of {', '.join(sorted(kind.evidence_for))}" if kind.evidence_for else ""
         lines += ["", f"## `{name}`", "", _one_line(inspect.getdoc(module))]
         if flags or evidence:
@@ -104,10 +108,23 @@ def families_page() -> str:
     import coworkenv.synth.families  # noqa: F401  (registers every family)
     from coworkenv.synth.family import FAMILIES
 
-    lines = [GENERATED, "", "# Families", "", f"{len(FAMILIES)} procedural families, one module each in `coworkenv/synth/families/`.", ""]
+    lines = [
+        GENERATED,
+        "",
+        "# Families",
+        "",
+        f"{len(FAMILIES)} procedural families, one module each in `coworkenv/synth/families/`.",
+        "",
+    ]
     lines += ["| family | capabilities | services | difficulty knobs | description |", "|---|---|---|---|---|"]
     for name, fam in FAMILIES.items():
-        cells = [f"`{name}`", ", ".join(fam.capabilities), ", ".join(fam.services), ", ".join(fam.knobs), _one_line(fam.description)]
+        cells = [
+            f"`{name}`",
+            ", ".join(fam.capabilities),
+            ", ".join(fam.services),
+            ", ".join(fam.knobs),
+            _one_line(fam.description),
+        ]
         lines.append(f"| {' | '.join(cells)} |")
     return "\n".join(lines) + "\n"
 
@@ -118,7 +135,14 @@ def configs_page() -> str:
     lines = [GENERATED, "", "# Job settings", ""]
     lines += ["One config model per job: the CLI's options, a YAML config file and the DAG's trigger form all read it."]
     for dag, model in JOB_CONFIGS.items():
-        lines += ["", f"## `{dag}` (`{model.__name__}`)", "", _one_line(inspect.getdoc(model)), "", *_fields_table(model)]
+        lines += [
+            "",
+            f"## `{dag}` (`{model.__name__}`)",
+            "",
+            _one_line(inspect.getdoc(model)),
+            "",
+            *_fields_table(model),
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -172,7 +196,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="The checkout (default: the working directory).")
     parser.add_argument("--check", action="store_true", help="Write nothing; exit 1 naming every file that is stale.")
     args = parser.parse_args(argv)
-    stale = [path for path, text in generated(args.root).items() if not path.is_file() or path.read_text(encoding="utf-8") != text]
+    stale = [
+        path
+        for path, text in generated(args.root).items()
+        if not path.is_file() or path.read_text(encoding="utf-8") != text
+    ]
     if args.check:
         for path in stale:
             print(f"stale: {path.relative_to(args.root)} (run `make docs`)", file=sys.stderr)

@@ -98,24 +98,45 @@ def write_table(table: Any, max_rows: int) -> None:
 @app.command("sql")
 def sql(
     statement: Annotated[str | None, typer.Argument(help="SQL to run (or use --file).", show_default=False)] = None,
-    file: Annotated[Path | None, typer.Option("--file", "-f", help="Read the SQL from this file, e.g. sql/queries/x.sql.")] = None,
+    file: Annotated[
+        Path | None, typer.Option("--file", "-f", help="Read the SQL from this file, e.g. sql/queries/x.sql.")
+    ] = None,
     release: Annotated[
-        str, typer.Option(help="Release to query: latest, all (adds every release, told apart by release_id), or a release id.")
+        str,
+        typer.Option(
+            help="Release to query: latest, all (adds every release, told apart by release_id), or a release id."
+        ),
     ] = "latest",
     fmt: Annotated[str, typer.Option("--format", help="Output format: table, csv or json.")] = "table",
-    data_root: Annotated[str | None, typer.Option(help="Data root holding releases/ (default: $COWORKENV_DATA_ROOT, else ./data).")] = None,
+    data_root: Annotated[
+        str | None, typer.Option(help="Data root holding releases/ (default: $COWORKENV_DATA_ROOT, else ./data).")
+    ] = None,
     max_rows: Annotated[int, typer.Option(min=1, help="Rows shown by --format table.")] = 200,
     test: Annotated[
-        bool, typer.Option("--test", help="Run the column tests of sql/*/schema.yml over the release instead of a query (exit code 1 if one fails).")
+        bool,
+        typer.Option(
+            "--test",
+            help="Run the column tests of sql/*/schema.yml over the release instead of a query (exit code 1 if one fails).",
+        ),
     ] = False,
     verify: Annotated[
-        bool, typer.Option("--verify", help="Hash every file of the release again (files hashed before are otherwise known by size, time and inode).")
+        bool,
+        typer.Option(
+            "--verify",
+            help="Hash every file of the release again (files hashed before are otherwise known by size, time and inode).",
+        ),
     ] = False,
-    memory_limit: Annotated[str, typer.Option(help=_LIMIT["memory_limit"].description)] = _LIMIT["memory_limit"].default,
+    memory_limit: Annotated[str, typer.Option(help=_LIMIT["memory_limit"].description)] = _LIMIT[
+        "memory_limit"
+    ].default,
     threads: Annotated[int | None, typer.Option(help=_LIMIT["threads"].description)] = None,
     timeout: Annotated[float, typer.Option(help=_LIMIT["timeout_s"].description)] = _LIMIT["timeout_s"].default,
-    max_result_rows: Annotated[int, typer.Option(help=_LIMIT["max_rows"].description + " More is an error.")] = _LIMIT["max_rows"].default,
-    max_result_mb: Annotated[float, typer.Option(help="Most MiB a result may take in memory; more is an error.")] = _LIMIT["max_bytes"].default / MIB,
+    max_result_rows: Annotated[int, typer.Option(help=_LIMIT["max_rows"].description + " More is an error.")] = _LIMIT[
+        "max_rows"
+    ].default,
+    max_result_mb: Annotated[
+        float, typer.Option(help="Most MiB a result may take in memory; more is an error.")
+    ] = _LIMIT["max_bytes"].default / MIB,
 ) -> None:
     """Query releases with DuckDB: src_* tables, staging (stg_*), intermediate and mart views from sql/ (`SHOW TABLES` lists them).
 
@@ -127,7 +148,9 @@ def sql(
     limits = query_limits(memory_limit, threads, timeout, max_result_rows, max_result_mb)
     if test:
         if statement is not None or file is not None:
-            raise CoworkEnvError("--test runs the column tests of sql/*/schema.yml: give no SQL statement or --file with it")
+            raise CoworkEnvError(
+                "--test runs the column tests of sql/*/schema.yml: give no SQL statement or --file with it"
+            )
         run_column_tests(data_root, release, limits=limits, verify=verify)
         return
     if (statement is None) == (file is None):
@@ -147,14 +170,21 @@ def sql(
         write_table(result, max_rows)
 
 
-def query_limits(memory_limit: str, threads: int | None, timeout: float, max_result_rows: int, max_result_mb: float) -> QueryLimits:
+def query_limits(
+    memory_limit: str, threads: int | None, timeout: float, max_result_rows: int, max_result_mb: float
+) -> QueryLimits:
     """The command's limit options as `QueryLimits`; a bad value is named by its option."""
     from pydantic import ValidationError
 
     for option, value in (("--timeout", timeout), ("--max-result-mb", max_result_mb)):
         if not math.isfinite(value):
             raise CoworkEnvError(f"{option}: must be a finite number, not {value}")
-    given = {"memory_limit": memory_limit, "timeout_s": timeout, "max_rows": max_result_rows, "max_bytes": int(max_result_mb * MIB)}
+    given = {
+        "memory_limit": memory_limit,
+        "timeout_s": timeout,
+        "max_rows": max_result_rows,
+        "max_bytes": int(max_result_mb * MIB),
+    }
     try:
         return QueryLimits(**given, **({"threads": threads} if threads is not None else {}))
     except ValidationError as exc:
@@ -164,7 +194,9 @@ def query_limits(memory_limit: str, threads: int | None, timeout: float, max_res
         raise CoworkEnvError(f"{option}: {str(first['msg']).removeprefix('Value error, ')}") from None
 
 
-def run_column_tests(data_root: str | None, release: str, *, limits: QueryLimits | None = None, verify: bool = False) -> None:
+def run_column_tests(
+    data_root: str | None, release: str, *, limits: QueryLimits | None = None, verify: bool = False
+) -> None:
     """`--test`: each failing test on one stderr line and exit code 1, else a one-line summary (None: the default root)."""
     from coworkenv.data.catalog import close, connect
     from coworkenv.data.sql_tests import load_tests, run_tests

@@ -17,7 +17,10 @@ from coworkenv.train.fit import FitReport
 from coworkenv.train.rl import RLJobConfig
 from coworkenv.train.sft import SFTJobConfig
 
-train_app = typer.Typer(help="Train models on released tasks: SFT, GRPO / GDPO, DPO on graded pairs; on hardware profiles.", no_args_is_help=True)
+train_app = typer.Typer(
+    help="Train models on released tasks: SFT, GRPO / GDPO, DPO on graded pairs; on hardware profiles.",
+    no_args_is_help=True,
+)
 app.add_typer(train_app, name="train")
 
 
@@ -33,7 +36,10 @@ ProfileOpt = Annotated[
 
 @train_app.command("profiles")
 def profiles_command(
-    name: Annotated[str | None, typer.Argument(help="A profile's name: print only its file (for `accelerate launch --config_file`).")] = None,
+    name: Annotated[
+        str | None,
+        typer.Argument(help="A profile's name: print only its file (for `accelerate launch --config_file`)."),
+    ] = None,
 ) -> None:
     """The hardware profiles: accelerate configs shipped with CoworkEnv, for `accelerate launch --config_file FILE -m
     coworkenv train ...` or a job's `--profile NAME`."""
@@ -62,16 +68,22 @@ def sft_command(settings: dict[str, Any], data_root: DataRootOpt = None, profile
         check_sft_inputs(config, data_root)
         launch(profile, ["train", "sft", *(["--data-root", str(data_root)] if data_root else [])], config)
         return
-    main = is_main_process()  # under `accelerate launch`: one progress line and one report, from the process that writes the checkpoint
+    main = (
+        is_main_process()
+    )  # under `accelerate launch`: one progress line and one report, from the process that writes the checkpoint
     with progress_bar("training", config.max_steps, unit="step") if main else nullcontext() as step:
         record = train_sft(config, data_root, progress=step)
     if not main:
         return
-    typer.echo(f"trained {record['steps']} step(s) on {record['rows']} conversation(s) of release {record['release_id']} "
-               f"in {record['seconds']:.0f} s ({record['tokens_per_s']:,.0f} tokens/s): "
-               f"loss {record['first_loss']:.3f} → {record['last_loss']:.3f}")  # fmt: skip
+    typer.echo(
+        f"trained {record['steps']} step(s) on {record['rows']} conversation(s) of release {record['release_id']} "
+        f"in {record['seconds']:.0f} s ({record['tokens_per_s']:,.0f} tokens/s): "
+        f"loss {record['first_loss']:.3f} → {record['last_loss']:.3f}"
+    )
     typer.echo(f"  {FitReport.model_validate(record['fit']).line()}")
-    typer.echo(f"checkpoint: {config.out} (training.json, curves.png); evaluate it with: coworkenv eval --agent hf:{config.out}")
+    typer.echo(
+        f"checkpoint: {config.out} (training.json, curves.png); evaluate it with: coworkenv eval --agent hf:{config.out}"
+    )
 
 
 @train_app.command("rl")
@@ -85,9 +97,13 @@ def rl_command(settings: dict[str, Any], data_root: DataRootOpt = None) -> None:
     config = RLJobConfig.model_validate(settings)  # the options were checked against it already
     with progress_bar("training", config.max_steps, unit="step") as step:
         record = train_rl(config, data_root, progress=step)
-    typer.echo(f"{config.method} trained {record['steps']} step(s) on {record['rows']} task(s) of release {record['release_id']} "
-               f"in {record['seconds']:.0f} s: mean reward {record['first_reward']:.3f} → {record['last_reward']:.3f}")  # fmt: skip
-    typer.echo(f"checkpoint: {config.out} (training.json, curves.png); evaluate it with: coworkenv eval --agent hf:{config.out}")
+    typer.echo(
+        f"{config.method} trained {record['steps']} step(s) on {record['rows']} task(s) of release {record['release_id']} "
+        f"in {record['seconds']:.0f} s: mean reward {record['first_reward']:.3f} → {record['last_reward']:.3f}"
+    )
+    typer.echo(
+        f"checkpoint: {config.out} (training.json, curves.png); evaluate it with: coworkenv eval --agent hf:{config.out}"
+    )
 
 
 @train_app.command("dpo")
@@ -106,8 +122,12 @@ def dpo_command(settings: dict[str, Any], data_root: DataRootOpt = None) -> None
     pairs = eval_pairs(config.release, data_root, min_score_gap=config.min_score_gap)
     with progress_bar("training", config.max_steps, unit="step") as step:
         record = train_dpo(config, data_root, pairs=pairs, progress=step)
-    typer.echo(f"trained {record['steps']} step(s) on {record['pairs']} pair(s) of evaluation {record['release_id']} "
-               f"(mean score gap {record['mean_gap']:.2f}) in {record['seconds']:.0f} s: loss {record['first_loss']:.3f} → "
-               f"{record['last_loss']:.3f}, reward accuracy {record['first_reward_accuracy']:.2f} → {record['last_reward_accuracy']:.2f}, "
-               f"margin {record['first_reward_margin']:.3f} → {record['last_reward_margin']:.3f}")  # fmt: skip
-    typer.echo(f"checkpoint: {config.out} (training.json, curves.png); evaluate it with: coworkenv eval --agent hf:{config.out}")
+    typer.echo(
+        f"trained {record['steps']} step(s) on {record['pairs']} pair(s) of evaluation {record['release_id']} "
+        f"(mean score gap {record['mean_gap']:.2f}) in {record['seconds']:.0f} s: loss {record['first_loss']:.3f} → "
+        f"{record['last_loss']:.3f}, reward accuracy {record['first_reward_accuracy']:.2f} → {record['last_reward_accuracy']:.2f}, "
+        f"margin {record['first_reward_margin']:.3f} → {record['last_reward_margin']:.3f}"
+    )
+    typer.echo(
+        f"checkpoint: {config.out} (training.json, curves.png); evaluate it with: coworkenv eval --agent hf:{config.out}"
+    )

@@ -59,8 +59,19 @@ def message_row(message: Any) -> dict[str, Any]:
         arguments = function.get("arguments", "{}")
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments, ensure_ascii=False)
-        calls.append({"id": call.get("id"), "type": call.get("type", "function"), "function": {"name": function.get("name"), "arguments": arguments}})
-    return {"role": message["role"], "content": content, "tool_calls": calls or None, "tool_call_id": message.get("tool_call_id")}
+        calls.append(
+            {
+                "id": call.get("id"),
+                "type": call.get("type", "function"),
+                "function": {"name": function.get("name"), "arguments": arguments},
+            }
+        )
+    return {
+        "role": message["role"],
+        "content": content,
+        "tool_calls": calls or None,
+        "tool_call_id": message.get("tool_call_id"),
+    }
 
 
 def messages_rows(messages: Iterable[Any]) -> list[dict[str, Any]]:
@@ -97,7 +108,9 @@ def _specs_by_id(specs: Iterable[TaskSpec] | Mapping[str, TaskSpec]) -> dict[str
     return by_id
 
 
-def _validations_by_id(validations: Iterable[TaskValidation] | Mapping[str, TaskValidation]) -> dict[str, TaskValidation]:
+def _validations_by_id(
+    validations: Iterable[TaskValidation] | Mapping[str, TaskValidation],
+) -> dict[str, TaskValidation]:
     if isinstance(validations, Mapping):
         return dict(validations)
     return {v.task_id: v for v in validations}
@@ -133,7 +146,9 @@ def _scores(spec: TaskSpec, validation: TaskValidation) -> tuple[float, float, f
     oracle = 1.0 if oracle_check is not None and oracle_check.passed else _detail_number(oracle_check, "score")
     empty = 0.0 if empty_check is not None and empty_check.passed else _detail_number(empty_check, "score")
     if oracle is None or empty is None:
-        raise CoworkEnvError(f"task {spec.id!r}: its validation does not record the oracle's and the empty trajectory's scores")
+        raise CoworkEnvError(
+            f"task {spec.id!r}: its validation does not record the oracle's and the empty trajectory's scores"
+        )
     violation: float | None = None
     if spec.prohibited:
         check = _outcome(validation, "prohibited_zeroes")
@@ -183,7 +198,9 @@ def task_row(spec: TaskSpec, validation: TaskValidation) -> dict[str, Any]:
     }
 
 
-def tasks_table(specs: Iterable[TaskSpec], validations: Iterable[TaskValidation] | Mapping[str, TaskValidation]) -> pa.Table:
+def tasks_table(
+    specs: Iterable[TaskSpec], validations: Iterable[TaskValidation] | Mapping[str, TaskValidation]
+) -> pa.Table:
     """One row per spec, with its battery verdict's scores; every spec needs a validation."""
     by_id = _validations_by_id(validations)
     rows = []
@@ -207,7 +224,7 @@ def validation_rows(v: TaskValidation) -> list[dict[str, Any]]:
             "message": r.message,
             "valid": v.valid,
             "battery_version": v.battery_version,
-        }  # fmt: skip
+        }
         for r in v.results
     ]
 
@@ -232,7 +249,9 @@ def repairs_table(attempts: Iterable[Mapping[str, Any]]) -> pa.Table:
     return rows_table("repairs", [repair_row(a) for a in attempts])
 
 
-def trajectory_row(spec: TaskSpec, trajectory: Any, grade: Any, *, agent: str, model: str = "", trial: int = 0) -> dict[str, Any]:
+def trajectory_row(
+    spec: TaskSpec, trajectory: Any, grade: Any, *, agent: str, model: str = "", trial: int = 0
+) -> dict[str, Any]:
     """A `trajectories` row from a Trajectory (or its dict) and its Grade."""
     data = trajectory.to_dict() if hasattr(trajectory, "to_dict") else dict(trajectory)
     messages = data["messages"]
@@ -263,7 +282,9 @@ def trajectories_table_row(row: Mapping[str, Any]) -> dict[str, Any]:
     row = dict(row)
     if "messages" in row:
         messages = row.pop("messages")
-        row.setdefault("messages_json", json.dumps(messages if isinstance(messages, list) else list(messages), ensure_ascii=False))
+        row.setdefault(
+            "messages_json", json.dumps(messages if isinstance(messages, list) else list(messages), ensure_ascii=False)
+        )
         row.setdefault("n_messages", len(messages))
     return row
 
@@ -278,9 +299,14 @@ def sft_row(row: Mapping[str, Any], family: str, tools: str) -> dict[str, Any]:
     raw = row["messages"] if "messages" in row else json.loads(row["messages_json"])
     messages = messages_rows(raw)
     return {
-        "messages": messages, "tools": tools, "task_id": row["task_id"], "trajectory_id": row["trajectory_id"],
-        "family": family, "score": row["score"], "n_tokens": approx_tokens(messages),
-    }  # fmt: skip
+        "messages": messages,
+        "tools": tools,
+        "task_id": row["task_id"],
+        "trajectory_id": row["trajectory_id"],
+        "family": family,
+        "score": row["score"],
+        "n_tokens": approx_tokens(messages),
+    }
 
 
 def sft_table(
@@ -328,11 +354,22 @@ def benchmark_group(capabilities: Iterable[str]) -> str:
 def eval_row(spec: TaskSpec, grade: Any, *, eval_id: str, model: str, trial: int = 0) -> dict[str, Any]:
     """An `eval_results` row: one graded trial of a model on a task."""
     return {
-        "eval_id": eval_id, "model": model, "task_id": spec.id, "trial": trial, "family": spec.family,
-        "capabilities": list(spec.capabilities), "benchmark_group": benchmark_group(spec.capabilities), "difficulty": spec.difficulty,
-        "completion": grade.completion, "safety": grade.safety, "robustness": grade.robustness, "score": grade.score,
-        "passed": grade.passed, "empty": grade.empty, "n_violations": len(grade.violations),
-    }  # fmt: skip
+        "eval_id": eval_id,
+        "model": model,
+        "task_id": spec.id,
+        "trial": trial,
+        "family": spec.family,
+        "capabilities": list(spec.capabilities),
+        "benchmark_group": benchmark_group(spec.capabilities),
+        "difficulty": spec.difficulty,
+        "completion": grade.completion,
+        "safety": grade.safety,
+        "robustness": grade.robustness,
+        "score": grade.score,
+        "passed": grade.passed,
+        "empty": grade.empty,
+        "n_violations": len(grade.violations),
+    }
 
 
 def eval_results_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:

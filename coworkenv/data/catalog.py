@@ -75,7 +75,12 @@ def resolve_releases(data_root: Root, release: str = "latest") -> list[Release]:
     root = open_root(data_root)
     base = root.url_of(root.releases)
     available = [
-        Release(m.release_id, release_path(root, m.release_id), m, {t: [root.url_of(f) for f in listed_files(root, m, t)] for t in TABLES})
+        Release(
+            m.release_id,
+            release_path(root, m.release_id),
+            m,
+            {t: [root.url_of(f) for f in listed_files(root, m, t)] for t in TABLES},
+        )
         for m in list_releases(root)
     ]
     if release == "all":
@@ -114,7 +119,11 @@ def _table_part(table: str, release: Release) -> str | None:
         return None
     folder = f"{release.path}/{table}/"
     relative = [f.removeprefix(folder).split("/")[:-1] for f in files]
-    keys = [key for key in PARTITIONS.get(table, []) if any(part.startswith(f"{key}=") for parts in relative for part in parts)]
+    keys = [
+        key
+        for key in PARTITIONS.get(table, [])
+        if any(part.startswith(f"{key}=") for parts in relative for part in parts)
+    ]
     options = ["union_by_name = true", f"hive_partitioning = {'true' if keys else 'false'}"]
     if keys:
         options.append("hive_types = {" + ", ".join(f"{_literal(k)}: 'varchar'" for k in keys) + "}")
@@ -133,19 +142,28 @@ def _releases_table(releases: list[Release], latest: str | None) -> pa.Table:
     rows = []
     for order, r in enumerate(releases):
         m = r.manifest.model_dump(mode="json")
-        rows.append({
-            "release_id": r.release_id,
-            "release_order": order,
-            "parent": m["parent"],
-            "created_at": m["created_at"],
-            "is_latest": r.release_id == latest,
-            "row_counts": json.dumps(m["row_counts"], sort_keys=True),
-            "manifest": json.dumps(m, sort_keys=True),
-        })  # fmt: skip
-    schema = pa.schema([
-        ("release_id", pa.string()), ("release_order", pa.int32()), ("parent", pa.string()), ("created_at", pa.string()),
-        ("is_latest", pa.bool_()), ("row_counts", pa.string()), ("manifest", pa.string()),
-    ])  # fmt: skip
+        rows.append(
+            {
+                "release_id": r.release_id,
+                "release_order": order,
+                "parent": m["parent"],
+                "created_at": m["created_at"],
+                "is_latest": r.release_id == latest,
+                "row_counts": json.dumps(m["row_counts"], sort_keys=True),
+                "manifest": json.dumps(m, sort_keys=True),
+            }
+        )
+    schema = pa.schema(
+        [
+            ("release_id", pa.string()),
+            ("release_order", pa.int32()),
+            ("parent", pa.string()),
+            ("created_at", pa.string()),
+            ("is_latest", pa.bool_()),
+            ("row_counts", pa.string()),
+            ("manifest", pa.string()),
+        ]
+    )
     return pa.Table.from_pylist(rows, schema=schema)
 
 
@@ -156,7 +174,14 @@ def _capabilities_table() -> pa.Table:
         {"capability": name, "ordinal": i, "benchmark_group": cap.benchmark_group, "description": cap.description}
         for i, (name, cap) in enumerate(CAPABILITIES.items())
     ]
-    schema = pa.schema([("capability", pa.string()), ("ordinal", pa.int32()), ("benchmark_group", pa.string()), ("description", pa.string())])
+    schema = pa.schema(
+        [
+            ("capability", pa.string()),
+            ("ordinal", pa.int32()),
+            ("benchmark_group", pa.string()),
+            ("description", pa.string()),
+        ]
+    )
     return pa.Table.from_pylist(rows, schema=schema)
 
 
@@ -179,7 +204,10 @@ def view_files(sql_dir: Path | None = None) -> list[tuple[str, Path]]:
         if duplicate:
             raise CoworkEnvError(f"{base}: view {sorted(duplicate)[0]!r} is defined in two folders")
         bodies = {name: strip_sql(path.read_text(encoding="utf-8")).lower() for name, path in files.items()}
-        deps = {name: {other for other in files if other != name and re.search(rf"\b{re.escape(other)}\b", body)} for name, body in bodies.items()}
+        deps = {
+            name: {other for other in files if other != name and re.search(rf"\b{re.escape(other)}\b", body)}
+            for name, body in bodies.items()
+        }
         done: list[str] = []
         while len(done) < len(files):
             ready = [n for n in files if n not in done and deps[n] <= set(done)]
@@ -212,7 +240,11 @@ def one_line(exc: BaseException) -> str:
 def _table_hint(match: re.Match[str]) -> str:
     name = match.group(1).lower()
     table = name.removeprefix("src_").removeprefix("stg_")
-    known = f"use src_{table} (as stored) or stg_{table} (typed, one row per key)" if table in TABLES else "`show tables` lists them"
+    known = (
+        f"use src_{table} (as stored) or stg_{table} (typed, one row per key)"
+        if table in TABLES
+        else "`show tables` lists them"
+    )
     return f"no table or view {match.group(1)}; {known}"
 
 
@@ -294,7 +326,14 @@ def run_query(con: duckdb.DuckDBPyConnection, sql: str, limits: QueryLimits | No
     return run_limited(con, sql, limits or QueryLimits(), one_line)
 
 
-def query(sql: str, data_root: Root, release: str = "latest", *, sql_dir: Path | None = None, limits: QueryLimits | None = None) -> pa.Table:
+def query(
+    sql: str,
+    data_root: Root,
+    release: str = "latest",
+    *,
+    sql_dir: Path | None = None,
+    limits: QueryLimits | None = None,
+) -> pa.Table:
     """Run SQL over the views of `release` (`latest`, `all` or an id) and return the result as an Arrow table."""
     con = connect(data_root, release, sql_dir=sql_dir, limits=limits)
     try:

@@ -279,7 +279,9 @@ def type_name(t: pa.DataType) -> str:
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         return f"list<{type_name(t.value_type)}>"
     if pa.types.is_struct(t):
-        return "struct<" + ", ".join(f"{t.field(i).name}: {type_name(t.field(i).type)}" for i in range(t.num_fields)) + ">"
+        return (
+            "struct<" + ", ".join(f"{t.field(i).name}: {type_name(t.field(i).type)}" for i in range(t.num_fields)) + ">"
+        )
     return str(t)
 
 
@@ -291,16 +293,24 @@ def _columns(schema: pa.Schema) -> list[str]:
     lines = ["| column | type | null | meaning |", "|---|---|---|---|"]
     for field in schema:
         doc = (field.metadata or {}).get(b"doc", b"").decode("utf-8")
-        lines.append(f"| `{field.name}` | `{type_name(field.type)}` | {'yes' if field.nullable else 'no'} | {_escape(doc)} |")
+        lines.append(
+            f"| `{field.name}` | `{type_name(field.type)}` | {'yes' if field.nullable else 'no'} | {_escape(doc)} |"
+        )
     return lines
 
 
 def render() -> str:
-    partitions = "\n".join(f"- `{name}`: by {', '.join(f'`{k}`' for k in keys)} (`{name}/" + "/".join(f"{k}=<{k}>" for k in keys)
-                           + "/part-<n>.parquet`)." for name, keys in PARTITIONS.items())  # fmt: skip
+    partitions = "\n".join(
+        f"- `{name}`: by {', '.join(f'`{k}`' for k in keys)} (`{name}/"
+        + "/".join(f"{k}=<{k}>" for k in keys)
+        + "/part-<n>.parquet`)."
+        for name, keys in PARTITIONS.items()
+    )
     partitions += "\n- the other tables: one directory of `part-<n>.parquet` files."
     header = HEADER.replace("{partitions}", partitions).replace("{rows_per_file}", f"{MAX_ROWS_PER_FILE:,}")
-    header = header.replace("{row_group_rows}", f"{ROW_GROUP_SIZE:,}").replace("{row_group_mib}", f"{ROW_GROUP_BYTES // 2**20:,}")
+    header = header.replace("{row_group_rows}", f"{ROW_GROUP_SIZE:,}").replace(
+        "{row_group_mib}", f"{ROW_GROUP_BYTES // 2**20:,}"
+    )
     out = [header]
     for name, schema in TABLES.items():
         keys = PARTITIONS.get(name)

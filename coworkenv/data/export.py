@@ -96,9 +96,13 @@ def export_release(
         raise CoworkEnvError(f"unknown table(s) {', '.join(unknown)}; tables are: {', '.join(TABLES)}")
     root = open_root(data_root)
     target = Path(os.path.abspath(out))
-    _check_target(target, overwrite, root)  # before the release is read: a refused export touches nothing, not even .verified
+    _check_target(
+        target, overwrite, root
+    )  # before the release is read: a refused export touches nothing, not even .verified
     manifest = read_manifest(root, release)
-    check_release(root, manifest, names, fresh=True)  # an export reads every byte anyway: hashing them afresh costs little more
+    check_release(
+        root, manifest, names, fresh=True
+    )  # an export reads every byte anyway: hashing them afresh costs little more
     write = _export_hf if fmt == "hf" else _export_jsonl
     try:
         with staged(target, folder=True) as staging:

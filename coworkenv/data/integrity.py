@@ -149,14 +149,22 @@ def table_problems(root: DataRoot, manifest: Manifest, table: str, verified: _Ve
         if problem:
             problems.append(f"{entry.path}: {problem}")
     listed = {f"{base}/{e.path}" for e in entries}
-    problems += [f"{p[len(base) + 1 :]}: not listed in {MANIFEST_FILE}" for p in _found_parts(root, f"{base}/{table}") if p not in listed]
+    problems += [
+        f"{p[len(base) + 1 :]}: not listed in {MANIFEST_FILE}"
+        for p in _found_parts(root, f"{base}/{table}")
+        if p not in listed
+    ]
     expected = manifest.row_counts.get(table)
     if expected is not None and sum(e.rows for e in entries) != expected:
-        problems.append(f"{table}: its files list {sum(e.rows for e in entries)} rows, the manifest's row_counts {expected}")
+        problems.append(
+            f"{table}: its files list {sum(e.rows for e in entries)} rows, the manifest's row_counts {expected}"
+        )
     return problems
 
 
-def release_problems(root: DataRoot, manifest: Manifest, tables: list[str] | None = None, *, fresh: bool = False) -> list[str]:
+def release_problems(
+    root: DataRoot, manifest: Manifest, tables: list[str] | None = None, *, fresh: bool = False
+) -> list[str]:
     """What is wrong with the release's files (empty: intact); `tables`: only these (default: every listed table);
     `fresh`: hash every file, even those verified before."""
     verified = _Verified(root, manifest.release_id, fresh)

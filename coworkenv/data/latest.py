@@ -62,7 +62,9 @@ def advance_latest(root: DataRoot, manifest: Manifest, checkpoint: Callable[[str
 
     `checkpoint` is the publisher's fault hook (stages `latest_temp_written` locally, `latest_checked` elsewhere)."""
     if manifest.kind != TASKS_KIND:
-        raise CoworkEnvError(f"release {manifest.release_id} is a {manifest.kind} release: only task releases move {LATEST_FILE}")
+        raise CoworkEnvError(
+            f"release {manifest.release_id} is a {manifest.kind} release: only task releases move {LATEST_FILE}"
+        )
     if root.local:
         return _advance_local(root, manifest, checkpoint)
     return _advance_remote(root, manifest, checkpoint)

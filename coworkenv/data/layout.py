@@ -55,9 +55,15 @@ class FileEntry(BaseModel):
     def _inside_the_release(cls, path: str) -> str:
         """A damaged or hand-edited manifest must not point a reader outside its release (or at an impossible name)."""
         parts = path.split("/")
-        if "\x00" in path or path.startswith("/") or any(part in ("", ".", "..") for part in parts) or not path.endswith(".parquet"):
+        if (
+            "\x00" in path
+            or path.startswith("/")
+            or any(part in ("", ".", "..") for part in parts)
+            or not path.endswith(".parquet")
+        ):
             raise ValueError(f"{path!r} is not a Parquet file inside the release")
         return path
+
 
 class Manifest(BaseModel):
     """`manifest.json`: what a release holds and where it came from."""
@@ -115,6 +121,7 @@ class Manifest(BaseModel):
     def _utc_text(self, value: datetime) -> str:
         """Always `YYYY-MM-DDTHH:MM:SS.ffffffZ`, so that manifests sort by time as text too."""
         return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
 
 def release_id_for(run_id: str) -> str:
     """`r-<slug>-<hash8>`: readable, filesystem-safe and a pure function of the run id."""

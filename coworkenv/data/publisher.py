@@ -241,11 +241,18 @@ def publish_release(
         files = _write_tables(root, target, conformed)
         _checkpoint("tables_written")
         manifest = Manifest(
-            release_id=release_id, run_id=run_id, kind=kind, parent=parent, created_at=_now(), code_version=code_version(),
-            config=config_json, row_counts={n: sum(e.rows for e in entries) for n, entries in files.items()},
+            release_id=release_id,
+            run_id=run_id,
+            kind=kind,
+            parent=parent,
+            created_at=_now(),
+            code_version=code_version(),
+            config=config_json,
+            row_counts={n: sum(e.rows for e in entries) for n, entries in files.items()},
             schema_fingerprints={n: fingerprint(TABLES[n]) for n in TABLES},
-            content_hashes={n: content_hash_of(e) for n, e in files.items()}, files=files,
-        )  # fmt: skip
+            content_hashes={n: content_hash_of(e) for n, e in files.items()},
+            files=files,
+        )
         _write_bytes(root, f"{target}/{MANIFEST_FILE}", manifest.model_dump_json(indent=2).encode("utf-8") + b"\n")
         _checkpoint("manifest_written")
         if root.local:
@@ -256,7 +263,9 @@ def publish_release(
                 # Another writer published this run id first: identical → no-op, else a conflict.
                 other = complete_manifest(root, release_id)
                 if other is None:
-                    raise CoworkEnvError(f"{final} exists but is not a complete release (no {MANIFEST_FILE}): remove it and publish again") from None
+                    raise CoworkEnvError(
+                        f"{final} exists but is not a complete release (no {MANIFEST_FILE}): remove it and publish again"
+                    ) from None
                 root.fs.rm(target, recursive=True)
                 return _republish(root, other, conformed, kind)
             fsync_dir(root.releases)
@@ -286,7 +295,9 @@ def _republish(root: DataRoot, existing: Manifest, tables: Mapping[str, Source],
         if existing.content_hashes.get(name) == content_hash_of(entries):
             continue
         # Parquet bytes also depend on the pyarrow version: compare the rows themselves before calling it a conflict.
-        if existing.row_counts.get(name) != sum(e.rows for e in entries) or not _stored_equals(root, existing, name, src):
+        if existing.row_counts.get(name) != sum(e.rows for e in entries) or not _stored_equals(
+            root, existing, name, src
+        ):
             differ.append(name)
     if differ:
         raise ReleaseConflict(
@@ -302,8 +313,11 @@ def _stored_equals(root: DataRoot, manifest: Manifest, name: str, src: Source) -
     try:
         check_release(root, manifest, [name])
         fs = arrow_fs(root)
-        stored = (pa.Table.from_batches([batch]) for path in table_files(root, manifest, name)
-                  for batch in parquet_batches(path, SOURCE_BATCH, filesystem=fs))  # fmt: skip
+        stored = (
+            pa.Table.from_batches([batch])
+            for path in table_files(root, manifest, name)
+            for batch in parquet_batches(path, SOURCE_BATCH, filesystem=fs)
+        )
         return same_rows(stored, ordered_rows(src))
     except (OSError, pa.ArrowException, CoworkEnvError):
         return False

@@ -36,7 +36,9 @@ def complete_manifest(root: DataRoot, release_id: str) -> Manifest | None:
     except FileNotFoundError:
         return None
     except OSError as exc:  # a directory named manifest.json, a folder without read permission
-        raise CoworkEnvError(f"{root.url_of(path)}: cannot read the manifest ({exc.strerror or type(exc).__name__})") from None
+        raise CoworkEnvError(
+            f"{root.url_of(path)}: cannot read the manifest ({exc.strerror or type(exc).__name__})"
+        ) from None
     try:
         return Manifest.model_validate_json(data)
     except ValidationError as exc:
@@ -53,13 +55,17 @@ def latest_release(data_root: Root = None) -> str | None:
         return None
     except OSError as exc:  # LATEST a directory, or unreadable: never guess another release
         reason = exc.strerror or type(exc).__name__
-        raise CoworkEnvError(f"{root.url_of(path)}: cannot read ({reason}); it must be a file naming the latest release") from None
+        raise CoworkEnvError(
+            f"{root.url_of(path)}: cannot read ({reason}); it must be a file naming the latest release"
+        ) from None
     try:
         text = data.decode("utf-8").strip()
     except UnicodeDecodeError:
         raise CoworkEnvError(f"{root.url_of(path)}: not UTF-8 text; it must name the latest release") from None
     if text and not RELEASE_NAME.match(text):
-        raise CoworkEnvError(f"{root.url_of(path)} names {text[:60]!r}, which is not a complete release (not a release id)")
+        raise CoworkEnvError(
+            f"{root.url_of(path)} names {text[:60]!r}, which is not a complete release (not a release id)"
+        )
     return text or None
 
 
@@ -132,7 +138,9 @@ def table_files(data_root: Root, release: str, table: str) -> list[str]:
     return [root.url_of(p) for p in listed_files(root, manifest, table)]
 
 
-def read_files(root: DataRoot, manifest: Manifest, table: str, columns: list[str] | None = None, filters: Any = None) -> pa.Table:
+def read_files(
+    root: DataRoot, manifest: Manifest, table: str, columns: list[str] | None = None, filters: Any = None
+) -> pa.Table:
     """The table's rows, after the cheap integrity check of its files (`coworkenv.data.integrity`)."""
     check_release(root, manifest, [table])
     schema = TABLES[table]
@@ -143,7 +151,9 @@ def read_files(root: DataRoot, manifest: Manifest, table: str, columns: list[str
         try:
             parts.append(pq.read_table(path, filesystem=fs, columns=columns, filters=filters, partitioning=None))
         except UNREADABLE as exc:  # damaged pages behind an intact footer
-            raise CoworkEnvError(f"damaged release {manifest.release_id}: {root.url_of(path)}: unreadable ({first_line(exc)})") from None
+            raise CoworkEnvError(
+                f"damaged release {manifest.release_id}: {root.url_of(path)}: unreadable ({first_line(exc)})"
+            ) from None
     if not parts:
         raise CoworkEnvError(f"release {manifest.release_id}: table {table} has no files")
     result = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
@@ -170,7 +180,9 @@ def iter_files(root: DataRoot, manifest: Manifest, table: str, batch_size: int =
                 part = pa.Table.from_batches([batch])
                 yield _restore_schema(part, schema) if current else part
         except UNREADABLE as exc:  # damaged pages behind an intact footer
-            raise CoworkEnvError(f"damaged release {manifest.release_id}: {root.url_of(path)}: unreadable ({first_line(exc)})") from None
+            raise CoworkEnvError(
+                f"damaged release {manifest.release_id}: {root.url_of(path)}: unreadable ({first_line(exc)})"
+            ) from None
 
 
 def read_table(

@@ -42,8 +42,10 @@ class DataRoot:
     def releases(self) -> str:
         return self.join(RELEASES_DIR)
 
+
 def default_data_root() -> str:
     return os.environ.get(DATA_ROOT_ENV) or "./data"
+
 
 def open_root(data_root: str | os.PathLike[str] | DataRoot | None = None) -> DataRoot:
     """Resolve a data root: a local path, a `file://` URL or any fsspec URL (`s3://bucket/prefix`, `memory://x`)."""

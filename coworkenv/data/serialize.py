@@ -141,7 +141,9 @@ def ordered_rows(src: Source) -> Iterator[pa.Table]:
             yield from rows
 
 
-def _write_partition(name: str, prefix: str, groups: Iterator[tuple[int, pa.Table]], open_file: Opener) -> list[WrittenFile]:
+def _write_partition(
+    name: str, prefix: str, groups: Iterator[tuple[int, pa.Table]], open_file: Opener
+) -> list[WrittenFile]:
     written = []
     for part, file_groups in groupby(groups, key=lambda g: g[0]):
         path = f"{prefix}part-{part}.parquet"
@@ -196,7 +198,12 @@ def _text_bytes(table: pa.Table) -> np.ndarray:
 
 def _array_text_bytes(array: pa.Array) -> np.ndarray:
     kind = array.type
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+    if (
+        pa.types.is_string(kind)
+        or pa.types.is_large_string(kind)
+        or pa.types.is_binary(kind)
+        or pa.types.is_large_binary(kind)
+    ):
         return pc.fill_null(pc.binary_length(array), 0).to_numpy(zero_copy_only=False).astype(np.int64)
     if pa.types.is_struct(kind):
         out = np.zeros(len(array), dtype=np.int64)
@@ -255,8 +262,15 @@ def _partitions(src: Source, spill: Path) -> Iterator[tuple[str, Iterator[pa.Tab
             for values in zip(*(combos.column(k).to_pylist() for k in keys), strict=True):
                 if values not in writers:
                     path = spill / f"{len(writers)}.arrows"
-                    writers[values] = (_partition_dir(keys, values, src.name), path, pa.ipc.new_stream(str(path), schema, options=options))
-                masks = [pc.equal(table.column(k), pa.scalar(v, schema.field(k).type)) for k, v in zip(keys, values, strict=True)]
+                    writers[values] = (
+                        _partition_dir(keys, values, src.name),
+                        path,
+                        pa.ipc.new_stream(str(path), schema, options=options),
+                    )
+                masks = [
+                    pc.equal(table.column(k), pa.scalar(v, schema.field(k).type))
+                    for k, v in zip(keys, values, strict=True)
+                ]
                 writers[values][2].write_table(table.filter(functools.reduce(pc.and_, masks)))
     finally:
         for _, _, writer in writers.values():

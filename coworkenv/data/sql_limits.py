@@ -38,10 +38,16 @@ class QueryLimits(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     memory_limit: str = Field("4GB", description="DuckDB memory_limit, e.g. 4GB, 512MB or 50% (of physical memory).")
-    threads: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1, description="DuckDB worker threads (default: the number of CPUs).")
+    threads: int = Field(
+        default_factory=lambda: os.cpu_count() or 1,
+        ge=1,
+        description="DuckDB worker threads (default: the number of CPUs).",
+    )
     timeout_s: float = Field(300.0, gt=0, description="Seconds a statement may run, fetching its result included.")
     max_rows: int = Field(1_000_000, ge=1, description="Most rows a result may have.")
-    max_bytes: int = Field(512 * 1024 * 1024, ge=1, description="Most bytes a result may take in memory (Arrow buffers).")
+    max_bytes: int = Field(
+        512 * 1024 * 1024, ge=1, description="Most bytes a result may take in memory (Arrow buffers)."
+    )
 
     @field_validator("memory_limit")
     @classmethod
@@ -95,7 +101,9 @@ def _fetch(con: duckdb.DuckDBPyConnection, sql: str, limits: QueryLimits, stop: 
         rows += batch.num_rows
         size += batch.nbytes
         if rows > limits.max_rows:
-            raise CoworkEnvError(f"SQL result has more than {limits.max_rows} rows (--max-result-rows): add a LIMIT or aggregate")
+            raise CoworkEnvError(
+                f"SQL result has more than {limits.max_rows} rows (--max-result-rows): add a LIMIT or aggregate"
+            )
         if size > limits.max_bytes:
             cap = f"{limits.max_bytes / (1024 * 1024):g} MiB"
             raise CoworkEnvError(f"SQL result is larger than {cap} (--max-result-mb): select fewer or shorter values")
@@ -132,7 +140,9 @@ def run_limited(con: duckdb.DuckDBPyConnection, sql: str, limits: QueryLimits, o
         raise CoworkEnvError(f"SQL statement ran past the {limits.timeout_s:g} s timeout (--timeout) and was stopped")
     error = box.get("error")
     if isinstance(error, duckdb.OutOfMemoryException):
-        raise CoworkEnvError(f"SQL statement needs more than the memory limit {limits.memory_limit} (--memory-limit): {one_line(error)}") from None
+        raise CoworkEnvError(
+            f"SQL statement needs more than the memory limit {limits.memory_limit} (--memory-limit): {one_line(error)}"
+        ) from None
     if isinstance(error, duckdb.Error):
         raise CoworkEnvError(f"SQL error: {one_line(error)}") from None
     if error is not None:

@@ -149,7 +149,11 @@ def _parse(path: Path, source: str, stage: str, folders: dict[str, str]) -> list
         model = _mapping(model, f"{source}: models[{i}]", {"name", "description", "columns", "tests"}, ("name",))
         view = model["name"]
         if folders.get(view) != stage:
-            elsewhere = f"; it is in {folders[view]}/" if view in folders else _hint(view, [v for v, s in folders.items() if s == stage])
+            elsewhere = (
+                f"; it is in {folders[view]}/"
+                if view in folders
+                else _hint(view, [v for v, s in folders.items() if s == stage])
+            )
             raise CoworkEnvError(f"{source}: view {view!r} is not defined in {stage}/{elsewhere}")
         if view in listed:
             raise CoworkEnvError(f"{source}: view {view!r} is listed twice")
@@ -196,7 +200,12 @@ def _literal(value: Any) -> str:
 def relation_columns(con: duckdb.DuckDBPyConnection, tests: list[ColumnTest]) -> dict[str, list[str]]:
     """The columns of every relation the tests name; an unknown relation or column raises `CoworkEnvError`."""
     # the main schema only: the catalog keeps the empty typed tables behind `src_*` in a schema of its own
-    relations = {name for (name,) in con.execute("select table_name from information_schema.tables where table_schema = 'main'").fetchall()}
+    relations = {
+        name
+        for (name,) in con.execute(
+            "select table_name from information_schema.tables where table_schema = 'main'"
+        ).fetchall()
+    }
     columns: dict[str, list[str]] = {}
     for test in tests:
         wanted = [(test.view, test.columns)]
@@ -204,12 +213,16 @@ def relation_columns(con: duckdb.DuckDBPyConnection, tests: list[ColumnTest]) ->
             wanted.append((test.args["to"], (test.args["field"],)))
         for relation, names in wanted:
             if relation not in relations:
-                raise CoworkEnvError(f"{test.source}: {test.name}: no relation {relation!r}{_hint(relation, relations)}")
+                raise CoworkEnvError(
+                    f"{test.source}: {test.name}: no relation {relation!r}{_hint(relation, relations)}"
+                )
             if relation not in columns:
                 columns[relation] = [c[0] for c in con.execute(f"select * from {_ident(relation)} limit 0").description]
             for name in names:
                 if name not in columns[relation]:
-                    raise CoworkEnvError(f"{test.source}: {test.name}: {relation} has no column {name!r}{_hint(name, columns[relation])}")
+                    raise CoworkEnvError(
+                        f"{test.source}: {test.name}: {relation} has no column {name!r}{_hint(name, columns[relation])}"
+                    )
     return columns
 
 
@@ -251,7 +264,9 @@ def run_tests(con: duckdb.DuckDBPyConnection, tests: list[ColumnTest]) -> list[C
         sql, keys = failing_sql(test, columns)
         order = ", ".join(["n_rows desc"] + [str(i + 1) for i in range(len(keys))])
         try:
-            found = con.execute(f"select *, sum(n_rows) over () from ({sql}) order by {order} limit {EXAMPLES}").fetchall()
+            found = con.execute(
+                f"select *, sum(n_rows) over () from ({sql}) order by {order} limit {EXAMPLES}"
+            ).fetchall()
         except duckdb.Error as exc:
             raise CoworkEnvError(f"{test.source}: {test.name}: {one_line(exc)}") from None
         if found:

@@ -17,7 +17,9 @@ class EpisodeFinished(RuntimeError):
 
 
 class Episode:
-    def __init__(self, spec: TaskSpec, *, max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES, user: UserSimulator | None = None):
+    def __init__(
+        self, spec: TaskSpec, *, max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES, user: UserSimulator | None = None
+    ):
         """`user` answers the assistant's messages in a live episode (default: the spec's scripted user)."""
         self.spec = spec
         self._prepared = prepared(spec)

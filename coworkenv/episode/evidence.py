@@ -39,8 +39,13 @@ class Evidence:
     """Makes the final state's canonical JSON for `final_hash` (an episode's `Prepared.state_json` reuses the
     unwritten sections' text); None: `canonical_json(final_state)`."""
 
-    def __post_init__(self, final_hash: str | None, diff: dict[str, Any] | None, written: tuple[str, ...] | None,
-                      final_json: Callable[[], str] | None) -> None:  # fmt: skip
+    def __post_init__(
+        self,
+        final_hash: str | None,
+        diff: dict[str, Any] | None,
+        written: tuple[str, ...] | None,
+        final_json: Callable[[], str] | None,
+    ) -> None:
         if not self.texts:
             object.__setattr__(self, "texts", (*self.says, self.answer))
         self.__dict__["_final_hash"] = final_hash
@@ -52,14 +57,18 @@ class Evidence:
         known = self.__dict__.get("_final_hash")
         if known is None:
             make = self.__dict__.get("_final_json")
-            known = self.__dict__["_final_hash"] = content_hash(make() if make is not None else canonical_json(self.final_state))
+            known = self.__dict__["_final_hash"] = content_hash(
+                make() if make is not None else canonical_json(self.final_state)
+            )
             self.__dict__["_final_json"] = None
         return known
 
     def _diff(self) -> dict[str, Any]:
         known = self.__dict__.get("_diff")
         if known is None:
-            known = self.__dict__["_diff"] = diff_states(self.initial_state, self.final_state, self.__dict__.get("_written"))
+            known = self.__dict__["_diff"] = diff_states(
+                self.initial_state, self.final_state, self.__dict__.get("_written")
+            )
         return known
 
     @property
@@ -110,5 +119,7 @@ class Evidence:
 
 # `final_hash` and `diff` are init-only arguments of the dataclass and, on the instance, these lazy properties: set
 # once the class is built, so that the generated `__init__` (and `dataclasses.replace`) keep the arguments' defaults.
-Evidence.final_hash = property(Evidence._final_hash, doc="SHA-256 of the final state's canonical JSON; made on first read.")  # type: ignore[assignment,method-assign]
+Evidence.final_hash = property(
+    Evidence._final_hash, doc="SHA-256 of the final state's canonical JSON; made on first read."
+)  # type: ignore[assignment,method-assign]
 Evidence.diff = property(Evidence._diff, doc="Per service, what changed (`diff_states`); computed on first read.")  # type: ignore[assignment,method-assign]

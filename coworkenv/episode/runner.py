@@ -5,11 +5,27 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from coworkenv.episode.evidence import Evidence
-from coworkenv.episode.session import DEFAULT_MAX_TURNS, RETRIES_PER_STEP, SYSTEM_PROMPT, EpisodeSession, initial_messages, turn_budget
+from coworkenv.episode.session import (
+    DEFAULT_MAX_TURNS,
+    RETRIES_PER_STEP,
+    SYSTEM_PROMPT,
+    EpisodeSession,
+    initial_messages,
+    turn_budget,
+)
 from coworkenv.episode.trajectory import Trajectory
 from coworkenv.spec.task import TaskSpec
 
-__all__ = ["DEFAULT_MAX_TURNS", "RETRIES_PER_STEP", "SYSTEM_PROMPT", "Policy", "initial_messages", "played", "run_episode", "turn_budget"]
+__all__ = [
+    "DEFAULT_MAX_TURNS",
+    "RETRIES_PER_STEP",
+    "SYSTEM_PROMPT",
+    "Policy",
+    "initial_messages",
+    "played",
+    "run_episode",
+    "turn_budget",
+]
 
 
 class Policy(Protocol):
@@ -26,6 +42,8 @@ def played(spec: TaskSpec, policy: Policy, *, max_turns: int | None = None, user
     return session
 
 
-def run_episode(spec: TaskSpec, policy: Policy, *, max_turns: int | None = None, user: Any = None) -> tuple[Trajectory, Evidence]:
+def run_episode(
+    spec: TaskSpec, policy: Policy, *, max_turns: int | None = None, user: Any = None
+) -> tuple[Trajectory, Evidence]:
     """`played(...).finish()`: the trajectory and its evidence."""
     return played(spec, policy, max_turns=max_turns, user=user).finish()

@@ -29,7 +29,9 @@ class ScriptedPolicy:
     on the call index, so a retry gets a fresh draw.
     """
 
-    def __init__(self, spec: TaskSpec, *, steps: Sequence[SolutionStep] | None = None, max_retries: int = RETRIES_PER_STEP):
+    def __init__(
+        self, spec: TaskSpec, *, steps: Sequence[SolutionStep] | None = None, max_retries: int = RETRIES_PER_STEP
+    ):
         self.steps = list(spec.solution if steps is None else steps)
         self.max_retries = max_retries
         self._cursor = 0

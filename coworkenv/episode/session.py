@@ -66,8 +66,13 @@ class TurnTrace:
     calls: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"latency_s": self.latency_s, "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "format_error": self.format_error, "calls": self.calls}  # fmt: skip
+        return {
+            "latency_s": self.latency_s,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "format_error": self.format_error,
+            "calls": self.calls,
+        }
 
 
 def _calls_of(message: Any) -> list[tuple[str, Any, Any]]:
@@ -83,7 +88,11 @@ def _calls_of(message: Any) -> list[tuple[str, Any, Any]]:
     out = []
     for call in calls:
         function = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(function, dict) or not isinstance(call.get("id"), str) or not isinstance(function.get("name"), str):
+        if (
+            not isinstance(function, dict)
+            or not isinstance(call.get("id"), str)
+            or not isinstance(function.get("name"), str)
+        ):
             raise BadMessage("each tool call needs an 'id' and a 'function' with a 'name'")
         out.append((call["id"], function["name"], function.get("arguments", "{}")))
     return out
@@ -108,8 +117,15 @@ class EpisodeSession:
     `Episode` (None: the spec's scripted user).
     """
 
-    def __init__(self, spec: TaskSpec, *, max_turns: int | None = None, wall_s: float | None = None, user: Any = None,
-                 clock: Clock = "wall"):  # fmt: skip
+    def __init__(
+        self,
+        spec: TaskSpec,
+        *,
+        max_turns: int | None = None,
+        wall_s: float | None = None,
+        user: Any = None,
+        clock: Clock = "wall",
+    ):
         if clock not in ("wall", "own"):
             raise ValueError(f"unknown clock {clock!r}: 'wall' or 'own'")
         self.spec = spec
@@ -143,8 +159,15 @@ class EpisodeSession:
         """The seconds the time limit counts: `elapsed()` on the `wall` clock, `spent` on the `own` clock."""
         return self.spent if self.clock == "own" else self.elapsed()
 
-    def apply(self, message: dict[str, Any], *, latency_s: float = 0.0, prompt_tokens: int = 0, completion_tokens: int = 0,
-              format_error: str | None = None) -> None:  # fmt: skip
+    def apply(
+        self,
+        message: dict[str, Any],
+        *,
+        latency_s: float = 0.0,
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+        format_error: str | None = None,
+    ) -> None:
         """One assistant turn: run its tool calls in order (each timed), or hand its text to the user.
 
         The keyword arguments are what producing the message cost, kept in the turn's trace (and `latency_s` in
@@ -165,8 +188,15 @@ class EpisodeSession:
             latency = time.perf_counter() - start
             self.messages.append({"role": "tool", "tool_call_id": call_id, "content": _RESULT_JSON(result)})
             entry = audit[-1]
-            turn.calls.append({"tool": name, "arguments": entry.args if entry.args is not None else arguments,
-                               "status": entry.status, "code": entry.code, "latency_s": latency})  # fmt: skip
+            turn.calls.append(
+                {
+                    "tool": name,
+                    "arguments": entry.args if entry.args is not None else arguments,
+                    "status": entry.status,
+                    "code": entry.code,
+                    "latency_s": latency,
+                }
+            )
         if not calls:
             reply = self.episode.message(_text(message.get("content")))
             if reply is None:

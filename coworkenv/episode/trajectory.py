@@ -62,7 +62,9 @@ class Trajectory(BaseModel):
     def _bounded(self) -> Trajectory:
         calls = sum(len(m.tool_calls or ()) for m in self.messages)
         if calls > CAPS.trajectory_calls:
-            raise ValueError(f"messages: {calls} tool calls are more than {CAPS.trajectory_calls} (cap trajectory_calls)")
+            raise ValueError(
+                f"messages: {calls} tool calls are more than {CAPS.trajectory_calls} (cap trajectory_calls)"
+            )
         return self
 
     def to_dict(self) -> dict[str, Any]:

@@ -15,7 +15,9 @@ def rng_for(seed: int, name: str) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(name.encode("utf-8"))])
 
 
-def bootstrap_means(values: np.ndarray, *, resamples: int, rng: np.random.Generator, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+def bootstrap_means(
+    values: np.ndarray, *, resamples: int, rng: np.random.Generator, confidence: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Percentile interval of the column means of `values` (tasks × metrics), resampling rows with replacement.
 
     Each resample is a count per task (how often it was drawn), so the means of all metrics are one matrix product.

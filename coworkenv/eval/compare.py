@@ -82,22 +82,41 @@ class Comparison(BaseModel):
 TEST = "paired sign-flip permutation test of the mean task delta (two-sided)"
 
 
-def _delta(name: str, base: np.ndarray, cand: np.ndarray, *, resamples: int, permutations: int, seed: int, confidence: float) -> Delta:
+def _delta(
+    name: str, base: np.ndarray, cand: np.ndarray, *, resamples: int, permutations: int, seed: int, confidence: float
+) -> Delta:
     d = cand - base
     lo, hi = bootstrap_means(d, resamples=resamples, rng=rng_for(seed, f"bootstrap:{name}"), confidence=confidence)
     p = sign_flip_p(d, permutations=permutations, rng=rng_for(seed, f"permutation:{name}"))
-    return Delta(base=float(base.mean()), candidate=float(cand.mean()), value=float(d.mean()), lo=float(lo[0]), hi=float(hi[0]), p_value=p)
+    return Delta(
+        base=float(base.mean()),
+        candidate=float(cand.mean()),
+        value=float(d.mean()),
+        lo=float(lo[0]),
+        hi=float(hi[0]),
+        p_value=p,
+    )
 
 
 def _slice(name: str, pairs: list[tuple[TaskResult, TaskResult]], **options: Any) -> SliceDelta:
     base = np.array([[b.mean_score, b.pass_rate] for b, _ in pairs], dtype=np.float64)
     cand = np.array([[c.mean_score, c.pass_rate] for _, c in pairs], dtype=np.float64)
-    return SliceDelta(n_tasks=len(pairs), mean_score=_delta(f"{name}:score", base[:, 0], cand[:, 0], **options),
-                      pass_rate=_delta(f"{name}:pass", base[:, 1], cand[:, 1], **options))  # fmt: skip
+    return SliceDelta(
+        n_tasks=len(pairs),
+        mean_score=_delta(f"{name}:score", base[:, 0], cand[:, 0], **options),
+        pass_rate=_delta(f"{name}:pass", base[:, 1], cand[:, 1], **options),
+    )
 
 
-def compare(base_rows: Any, candidate_rows: Any, *, resamples: int = 2000, permutations: int = 10000, seed: int = 0,
-            confidence: float = 0.95) -> Comparison:  # fmt: skip
+def compare(
+    base_rows: Any,
+    candidate_rows: Any,
+    *,
+    resamples: int = 2000,
+    permutations: int = 10000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> Comparison:
     """Candidate against base over the tasks both ran; slices (capabilities, groups) are the base run's."""
     if resamples < 1 or permutations < 1:
         raise CoworkEnvError(f"resamples and permutations must be at least 1 (got {resamples}, {permutations})")
@@ -123,13 +142,28 @@ def compare(base_rows: Any, candidate_rows: Any, *, resamples: int = 2000, permu
     capabilities = slices(lambda t: dict.fromkeys(t.capabilities))
     only_base, only_cand = sorted(base.keys() - cand.keys()), sorted(cand.keys() - base.keys())
     return Comparison(
-        base_agent=agent_label(base_rows), candidate_agent=agent_label(candidate_rows), test=TEST, **options,
-        n_paired=len(pairs), only_base=len(only_base), only_candidate=len(only_cand),
-        only_base_ids=only_base[:EXAMPLE_IDS], only_candidate_ids=only_cand[:EXAMPLE_IDS],
+        base_agent=agent_label(base_rows),
+        candidate_agent=agent_label(candidate_rows),
+        test=TEST,
+        **options,
+        n_paired=len(pairs),
+        only_base=len(only_base),
+        only_candidate=len(only_cand),
+        only_base_ids=only_base[:EXAMPLE_IDS],
+        only_candidate_ids=only_cand[:EXAMPLE_IDS],
         overall=_slice("overall", pairs, **options),
         groups={g: _slice(f"group:{g}", groups[g], **options) for g in group_order(groups)},
         capabilities={c: _slice(f"capability:{c}", capabilities[c], **options) for c in capability_order(capabilities)},
-        tasks=[TaskDelta(task_id=b.task_id, base_score=b.mean_score, candidate_score=c.mean_score,
-                         score_delta=c.mean_score - b.mean_score, base_pass_rate=b.pass_rate,
-                         candidate_pass_rate=c.pass_rate, pass_rate_delta=c.pass_rate - b.pass_rate) for b, c in pairs],
-    )  # fmt: skip
+        tasks=[
+            TaskDelta(
+                task_id=b.task_id,
+                base_score=b.mean_score,
+                candidate_score=c.mean_score,
+                score_delta=c.mean_score - b.mean_score,
+                base_pass_rate=b.pass_rate,
+                candidate_pass_rate=c.pass_rate,
+                pass_rate_delta=c.pass_rate - b.pass_rate,
+            )
+            for b, c in pairs
+        ],
+    )

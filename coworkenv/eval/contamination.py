@@ -64,7 +64,9 @@ class ContaminationReport(BaseModel):
     max_share: float = Field(description="Share of contaminated suite tasks allowed.")
     num_perm: int
     shingle_words: int
-    pairs: tuple[ContaminationPair, ...] = Field(description="Matches, by suite task, kind and training task (at most MAX_PAIRS).")
+    pairs: tuple[ContaminationPair, ...] = Field(
+        description="Matches, by suite task, kind and training task (at most MAX_PAIRS)."
+    )
     pairs_left_off: int = Field(0, description="Matches found beyond MAX_PAIRS.")
     contaminated_ids: tuple[str, ...] = Field(description="Suite tasks with at least one match, in suite order.")
     max_similarity: float = Field(
@@ -150,8 +152,14 @@ def check_contamination(
         by_workspace[t.workspace].append(j)
         by_solution[t.solution].append(j)
     for s in suite:
-        found += [ContaminationPair(suite_id=s.id, train_id=train[j].id, kind="workspace", similarity=1.0) for j in by_workspace.get(s.workspace, ())]
-        found += [ContaminationPair(suite_id=s.id, train_id=train[j].id, kind="solution", similarity=1.0) for j in by_solution.get(s.solution, ())]
+        found += [
+            ContaminationPair(suite_id=s.id, train_id=train[j].id, kind="workspace", similarity=1.0)
+            for j in by_workspace.get(s.workspace, ())
+        ]
+        found += [
+            ContaminationPair(suite_id=s.id, train_id=train[j].id, kind="solution", similarity=1.0)
+            for j in by_solution.get(s.solution, ())
+        ]
 
     best = 0.0
     if suite and train:
@@ -163,16 +171,27 @@ def check_contamination(
                 similarity = jaccard(s.shingles, train[j].shingles)
                 best = max(best, similarity)
                 if similarity >= threshold:
-                    found.append(ContaminationPair(suite_id=s.id, train_id=train[j].id, kind="instruction", similarity=round(similarity, 4)))
+                    found.append(
+                        ContaminationPair(
+                            suite_id=s.id, train_id=train[j].id, kind="instruction", similarity=round(similarity, 4)
+                        )
+                    )
 
     order = {s.id: i for i, s in enumerate(suite)}
     found.sort(key=lambda p: (order[p.suite_id], KINDS.index(p.kind), -p.similarity, p.train_id))
     contaminated = tuple(dict.fromkeys(p.suite_id for p in found))
     return ContaminationReport(
-        suite_tasks=len(suite), training_tasks=len(train), threshold=threshold, max_share=max_share, num_perm=num_perm,
-        shingle_words=shingle_words, pairs=tuple(found[:MAX_PAIRS]), pairs_left_off=max(0, len(found) - MAX_PAIRS),
-        contaminated_ids=contaminated, max_similarity=round(best, 4),
-    )  # fmt: skip
+        suite_tasks=len(suite),
+        training_tasks=len(train),
+        threshold=threshold,
+        max_share=max_share,
+        num_perm=num_perm,
+        shingle_words=shingle_words,
+        pairs=tuple(found[:MAX_PAIRS]),
+        pairs_left_off=max(0, len(found) - MAX_PAIRS),
+        contaminated_ids=contaminated,
+        max_similarity=round(best, 4),
+    )
 
 
 def ensure_clean(report: ContaminationReport, max_share: float | None = None, *, show: int = 5) -> ContaminationReport:
@@ -181,8 +200,10 @@ def ensure_clean(report: ContaminationReport, max_share: float | None = None, *,
     allowed = report.max_share if max_share is None else max_share
     if report.share <= allowed:
         return report
-    pairs = "; ".join(f"{p.suite_id} ~ {p.train_id} ({p.kind}" + (f" {p.similarity:.2f})" if p.kind == "instruction" else ")")
-                      for p in report.pairs[:show])  # fmt: skip
+    pairs = "; ".join(
+        f"{p.suite_id} ~ {p.train_id} ({p.kind}" + (f" {p.similarity:.2f})" if p.kind == "instruction" else ")")
+        for p in report.pairs[:show]
+    )
     more = len(report.pairs) + report.pairs_left_off - show
     raise ContaminationError(
         f"contaminated suite: {len(report.contaminated_ids)} of {report.suite_tasks} tasks ({report.share:.1%}) match "
@@ -199,7 +220,9 @@ def training_tasks(data_root: Root, release_ids: Sequence[str]) -> list[TaskSpec
     for release in release_ids:
         manifest = read_manifest(root, release)
         if manifest.kind != "tasks":
-            raise CoworkEnvError(f"release {manifest.release_id} is a {manifest.kind} release, not a task release: it holds no training data")
+            raise CoworkEnvError(
+                f"release {manifest.release_id} is a {manifest.kind} release, not a task release: it holds no training data"
+            )
         for row in read_table(root, manifest.release_id, "tasks", columns=["spec_json"]).to_pylist():
             tasks.append(TaskSpec.model_validate_json(row["spec_json"]))
     return tasks

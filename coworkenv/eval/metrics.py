@@ -17,8 +17,16 @@ from coworkenv.eval.bootstrap import bootstrap_means, rng_for
 from coworkenv.eval.per_task import TaskResult, agent_label, as_rows, capability_order, group_order, one_value, per_task
 from coworkenv.grading.passk import pass_at_k, pass_hat_k
 
-METRICS = ("mean_score", "pass_rate", "pass_at_k", "pass_hat_k", "safety_violation_rate", "format_error_rate",
-           "mean_completion", "mean_robustness")  # fmt: skip
+METRICS = (
+    "mean_score",
+    "pass_rate",
+    "pass_at_k",
+    "pass_hat_k",
+    "safety_violation_rate",
+    "format_error_rate",
+    "mean_completion",
+    "mean_robustness",
+)
 """The figures of every slice, in `Stats`' field order."""
 
 
@@ -91,17 +99,32 @@ class Summary(BaseModel):
 def task_values(tasks: list[TaskResult], k: int) -> np.ndarray:
     """Tasks × `METRICS`: each task's own value of every figure."""
     return np.array(
-        [[t.mean_score, t.pass_rate, pass_at_k(t.n, t.passes, k), pass_hat_k(t.n, t.passes, k), t.violation_trials / t.n,
-          t.format_error_trials / t.n, t.mean_completion, t.mean_robustness] for t in tasks],
+        [
+            [
+                t.mean_score,
+                t.pass_rate,
+                pass_at_k(t.n, t.passes, k),
+                pass_hat_k(t.n, t.passes, k),
+                t.violation_trials / t.n,
+                t.format_error_trials / t.n,
+                t.mean_completion,
+                t.mean_robustness,
+            ]
+            for t in tasks
+        ],
         dtype=np.float64,
-    ).reshape(len(tasks), len(METRICS))  # fmt: skip
+    ).reshape(len(tasks), len(METRICS))
 
 
-def _stats(name: str, tasks: list[TaskResult], values: np.ndarray, *, resamples: int, seed: int, confidence: float) -> Stats:
+def _stats(
+    name: str, tasks: list[TaskResult], values: np.ndarray, *, resamples: int, seed: int, confidence: float
+) -> Stats:
     point = values.mean(axis=0)
     lo, hi = bootstrap_means(values, resamples=resamples, rng=rng_for(seed, name), confidence=confidence)
     figures = {m: Metric(value=float(point[i]), lo=float(lo[i]), hi=float(hi[i])) for i, m in enumerate(METRICS)}
-    return Stats(n_tasks=len(tasks), n_trials=sum(t.n for t in tasks), n_failed=sum(len(t.failures) for t in tasks), **figures)
+    return Stats(
+        n_tasks=len(tasks), n_trials=sum(t.n for t in tasks), n_failed=sum(len(t.failures) for t in tasks), **figures
+    )
 
 
 def _check_options(k: int | None, trials_min: int, resamples: int, confidence: float) -> int:
@@ -120,12 +143,18 @@ def _usage(rows: list[dict[str, Any]], tasks: list[TaskResult]) -> Usage:
     def total(column: str) -> float:
         return sum(row.get(column) or 0 for row in rows)
 
-    return Usage(turns=sum(t.turns for t in tasks), format_errors=sum(t.format_errors for t in tasks),
-                 prompt_tokens=int(total("prompt_tokens")), completion_tokens=int(total("completion_tokens")),
-                 wall_s=float(total("wall_s")))  # fmt: skip
+    return Usage(
+        turns=sum(t.turns for t in tasks),
+        format_errors=sum(t.format_errors for t in tasks),
+        prompt_tokens=int(total("prompt_tokens")),
+        completion_tokens=int(total("completion_tokens")),
+        wall_s=float(total("wall_s")),
+    )
 
 
-def summarize(rows: Any, *, k: int | None = None, resamples: int = 2000, seed: int = 0, confidence: float = 0.95) -> Summary:
+def summarize(
+    rows: Any, *, k: int | None = None, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
+) -> Summary:
     """The figures of one evaluation's rows (a list of dicts or a pyarrow Table of `eval_results`), each with a
     percentile bootstrap interval over tasks; the same rows and seed give the same summary."""
     rows = as_rows(rows)
@@ -150,11 +179,18 @@ def summarize(rows: Any, *, k: int | None = None, resamples: int = 2000, seed: i
     difficulties = slices(lambda t: [t.difficulty])
     failures = Counter(reason for t in tasks for reason in t.failures)
     return Summary(
-        eval_id=one_value(rows, "eval_id"), agent=agent_label(rows), model=one_value(rows, "model"),
-        suite=one_value(rows, "suite"), k=k, trials_min=min(trials), trials_max=max(trials), **options,
+        eval_id=one_value(rows, "eval_id"),
+        agent=agent_label(rows),
+        model=one_value(rows, "model"),
+        suite=one_value(rows, "suite"),
+        k=k,
+        trials_min=min(trials),
+        trials_max=max(trials),
+        **options,
         overall=stats("overall", list(range(len(tasks)))),
         groups={g: stats(f"group:{g}", groups[g]) for g in group_order(groups)},
         capabilities={c: stats(f"capability:{c}", capabilities[c]) for c in capability_order(capabilities)},
         difficulties={d: stats(f"difficulty:{d}", difficulties[d]) for d in sorted(difficulties)},
-        failures=dict(sorted(failures.items(), key=lambda item: (-item[1], item[0]))), usage=_usage(rows, tasks),
-    )  # fmt: skip
+        failures=dict(sorted(failures.items(), key=lambda item: (-item[1], item[0]))),
+        usage=_usage(rows, tasks),
+    )

@@ -15,8 +15,18 @@ from typing import Any
 from coworkenv.errors import CoworkEnvError
 from coworkenv.spec.capabilities import CAPABILITIES
 
-REQUIRED = ("task_id", "trial", "capabilities", "difficulty", "completion", "safety", "robustness", "score", "passed",
-            "n_violations")  # fmt: skip
+REQUIRED = (
+    "task_id",
+    "trial",
+    "capabilities",
+    "difficulty",
+    "completion",
+    "safety",
+    "robustness",
+    "score",
+    "passed",
+    "n_violations",
+)
 GROUPS = ("general", "multi_step", "multi_turn")
 REASON_CHARS = 200
 
@@ -83,7 +93,9 @@ def group_of(capabilities: Iterable[str]) -> str:
 def _number(row: dict[str, Any], column: str) -> float:
     value = row[column]
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise CoworkEnvError(f"eval rows: task {row['task_id']!r} trial {row['trial']}: {column} is {value!r}, not a finite number")
+        raise CoworkEnvError(
+            f"eval rows: task {row['task_id']!r} trial {row['trial']}: {column} is {value!r}, not a finite number"
+        )
     return float(value)
 
 
@@ -92,7 +104,9 @@ def _count(row: dict[str, Any], column: str) -> int:
     if value is None:  # rows made before the rollout engine's columns: nothing recorded counts as none
         return 0
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise CoworkEnvError(f"eval rows: task {row['task_id']!r} trial {row['trial']}: {column} is {value!r}, not a count")
+        raise CoworkEnvError(
+            f"eval rows: task {row['task_id']!r} trial {row['trial']}: {column} is {value!r}, not a count"
+        )
     return value
 
 
@@ -136,15 +150,23 @@ def _task(task_id: str, trials: list[dict[str, Any]]) -> TaskResult:
     format_errors = [_count(row, "n_format_errors") for row in trials]
     n = len(trials)
     return TaskResult(
-        task_id=task_id, family=str(first.get("family") or ""), capabilities=capabilities,
-        group=str(first.get("benchmark_group") or group_of(capabilities)), difficulty=difficulty, n=n,
-        passes=sum(bool(row["passed"]) for row in trials), scores=scores, mean_score=math.fsum(scores) / n,
-        mean_completion=math.fsum(completion) / n, mean_robustness=math.fsum(robustness) / n,
+        task_id=task_id,
+        family=str(first.get("family") or ""),
+        capabilities=capabilities,
+        group=str(first.get("benchmark_group") or group_of(capabilities)),
+        difficulty=difficulty,
+        n=n,
+        passes=sum(bool(row["passed"]) for row in trials),
+        scores=scores,
+        mean_score=math.fsum(scores) / n,
+        mean_completion=math.fsum(completion) / n,
+        mean_robustness=math.fsum(robustness) / n,
         violation_trials=sum(is_violation(row) for row in trials),
-        format_error_trials=sum(e > 0 for e in format_errors), format_errors=sum(format_errors),
+        format_error_trials=sum(e > 0 for e in format_errors),
+        format_errors=sum(format_errors),
         turns=sum(_count(row, "n_turns") for row in trials),
         failures=tuple(failure_reason(row) for row in trials if row.get("status") == "failed"),
-    )  # fmt: skip
+    )
 
 
 def per_task(rows: Any) -> list[TaskResult]:

@@ -42,9 +42,14 @@ def stats_bars(title: str, stats: dict[Any, Stats], *, label: str = "") -> bytes
     fig = _figure(max(5.0, 0.9 * len(names) + 2.0), 3.6)
     ax = fig.add_subplot()
     width = 0.38
-    for offset, metric, colour, legend in ((-width / 2, "mean_score", _CAND, "mean score"), (width / 2, "pass_rate", _PASS, "pass rate")):
+    for offset, metric, colour, legend in (
+        (-width / 2, "mean_score", _CAND, "mean score"),
+        (width / 2, "pass_rate", _PASS, "pass rate"),
+    ):
         figures = [getattr(s, metric) for s in stats.values()]
-        ax.bar(x + offset, [m.value for m in figures], width, yerr=_errors(figures), capsize=3, color=colour, label=legend)
+        ax.bar(
+            x + offset, [m.value for m in figures], width, yerr=_errors(figures), capsize=3, color=colour, label=legend
+        )
     ax.set_xticks(x, names, rotation=30 if len(names) > 4 else 0, ha="right" if len(names) > 4 else "center")
     ax.set_ylim(0, 1.05)
     ax.set_xlabel(label)
@@ -81,12 +86,28 @@ def comparison_bars(comparison: Comparison) -> bytes:
     fig = _figure(max(5.0, 0.9 * len(names) + 2.0), 3.8)
     ax = fig.add_subplot()
     width = 0.38
-    ax.bar(x - width / 2, [s.mean_score.base for s in slices.values()], width, color=_BASE, label=comparison.base_agent or "base")
-    ax.bar(x + width / 2, [s.mean_score.candidate for s in slices.values()], width, color=_CAND,
-           label=comparison.candidate_agent or "candidate")  # fmt: skip
+    ax.bar(
+        x - width / 2,
+        [s.mean_score.base for s in slices.values()],
+        width,
+        color=_BASE,
+        label=comparison.base_agent or "base",
+    )
+    ax.bar(
+        x + width / 2,
+        [s.mean_score.candidate for s in slices.values()],
+        width,
+        color=_CAND,
+        label=comparison.candidate_agent or "candidate",
+    )
     for i, s in enumerate(slices.values()):
         top = max(s.mean_score.base, s.mean_score.candidate)
-        ax.annotate(f"{round(s.mean_score.value, 2) + 0.0:+.2f}\np={s.mean_score.p_value:.2g}", (x[i], min(top, 1.0) + 0.02), ha="center", fontsize=7)
+        ax.annotate(
+            f"{round(s.mean_score.value, 2) + 0.0:+.2f}\np={s.mean_score.p_value:.2g}",
+            (x[i], min(top, 1.0) + 0.02),
+            ha="center",
+            fontsize=7,
+        )
     ax.set_xticks(x, names, rotation=30, ha="right")
     ax.set_ylim(0, 1.35)
     ax.set_ylabel("mean score")

@@ -31,9 +31,17 @@ def profile_rows(rows: Any, *, model: str | None = None) -> list[dict[str, Any]]
             cell[0] += task.n
             cell[1] += task.passes
     order = {c: i for i, c in enumerate(capability_order(c for c, _ in cells))}
-    return [{"model": model, "capability": c, "difficulty": d, "attempts": attempts, "passes": passes,
-             "pass_rate": passes / attempts}
-            for (c, d), (attempts, passes) in sorted(cells.items(), key=lambda item: (order[item[0][0]], item[0][1]))]  # fmt: skip
+    return [
+        {
+            "model": model,
+            "capability": c,
+            "difficulty": d,
+            "attempts": attempts,
+            "passes": passes,
+            "pass_rate": passes / attempts,
+        }
+        for (c, d), (attempts, passes) in sorted(cells.items(), key=lambda item: (order[item[0][0]], item[0][1]))
+    ]
 
 
 def profile_table(rows: Any, *, model: str | None = None) -> pa.Table:
@@ -45,9 +53,15 @@ def profile_from_rows(profile: list[dict[str, Any]]) -> CapabilityProfile:
     """The planner's profile of `capability_profile` rows (one model's; also a table's `to_pylist()`)."""
     models = {row["model"] for row in profile}
     if len(models) > 1:
-        raise CoworkEnvError(f"capability profile: rows of several models ({', '.join(sorted(models))}); give one model's")
-    cells = [ProfileRow(capability=r["capability"], difficulty=r["difficulty"], attempts=r["attempts"], pass_rate=r["pass_rate"])
-             for r in profile]  # fmt: skip
+        raise CoworkEnvError(
+            f"capability profile: rows of several models ({', '.join(sorted(models))}); give one model's"
+        )
+    cells = [
+        ProfileRow(
+            capability=r["capability"], difficulty=r["difficulty"], attempts=r["attempts"], pass_rate=r["pass_rate"]
+        )
+        for r in profile
+    ]
     return CapabilityProfile(model=models.pop() if models else "", rows=cells)
 
 

@@ -21,13 +21,29 @@ if TYPE_CHECKING:
     from coworkenv.spec.capabilities import CapabilityProfile
 
 WORST_TASKS = 20
-REPORT_FILES = ("summary.json", "comparison.json", "profile.json", "report.html", "capabilities.png", "groups.png",
-                "difficulties.png", "scores.png", "comparison.png")  # fmt: skip
+REPORT_FILES = (
+    "summary.json",
+    "comparison.json",
+    "profile.json",
+    "report.html",
+    "capabilities.png",
+    "groups.png",
+    "difficulties.png",
+    "scores.png",
+    "comparison.png",
+)
 """Everything a report folder may hold: `write_report` replaces the folder, so it refuses one holding anything else."""
 
-_COLUMNS = (("mean_score", "mean score"), ("pass_rate", "pass rate"), ("pass_at_k", "pass@k"), ("pass_hat_k", "pass^k"),
-            ("safety_violation_rate", "safety violations"), ("format_error_rate", "format errors"),
-            ("mean_completion", "completion"), ("mean_robustness", "robustness"))  # fmt: skip
+_COLUMNS = (
+    ("mean_score", "mean score"),
+    ("pass_rate", "pass rate"),
+    ("pass_at_k", "pass@k"),
+    ("pass_hat_k", "pass^k"),
+    ("safety_violation_rate", "safety violations"),
+    ("format_error_rate", "format errors"),
+    ("mean_completion", "completion"),
+    ("mean_robustness", "robustness"),
+)
 
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:1150px;color:#1a202c;padding:0 1rem}
@@ -59,13 +75,17 @@ def _table(head: Iterable[str], body: Iterable[Iterable[str]], left: int = 1) ->
 
 def _stats_table(label: str, stats: dict[Any, Stats]) -> str:
     head = [_e(label), "tasks", "trials", "failed", *(_e(name) for _, name in _COLUMNS)]
-    body = [[_e(name), str(s.n_tasks), str(s.n_trials), str(s.n_failed), *(_figure(getattr(s, key)) for key, _ in _COLUMNS)]
-            for name, s in stats.items()]  # fmt: skip
+    body = [
+        [_e(name), str(s.n_tasks), str(s.n_trials), str(s.n_failed), *(_figure(getattr(s, key)) for key, _ in _COLUMNS)]
+        for name, s in stats.items()
+    ]
     return _table(head, body)
 
 
 def _dl(items: dict[str, Any]) -> str:
-    return "<dl>" + "".join(f"<dt>{_e(k)}</dt><dd>{_e('—' if v is None else v)}</dd>" for k, v in items.items()) + "</dl>"
+    return (
+        "<dl>" + "".join(f"<dt>{_e(k)}</dt><dd>{_e('—' if v is None else v)}</dd>" for k, v in items.items()) + "</dl>"
+    )
 
 
 def _image(png: bytes, alt: str) -> str:
@@ -74,8 +94,19 @@ def _image(png: bytes, alt: str) -> str:
 
 def _worst(tasks: list[TaskResult]) -> str:
     worst = sorted(tasks, key=lambda t: (t.mean_score, t.pass_rate, t.task_id))[:WORST_TASKS]
-    body = [[_e(t.task_id), _e(t.family), _e(", ".join(t.capabilities)), str(t.difficulty), f"{t.passes}/{t.n}",
-             f"{t.mean_score:.3f}", str(t.violation_trials), _e("; ".join(dict.fromkeys(t.failures)))] for t in worst]  # fmt: skip
+    body = [
+        [
+            _e(t.task_id),
+            _e(t.family),
+            _e(", ".join(t.capabilities)),
+            str(t.difficulty),
+            f"{t.passes}/{t.n}",
+            f"{t.mean_score:.3f}",
+            str(t.violation_trials),
+            _e("; ".join(dict.fromkeys(t.failures))),
+        ]
+        for t in worst
+    ]
     head = ["task", "family", "capabilities", "difficulty", "passed", "mean score", "violations", "failures"]
     return _table(head, body, left=3)
 
@@ -85,68 +116,137 @@ def _delta(d: Any) -> str:
 
 
 def _delta_table(label: str, slices: dict[str, SliceDelta]) -> str:
-    head = [_e(label), "tasks", "base score", "candidate score", "Δ score", "p", "base pass", "candidate pass", "Δ pass", "p"]
-    body = [[_e(name), str(s.n_tasks), f"{s.mean_score.base:.3f}", f"{s.mean_score.candidate:.3f}", _delta(s.mean_score),
-             f"{s.mean_score.p_value:.3g}", f"{s.pass_rate.base:.3f}", f"{s.pass_rate.candidate:.3f}", _delta(s.pass_rate),
-             f"{s.pass_rate.p_value:.3g}"] for name, s in slices.items()]  # fmt: skip
+    head = [
+        _e(label),
+        "tasks",
+        "base score",
+        "candidate score",
+        "Δ score",
+        "p",
+        "base pass",
+        "candidate pass",
+        "Δ pass",
+        "p",
+    ]
+    body = [
+        [
+            _e(name),
+            str(s.n_tasks),
+            f"{s.mean_score.base:.3f}",
+            f"{s.mean_score.candidate:.3f}",
+            _delta(s.mean_score),
+            f"{s.mean_score.p_value:.3g}",
+            f"{s.pass_rate.base:.3f}",
+            f"{s.pass_rate.candidate:.3f}",
+            _delta(s.pass_rate),
+            f"{s.pass_rate.p_value:.3g}",
+        ]
+        for name, s in slices.items()
+    ]
     return _table(head, body)
 
 
 def _comparison_html(c: Comparison, png: bytes) -> str:
-    unpaired = (f"<p>{c.n_paired} paired tasks; {c.only_base} only in the base run, {c.only_candidate} only in the "
-                f"candidate run (left out). p-values: {_e(c.test)}, {c.permutations} sign patterns; intervals: paired "
-                f"bootstrap over tasks, {c.resamples} resamples.</p>")  # fmt: skip
-    ids = "".join(f"<p class=muted>{_e(what)}: {_e(', '.join(listed))}{' …' if total > len(listed) else ''}</p>"
-                  for what, listed, total in (("only in base", c.only_base_ids, c.only_base),
-                                              ("only in candidate", c.only_candidate_ids, c.only_candidate)) if listed)  # fmt: skip
+    unpaired = (
+        f"<p>{c.n_paired} paired tasks; {c.only_base} only in the base run, {c.only_candidate} only in the "
+        f"candidate run (left out). p-values: {_e(c.test)}, {c.permutations} sign patterns; intervals: paired "
+        f"bootstrap over tasks, {c.resamples} resamples.</p>"
+    )
+    ids = "".join(
+        f"<p class=muted>{_e(what)}: {_e(', '.join(listed))}{' …' if total > len(listed) else ''}</p>"
+        for what, listed, total in (
+            ("only in base", c.only_base_ids, c.only_base),
+            ("only in candidate", c.only_candidate_ids, c.only_candidate),
+        )
+        if listed
+    )
     title = f"<h2>Comparison: {_e(c.candidate_agent)} (candidate) vs {_e(c.base_agent)} (base)</h2>"
     tables = _delta_table("slice", {"overall": c.overall, **c.groups}) + _delta_table("capability", c.capabilities)
     return title + unpaired + ids + tables + _image(png, "base vs candidate per capability")
 
 
-def render_html(summary: Summary, tasks: list[TaskResult], images: dict[str, bytes], *, comparison: Comparison | None,
-                title: str) -> str:  # fmt: skip
+def render_html(
+    summary: Summary, tasks: list[TaskResult], images: dict[str, bytes], *, comparison: Comparison | None, title: str
+) -> str:
     """The report page; every value that comes from data is HTML-escaped."""
-    facts = {"agent": summary.agent, "model": summary.model, "suite": summary.suite, "evaluation": summary.eval_id,
-             "tasks": summary.overall.n_tasks, "trials": summary.overall.n_trials,
-             "trials per task": f"{summary.trials_min}–{summary.trials_max}" if summary.trials_min != summary.trials_max else summary.trials_min,
-             "k (pass@k, pass^k)": summary.k,
-             "intervals": f"{summary.confidence:.0%} percentile bootstrap over tasks, {summary.resamples} resamples, "
-                          f"seed {summary.seed}"}  # fmt: skip
+    facts = {
+        "agent": summary.agent,
+        "model": summary.model,
+        "suite": summary.suite,
+        "evaluation": summary.eval_id,
+        "tasks": summary.overall.n_tasks,
+        "trials": summary.overall.n_trials,
+        "trials per task": f"{summary.trials_min}–{summary.trials_max}"
+        if summary.trials_min != summary.trials_max
+        else summary.trials_min,
+        "k (pass@k, pass^k)": summary.k,
+        "intervals": f"{summary.confidence:.0%} percentile bootstrap over tasks, {summary.resamples} resamples, "
+        f"seed {summary.seed}",
+    }
     u = summary.usage
-    usage = {"turns": u.turns, "format errors": u.format_errors, "prompt tokens": u.prompt_tokens,
-             "completion tokens": u.completion_tokens, "wall time (s, summed)": f"{u.wall_s:.1f}"}  # fmt: skip
-    failures = (_table(["reason", "trials"], [[_e(r), str(n)] for r, n in summary.failures.items()])
-                if summary.failures else "<p>No trial failed.</p>")  # fmt: skip
+    usage = {
+        "turns": u.turns,
+        "format errors": u.format_errors,
+        "prompt tokens": u.prompt_tokens,
+        "completion tokens": u.completion_tokens,
+        "wall time (s, summed)": f"{u.wall_s:.1f}",
+    }
+    failures = (
+        _table(["reason", "trials"], [[_e(r), str(n)] for r, n in summary.failures.items()])
+        if summary.failures
+        else "<p>No trial failed.</p>"
+    )
     parts = [
-        f"<h1>{_e(title)}</h1>", _dl(facts),
-        "<h2>Overall</h2>", _stats_table("slice", {"overall": summary.overall}),
-        "<h2>Per group</h2>", _stats_table("group", summary.groups), _image(images["groups.png"], "per group"),
-        "<h2>Per capability</h2>", _stats_table("capability", summary.capabilities),
+        f"<h1>{_e(title)}</h1>",
+        _dl(facts),
+        "<h2>Overall</h2>",
+        _stats_table("slice", {"overall": summary.overall}),
+        "<h2>Per group</h2>",
+        _stats_table("group", summary.groups),
+        _image(images["groups.png"], "per group"),
+        "<h2>Per capability</h2>",
+        _stats_table("capability", summary.capabilities),
         _image(images["capabilities.png"], "per capability"),
-        "<h2>Per difficulty</h2>", _stats_table("difficulty", summary.difficulties),
+        "<h2>Per difficulty</h2>",
+        _stats_table("difficulty", summary.difficulties),
         _image(images["difficulties.png"], "per difficulty"),
-        "<h2>Score distribution</h2>", _image(images["scores.png"], "score distribution"),
-        "<h2>Failed trials</h2>", failures, "<h2>Usage</h2>", _dl(usage),
-        f"<h2>Worst {min(WORST_TASKS, len(tasks))} tasks</h2>", _worst(tasks),
-    ]  # fmt: skip
+        "<h2>Score distribution</h2>",
+        _image(images["scores.png"], "score distribution"),
+        "<h2>Failed trials</h2>",
+        failures,
+        "<h2>Usage</h2>",
+        _dl(usage),
+        f"<h2>Worst {min(WORST_TASKS, len(tasks))} tasks</h2>",
+        _worst(tasks),
+    ]
     if comparison is not None:
         parts.append(_comparison_html(comparison, images["comparison.png"]))
     body = "\n".join(parts)
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>'
-            f"<style>{_CSS}</style></head><body>\n{body}\n</body></html>\n")  # fmt: skip
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>'
+        f"<style>{_CSS}</style></head><body>\n{body}\n</body></html>\n"
+    )
 
 
 def _check_folder(out_dir: Path) -> None:
     if out_dir.is_dir():
         foreign = sorted(p.name for p in out_dir.iterdir() if p.name not in REPORT_FILES)
         if foreign:
-            raise CoworkEnvError(f"{out_dir}: holds files that are not a report's ({', '.join(foreign[:5])}); "
-                                 "give an empty folder or an earlier report's")  # fmt: skip
+            raise CoworkEnvError(
+                f"{out_dir}: holds files that are not a report's ({', '.join(foreign[:5])}); "
+                "give an empty folder or an earlier report's"
+            )
 
 
-def write_report(out_dir: str | Path, summary: Summary, rows: Any, *, comparison: Comparison | None = None,
-                 title: str = "CoworkEnv evaluation", profile: CapabilityProfile | None = None) -> Path:  # fmt: skip
+def write_report(
+    out_dir: str | Path,
+    summary: Summary,
+    rows: Any,
+    *,
+    comparison: Comparison | None = None,
+    title: str = "CoworkEnv evaluation",
+    profile: CapabilityProfile | None = None,
+) -> Path:
     """Write the report folder `out_dir` (replacing an earlier report there): `summary.json`, `comparison.json` when
     comparing, `profile.json` (the capability profile the planner reads) when given, the PNG plots and `report.html`.
     `rows` are the rows `summary` was made from."""
@@ -154,17 +254,20 @@ def write_report(out_dir: str | Path, summary: Summary, rows: Any, *, comparison
     rows = as_rows(rows)
     tasks = per_task(rows)
     if len(rows) != summary.overall.n_trials or len(tasks) != summary.overall.n_tasks:
-        raise CoworkEnvError(f"report: the summary counts {summary.overall.n_tasks} tasks and {summary.overall.n_trials} "
-                             f"trials, the rows {len(tasks)} and {len(rows)}; give the rows it was made from")  # fmt: skip
+        raise CoworkEnvError(
+            f"report: the summary counts {summary.overall.n_tasks} tasks and {summary.overall.n_trials} "
+            f"trials, the rows {len(tasks)} and {len(rows)}; give the rows it was made from"
+        )
     _check_folder(out_dir)
     ci = f"{summary.confidence:.0%} CI"
     images = {
         "capabilities.png": plots.stats_bars(f"Per capability ({ci})", summary.capabilities, label="capability"),
         "groups.png": plots.stats_bars(f"Per benchmark group ({ci})", summary.groups, label="group"),
         "difficulties.png": plots.stats_bars(f"Per difficulty ({ci})", summary.difficulties, label="difficulty"),
-        "scores.png": plots.score_histogram([s for t in tasks for s in t.scores], [t.mean_score for t in tasks],
-                                            threshold=PASS_THRESHOLD),
-    }  # fmt: skip
+        "scores.png": plots.score_histogram(
+            [s for t in tasks for s in t.scores], [t.mean_score for t in tasks], threshold=PASS_THRESHOLD
+        ),
+    }
     if comparison is not None:
         images["comparison.png"] = plots.comparison_bars(comparison)
     page = render_html(summary, tasks, images, comparison=comparison, title=title)

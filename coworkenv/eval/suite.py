@@ -122,8 +122,16 @@ def bench_plan(n: int = DEFAULT_N, seed: int = 0, families: Sequence[str] | None
     for (family, cap, difficulty, group), count in picks.items():
         start = next_seed[(family, difficulty)]
         next_seed[(family, difficulty)] += count
-        rows.append(PlanRow(family=family, capability=cap, difficulty=difficulty, count=count, seed_start=start,
-                            reason=f"{SUITE_NAME}: {group}"))  # fmt: skip
+        rows.append(
+            PlanRow(
+                family=family,
+                capability=cap,
+                difficulty=difficulty,
+                count=count,
+                seed_start=start,
+                reason=f"{SUITE_NAME}: {group}",
+            )
+        )
     return Plan(n=n, seed=run_seed, rows=rows)
 
 
@@ -160,17 +168,37 @@ def build_bench(
     release_id = None
     if publish:
         config = {
-            "suite": SUITE_NAME, "n": n, "seed": seed, "families": sorted(families) if families else None, "split": "bench",
-            "plan_seed": plan.seed, "reserved_seed_base": RESERVED_SEED_BASE, "valid": len(valid),
-        }  # fmt: skip
-        manifest = publish_release(release_tables(specs, validations), data_root=data_root, run_id=run_id, parent=None,
-                                   config=config, kind="benchmark")  # fmt: skip
+            "suite": SUITE_NAME,
+            "n": n,
+            "seed": seed,
+            "families": sorted(families) if families else None,
+            "split": "bench",
+            "plan_seed": plan.seed,
+            "reserved_seed_base": RESERVED_SEED_BASE,
+            "valid": len(valid),
+        }
+        manifest = publish_release(
+            release_tables(specs, validations),
+            data_root=data_root,
+            run_id=run_id,
+            parent=None,
+            config=config,
+            kind="benchmark",
+        )
         release_id = manifest.release_id
-    suite = Suite(name=SUITE_NAME, kind="benchmark", tasks=tuple(sorted(valid, key=lambda t: t.id)), source=release_id or run_id)
+    suite = Suite(
+        name=SUITE_NAME, kind="benchmark", tasks=tuple(sorted(valid, key=lambda t: t.id)), source=release_id or run_id
+    )
     return BenchBuild(
-        suite=suite, release_id=release_id, planned=n, generated=len(specs), generation_rejections=len(rejections),
-        valid=len(valid), invalid=len(specs) - len(valid), invalid_by_code=dict(invalid_by_code.most_common()),
-    )  # fmt: skip
+        suite=suite,
+        release_id=release_id,
+        planned=n,
+        generated=len(specs),
+        generation_rejections=len(rejections),
+        valid=len(valid),
+        invalid=len(specs) - len(valid),
+        invalid_by_code=dict(invalid_by_code.most_common()),
+    )
 
 
 # --------------------------------------------------------------------------------------------- loading
@@ -237,6 +265,8 @@ def _from_release(data_root: Root, release: str) -> Suite:
         try:
             tasks.append(TaskSpec.model_validate_json(row["spec_json"]))
         except ValidationError as exc:
-            raise CoworkEnvError(format_validation_error(exc, f"release {manifest.release_id}: task {row['task_id']}")) from None
+            raise CoworkEnvError(
+                format_validation_error(exc, f"release {manifest.release_id}: task {row['task_id']}")
+            ) from None
     name = manifest.config.get("suite") if isinstance(manifest.config.get("suite"), str) else manifest.release_id
     return Suite(name=name, kind=manifest.kind, tasks=tuple(tasks), source=manifest.release_id)

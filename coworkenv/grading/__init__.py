@@ -9,6 +9,16 @@ from coworkenv.grading.play import Run, play
 from coworkenv.grading.score import PASS_THRESHOLD, CheckResult, Grade, Violation, grade, grade_trajectory
 
 __all__ = [
-    "PASS_THRESHOLD", "CheckResult", "ConsistencyVerdict", "Grade", "Run", "Violation", "consistency_gate", "grade",
-    "grade_trajectory", "pass_at_k", "pass_hat_k", "play",
-]  # fmt: skip
+    "PASS_THRESHOLD",
+    "CheckResult",
+    "ConsistencyVerdict",
+    "Grade",
+    "Run",
+    "Violation",
+    "consistency_gate",
+    "grade",
+    "grade_trajectory",
+    "pass_at_k",
+    "pass_hat_k",
+    "play",
+]

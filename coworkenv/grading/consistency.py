@@ -64,7 +64,9 @@ def consistency_gate(spec: TaskSpec) -> ConsistencyVerdict:
         violated = play(spec, steps).grade
         violation_scores.append(violated.score)
         if violated.safety != 0.0 or violated.score != 0.0:
-            failures.append(f"prohibited[{i}] ({rule.tool}) violated on top of the oracle: safety {violated.safety}, score {violated.score}")
+            failures.append(
+                f"prohibited[{i}] ({rule.tool}) violated on top of the oracle: safety {violated.safety}, score {violated.score}"
+            )
     return ConsistencyVerdict(
         task_id=spec.id,
         passed=not failures,

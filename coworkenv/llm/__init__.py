@@ -5,4 +5,14 @@ tools; `ChatClient`)."""
 from coworkenv.llm.async_chat import AsyncChat, Completion
 from coworkenv.llm.client import ChatClient, LLMConfig, LLMError, Refused, extract_json, looks_like_refusal, retry_delay
 
-__all__ = ["AsyncChat", "ChatClient", "Completion", "LLMConfig", "LLMError", "Refused", "extract_json", "looks_like_refusal", "retry_delay"]
+__all__ = [
+    "AsyncChat",
+    "ChatClient",
+    "Completion",
+    "LLMConfig",
+    "LLMError",
+    "Refused",
+    "extract_json",
+    "looks_like_refusal",
+    "retry_delay",
+]

@@ -108,20 +108,29 @@ class AsyncChat:
         session = self._sessions.get(loop)
         if session is None:
             transport = make_transport(self.config.base_url, self.config.concurrency)
-            session = _Session(transport, asyncio.Semaphore(self.config.concurrency), {"Authorization": f"Bearer {self.config.key()}"})
+            session = _Session(
+                transport, asyncio.Semaphore(self.config.concurrency), {"Authorization": f"Bearer {self.config.key()}"}
+            )
             self._sessions[loop] = session
         return session
 
     def payload(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, seed: int) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.config.model, "messages": messages, "temperature": self.config.temperature,
-                                "max_tokens": self.config.max_tokens, "seed": seed}  # fmt: skip
+        body: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": messages,
+            "temperature": self.config.temperature,
+            "max_tokens": self.config.max_tokens,
+            "seed": seed,
+        }
         if tools:
             body["tools"] = tools
         if self.config.json_mode:
             body["response_format"] = {"type": "json_object"}
         return {**body, **self.config.extra_body}
 
-    async def complete(self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, seed: int = 0) -> Completion:
+    async def complete(
+        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, seed: int = 0
+    ) -> Completion:
         """One chat completion, retried on transport errors, timeouts, 429 and 5xx; `LLMError` when none came."""
         session = self._session()
         body = json.dumps(self.payload(messages, tools, seed), ensure_ascii=False).encode()
@@ -130,7 +139,9 @@ class AsyncChat:
         for attempt in range(attempts):
             try:
                 async with session.slots:
-                    status, data = await session.transport.post("/chat/completions", body, session.headers, self.config.timeout_s)
+                    status, data = await session.transport.post(
+                        "/chat/completions", body, session.headers, self.config.timeout_s
+                    )
             except TimeoutError:
                 code, reason = "timeout", f"no reply within {self.config.timeout_s} s"
             except (OSError, EOFError, ValueError, asyncio.LimitOverrunError) as exc:  # EOFError: a reply cut short

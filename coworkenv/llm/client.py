@@ -23,7 +23,9 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from coworkenv.llm.wire import http_url
 from coworkenv.redact import redact, register_secret
 
-_REFUSAL = re.compile(r"\b(I can(?:no|')t|I am unable|I'm unable|I won't|I'm sorry|cannot help|can't assist)\b", re.IGNORECASE)
+_REFUSAL = re.compile(
+    r"\b(I can(?:no|')t|I am unable|I'm unable|I won't|I'm sorry|cannot help|can't assist)\b", re.IGNORECASE
+)
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
@@ -32,17 +34,24 @@ class LLMConfig(BaseModel):
 
     base_url: str = Field(description="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
     model: str = Field(description="Model name as the endpoint knows it.")
-    api_key: SecretStr | None = Field(None, description="API key (never logged or stored); default: the `api_key_env` variable.")
-    api_key_env: str = Field("OPENAI_API_KEY", description="Environment variable holding the API key when `api_key` is not given.")
+    api_key: SecretStr | None = Field(
+        None, description="API key (never logged or stored); default: the `api_key_env` variable."
+    )
+    api_key_env: str = Field(
+        "OPENAI_API_KEY", description="Environment variable holding the API key when `api_key` is not given."
+    )
     timeout_s: float = Field(120.0, gt=0, description="Per-request timeout in seconds.")
     max_retries: int = Field(3, ge=0, description="Retries after a transport error, timeout or 429/5xx.")
-    backoff_s: float = Field(1.0, ge=0, description="First retry delay; doubles on every retry (plus up to 10 % jitter).")
+    backoff_s: float = Field(
+        1.0, ge=0, description="First retry delay; doubles on every retry (plus up to 10 % jitter)."
+    )
     concurrency: int = Field(4, ge=1, description="Requests in flight at once.")
     temperature: float = Field(0.7, ge=0, description="Sampling temperature.")
     max_tokens: int = Field(6000, ge=1, description="Reply length limit in tokens.")
     json_mode: bool = Field(False, description="Ask for response_format=json_object (if the server supports it).")
     extra_body: dict[str, Any] = Field(
-        {}, description="Further request fields the server understands, e.g. vLLM's top_k or transformers serve's generation_config."
+        {},
+        description="Further request fields the server understands, e.g. vLLM's top_k or transformers serve's generation_config.",
     )
 
     @field_validator("base_url")
@@ -89,16 +98,21 @@ class ChatClient:
     def client(self) -> Any:
         import openai
 
-        return openai.OpenAI(base_url=self.config.base_url, api_key=self.config.key(), timeout=self.config.timeout_s, max_retries=0)
+        return openai.OpenAI(
+            base_url=self.config.base_url, api_key=self.config.key(), timeout=self.config.timeout_s, max_retries=0
+        )
 
     def complete(self, messages: list[dict[str, str]], seed: int) -> str:
         """One chat completion with retry and exponential backoff on transport errors, timeouts and 429/5xx."""
         import openai
 
         kwargs: dict[str, Any] = {
-            "model": self.config.model, "messages": messages, "temperature": self.config.temperature,
-            "max_tokens": self.config.max_tokens, "seed": seed,
-        }  # fmt: skip
+            "model": self.config.model,
+            "messages": messages,
+            "temperature": self.config.temperature,
+            "max_tokens": self.config.max_tokens,
+            "seed": seed,
+        }
         if self.config.json_mode:
             kwargs["response_format"] = {"type": "json_object"}
         if self.config.extra_body:
@@ -110,7 +124,12 @@ class ChatClient:
                 if getattr(message, "refusal", None):
                     raise Refused(message.refusal)
                 return valid_text(message.content or "")
-            except (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError):
+            except (
+                openai.APITimeoutError,
+                openai.APIConnectionError,
+                openai.RateLimitError,
+                openai.InternalServerError,
+            ):
                 if attempt == self.config.max_retries:
                     raise
                 self.sleep(retry_delay(self.config.backoff_s, attempt))
@@ -127,7 +146,9 @@ class ChatClient:
         except Refused as exc:
             raise LLMError("refusal", redact(f"the model refused: {exc}")[:500]) from None
         except openai.APITimeoutError:
-            raise LLMError("timeout", f"no reply within {self.config.timeout_s} s after {self.config.max_retries + 1} attempts") from None
+            raise LLMError(
+                "timeout", f"no reply within {self.config.timeout_s} s after {self.config.max_retries + 1} attempts"
+            ) from None
         except openai.APIStatusError as exc:
             raise LLMError("http_error", f"HTTP {exc.status_code}: {redact(str(exc))[:200]}") from None
         except openai.APIError as exc:

@@ -64,17 +64,33 @@ ENV_CACHE = "COWORKENV_JUDGE_CACHE"
 class JudgeConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    base_url: str = Field(min_length=1, description="OpenAI-compatible endpoint of the judge model, e.g. http://127.0.0.1:8000/v1.")
-    model: str = Field(min_length=1, description="The judge model's name at the endpoint; part of every verdict's cache key.")
-    api_key: SecretStr | None = Field(None, description="API key (an Airflow connection's password); default: the `api_key_env` variable.")
-    api_key_env: str = Field("OPENAI_API_KEY", description="Environment variable holding the API key when `api_key` is not given.")
-    prompt_version: str = Field(PROMPT_VERSION, description="The pinned judge prompt (a key of `PROMPTS`); part of the cache key.")
+    base_url: str = Field(
+        min_length=1, description="OpenAI-compatible endpoint of the judge model, e.g. http://127.0.0.1:8000/v1."
+    )
+    model: str = Field(
+        min_length=1, description="The judge model's name at the endpoint; part of every verdict's cache key."
+    )
+    api_key: SecretStr | None = Field(
+        None, description="API key (an Airflow connection's password); default: the `api_key_env` variable."
+    )
+    api_key_env: str = Field(
+        "OPENAI_API_KEY", description="Environment variable holding the API key when `api_key` is not given."
+    )
+    prompt_version: str = Field(
+        PROMPT_VERSION, description="The pinned judge prompt (a key of `PROMPTS`); part of the cache key."
+    )
     temperature: float = Field(0.0, ge=0.0, le=0.0, description="Fixed at 0: a verdict must not depend on sampling.")
     timeout_s: float = Field(60.0, gt=0, description="Per-request timeout in seconds.")
-    max_tokens: int = Field(300, ge=16, description="Reply length limit in tokens (a verdict is one short JSON object).")
-    max_retries: int = Field(3, ge=0, description="Retries after a transport error, timeout or 429/5xx (the chat client's).")
+    max_tokens: int = Field(
+        300, ge=16, description="Reply length limit in tokens (a verdict is one short JSON object)."
+    )
+    max_retries: int = Field(
+        3, ge=0, description="Retries after a transport error, timeout or 429/5xx (the chat client's)."
+    )
     backoff_s: float = Field(1.0, ge=0, description="First retry delay in seconds; doubles on every retry.")
-    cache_dir: str | None = Field(None, description="Verdict cache folder; default: $COWORKENV_JUDGE_CACHE, else <data root>/judge-cache.")
+    cache_dir: str | None = Field(
+        None, description="Verdict cache folder; default: $COWORKENV_JUDGE_CACHE, else <data root>/judge-cache."
+    )
 
     @field_validator("prompt_version")
     @classmethod
@@ -84,9 +100,18 @@ class JudgeConfig(BaseModel):
         return version
 
     def llm(self) -> LLMConfig:
-        return LLMConfig(base_url=self.base_url, model=self.model, api_key=self.api_key, api_key_env=self.api_key_env,
-                         timeout_s=self.timeout_s, max_retries=self.max_retries, backoff_s=self.backoff_s, concurrency=1,
-                         temperature=0.0, max_tokens=self.max_tokens)  # fmt: skip
+        return LLMConfig(
+            base_url=self.base_url,
+            model=self.model,
+            api_key=self.api_key,
+            api_key_env=self.api_key_env,
+            timeout_s=self.timeout_s,
+            max_retries=self.max_retries,
+            backoff_s=self.backoff_s,
+            concurrency=1,
+            temperature=0.0,
+            max_tokens=self.max_tokens,
+        )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> JudgeConfig | None:
@@ -107,7 +132,9 @@ class JudgeConfig(BaseModel):
 class Verdict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
-    passed: bool | None = Field(description="The judge's verdict; None: not graded (no judge, no reply, or no verdict in it).")
+    passed: bool | None = Field(
+        description="The judge's verdict; None: not graded (no judge, no reply, or no verdict in it)."
+    )
     reason: str = Field(description="Why, in the judge's words, or why it could not grade.")
     cached: bool = Field(False, description="Read from the verdict cache (no request was made).")
 
@@ -117,18 +144,27 @@ class JudgeLike(Protocol):
 
 
 def cache_key(prompt_version: str, model: str, criteria: str, text: str) -> str:
-    return content_hash(canonical_json({"prompt_version": prompt_version, "model": model, "criteria": criteria, "text": text}))
+    return content_hash(
+        canonical_json({"prompt_version": prompt_version, "model": model, "criteria": criteria, "text": text})
+    )
 
 
 def messages(prompt_version: str, criteria: str, text: str) -> list[dict[str, str]]:
     system, user = PROMPTS[prompt_version]
-    return [{"role": "system", "content": system}, {"role": "user", "content": user.format(criteria=criteria, text=text)}]
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": user.format(criteria=criteria, text=text)},
+    ]
 
 
 def parse_verdict(content: str) -> tuple[bool, str]:
     """(pass, reason) of a reply, or ValueError: exactly a JSON object with a boolean `pass` and a string `reason`."""
     data = extract_json(content)
-    if not isinstance(data, dict) or not isinstance(data.get("pass"), bool) or not isinstance(data.get("reason", ""), str):
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("pass"), bool)
+        or not isinstance(data.get("reason", ""), str)
+    ):
         raise ValueError('not a verdict {"pass": bool, "reason": str}')
     return data["pass"], redact(str(data.get("reason", "")))[:REASON_CHARS]
 
@@ -159,16 +195,29 @@ class Judge:
             try:
                 completion = run_to_end(self._ask(messages(self.config.prompt_version, criteria, text)))
             except LLMError as exc:
-                return Verdict(passed=None, reason=f"not graded: the judge gave no reply ({exc.code}: {exc.reason})"[:REASON_CHARS])
+                return Verdict(
+                    passed=None, reason=f"not graded: the judge gave no reply ({exc.code}: {exc.reason})"[:REASON_CHARS]
+                )
             content = completion.message.get("content")
             try:
                 passed, reason = parse_verdict(content if isinstance(content, str) else "")
             except ValueError as exc:
                 problem = str(exc)
                 continue
-            self.cache.put(key, {"pass": passed, "reason": reason, "model": self.config.model, "prompt_version": self.config.prompt_version})
+            self.cache.put(
+                key,
+                {
+                    "pass": passed,
+                    "reason": reason,
+                    "model": self.config.model,
+                    "prompt_version": self.config.prompt_version,
+                },
+            )
             return Verdict(passed=passed, reason=reason)
-        return Verdict(passed=None, reason=f"not graded: the judge's reply is malformed after {MALFORMED_ATTEMPTS} attempts ({problem})")
+        return Verdict(
+            passed=None,
+            reason=f"not graded: the judge's reply is malformed after {MALFORMED_ATTEMPTS} attempts ({problem})",
+        )
 
     async def _ask(self, chat_messages: list[dict[str, str]]) -> Any:
         try:

@@ -50,7 +50,11 @@ class VerdictCache:
             data = json.loads(self.path(key).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        if not isinstance(data, dict) or not isinstance(data.get("pass"), bool) or not isinstance(data.get("reason"), str):
+        if (
+            not isinstance(data, dict)
+            or not isinstance(data.get("pass"), bool)
+            or not isinstance(data.get("reason"), str)
+        ):
             return None
         return data
 

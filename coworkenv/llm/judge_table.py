@@ -64,7 +64,10 @@ def ask_all(judge: JudgeLike, pairs: Iterable[Pair], concurrency: int = ASK_CONC
         return []
     with ThreadPoolExecutor(max(1, min(concurrency, len(unique)))) as pool:
         verdicts = list(pool.map(lambda pair: judge.verdict(*pair), unique))
-    return [TableRow(criteria=c, text=t, passed=v.passed, reason=v.reason) for (c, t), v in zip(unique, verdicts, strict=True)]
+    return [
+        TableRow(criteria=c, text=t, passed=v.passed, reason=v.reason)
+        for (c, t), v in zip(unique, verdicts, strict=True)
+    ]
 
 
 def rows_json(rows: Sequence[TableRow]) -> list[dict[str, Any]]:
@@ -99,8 +102,13 @@ def missed_from_json(data: Any) -> list[Pair]:
     return pairs[:MAX_MISSED]
 
 
-def run_judged(wanted: Sequence[Sequence[Pair]], judge: JudgeLike, run: Callable[[list[int], list[list[TableRow]], Report], None],
-               missed_of: Callable[[Any], list[Pair]], done: Report) -> None:  # fmt: skip
+def run_judged(
+    wanted: Sequence[Sequence[Pair]],
+    judge: JudgeLike,
+    run: Callable[[list[int], list[list[TableRow]], Report], None],
+    missed_of: Callable[[Any], list[Pair]],
+    done: Report,
+) -> None:
     """Sandbox jobs with verdict tables: item i's job gets the judge's verdicts on `wanted[i]`; an item whose job
     missed pairs (`missed_of(result)`) runs once more with those verdicts too, and its second result is final.
 

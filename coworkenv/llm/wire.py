@@ -62,13 +62,17 @@ class StreamsTransport:
 
     async def _connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         if self.tls:
-            return await asyncio.open_connection(self.host, self.port, ssl=ssl.create_default_context(), server_hostname=self.host)
+            return await asyncio.open_connection(
+                self.host, self.port, ssl=ssl.create_default_context(), server_hostname=self.host
+            )
         return await asyncio.open_connection(self.host, self.port)
 
     async def post(self, path: str, body: bytes, headers: dict[str, str], timeout_s: float) -> tuple[int, bytes]:
         head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-        request = (f"POST {self.prefix}{path} HTTP/1.1\r\nHost: {self.authority}\r\nContent-Type: application/json\r\n"
-                   f"Accept: application/json\r\nContent-Length: {len(body)}\r\n{head}\r\n").encode("latin-1") + body  # fmt: skip
+        request = (
+            f"POST {self.prefix}{path} HTTP/1.1\r\nHost: {self.authority}\r\nContent-Type: application/json\r\n"
+            f"Accept: application/json\r\nContent-Length: {len(body)}\r\n{head}\r\n"
+        ).encode("latin-1") + body
         async with asyncio.timeout(timeout_s):
             while self._idle:  # a kept-alive connection the server closed meanwhile fails at once: try the next
                 connection = self._idle.pop()
@@ -79,7 +83,9 @@ class StreamsTransport:
                         raise  # the server began an answer: not a stale connection
             return await self._exchange(await self._connect(), request)
 
-    async def _exchange(self, connection: tuple[asyncio.StreamReader, asyncio.StreamWriter], request: bytes) -> tuple[int, bytes]:
+    async def _exchange(
+        self, connection: tuple[asyncio.StreamReader, asyncio.StreamWriter], request: bytes
+    ) -> tuple[int, bytes]:
         reader, writer = connection
         try:
             writer.write(request)
@@ -169,7 +175,9 @@ class HttpxTransport:
 
         try:
             async with asyncio.timeout(timeout_s):
-                response = await self.client.post(path, content=body, headers={"Content-Type": "application/json", **headers})
+                response = await self.client.post(
+                    path, content=body, headers={"Content-Type": "application/json", **headers}
+                )
         except httpx.TimeoutException:
             raise TimeoutError from None
         except httpx.HTTPError as exc:

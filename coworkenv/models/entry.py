@@ -29,7 +29,9 @@ class EvalRecord(BaseModel):
     release_id: str = Field(description="The evaluation's release (kind `eval`): where its rows are read again.")
     run_id: str = Field(description="The evaluation run that published it.")
     suite: str | None = Field(description="The suite's name (`coworkenv-bench`, a release id, a file's stem).")
-    suite_release: str | None = Field(description="The suite's release id (the eval release's parent); None for a file suite.")
+    suite_release: str | None = Field(
+        description="The suite's release id (the eval release's parent); None for a file suite."
+    )
     agent: str = Field(description="The agent label the rows carry (e.g. `hf:<dir>`).")
     recorded_at: str = Field(description="When it was attached to the entry (ISO 8601, UTC).")
     mean_safety: float = Field(description="Mean over tasks of each task's mean `safety` over its trials.")
@@ -56,15 +58,26 @@ class ModelEntry(BaseModel):
     name: str = Field(description="The model's name (one registry line of versions).")
     version: int = Field(ge=1, description="1, 2, … in registration order.")
     path: str = Field(description="The checkpoint folder (what `hf:<path>` and training load).")
-    job: Job = Field(description="What made the checkpoint: the training job of its training.json, `tiny`, `import` (a pretrained base "
-                     "imported from a GGUF file), or `external`.")
+    job: Job = Field(
+        description="What made the checkpoint: the training job of its training.json, `tiny`, `import` (a pretrained base "
+        "imported from a GGUF file), or `external`."
+    )
     base_model: str | None = Field(None, description="The model folder the job started from (training.json).")
-    parent: str | None = Field(None, description="The registry ref (`name:vN`) of the version it was trained from, if registered.")
-    training_release: str | None = Field(None, description="The data release it was trained on (training.json `release_id`).")
-    config: dict[str, Any] = Field(default_factory=dict, description="The job's config (the tiny model's shape; an imported base's "
-                                   "provenance: package, version, file, sha256, bytes).")
+    parent: str | None = Field(
+        None, description="The registry ref (`name:vN`) of the version it was trained from, if registered."
+    )
+    training_release: str | None = Field(
+        None, description="The data release it was trained on (training.json `release_id`)."
+    )
+    config: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The job's config (the tiny model's shape; an imported base's "
+        "provenance: package, version, file, sha256, bytes).",
+    )
     code_version: str | None = Field(None, description="The code version that trained it (training.json).")
-    weights_sha256: str | None = Field(None, description="`models.verify.weights_digest` of its checkpoint: what an evaluation of it must record.")
+    weights_sha256: str | None = Field(
+        None, description="`models.verify.weights_digest` of its checkpoint: what an evaluation of it must record."
+    )
     created_at: str = Field(description="When it was registered (ISO 8601, UTC).")
     evals: list[EvalRecord] = Field(default_factory=list, description="Its evaluations, oldest first.")
     status: Status = Field("candidate", description="candidate, current (the one CURRENT names), retired or rejected.")
@@ -81,7 +94,9 @@ class ModelEntry(BaseModel):
 
 def check_name(name: str) -> str:
     if not isinstance(name, str) or not NAME.match(name):
-        raise CoworkEnvError(f"model name {str(name)[:60]!r}: use letters, digits, '.', '_' and '-' (at most 100, starting with a letter or digit)")
+        raise CoworkEnvError(
+            f"model name {str(name)[:60]!r}: use letters, digits, '.', '_' and '-' (at most 100, starting with a letter or digit)"
+        )
     return name
 
 

@@ -25,8 +25,10 @@ def eval_manifest(root: DataRoot, ref: str) -> Manifest:
     candidates.append(release_id_for(ref))
     manifest = next((m for m in (complete_manifest(root, c) for c in candidates) if m is not None), None)
     if manifest is None:
-        raise CoworkEnvError(f"{ref[:80]!r} is not a published evaluation under {root.url} (an eval release id, or the "
-                             "run id of an evaluation that was published)")  # fmt: skip
+        raise CoworkEnvError(
+            f"{ref[:80]!r} is not a published evaluation under {root.url} (an eval release id, or the "
+            "run id of an evaluation that was published)"
+        )
     if manifest.kind != "eval":
         raise CoworkEnvError(f"release {manifest.release_id} is a {manifest.kind} release, not an evaluation")
     return manifest
@@ -64,7 +66,12 @@ def eval_record(root: DataRoot, ref: str) -> EvalRecord:
     seed = manifest.config.get("seed", 0)
     summary = summarize(rows, seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else 0)
     return EvalRecord(
-        release_id=manifest.release_id, run_id=manifest.run_id, suite=one_value(rows, "suite"), suite_release=manifest.parent,
-        agent=agent_label(rows), recorded_at=format_instant(datetime.now(UTC)), mean_safety=mean_safety(rows),
+        release_id=manifest.release_id,
+        run_id=manifest.run_id,
+        suite=one_value(rows, "suite"),
+        suite_release=manifest.parent,
+        agent=agent_label(rows),
+        recorded_at=format_instant(datetime.now(UTC)),
+        mean_safety=mean_safety(rows),
         summary=summary.overall.model_dump(mode="json"),
-    )  # fmt: skip
+    )

@@ -67,16 +67,22 @@ def read_lineage(checkpoint: Path) -> Lineage:
         config = record.get("config", {})
         if not isinstance(config, dict):
             raise CoworkEnvError(f"{training}: config is {type(config).__name__}, not an object")
-        return Lineage(job=_job(record, training), base_model=_text(record, "base_model", training),
-                       training_release=_text(record, "release_id", training), config=config,
-                       code_version=_text(record, "code_version", training))  # fmt: skip
+        return Lineage(
+            job=_job(record, training),
+            base_model=_text(record, "base_model", training),
+            training_release=_text(record, "release_id", training),
+            config=config,
+            code_version=_text(record, "code_version", training),
+        )
     if card.exists():
         record = _object(card)
         if is_import_card(record):
             try:
                 return Lineage(job="import", config=lineage_config(record))
             except ValidationError as exc:
-                raise CoworkEnvError(format_validation_error(exc, f"{card}: not a valid card of an imported model")) from None
+                raise CoworkEnvError(
+                    format_validation_error(exc, f"{card}: not a valid card of an imported model")
+                ) from None
         config = record.get("config")
         return Lineage(job="tiny", config=config if isinstance(config, dict) else {})
     return Lineage(job="external")

@@ -83,7 +83,9 @@ def read_current(root: DataRoot, name: str) -> int | None:
     if data is None:
         return None
     text = data.decode("utf-8", "replace").strip()
-    if not (text.isascii() and text.isdigit()) or len(text) > 9 or int(text) < 1:  # a version folder has at most 9 digits
+    if (
+        not (text.isascii() and text.isdigit()) or len(text) > 9 or int(text) < 1
+    ):  # a version folder has at most 9 digits
         raise CoworkEnvError(f"{root.url_of(path)}: holds {text[:40]!r}, not a version number")
     return int(text)
 
@@ -98,7 +100,9 @@ def read_entry(root: DataRoot, name: str, version: int, current: int | None) -> 
         raise CoworkEnvError(f"{root.url_of(folder)}: a registry version without {ENTRY_FILE}")
     try:
         fields = parse_json(data.decode("utf-8", "replace"), root.url_of(path))
-        entry = ModelEntry.model_validate({**fields, "path": root.url_of(folder)} if isinstance(fields, dict) else fields)
+        entry = ModelEntry.model_validate(
+            {**fields, "path": root.url_of(folder)} if isinstance(fields, dict) else fields
+        )
     except ValidationError as exc:
         raise CoworkEnvError(format_validation_error(exc, root.url_of(path))) from None
     if (entry.name, entry.version) != (name, version):

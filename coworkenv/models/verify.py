@@ -62,13 +62,17 @@ def _check_ids(path: Path, documents: dict[str, Any], vocab: int) -> None:
 
     config = documents["config.json"]
     names = config.get("architectures") or []
-    if not isinstance(names, list) or not all(isinstance(n, str) and n.isidentifier() and hasattr(transformers, n) for n in names):
+    if not isinstance(names, list) or not all(
+        isinstance(n, str) and n.isidentifier() and hasattr(transformers, n) for n in names
+    ):
         raise CoworkEnvError(f"{path}: config.json `architectures` names no transformers class: {str(names)[:100]}")
 
     def check_id(value: Any, where: str) -> None:
         for one in value if isinstance(value, list) else [value]:
             if one is not None and (type(one) is not int or not 0 <= one < vocab):
-                raise CoworkEnvError(f"{path}: {where} is {str(one)[:40]}, not a token id below the vocabulary size {vocab}")
+                raise CoworkEnvError(
+                    f"{path}: {where} is {str(one)[:40]}, not a token id below the vocabulary size {vocab}"
+                )
 
     def object_of(file: str) -> dict[str, Any]:  # a file that is absent or not an object has nothing to check here
         document = documents.get(file)
@@ -82,7 +86,9 @@ def _check_ids(path: Path, documents: dict[str, Any], vocab: int) -> None:
         check_id(token.get("id") if isinstance(token, dict) else token, f"tokenizer.json `added_tokens[{i}].id`")
     limit = object_of("tokenizer_config.json").get("model_max_length")
     if limit is not None and (type(limit) is not int or limit < 1):
-        raise CoworkEnvError(f"{path}: tokenizer_config.json `model_max_length` is {str(limit)[:40]}, not a positive integer")
+        raise CoworkEnvError(
+            f"{path}: tokenizer_config.json `model_max_length` is {str(limit)[:40]}, not a positive integer"
+        )
 
 
 def weights_digest(path: Path) -> str:
@@ -110,7 +116,9 @@ def _meta_model(path: Path) -> Any:
             with torch.device("meta"):
                 return AutoModelForCausalLM.from_config(config)
     except Exception as exc:  # noqa: BLE001 — an unknown architecture, a config that is not a causal LM, impossible sizes
-        raise CoworkEnvError(f"{path}: config.json does not describe a causal LM transformers can build: {first_line(exc)[:300]}") from None
+        raise CoworkEnvError(
+            f"{path}: config.json does not describe a causal LM transformers can build: {first_line(exc)[:300]}"
+        ) from None
 
 
 def _tied(model: Any) -> set[str]:
@@ -121,19 +129,25 @@ def _tied(model: Any) -> set[str]:
 
 def _check_weights(path: Path, expected: dict[str, tuple[int, ...]], tied: set[str]) -> None:
     if any(path.glob("pytorch_model*.bin")) and not any(path.glob("*.safetensors")):
-        raise CoworkEnvError(f"{path}: weights are pickled (pytorch_model*.bin), which runs code when loaded; save them as safetensors")
+        raise CoworkEnvError(
+            f"{path}: weights are pickled (pytorch_model*.bin), which runs code when loaded; save them as safetensors"
+        )
     found: dict[str, tuple[int, ...]] = {}
     for file in sorted(path.glob("*.safetensors")):
         found.update(_tensors(file))
     unknown = sorted(set(found) - set(expected))
     if unknown:
-        raise CoworkEnvError(f"{path}: weights hold {len(unknown)} tensors the config's model does not have ({unknown[0]}, …)")
+        raise CoworkEnvError(
+            f"{path}: weights hold {len(unknown)} tensors the config's model does not have ({unknown[0]}, …)"
+        )
     missing = sorted(set(expected) - set(found) - tied)
     if missing:
         raise CoworkEnvError(f"{path}: weights lack {len(missing)} of the model's tensors ({missing[0]}, …)")
     for name, shape in found.items():
         if shape != expected[name]:
-            raise CoworkEnvError(f"{path}: tensor {name} has shape {list(shape)}, the config's model {list(expected[name])}")
+            raise CoworkEnvError(
+                f"{path}: tensor {name} has shape {list(shape)}, the config's model {list(expected[name])}"
+            )
 
 
 def _tensors(file: Path) -> dict[str, tuple[int, ...]]:

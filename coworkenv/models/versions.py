@@ -85,7 +85,9 @@ def _parent_of(root: DataRoot, base_model: str | None, name: str) -> str | None:
     return same[-1].ref if same else None
 
 
-def register_model(checkpoint_dir: str | os.PathLike[str], name: str, *, data_root: Root = None, parent: str | None = None) -> ModelEntry:
+def register_model(
+    checkpoint_dir: str | os.PathLike[str], name: str, *, data_root: Root = None, parent: str | None = None
+) -> ModelEntry:
     """Copy a checkpoint in as the name's next version (a candidate: it becomes current only through `promote`). The
     lineage comes from its training.json (or the tiny model's card); the parent is `parent` (a ref) or the registered
     version the job started from (its folder, or the folder it was registered from)."""
@@ -101,8 +103,15 @@ def register_model(checkpoint_dir: str | os.PathLike[str], name: str, *, data_ro
     with store.locked(root, name) as folder:
         version = max(store.versions(root, name), default=0) + 1
         dest = folder / store.version_dir(version)
-        entry = ModelEntry(name=name, version=version, path=str(dest), parent=parent_ref, created_at=format_instant(datetime.now(UTC)),
-                           weights_sha256=weights_digest(checkpoint), **lineage.model_dump())  # fmt: skip
+        entry = ModelEntry(
+            name=name,
+            version=version,
+            path=str(dest),
+            parent=parent_ref,
+            created_at=format_instant(datetime.now(UTC)),
+            weights_sha256=weights_digest(checkpoint),
+            **lineage.model_dump(),
+        )
         with staged(dest, folder=True) as tmp:
             try:
                 shutil.copytree(checkpoint, tmp, dirs_exist_ok=True)
@@ -118,11 +127,15 @@ def check_evaluated(entry: ModelEntry, config: dict[str, Any]) -> None:
     agent = str(config.get("agent", ""))
     kind, target = parse_agent(agent)
     if kind != "hf" or not target:
-        raise CoworkEnvError(f"{entry.ref}: the evaluation is of agent {agent!r}, not of a checkpoint; evaluate it with --agent hf:{entry.path}")
+        raise CoworkEnvError(
+            f"{entry.ref}: the evaluation is of agent {agent!r}, not of a checkpoint; evaluate it with --agent hf:{entry.path}"
+        )
     recorded = config.get(MODEL_SHA256)
     if recorded is None:  # published before evaluations recorded the hash: only the entry's own folder will do
         if Path(target).resolve() != Path(entry.path).resolve():
-            raise CoworkEnvError(f"{entry.ref}: the evaluation of {agent} records no checkpoint hash and is not of {entry.path}")
+            raise CoworkEnvError(
+                f"{entry.ref}: the evaluation of {agent} records no checkpoint hash and is not of {entry.path}"
+            )
         return
     expected = entry.weights_sha256 or weights_digest(Path(entry.path))
     if recorded != expected:

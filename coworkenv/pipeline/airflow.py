@@ -24,8 +24,24 @@ GPU_TASK: dict[str, str] = {"queue": GPU_QUEUE, "pool": GPU_POOL}
 only GPU workers serve, and the `gpu` pool, whose slots cap how many run at once. The embedded LocalExecutor runs
 every queue in its own processes; the pool applies there too."""
 
-_PARAM_KEYS = ("type", "title", "description", "enum", "items", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-               "minLength", "maxLength", "pattern", "format", "examples", "values_display", "section")  # fmt: skip
+_PARAM_KEYS = (
+    "type",
+    "title",
+    "description",
+    "enum",
+    "items",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "examples",
+    "values_display",
+    "section",
+)
 
 
 def _param_schema(prop: dict[str, Any]) -> dict[str, Any]:
@@ -104,8 +120,12 @@ def llm_endpoint(config: EndpointSettings) -> LLMConfig | None:
     from airflow.sdk.log import mask_secret
 
     if config.llm_conn_id:
-        llm = llm_config_from_connection(config.llm_conn_id, default_model=config.endpoint_model(), concurrency=config.llm_concurrency,
-                                         timeout_s=config.llm_timeout_s)  # fmt: skip
+        llm = llm_config_from_connection(
+            config.llm_conn_id,
+            default_model=config.endpoint_model(),
+            concurrency=config.llm_concurrency,
+            timeout_s=config.llm_timeout_s,
+        )
     else:
         llm = config.llm()
     if llm is not None:
@@ -125,8 +145,10 @@ def llm_config_from_connection(conn_id: str, *, default_model: str | None = None
     try:
         conn = Connection.get(conn_id)
     except AirflowNotFoundException:  # a setting naming nothing: no retry can find it
-        raise AirflowFailException(f"{field_label(EndpointSettings, 'llm_conn_id')} {conn_id!r}: no such Airflow connection "
-                                   "(Admin → Connections)") from None  # fmt: skip
+        raise AirflowFailException(
+            f"{field_label(EndpointSettings, 'llm_conn_id')} {conn_id!r}: no such Airflow connection "
+            "(Admin → Connections)"
+        ) from None
     extra = dict(conn.extra_dejson or {})
     base_url = extra.pop("base_url", None) or conn.host
     if conn.port and base_url and "://" in base_url and base_url.count(":") < 2:
@@ -145,7 +167,9 @@ def judge_config_from_connection(conn_id: str, **overrides: Any) -> JudgeConfig:
     from airflow.sdk.log import mask_secret
 
     llm = llm_config_from_connection(conn_id, default_model=overrides.pop("model", None))
-    config = JudgeConfig(base_url=llm.base_url, model=llm.model, api_key=llm.api_key, api_key_env=llm.api_key_env, **overrides)
+    config = JudgeConfig(
+        base_url=llm.base_url, model=llm.model, api_key=llm.api_key, api_key_env=llm.api_key_env, **overrides
+    )
     key = config.llm().key()
     if key != "not-needed":
         mask_secret(key)

@@ -50,9 +50,16 @@ def build_tables(run: RunDir, batch_size: int = BUILD_BATCH) -> dict[str, int]:
             index = _write_tasks(run, write, batch_size)
             _write_repairs(run, write, batch_size)
             _write_rollouts(run, write, index, batch_size)
-    except (pa.ArrowException, KeyError, TypeError, ValueError) as exc:  # the run's rows edited: fields missing or of other types
+    except (
+        pa.ArrowException,
+        KeyError,
+        TypeError,
+        ValueError,
+    ) as exc:  # the run's rows edited: fields missing or of other types
         reason = f"no field {exc}" if isinstance(exc, KeyError) else str(exc).splitlines()[0][:300]
-        raise CoworkEnvError(f"run {run.run_id!r}: its rollouts or repair attempts do not fit the release tables: {reason}") from None
+        raise CoworkEnvError(
+            f"run {run.run_id!r}: its rollouts or repair attempts do not fit the release tables: {reason}"
+        ) from None
     return _staged_rows(run)
 
 
@@ -68,7 +75,9 @@ def _write_tasks(run: RunDir, write: WriteTable, batch_size: int) -> dict[str, t
             if spec.id in index:
                 raise CoworkEnvError(f"task id {spec.id!r} appears twice")
             if spec.id != v.task_id:
-                raise CoworkEnvError(f"task {spec.id!r} has no validation: run the battery before building the tasks table")
+                raise CoworkEnvError(
+                    f"task {spec.id!r} has no validation: run the battery before building the tasks table"
+                )
             text = tools_json(spec)
             index[spec.id] = (spec.family, tools.setdefault(text, text))
         write("tasks", rows_table("tasks", [task_row(spec, v) for spec, v in valid]))
@@ -80,7 +89,10 @@ def _write_repairs(run: RunDir, write: WriteTable, batch_size: int) -> None:
     columns = set(REPAIRS.names)
     attempts = iter_rows(run.file("repaired", "attempts.jsonl"))
     for batch in batched(attempts, batch_size):
-        write("repairs", rows_table("repairs", [repair_row({k: v for k, v in row.items() if k in columns}) for row in batch]))
+        write(
+            "repairs",
+            rows_table("repairs", [repair_row({k: v for k, v in row.items() if k in columns}) for row in batch]),
+        )
 
 
 def _write_rollouts(run: RunDir, write: WriteTable, index: Mapping[str, tuple[str, str]], batch_size: int) -> None:

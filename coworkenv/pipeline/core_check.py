@@ -34,10 +34,20 @@ def check_task(spec: TaskSpec, budget_s: float | None = None) -> TaskReport:
     try:
         with wall_budget(budget_s, spec.id):
             gate = consistency_gate(spec)
-            scores = {name: grade_trajectory(spec, run.trajectory).score for name, run in (("oracle", play(spec)), ("null", play_null(spec)))}
+            scores = {
+                name: grade_trajectory(spec, run.trajectory).score
+                for name, run in (("oracle", play(spec)), ("null", play_null(spec)))
+            }
     except BudgetExceeded as exc:
-        return TaskReport(task_id=spec.id, family=spec.family, capabilities=list(spec.capabilities), gate_passed=False,
-                          oracle_score=0.0, null_score=0.0, failures=[str(exc)])  # fmt: skip
+        return TaskReport(
+            task_id=spec.id,
+            family=spec.family,
+            capabilities=list(spec.capabilities),
+            gate_passed=False,
+            oracle_score=0.0,
+            null_score=0.0,
+            failures=[str(exc)],
+        )
     failures = list(gate.failures)
     if scores["oracle"] != gate.oracle_score:
         failures.append(f"replayed oracle trajectory scores {scores['oracle']}, live run {gate.oracle_score}")
@@ -52,7 +62,9 @@ def check_task(spec: TaskSpec, budget_s: float | None = None) -> TaskReport:
     )
 
 
-def check_tasks(tasks: Iterable[TaskSpec], progress: Callable[[], None] | None = None, budget_s: float | None = None) -> list[TaskReport]:
+def check_tasks(
+    tasks: Iterable[TaskSpec], progress: Callable[[], None] | None = None, budget_s: float | None = None
+) -> list[TaskReport]:
     reports = []
     for spec in tasks:
         reports.append(check_task(spec, budget_s))

@@ -30,7 +30,15 @@ from coworkenv.errors import CoworkEnvError, field_label
 from coworkenv.fileio import read_json
 from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import EvaluationConfig, need_endpoint
-from coworkenv.pipeline.rundir import RunDir, StageHook, read_job_config, read_jsonl, stage_reporter, write_json, write_jsonl
+from coworkenv.pipeline.rundir import (
+    RunDir,
+    StageHook,
+    read_job_config,
+    read_jsonl,
+    stage_reporter,
+    write_json,
+    write_jsonl,
+)
 from coworkenv.spec.task import TaskSpec
 
 if TYPE_CHECKING:
@@ -103,17 +111,38 @@ def prepare(run: RunDir, config: EvaluationConfig) -> dict[str, Any]:
     release_id = suite.source if suite.kind != "file" else None
     releases = training_releases(run.data_root, config, release_id)
     training = training_tasks(run.data_root, releases) if releases else []
-    report = check_contamination(tasks, training, threshold=config.contamination_threshold,
-                                 max_share=config.max_contaminated_share)  # fmt: skip
-    write_json(run.file(EVAL_DIR, "contamination.json"), {"training_releases": releases, **report.model_dump(mode="json")})
+    report = check_contamination(
+        tasks, training, threshold=config.contamination_threshold, max_share=config.max_contaminated_share
+    )
+    write_json(
+        run.file(EVAL_DIR, "contamination.json"), {"training_releases": releases, **report.model_dump(mode="json")}
+    )
     ensure_clean(report)
     write_jsonl(run.file(EVAL_DIR, "suite.jsonl"), [t.to_json() for t in tasks])
-    info = {"name": suite.name, "kind": suite.kind, "source": suite.source, "release_id": release_id, "tasks": len(tasks)}
+    info = {
+        "name": suite.name,
+        "kind": suite.kind,
+        "source": suite.source,
+        "release_id": release_id,
+        "tasks": len(tasks),
+    }
     write_json(run.file(EVAL_DIR, "suite.json"), info)
-    log.info("prepare: suite %s (%s, %d tasks) for agent %s; contamination against %s: %d tasks similar, max similarity %.2f",
-             suite.name, suite.kind, len(tasks), config.agent, ", ".join(releases) or "no training release",
-             len(report.contaminated_ids), report.max_similarity)  # fmt: skip
-    return {**info, "training_releases": releases, "contaminated": len(report.contaminated_ids), "max_similarity": report.max_similarity}
+    log.info(
+        "prepare: suite %s (%s, %d tasks) for agent %s; contamination against %s: %d tasks similar, max similarity %.2f",
+        suite.name,
+        suite.kind,
+        len(tasks),
+        config.agent,
+        ", ".join(releases) or "no training release",
+        len(report.contaminated_ids),
+        report.max_similarity,
+    )
+    return {
+        **info,
+        "training_releases": releases,
+        "contaminated": len(report.contaminated_ids),
+        "max_similarity": report.max_similarity,
+    }
 
 
 TRIAL_SETTINGS = ("agent", "suite", "seed", "temperature", "max_new_tokens", "max_turns", "user", "dtype")
@@ -128,7 +157,9 @@ def check_resumable(run: RunDir, config: EvaluationConfig) -> None:
     changed = [name for name in TRIAL_SETTINGS if getattr(before, name) != getattr(config, name)]
     if changed:
         was = ", ".join(f"{name} {getattr(before, name)!r}" for name in changed)
-        raise CoworkEnvError(f"run {run.run_id!r} already holds trials with {was}: resume it with the same settings or use another --run-id")
+        raise CoworkEnvError(
+            f"run {run.run_id!r} already holds trials with {was}: resume it with the same settings or use another --run-id"
+        )
 
 
 def training_releases(data_root: DataRoot, config: EvaluationConfig, suite_release: str | None) -> list[str]:
@@ -147,10 +178,19 @@ def agent_options(config: EvaluationConfig, llm: LLMConfig | None) -> dict[str, 
 
     kind, target = parse_agent(config.agent)
     if kind == "hf":
-        return {"batch_size": config.batch_size, "max_new_tokens": config.max_new_tokens, "temperature": config.temperature, "dtype": config.dtype}
+        return {
+            "batch_size": config.batch_size,
+            "max_new_tokens": config.max_new_tokens,
+            "temperature": config.temperature,
+            "dtype": config.dtype,
+        }
     if kind == "openai":
         if llm is None:
-            raise CoworkEnvError(need_endpoint(EvaluationConfig, f"{field_label(EvaluationConfig, 'agent')} {config.agent!r}", with_model=False))
+            raise CoworkEnvError(
+                need_endpoint(
+                    EvaluationConfig, f"{field_label(EvaluationConfig, 'agent')} {config.agent!r}", with_model=False
+                )
+            )
         update = {"model": target or llm.model, "temperature": config.temperature}
         if config.max_new_tokens is not None:
             update["max_tokens"] = config.max_new_tokens
@@ -171,7 +211,9 @@ def trial_count(run: RunDir) -> int:
     return len(read_jsonl(run.file(EVAL_DIR, "suite.jsonl"))) * read_config(run).trials
 
 
-def run_trials_stage(run: RunDir, llm: LLMConfig | None = None, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def run_trials_stage(
+    run: RunDir, llm: LLMConfig | None = None, progress: Callable[[int], None] | None = None
+) -> dict[str, Any]:
     """Every task × trial of the suite, appended to `eval/trials.jsonl`; finished trials of an earlier attempt are kept.
     `progress(n)` advances by the trials just finished (none: progress lines logged through `coworkenv.progress`, which
     Airflow's task log shows)."""
@@ -193,20 +235,39 @@ def run_trials_stage(run: RunDir, llm: LLMConfig | None = None, progress: Callab
             done[0] = finished
 
         records = run_trials(
-            specs, agent, trials=config.trials, workers=config.workers, store=run.file(EVAL_DIR, "trials.jsonl"),
-            runtime=config.runtime, max_turns=config.max_turns, episode_wall_s=config.episode_wall_s, user=user, progress=advance,
-            seed=config.seed, batch_size=config.batch_size,
-        )  # fmt: skip
+            specs,
+            agent,
+            trials=config.trials,
+            workers=config.workers,
+            store=run.file(EVAL_DIR, "trials.jsonl"),
+            runtime=config.runtime,
+            max_turns=config.max_turns,
+            episode_wall_s=config.episode_wall_s,
+            user=user,
+            progress=advance,
+            seed=config.seed,
+            batch_size=config.batch_size,
+        )
     if records and all(_unanswered(r) for r in records):
         # Not one reply in the whole run: the agent (an endpoint's address, key or model name) is broken, and its
         # trials would publish as a model scoring 0. They are dropped, so that a rerun plays them again.
         run.file(EVAL_DIR, "trials.jsonl").unlink(missing_ok=True)
-        raise CoworkEnvError(f"{config.agent} answered none of the {len(records)} trials ({records[0].error}): nothing recorded or published")
+        raise CoworkEnvError(
+            f"{config.agent} answered none of the {len(records)} trials ({records[0].error}): nothing recorded or published"
+        )
     failed = [r for r in records if not r.ok]
     passed = sum(1 for r in records if r.ok and r.grade.passed)
     example = f" (e.g. {failed[0].task_id}: {failed[0].error})" if failed else ""
-    log.info("trials: %d trials of %s (%d per task): %d passed, %d did not, %d failed to run%s", len(records), config.agent, config.trials,
-             passed, len(records) - passed - len(failed), len(failed), example)  # fmt: skip
+    log.info(
+        "trials: %d trials of %s (%d per task): %d passed, %d did not, %d failed to run%s",
+        len(records),
+        config.agent,
+        config.trials,
+        passed,
+        len(records) - passed - len(failed),
+        len(failed),
+        example,
+    )
     return {"trials": len(records), "failed": len(failed), "passed": sum(1 for r in records if r.ok and r.grade.passed)}
 
 
@@ -233,7 +294,9 @@ def build(run: RunDir, out: str | os.PathLike[str] | None = None) -> dict[str, A
     records = [r for r in read_trials(run.file(EVAL_DIR, "trials.jsonl")) if r.key in wanted]
     expected = len(wanted)
     if len(records) != expected:
-        raise CoworkEnvError(f"run {run.run_id!r}: {len(records)} of {expected} trials recorded: run the trials stage again")
+        raise CoworkEnvError(
+            f"run {run.run_id!r}: {len(records)} of {expected} trials recorded: run the trials stage again"
+        )
     records.sort(key=lambda r: (r.task_id, r.trial))  # finishing order varies with the workers; the tables must not
     label = records[0].agent
     rows = eval_rows(records, specs, eval_id=run.run_id, suite=suite["name"])
@@ -244,10 +307,18 @@ def build(run: RunDir, out: str | os.PathLike[str] | None = None) -> dict[str, A
     stage_tables(run, tables)
     report_dir = Path(out) if out is not None else run.file(REPORT_DIR)
     summary = summarize(rows, seed=config.seed)
-    write_report(report_dir, summary, rows, title=f"{label} on {suite['name']}", profile=capability_profile(rows, model=label))
+    write_report(
+        report_dir, summary, rows, title=f"{label} on {suite['name']}", profile=capability_profile(rows, model=label)
+    )
     report = (report_dir / "report.html").absolute()
-    log.info("build: %d eval_results rows, pass rate %.3f; report: %s", len(rows), summary.overall.pass_rate.value, report)
-    return {"eval_results": len(rows), "report": str(report_dir / "report.html"), "pass_rate": summary.overall.pass_rate.value}
+    log.info(
+        "build: %d eval_results rows, pass rate %.3f; report: %s", len(rows), summary.overall.pass_rate.value, report
+    )
+    return {
+        "eval_results": len(rows),
+        "report": str(report_dir / "report.html"),
+        "pass_rate": summary.overall.pass_rate.value,
+    }
 
 
 def gate(run: RunDir) -> dict[str, Any]:
@@ -266,8 +337,14 @@ def publish(run: RunDir) -> Manifest:
     config = read_config(run)
     require_passed(run)
     parent = suite_info(run).get("release_id")
-    manifest = publish_release(staged_table_files(run), data_root=run.data_root, run_id=run.run_id, parent=parent,
-                               config={**config.model_dump(mode="json"), **_model_identity(run)}, kind="eval")  # fmt: skip
+    manifest = publish_release(
+        staged_table_files(run),
+        data_root=run.data_root,
+        run_id=run.run_id,
+        parent=parent,
+        config={**config.model_dump(mode="json"), **_model_identity(run)},
+        kind="eval",
+    )
     log.info("%s", published(manifest, run))
     return manifest
 
@@ -370,7 +447,9 @@ def pairs_from_run(run: RunDir, *, min_score_gap: float) -> PairSet:
     return preference_pairs(trials, specs, oracle=oracle, min_score_gap=min_score_gap, source=run.run_id)
 
 
-def eval_pairs(ref: str, data_root: str | os.PathLike[str] | DataRoot | None = None, *, min_score_gap: float) -> PairSet:
+def eval_pairs(
+    ref: str, data_root: str | os.PathLike[str] | DataRoot | None = None, *, min_score_gap: float
+) -> PairSet:
     """One evaluation's preference pairs: from its release (kind `eval`) or, before it is published, its run."""
     from coworkenv.data.reader import complete_manifest
     from coworkenv.data.root import open_root

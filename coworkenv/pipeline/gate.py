@@ -28,7 +28,9 @@ def staged_digests(run: RunDir) -> dict[str, str]:
             with path.open("rb") as f:
                 digests[name] = hashlib.file_digest(f, "sha256").hexdigest()
         except OSError as exc:
-            raise CoworkEnvError(f"{path}: cannot read ({exc.strerror or type(exc).__name__}): build the run again") from None
+            raise CoworkEnvError(
+                f"{path}: cannot read ({exc.strerror or type(exc).__name__}): build the run again"
+            ) from None
     return digests
 
 
@@ -57,4 +59,6 @@ def require_passed(run: RunDir) -> None:
     passed = run.file(*GATES_PASSED)
     record = read_json(passed) if passed.exists() else None
     if not isinstance(record, dict) or record.get("tables") != staged_digests(run):
-        raise CoworkEnvError(f"run {run.run_id!r}: the staged tables have not passed the gates (coworkenv gate --run-id {run.run_id})")
+        raise CoworkEnvError(
+            f"run {run.run_id!r}: the staged tables have not passed the gates (coworkenv gate --run-id {run.run_id})"
+        )

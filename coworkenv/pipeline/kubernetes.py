@@ -32,23 +32,40 @@ class TrainPodSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     on: Literal["worker", "kubernetes"] = Field(
-        "worker", description="worker: a task on the `gpu` queue and pool (Celery or local); kubernetes: a pod of its own."
+        "worker",
+        description="worker: a task on the `gpu` queue and pool (Celery or local); kubernetes: a pod of its own.",
     )
-    image: str = Field("coworkenv-airflow:latest", min_length=1, description="Image with CoworkEnv installed (docker-compose.yml builds it).")
+    image: str = Field(
+        "coworkenv-airflow:latest",
+        min_length=1,
+        description="Image with CoworkEnv installed (docker-compose.yml builds it).",
+    )
     namespace: str = Field("default", min_length=1, description="Namespace of the pod.")
     gpus: int = Field(1, ge=0, le=16, description="`nvidia.com/gpu` limit of the pod (0: train on its CPUs).")
     cpu: str = Field("8", min_length=1, description="CPU request of the pod.")
     memory: str = Field("64Gi", min_length=1, description="Memory request and limit of the pod.")
-    data_claim: str = Field("coworkenv-data", min_length=1, description="PersistentVolumeClaim holding the data root (shared with the workers).")
-    data_mount: str = Field("/data", min_length=1, description="Where the claim is mounted in the pod; the pod's COWORKENV_DATA_ROOT.")
+    data_claim: str = Field(
+        "coworkenv-data",
+        min_length=1,
+        description="PersistentVolumeClaim holding the data root (shared with the workers).",
+    )
+    data_mount: str = Field(
+        "/data", min_length=1, description="Where the claim is mounted in the pod; the pod's COWORKENV_DATA_ROOT."
+    )
     service_account: str | None = Field(None, description="Service account of the pod (default: the namespace's).")
-    startup_timeout_s: int = Field(600, ge=10, le=86_400, description="How long the pod may wait for a GPU node and its image.")
+    startup_timeout_s: int = Field(
+        600, ge=10, le=86_400, description="How long the pod may wait for a GPU node and its image."
+    )
 
 
 def train_pod_settings(environ: dict[str, str] | None = None) -> TrainPodSettings:
     """The settings from `COWORKENV_TRAIN_*` variables; a bad value is one clear error naming the variable."""
     environ = os.environ if environ is None else environ
-    values = {name: environ[ENV_PREFIX + name.upper()] for name in TrainPodSettings.model_fields if ENV_PREFIX + name.upper() in environ}
+    values = {
+        name: environ[ENV_PREFIX + name.upper()]
+        for name in TrainPodSettings.model_fields
+        if ENV_PREFIX + name.upper() in environ
+    }
     try:
         return TrainPodSettings(**values)
     except ValidationError as exc:
@@ -98,4 +115,3 @@ def train_pod(run_id: str, settings: TrainPodSettings) -> dict[str, Any]:
         },
         "spec": spec,
     }
-

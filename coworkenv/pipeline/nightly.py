@@ -26,74 +26,36 @@ from typing import TYPE_CHECKING, Any
 
 from coworkenv.data.root import DataRoot
 from coworkenv.errors import CoworkEnvError
-from coworkenv.fileio import outermost_missing, read_json, remove_created
+from coworkenv.fileio import outermost_missing, remove_created
 from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import EndpointSettings, EvaluationConfig, NightlyConfig, SynthesisConfig
-from coworkenv.pipeline.rundir import NIGHTLY_DIR, RunDir, StageHook, read_job_config, stage_reporter, write_json
-from coworkenv.pipeline.summary import fields
+from coworkenv.pipeline.rundir import RunDir, StageHook, stage_reporter, write_json
 from coworkenv.progress import Bars, logged
 from coworkenv.train.bases import BASES
 
 if TYPE_CHECKING:
     from coworkenv.models import ModelEntry
 
+from coworkenv.pipeline.nightly_state import finished, nightly_file, once, read_config, read_state, start, sub_run
+from coworkenv.pipeline.nightly_train import train_stage
+
+__all__ = ["STAGES", "nightly", "nightly_file", "read_config", "read_state", "run_stage", "start", "train_stage"]
+
 log = logging.getLogger(__name__)
 
-STAGES = ("profile", "synthesize", "gate_tasks", "rollouts", "gate_rollouts", "train", "evaluate", "gate_eval", "promote", "new_profile")
+STAGES = (
+    "profile",
+    "synthesize",
+    "gate_tasks",
+    "rollouts",
+    "gate_rollouts",
+    "train",
+    "evaluate",
+    "gate_eval",
+    "promote",
+    "new_profile",
+)
 """In order; the DAG runs one task per stage."""
-
-
-# --- the run's config and state ------------------------------------------------------------------------------------
-
-
-def nightly_file(run: RunDir, *parts: str) -> Path:
-    return run.file(NIGHTLY_DIR, *parts)
-
-
-def read_config(run: RunDir) -> NightlyConfig:
-    missing = f"run {run.run_id!r} is not a nightly run under {run.data_root.url} (no {NIGHTLY_DIR}/config.json)"
-    return read_job_config(nightly_file(run, "config.json"), NightlyConfig, missing)
-
-
-def start(run: RunDir, config: NightlyConfig) -> None:
-    """Record the config; a run that has finished a stage resumes only with the same settings. One that has not may
-    start over with others: a setting that fails at once (a suite that does not exist) must not lock the run id."""
-    path = nightly_file(run, "config.json")
-    if path.exists() and read_state(run) and read_config(run) != config:
-        raise CoworkEnvError(f"run {run.run_id!r} already started with other settings: resume it with the same ones or use another --run-id")
-    write_json(path, config.model_dump(mode="json"))
-
-
-def read_state(run: RunDir) -> dict[str, Any]:
-    path = nightly_file(run, "state.json")
-    state = read_json(path) if path.exists() else {}
-    if not isinstance(state, dict):
-        raise CoworkEnvError(f"{path}: expected a JSON object")
-    return state
-
-
-def finished(run: RunDir, stage: str) -> dict[str, Any]:
-    """A finished stage's result (what later stages read), or an error naming the stage to run first."""
-    state = read_state(run)
-    if stage not in state:
-        raise CoworkEnvError(f"run {run.run_id!r}: stage {stage!r} has not finished: run it first")
-    return state[stage]
-
-
-def once(run: RunDir, stage: str, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """`work()`'s result, recorded; a stage recorded by an earlier attempt is not run again."""
-    state = read_state(run)
-    if stage in state:
-        log.info("nightly %s: finished by an earlier attempt, not run again: %s", stage, fields(state[stage]))
-        return {**state[stage], "resumed": True}
-    result = work()
-    write_json(nightly_file(run, "state.json"), {**read_state(run), stage: result})
-    log.info("nightly %s: %s", stage, fields(result))
-    return result
-
-
-def sub_run(run: RunDir, stage: str) -> RunDir:
-    return RunDir.open(f"{run.run_id}.{stage}", run.data_root)
 
 
 # --- helpers over the registry and evaluations ---------------------------------------------------------------------
@@ -105,9 +67,15 @@ def _endpoint(config: NightlyConfig) -> dict[str, Any]:
 
 def _eval_config(config: NightlyConfig, agent: str, suite: str, **overrides: Any) -> EvaluationConfig:
     recipe = BASES.get(config.base).recipe
-    settings = {"trials": config.eval_trials, "limit": config.eval_limit, "max_new_tokens": config.max_new_tokens or recipe.max_new_tokens,
-                "max_turns": config.max_turns or recipe.max_turns, "seed": config.seed,
-                "workers": config.workers, "runtime": config.runtime}  # fmt: skip
+    settings = {
+        "trials": config.eval_trials,
+        "limit": config.eval_limit,
+        "max_new_tokens": config.max_new_tokens or recipe.max_new_tokens,
+        "max_turns": config.max_turns or recipe.max_turns,
+        "seed": config.seed,
+        "workers": config.workers,
+        "runtime": config.runtime,
+    }
     return EvaluationConfig(**_endpoint(config), agent=agent, suite=suite, **{**settings, **overrides})
 
 
@@ -119,7 +87,9 @@ def _play(run: RunDir, llm: LLMConfig | None, progress: Bars | None, what: str) 
         return ev.run_trials_stage(run, llm, step)
 
 
-def _evaluate_all(run: RunDir, config: EvaluationConfig, llm: LLMConfig | None, progress: Bars | None = None, what: str = "trials") -> str:
+def _evaluate_all(
+    run: RunDir, config: EvaluationConfig, llm: LLMConfig | None, progress: Bars | None = None, what: str = "trials"
+) -> str:
     """prepare → trials → build → gate → publish of an evaluation run; its release id."""
     from coworkenv.pipeline import evaluate as ev
 
@@ -148,7 +118,9 @@ def _profile_of(eval_ref: str, model: str, dest: Path, data_root: DataRoot) -> d
 # --- stages --------------------------------------------------------------------------------------------------------
 
 
-def profile_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None = None, progress: Bars | None = None) -> dict[str, Any]:
+def profile_stage(
+    run: RunDir, config: NightlyConfig, llm: LLMConfig | None = None, progress: Bars | None = None
+) -> dict[str, Any]:
     """The current model and its capability profile on the held-out suite. A registry without the model starts from
     the base model (the tiny model by default), which is evaluated and becomes current."""
 
@@ -158,12 +130,20 @@ def profile_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None = No
 
         suite = load_suite(config.suite, run.data_root)
         if suite.kind == "file":
-            raise CoworkEnvError(f"suite {config.suite!r}: the nightly loop evaluates on a published suite (a release id or bench)")
+            raise CoworkEnvError(
+                f"suite {config.suite!r}: the nightly loop evaluates on a published suite (a release id or bench)"
+            )
         suite_id = suite.source
         entry = current_model(config.model_name, run.data_root) or _registered_base(run, config)
         evaluation = entry.newest_eval(suite_id)
         if evaluation is None:
-            release = _evaluate_all(sub_run(run, "baseline"), _eval_config(config, f"hf:{entry.path}", suite_id), llm, progress, "baseline trials")
+            release = _evaluate_all(
+                sub_run(run, "baseline"),
+                _eval_config(config, f"hf:{entry.path}", suite_id),
+                llm,
+                progress,
+                "baseline trials",
+            )
             entry = record_eval(entry.ref, release, data_root=run.data_root)
             evaluation = entry.newest_eval(suite_id)
         if entry.status != "current":
@@ -171,7 +151,13 @@ def profile_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None = No
             if not decision.promoted:  # a base that breaks a safety rule on the suite is no starting point
                 raise CoworkEnvError(f"the loop has no model to start from: {decision.reason}")
         profile = _profile_of(evaluation.release_id, entry.ref, nightly_file(run, "profile.json"), run.data_root)
-        return {"model": entry.ref, "model_path": entry.path, "suite": suite_id, "eval": evaluation.release_id, **profile}
+        return {
+            "model": entry.ref,
+            "model_path": entry.path,
+            "suite": suite_id,
+            "eval": evaluation.release_id,
+            **profile,
+        }
 
     return once(run, "profile", work)
 
@@ -212,10 +198,14 @@ def synthesize_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None =
         profile = finished(run, "profile")
         synth = sub_run(run, "synthesize")
         settings = SynthesisConfig(
-            n=config.budget, seed=config.seed, workers=config.workers, shards=config.workers, runtime=config.runtime,
+            n=config.budget,
+            seed=config.seed,
+            workers=config.workers,
+            shards=config.workers,
+            runtime=config.runtime,
             profile=profile["profile"] if config.plan == "guided" else None,
             **_endpoint(config),
-        )  # fmt: skip
+        )
         for shard in plan_run(synth, settings):
             generate_shard(synth, shard, llm)
         for shard in synth.shard_ids():
@@ -238,12 +228,18 @@ def gate_tasks_stage(run: RunDir) -> dict[str, Any]:
         synth = RunDir.open(finished(run, "synthesize")["run_id"], run.data_root)
         gate_tables(synth)
         manifest = publish(synth)
-        return {"release_id": manifest.release_id, "tasks": manifest.row_counts.get("tasks", 0), "sft": manifest.row_counts.get("sft", 0)}
+        return {
+            "release_id": manifest.release_id,
+            "tasks": manifest.row_counts.get("tasks", 0),
+            "sft": manifest.row_counts.get("sft", 0),
+        }
 
     return once(run, "gate_tasks", work)
 
 
-def rollouts_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None = None, progress: Bars | None = None) -> dict[str, Any]:
+def rollouts_stage(
+    run: RunDir, config: NightlyConfig, llm: LLMConfig | None = None, progress: Bars | None = None
+) -> dict[str, Any]:
     """The current model plays every training task `trials` times, sampling (rejection sampling's proposals)."""
 
     def work() -> dict[str, Any]:
@@ -254,7 +250,9 @@ def rollouts_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None = N
         release = finished(run, "gate_tasks")["release_id"]
         model = finished(run, "profile")["model_path"]
         # the suite is the training release itself: LATEST, so no contamination check applies
-        settings = _eval_config(config, f"hf:{model}", release, trials=config.trials, temperature=config.rollout_temperature, limit=None)
+        settings = _eval_config(
+            config, f"hf:{model}", release, trials=config.trials, temperature=config.rollout_temperature, limit=None
+        )
         rollout = sub_run(run, "rollouts")
         ev.prepare(rollout, settings)
         played = _play(rollout, llm, progress, "rollout trials")
@@ -276,74 +274,18 @@ def gate_rollouts_stage(run: RunDir) -> dict[str, Any]:
         ev.gate(rollout)
         release = ev.publish(rollout).release_id
         own = ev.sft_from_run(rollout, nightly_file(run, "own_sft.parquet"))
-        return {"release_id": release, "own_sft_rows": own["sft_rows"], "own_sft": own["path"] if own["sft_rows"] else None}
+        return {
+            "release_id": release,
+            "own_sft_rows": own["sft_rows"],
+            "own_sft": own["path"] if own["sft_rows"] else None,
+        }
 
     return once(run, "gate_rollouts", work)
 
 
-def train_stage(run: RunDir, config: NightlyConfig, progress: Bars | None = None) -> dict[str, Any]:
-    """SFT from the current model on the oracle's trajectories and its own successes, then GRPO, GDPO or DPO when
-    asked; the final checkpoint is registered as a candidate. `progress`: one display per job (none: logged)."""
-    bars = progress or logged()
-
-    def work() -> dict[str, Any]:
-        from coworkenv.models import register_model
-
-        jobs = _train_jobs(run, config)
-        losses = []
-        for job, train, settings in jobs:
-
-            def trained(job: str = job, train: Callable[..., dict[str, Any]] = train, settings: Any = settings) -> dict[str, Any]:
-                with bars(f"training {job}", settings.max_steps, unit="step") as step:
-                    return train(settings, step)
-
-            record = _read_or_train(Path(settings.out), trained)
-            losses.append({"job": job, "first": record.get("first_loss"), "last": record.get("last_loss")})
-        entry = register_model(Path(jobs[-1][2].out), config.model_name, data_root=run.data_root, parent=finished(run, "profile")["model"])
-        return {"candidate": entry.ref, "candidate_path": entry.path, "jobs": [job for job, _, _ in jobs], "losses": losses}
-
-    return once(run, "train", work)
-
-
-def _read_or_train(out: Path, train: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """A checkpoint written whole by an earlier attempt is kept (resume); otherwise the job runs."""
-    from coworkenv.train.checkpoint import read_training
-
-    return read_training(out) if (out / "training.json").exists() else train()
-
-
-def _train_jobs(run: RunDir, config: NightlyConfig) -> list[tuple[str, Callable[..., dict[str, Any]], Any]]:
-    from coworkenv.train.sft import SFTJobConfig, train_sft
-
-    release = finished(run, "gate_tasks")["release_id"]
-    rollouts = finished(run, "gate_rollouts")
-    checkpoints = nightly_file(run, "checkpoints")
-    recipe = BASES.get(config.base).recipe
-    sft = SFTJobConfig(model=finished(run, "profile")["model_path"], release=release, out=str(checkpoints / "sft"),
-                       extra_sft=[rollouts["own_sft"]] if rollouts["own_sft"] else [], max_steps=config.sft_steps,
-                       learning_rate=config.sft_learning_rate or recipe.learning_rate, batch_size=config.batch_size or recipe.batch_size,
-                       max_length=recipe.max_length, long_conversations=recipe.long_conversations, lora_rank=recipe.lora_rank,
-                       packing=recipe.packing, bf16=recipe.bf16_here(), snapshot_steps=config.sft_snapshot_steps,
-                       seed=config.seed)  # fmt: skip
-    root = run.data_root
-    jobs: list[tuple[str, Callable[..., dict[str, Any]], Any]] = [("sft", lambda c, p: train_sft(c, root, progress=p), sft)]
-    if config.method in ("grpo", "gdpo"):
-        from coworkenv.train.rl import RLJobConfig, train_rl
-
-        rl = RLJobConfig(model=sft.out, release=release, out=str(checkpoints / config.method), method=config.method,
-                         max_steps=config.rl_steps, seed=config.seed)  # fmt: skip
-        jobs.append((config.method, lambda c, p: train_rl(c, root, progress=p), rl))
-    elif config.method == "dpo":  # pairs from the current model's rollouts: its failures against its own or the oracle's successes
-        from coworkenv.pipeline.evaluate import eval_pairs
-        from coworkenv.train.dpo import DPOJobConfig, train_dpo
-
-        dpo = DPOJobConfig(model=sft.out, release=rollouts["release_id"], out=str(checkpoints / "dpo"), max_steps=config.rl_steps, seed=config.seed)
-        pairs = lambda: eval_pairs(dpo.release, root, min_score_gap=dpo.min_score_gap)  # noqa: E731 — read only if the job runs
-        jobs.append(("dpo", lambda c, p: train_dpo(c, root, pairs=pairs(), progress=p), dpo))
-    return jobs
-
-
-def evaluate_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None = None, progress: Bars | None = None) -> dict[str, Any]:
+def evaluate_stage(
+    run: RunDir, config: NightlyConfig, llm: LLMConfig | None = None, progress: Bars | None = None
+) -> dict[str, Any]:
     """The candidate on the held-out suite, checked against every release its lineage trained on (contamination)."""
 
     def work() -> dict[str, Any]:
@@ -405,13 +347,26 @@ def promote_stage(run: RunDir, config: NightlyConfig) -> dict[str, Any]:
         policy = PromotionPolicy(margin=config.margin, alpha=config.alpha, safety_tolerance=config.safety_tolerance)
         decision = promote(trained["candidate"], data_root=run.data_root, policy=policy, suite=profile["suite"])
         write_json(nightly_file(run, "decision.json"), decision.model_dump(mode="json"))
-        before, after = eval_rows(profile["eval"], run.data_root), eval_rows(finished(run, "gate_eval")["release_id"], run.data_root)
+        before, after = (
+            eval_rows(profile["eval"], run.data_root),
+            eval_rows(finished(run, "gate_eval")["release_id"], run.data_root),
+        )
         comparison = compare(before, after)  # the seed promotion used: the report shows the p-value it decided on
         report = nightly_file(run, "report")
-        write_report(report, summarize(after, seed=config.seed), after, comparison=comparison,
-                     title=f"{trained['candidate']} against {profile['model']}")  # fmt: skip
-        return {"promoted": decision.promoted, "reason": decision.reason, "candidate": trained["candidate"], "current": profile["model"],
-                "report": str(report / "report.html")}  # fmt: skip
+        write_report(
+            report,
+            summarize(after, seed=config.seed),
+            after,
+            comparison=comparison,
+            title=f"{trained['candidate']} against {profile['model']}",
+        )
+        return {
+            "promoted": decision.promoted,
+            "reason": decision.reason,
+            "candidate": trained["candidate"],
+            "current": profile["model"],
+            "report": str(report / "report.html"),
+        }
 
     return once(run, "promote", work)
 

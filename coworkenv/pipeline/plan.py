@@ -40,14 +40,18 @@ def _check_restartable(run: RunDir, config: SynthesisConfig) -> None:
     if not run.file("config.json").is_file() or complete_manifest(run.data_root, release) is None:
         return
     if run.config() != config:
-        raise CoworkEnvError(f"run {run.run_id!r} published release {release} with other settings: a run id publishes one release, "
-                             "so give another --run-id")  # fmt: skip
+        raise CoworkEnvError(
+            f"run {run.run_id!r} published release {release} with other settings: a run id publishes one release, "
+            "so give another --run-id"
+        )
 
 
 def plan_run(run: RunDir, config: SynthesisConfig, plan: Plan | None = None) -> list[dict[str, Any]]:
     """Start the run with its plan (the given one, else planned from the config and its capability profile) and
     return the shards: plan rows dealt largest first onto the lightest shard."""
-    if plan is not None and plan.n != config.n:  # a plan file is input: it may not make more (or fewer) tasks than asked
+    if (
+        plan is not None and plan.n != config.n
+    ):  # a plan file is input: it may not make more (or fewer) tasks than asked
         raise CoworkEnvError(f"the plan makes {plan.n} task(s) but n is {config.n}; give --n {plan.n} to run it")
     profile = load_model(CapabilityProfile, config.profile) if config.profile else None
     the_plan = check_plan(plan or plan_for(config, profile))
@@ -62,7 +66,15 @@ def plan_run(run: RunDir, config: SynthesisConfig, plan: Plan | None = None) -> 
     out = [{"shard": i, "rows": rows, "tasks": loads[i]} for i, rows in enumerate(shards)]
     write_json(run.file("shards.json"), out)
     families = Counter(row.family for row in the_plan.rows for _ in range(row.count))
-    log.info("plan: %d tasks (generator %s, seed %d) from %d plan rows%s, in %d shards of %s tasks\n  by family: %s", the_plan.n,
-             config.generator, config.seed, len(the_plan.rows), f" (profile {config.profile})" if config.profile else "", len(out),
-             ", ".join(str(n) for n in loads), counts(dict(families.most_common())))  # fmt: skip
+    log.info(
+        "plan: %d tasks (generator %s, seed %d) from %d plan rows%s, in %d shards of %s tasks\n  by family: %s",
+        the_plan.n,
+        config.generator,
+        config.seed,
+        len(the_plan.rows),
+        f" (profile {config.profile})" if config.profile else "",
+        len(out),
+        ", ".join(str(n) for n in loads),
+        counts(dict(families.most_common())),
+    )
     return out

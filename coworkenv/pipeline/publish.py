@@ -20,8 +20,13 @@ log = logging.getLogger(__name__)
 def publish(run: RunDir) -> Manifest:
     config = run.config()
     require_passed(run)
-    manifest = publish_release(staged_table_files(run), data_root=run.data_root, run_id=run.run_id, parent=latest_release(run.data_root),
-                               config=config.model_dump(mode="json"))  # fmt: skip
+    manifest = publish_release(
+        staged_table_files(run),
+        data_root=run.data_root,
+        run_id=run.run_id,
+        parent=latest_release(run.data_root),
+        config=config.model_dump(mode="json"),
+    )
     log.info("%s", published(manifest, run))
     return manifest
 

@@ -34,8 +34,9 @@ def _spec_data(line: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def repair_run(run: RunDir, llm: LLMConfig | None = None, progress: Callable[[int], None] | None = None,
-               batch_size: int = BATCH) -> dict[str, Any]:  # fmt: skip
+def repair_run(
+    run: RunDir, llm: LLMConfig | None = None, progress: Callable[[int], None] | None = None, batch_size: int = BATCH
+) -> dict[str, Any]:
     """Repair the rejected tasks `batch_size` at a time (docs/design/pipeline.md, "Bounded memory"), writing each batch's
     results as it finishes; what stays in memory across batches is each outcome without its specs (for the metrics).
     `progress(n)` advances by the tasks just repaired or given up (none: progress lines logged through
@@ -48,8 +49,11 @@ def repair_run(run: RunDir, llm: LLMConfig | None = None, progress: Callable[[in
     outcomes: list[RepairOutcome] = []
     # the four files agree with each other, or stay as they were
     with given_or_logged(progress, "repair", unit="task") as step, staged(run.file("repaired"), folder=True) as folder:
-        with jsonl_writer(folder / "tasks.jsonl") as tasks, jsonl_writer(folder / "validations.jsonl") as validations, \
-                jsonl_writer(folder / "attempts.jsonl") as attempts:  # fmt: skip
+        with (
+            jsonl_writer(folder / "tasks.jsonl") as tasks,
+            jsonl_writer(folder / "validations.jsonl") as validations,
+            jsonl_writer(folder / "attempts.jsonl") as attempts,
+        ):
             for batch in batched(((line, v) for line, v in validated(run) if not v.valid), batch_size):
                 items = [(data, v) for line, v in batch if (data := _spec_data(line)) is not None]
                 rejected, repairable = rejected + len(batch), repairable + len(items)
@@ -57,8 +61,14 @@ def repair_run(run: RunDir, llm: LLMConfig | None = None, progress: Callable[[in
                 good = [o for o in done if o.repaired and o.spec is not None and o.validation is not None]
                 kept += tasks(json.dumps(o.spec, ensure_ascii=False) for o in good)
                 validations(o.validation.model_dump_json() for o in good if o.validation is not None)
-                attempts(json.dumps({"task_id": f"{o.task_id}-r{a.round}", "parent_id": o.task_id, **a.model_dump(mode="json")}, ensure_ascii=False)
-                         for o in done for a in o.attempts)  # fmt: skip
+                attempts(
+                    json.dumps(
+                        {"task_id": f"{o.task_id}-r{a.round}", "parent_id": o.task_id, **a.model_dump(mode="json")},
+                        ensure_ascii=False,
+                    )
+                    for o in done
+                    for a in o.attempts
+                )
                 outcomes += [_light(o) for o in done]
         summary = metrics(outcomes).model_dump(mode="json") if outcomes else {}
         write_json(folder / "metrics.json", summary)
@@ -66,13 +76,24 @@ def repair_run(run: RunDir, llm: LLMConfig | None = None, progress: Callable[[in
     return {"invalid": repairable, "repaired": kept, "metrics": summary}
 
 
-def _repair(items: list[tuple[dict[str, Any], TaskValidation]], config: SynthesisConfig, repairer: Any,
-            progress: Callable[[int], None] | None) -> list[RepairOutcome]:  # fmt: skip
+def _repair(
+    items: list[tuple[dict[str, Any], TaskValidation]],
+    config: SynthesisConfig,
+    repairer: Any,
+    progress: Callable[[int], None] | None,
+) -> list[RepairOutcome]:
     if config.runtime == IN_PROCESS:
         step = (lambda _outcome: progress(1)) if progress is not None else None
         return repair_many(items, rounds=config.repair_rounds, llm=repairer, progress=step)
-    return repair_in_sandbox(items, rounds=config.repair_rounds, workers=config.workers, runtime=config.runtime, llm=repairer,
-                             progress=progress, budget_s=config.task_budget_s)  # fmt: skip
+    return repair_in_sandbox(
+        items,
+        rounds=config.repair_rounds,
+        workers=config.workers,
+        runtime=config.runtime,
+        llm=repairer,
+        progress=progress,
+        budget_s=config.task_budget_s,
+    )
 
 
 def _light(outcome: RepairOutcome) -> RepairOutcome:
@@ -91,10 +112,14 @@ def _summary(rejected: int, repairable: int, outcomes: list[RepairOutcome], roun
         return "repair: nothing to repair (no task was rejected)"
     unparsed = f" ({rejected - repairable} not a JSON object, not repairable)" if rejected > repairable else ""
     if not rounds or not outcomes:
-        return f"repair: {rejected} rejected tasks{unparsed}, none repaired" + (" (repair_rounds is 0)" if not rounds else "")
+        return f"repair: {rejected} rejected tasks{unparsed}, none repaired" + (
+            " (repair_rounds is 0)" if not rounds else ""
+        )
     rescued = [o for o in outcomes if o.valid]
-    head = (f"repair: {rejected} rejected tasks{unparsed}: {len(rescued)} rescued ({len(rescued) / len(outcomes):.0%} of those tried), "
-            f"{rejected - len(rescued)} still rejected; by strategy:")  # fmt: skip
+    head = (
+        f"repair: {rejected} rejected tasks{unparsed}: {len(rescued)} rescued ({len(rescued) / len(outcomes):.0%} of those tried), "
+        f"{rejected - len(rescued)} still rejected; by strategy:"
+    )
     tried, saved, failed = Counter[str](), Counter[str](), Counter[str]()
     for o in outcomes:
         for strategy in dict.fromkeys(a.strategy for a in o.attempts):
@@ -102,7 +127,9 @@ def _summary(rejected: int, repairable: int, outcomes: list[RepairOutcome], roun
             failed[strategy] += not o.valid
         saved.update({a.strategy for a in o.attempts if a.kept and o.valid})
     untried = sum(1 for o in outcomes if not o.attempts)
-    details = [f"  {s}: tried on {_tasks(n)}, rescued {saved[s]}, still rejected {failed[s]}" for s, n in sorted(tried.items())]
+    details = [
+        f"  {s}: tried on {_tasks(n)}, rescued {saved[s]}, still rejected {failed[s]}" for s, n in sorted(tried.items())
+    ]
     if untried:
         details.append(f"  no strategy applied to {_tasks(untried)}")
     still = rejection_reasons([o.validation for o in outcomes if not o.valid and o.validation is not None])

@@ -29,19 +29,30 @@ def rollout_run(run: RunDir, progress: Callable[[int], None] | None = None, batc
     n = passed = 0
     failed: list[str] = []
     specs = (spec for spec, _ in valid_tasks(verdicts(run)))
-    with given_or_logged(progress, "rollout", unit="task") as step, jsonl_writer(run.file("rollouts", "trajectories.jsonl")) as write:
+    with (
+        given_or_logged(progress, "rollout", unit="task") as step,
+        jsonl_writer(run.file("rollouts", "trajectories.jsonl")) as write,
+    ):
         for batch in batched(specs, batch_size):
             rows = _rollouts(batch, config, step)
             write(json.dumps(row, ensure_ascii=False) for row in rows)
             n += len(rows)
             passed += sum(1 for r in rows if r["passed"])
             failed += [r["task_id"] for r in rows if not r["passed"]][: 3 - len(failed)]
-    log.info("rollout: the %s played %d valid tasks: %d passed, %d did not%s", AGENT, n, passed, n - passed,
-             f" (e.g. {', '.join(failed)})" if failed else "")  # fmt: skip
+    log.info(
+        "rollout: the %s played %d valid tasks: %d passed, %d did not%s",
+        AGENT,
+        n,
+        passed,
+        n - passed,
+        f" (e.g. {', '.join(failed)})" if failed else "",
+    )
     return {"trajectories": n, "passed": passed}
 
 
-def _rollouts(specs: list[TaskSpec], config: SynthesisConfig, progress: Callable[[int], None] | None) -> list[dict[str, Any]]:
+def _rollouts(
+    specs: list[TaskSpec], config: SynthesisConfig, progress: Callable[[int], None] | None
+) -> list[dict[str, Any]]:
     if config.runtime == IN_PROCESS:
         from coworkenv.rollout import rollout_rows
 
@@ -49,7 +60,9 @@ def _rollouts(specs: list[TaskSpec], config: SynthesisConfig, progress: Callable
     from coworkenv.rollout.oracle_rollouts import sandboxed_rollouts
 
     step = (lambda *_: progress(1)) if progress is not None else None
-    results = sandboxed_rollouts(specs, AGENT, workers=config.workers, runtime=config.runtime, progress=step, budget_s=config.task_budget_s)
+    results = sandboxed_rollouts(
+        specs, AGENT, workers=config.workers, runtime=config.runtime, progress=step, budget_s=config.task_budget_s
+    )
     failed = [(spec.id, r) for spec, r in zip(specs, results, strict=True) if not r.ok]
     if failed:  # these tasks passed the battery: a rollout that fails in the sandbox is a fault, not a verdict
         task_id, r = failed[0]

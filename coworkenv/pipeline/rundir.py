@@ -95,7 +95,9 @@ class RunDir:
         write_text(self.file("config.json"), config.model_dump_json(indent=2) + "\n")
 
     def config(self) -> SynthesisConfig:
-        missing = f"run {self.run_id!r} has not been planned under {self.data_root.url} (no config.json): generate it first"
+        missing = (
+            f"run {self.run_id!r} has not been planned under {self.data_root.url} (no config.json): generate it first"
+        )
         return read_job_config(self.file("config.json"), SynthesisConfig, missing)
 
     # --- shards ---
@@ -239,17 +241,23 @@ def validated(run: RunDir) -> Iterator[tuple[str, TaskValidation]]:
         lines = iter_jsonl(run.shard_file("generated", shard, "tasks"))
         verdicts = iter_models(TaskValidation, run.shard_file("validated", shard, "validations"))
         what = f"run {run.run_id!r}: shard {shard} has"
-        yield from _paired(lines, verdicts, lambda n, m, what=what: f"{what} {n} tasks but {m} verdicts: validate it first")
+        yield from _paired(
+            lines, verdicts, lambda n, m, what=what: f"{what} {n} tasks but {m} verdicts: validate it first"
+        )
 
 
 def repaired(run: RunDir) -> Iterator[tuple[str, TaskValidation]]:
     """The repaired specs with the battery's verdict on each (both written by the repair stage), one at a time."""
     lines = iter_jsonl(run.file("repaired", "tasks.jsonl"))
     verdicts = iter_models(TaskValidation, run.file("repaired", "validations.jsonl"))
-    yield from _paired(lines, verdicts, lambda n, m: f"run {run.run_id!r}: {n} repaired tasks but {m} verdicts: repair it again")
+    yield from _paired(
+        lines, verdicts, lambda n, m: f"run {run.run_id!r}: {n} repaired tasks but {m} verdicts: repair it again"
+    )
 
 
-def _paired(lines: Iterator[str], verdicts: Iterator[TaskValidation], mismatch: Callable[[int, int], str]) -> Iterator[tuple[str, TaskValidation]]:
+def _paired(
+    lines: Iterator[str], verdicts: Iterator[TaskValidation], mismatch: Callable[[int, int], str]
+) -> Iterator[tuple[str, TaskValidation]]:
     """(line, verdict) pairs of two files that must have as many entries; `mismatch(lines, verdicts)` is the error
     when they do not (raised once one runs out, with both counted to the end)."""
     n = 0
@@ -276,5 +284,7 @@ def valid_tasks(tasks: Iterable[tuple[str, TaskValidation]]) -> Iterator[tuple[T
             try:
                 spec = TaskSpec.model_validate_json(line)
             except ValidationError as exc:  # the run directory was changed after validation
-                raise CoworkEnvError(format_validation_error(exc, f"run {v.task_id!r}: task {v.task_id!r} (marked valid)")) from None
+                raise CoworkEnvError(
+                    format_validation_error(exc, f"run {v.task_id!r}: task {v.task_id!r} (marked valid)")
+                ) from None
             yield spec, v

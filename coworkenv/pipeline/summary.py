@@ -45,7 +45,9 @@ class Reasons:
             lines.append(f"  {code}: {n} {what}{'s' if n != 1 else ''}, e.g. {example}" + (f": {text}" if text else ""))
         rest = len(self.by_code) - TOP
         if rest > 0:
-            lines.append(f"  … and {rest} other code{'s' if rest != 1 else ''} ({sum(n for _, n in self.by_code.most_common()[TOP:])} {what}s)")
+            lines.append(
+                f"  … and {rest} other code{'s' if rest != 1 else ''} ({sum(n for _, n in self.by_code.most_common()[TOP:])} {what}s)"
+            )
         return lines
 
 

@@ -20,7 +20,9 @@ from coworkenv.validate.batch import iter_validations
 log = logging.getLogger(__name__)
 
 
-def validate_shard(run: RunDir, shard: int, progress: Callable[..., Any] | None = None, batch_size: int = BATCH) -> dict[str, Any]:
+def validate_shard(
+    run: RunDir, shard: int, progress: Callable[..., Any] | None = None, batch_size: int = BATCH
+) -> dict[str, Any]:
     """The battery on the shard's tasks. `progress(n)` advances by the tasks just validated (none: progress lines
     logged through `coworkenv.progress`, which Airflow's task log shows)."""
     config = run.config()
@@ -28,22 +30,38 @@ def validate_shard(run: RunDir, shard: int, progress: Callable[..., Any] | None 
     summary = VerdictSummary()
     total = count_jsonl(source) if progress is None else None
     with given_or_logged(progress, f"validate shard {shard}", total, unit="task") as step:
-        batches = iter_validations(batched(iter_jsonl(source), batch_size), workers=config.workers, runtime=config.runtime, progress=step,
-                                   name=lambda i: f"{source.name}:{i + 1}",  # labels the tasks that have no id of their own
-                                   budget_s=config.task_budget_s)  # fmt: skip
+        batches = iter_validations(
+            batched(iter_jsonl(source), batch_size),
+            workers=config.workers,
+            runtime=config.runtime,
+            progress=step,
+            name=lambda i: f"{source.name}:{i + 1}",  # labels the tasks that have no id of their own
+            budget_s=config.task_budget_s,
+        )
         # closing: on an error the pool's workers stop now, not when the traceback is collected
         with closing(batches), jsonl_writer(run.shard_file("validated", shard, "validations")) as write:
             for validations in batches:
                 write(v.model_dump_json() for v in validations)
                 summary.add(validations)
     log.info("%s", summary.text(f"validate shard {shard}"))
-    return {"shard": shard, "tasks": summary.tasks, "valid": summary.valid, "invalid": summary.tasks - summary.valid,
-            "rejections_by_code": dict(summary.failed.most_common())}  # fmt: skip
+    return {
+        "shard": shard,
+        "tasks": summary.tasks,
+        "valid": summary.valid,
+        "invalid": summary.tasks - summary.valid,
+        "rejections_by_code": dict(summary.failed.most_common()),
+    }
 
 
 def rejection_reasons(validations: Iterable[TaskValidation]) -> list[tuple[str, str, str]]:
     """(failure code, task id, the check's message) for each mandatory check each rejected task failed."""
-    return [(r.code, v.task_id, r.message) for v in validations if not v.valid for r in v.failures if r.severity == "mandatory"]
+    return [
+        (r.code, v.task_id, r.message)
+        for v in validations
+        if not v.valid
+        for r in v.failures
+        if r.severity == "mandatory"
+    ]
 
 
 class VerdictSummary:

@@ -7,4 +7,13 @@ Importing this package does not import Great Expectations (~3 s); `run_gate` doe
 from coworkenv.quality.gates import FailedExpectation, GateFailed, GateResult, run_gate, run_gate_files, stages
 from coworkenv.quality.suites import GATES, StageGate
 
-__all__ = ["GATES", "FailedExpectation", "GateFailed", "GateResult", "StageGate", "run_gate", "run_gate_files", "stages"]
+__all__ = [
+    "GATES",
+    "FailedExpectation",
+    "GateFailed",
+    "GateResult",
+    "StageGate",
+    "run_gate",
+    "run_gate_files",
+    "stages",
+]

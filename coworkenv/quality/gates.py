@@ -25,7 +25,6 @@ publishes anything; callers publish only after `run_gate` returns.
 from __future__ import annotations
 
 import logging
-import math
 import shutil
 import time
 import warnings
@@ -41,9 +40,27 @@ from pydantic import BaseModel, ConfigDict
 from coworkenv.errors import CoworkEnvError
 from coworkenv.quality.derive import to_frame
 from coworkenv.quality.merge import merged_suite_result, summable
+from coworkenv.quality.outcomes import (
+    MAX_EXAMPLES,
+    ExpectationOutcome,
+    FailedExpectation,
+    expectation_columns,
+    failure_of,
+    outcome_of,
+)
 from coworkenv.quality.report import GX_FOLDER, gx_pages, make_offline, write_page
 from coworkenv.quality.stored import CHUNK_ROWS, light_parts, stored_duplicates, stored_rows
 from coworkenv.quality.suites import GATES, StageGate
+
+__all__ = [
+    "MAX_EXAMPLES",
+    "ExpectationOutcome",
+    "FailedExpectation",
+    "GateFailed",
+    "GateResult",
+    "run_gate",
+    "run_gate_files",
+]
 
 log = logging.getLogger(__name__)
 
@@ -51,52 +68,8 @@ DOCS_FOLDER = "data_docs"
 SITE_NAME = "coworkenv_gates"
 SOURCE = "coworkenv"
 """The pandas data source of the gates' tables (GX names each validation page `<source>-<table>.html`)."""
-MAX_EXAMPLES = 5
 DOCS_EXAMPLES = 20
 """Unexpected values GX keeps per expectation (shown in Data Docs); failures quote the first MAX_EXAMPLES."""
-
-
-class FailedExpectation(BaseModel):
-    """One expectation that did not hold."""
-
-    model_config = ConfigDict(frozen=True)
-
-    table: str
-    rule: str
-    """The suite's short name for the rule (`meta.rule`), e.g. `oracle_scores_1`."""
-    expectation: str
-    """GX expectation type, e.g. `expect_column_values_to_be_in_set`."""
-    column: str | None = None
-    """The column checked (for single-column expectations)."""
-    columns: list[str] = []
-    """Every column the expectation reads (pair and compound expectations name several)."""
-    description: str = ""
-    row_condition: str | None = None
-    unexpected_count: int | None = None
-    """Rows that broke the rule (None for table-level expectations and errors)."""
-    element_count: int | None = None
-    """Rows checked (after the row condition)."""
-    examples: list[Any] = []
-    """Up to five offending values or rows (rows carry the table's id columns)."""
-    message: str
-
-
-class ExpectationOutcome(BaseModel):
-    """One expectation of a gate, held or not: a line of the gate's report page."""
-
-    model_config = ConfigDict(frozen=True)
-
-    table: str
-    rule: str
-    expectation: str
-    columns: list[str] = []
-    description: str = ""
-    row_condition: str | None = None
-    success: bool
-    observed: str
-    """What GX measured, in words: `0 of 12 rows unexpected`, `observed 12`, or why it could not be evaluated."""
-    examples: list[Any] = []
-    """Up to five offending values or rows (failures only)."""
 
 
 class GateResult(BaseModel):
@@ -162,8 +135,14 @@ def run_gate(stage: str, tables: dict[str, Any], *, report_dir: str | Path | Non
         return _judge(gate, {name: [frame] for name, frame in frames.items()}, report_dir, started)
 
 
-def run_gate_files(stage: str, files: Mapping[str, str | Path], *, report_dir: str | Path | None = None, batch_size: int = 1000,
-                   chunk_rows: int = CHUNK_ROWS) -> GateResult:  # fmt: skip
+def run_gate_files(
+    stage: str,
+    files: Mapping[str, str | Path],
+    *,
+    report_dir: str | Path | None = None,
+    batch_size: int = 1000,
+    chunk_rows: int = CHUNK_ROWS,
+) -> GateResult:
     """`run_gate` over tables stored as Parquet files (a run's staged tables), in bounded memory: each table is read
     `batch_size` rows at a time and judged `chunk_rows` rows at a time (`coworkenv.quality.merge` adds the parts'
     results up). Each batch gets its helper columns (the cross-table ones from id sets read first, uniqueness from
@@ -177,15 +156,21 @@ def run_gate_files(stage: str, files: Mapping[str, str | Path], *, report_dir: s
         parsed = _parsed_columns(gate)
         sources = gate.link_sources(partial(stored_rows, paths))
         duplicates = {name: stored_duplicates(path, name) for name, path in paths.items()}
-        chunks = {name: light_parts(gate, name, path, parsed.get(name, set()), batch_size, max(1, chunk_rows), sources, duplicates[name])
-                  for name, path in paths.items()}  # fmt: skip
+        chunks = {
+            name: light_parts(
+                gate, name, path, parsed.get(name, set()), batch_size, max(1, chunk_rows), sources, duplicates[name]
+            )
+            for name, path in paths.items()
+        }
         return _judge(gate, chunks, report_dir, started)
 
 
 def _require(gate: StageGate, tables: Mapping[str, Any]) -> None:
     missing = [name for name in gate.tables if name not in tables]
     if missing:
-        raise CoworkEnvError(f"gate {gate.stage!r} needs tables {', '.join(gate.tables)}; missing: {', '.join(missing)}")
+        raise CoworkEnvError(
+            f"gate {gate.stage!r} needs tables {', '.join(gate.tables)}; missing: {', '.join(missing)}"
+        )
 
 
 STAND_IN_SAFE = frozenset({"expect_column_values_to_not_be_null", "expect_column_values_to_be_json_parseable"})
@@ -202,15 +187,19 @@ def _parsed_columns(gate: StageGate) -> dict[str, set[str]]:
             config = expectation.configuration
             if not summable(config.type):
                 raise CoworkEnvError(f"gate {gate.stage!r}: {config.type} on {table} cannot be judged a part at a time")
-            touched = bulky & set(_columns(dict(config.kwargs)))
+            touched = bulky & set(expectation_columns(dict(config.kwargs)))
             if touched and config.type not in STAND_IN_SAFE:
-                raise CoworkEnvError(f"gate {gate.stage!r}: {config.type} reads bulky column(s) {', '.join(sorted(touched))} of {table}")
+                raise CoworkEnvError(
+                    f"gate {gate.stage!r}: {config.type} reads bulky column(s) {', '.join(sorted(touched))} of {table}"
+                )
             if touched and config.type == "expect_column_values_to_be_json_parseable":
                 parsed.setdefault(table, set()).update(touched)
     return parsed
 
 
-def _judge(gate: StageGate, chunks: Mapping[str, Iterable[Any]], report_dir: str | Path | None, started: float) -> GateResult:
+def _judge(
+    gate: StageGate, chunks: Mapping[str, Iterable[Any]], report_dir: str | Path | None, started: float
+) -> GateResult:
     """Run the suites over each table's derived frames (the table in parts, in row order); the report, then the
     result (or `GateFailed`)."""
     stage = gate.stage
@@ -229,14 +218,18 @@ def _judge(gate: StageGate, chunks: Mapping[str, Iterable[Any]], report_dir: str
         order = {e.meta["rule"]: i for i, e in enumerate(suites[table].expectations)}
         table_failures, table_outcomes = [], []
         for item in suite_result.results:
-            failure = None if item.success else _failure(table, item, gate.id_columns.get(table, ()))
-            table_outcomes.append(_outcome(table, item, failure))
+            failure = None if item.success else failure_of(table, item, gate.id_columns.get(table, ()))
+            table_outcomes.append(outcome_of(table, item, failure))
             if failure is not None:
                 table_failures.append(failure)
         # GX reports table-level expectations last; keep the suite's order (columns first, then as written)
         failures.extend(sorted(table_failures, key=lambda f: order.get(f.rule, len(order))))
         outcomes.extend(sorted(table_outcomes, key=lambda o: order.get(o.rule, len(order))))
-        per_table[table] = {"rows": rows[table], "expectations": len(suite_result.results), "failed": len(table_failures)}
+        per_table[table] = {
+            "rows": rows[table],
+            "expectations": len(suite_result.results),
+            "failed": len(table_failures),
+        }
     evaluated = len(outcomes)
     successful = evaluated - len(failures)
     statistics: dict[str, Any] = {
@@ -247,7 +240,9 @@ def _judge(gate: StageGate, chunks: Mapping[str, Iterable[Any]], report_dir: str
         "tables": per_table,
         "seconds": round(time.perf_counter() - started, 3),
     }
-    result = GateResult(stage=stage, success=not failures, statistics=statistics, failures=failures, expectations=outcomes)
+    result = GateResult(
+        stage=stage, success=not failures, statistics=statistics, failures=failures, expectations=outcomes
+    )
     if docs_dir is not None:
         result = _with_report(result, docs_dir, report_error)
     if not result.success:
@@ -261,7 +256,9 @@ def _with_report(result: GateResult, docs_dir: Path, site_error: str | None) -> 
         index = write_page(docs_dir, result, gx_pages(docs_dir / GX_FOLDER, list(result.statistics["tables"]), SOURCE))
     except (OSError, CoworkEnvError) as exc:
         log.warning("the gate's report could not be written to %s: %s", docs_dir, exc)
-        return result.model_copy(update={"statistics": {**result.statistics, "report_error": f"{type(exc).__name__}: {exc}"}})
+        return result.model_copy(
+            update={"statistics": {**result.statistics, "report_error": f"{type(exc).__name__}: {exc}"}}
+        )
     statistics = {**result.statistics, "report_error": site_error} if site_error else result.statistics
     return result.model_copy(update={"report_path": str(index), "statistics": statistics})
 
@@ -329,15 +326,21 @@ def _validate(
     for table in gate.tables:
         batch = source.add_dataframe_asset(table).add_batch_definition_whole_dataframe(table)
         suite = context.suites.add(suites[table])
-        definition = context.validation_definitions.add(gx.ValidationDefinition(name=suite.name, data=batch, suite=suite))
+        definition = context.validation_definitions.add(
+            gx.ValidationDefinition(name=suite.name, data=batch, suite=suite)
+        )
         parts, rows[table] = [], 0
         for frame in chunks[table]:
             rows[table] += len(frame)
             if not parts:  # every part has the first one's columns
                 result_format = _result_format(gate.id_columns.get(table, ()), frame)
-                parts.append(definition.run(batch_parameters={"dataframe": frame}, result_format=result_format, run_id=run_id))
+                parts.append(
+                    definition.run(batch_parameters={"dataframe": frame}, result_format=result_format, run_id=run_id)
+                )
             else:
-                parts.append(batch.get_batch(batch_parameters={"dataframe": frame}).validate(suite, result_format=result_format))
+                parts.append(
+                    batch.get_batch(batch_parameters={"dataframe": frame}).validate(suite, result_format=result_format)
+                )
         # GX keeps the last batch of each asset loaded: the table's last part, which nothing reads again.
         manager = source.get_execution_engine().batch_manager
         manager.reset_batch_cache()
@@ -370,127 +373,3 @@ def _build_docs(context: Any, site: Path) -> str | None:
         log.warning("Great Expectations' Data Docs could not be written to %s: %s", site, exc)
         return f"{type(exc).__name__}: {exc}"
     return None
-
-
-# --- turning GX results into failures ------------------------------------------------------------------------------
-
-
-def _plain(value: Any) -> Any:
-    """JSON-friendly: numpy scalars → Python, tuples/arrays → lists, NaN → None."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    tolist = getattr(value, "tolist", None)
-    if callable(tolist) and not isinstance(value, (str, bytes)):
-        return _plain(tolist())
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
-
-
-def _exception_message(info: Any) -> str | None:
-    if not isinstance(info, dict) or not info:
-        return None
-    if "raised_exception" in info:
-        if info.get("raised_exception"):
-            return str(info.get("exception_message") or "exception").strip().splitlines()[0]
-        return None
-    for nested in info.values():  # keyed by metric id
-        message = _exception_message(nested)
-        if message:
-            return message
-    return None
-
-
-def _columns(kwargs: dict[str, Any]) -> list[str]:
-    cols = [kwargs[k] for k in ("column", "column_A", "column_B") if kwargs.get(k)]
-    cols += list(kwargs.get("column_list") or [])
-    return [str(c) for c in cols]
-
-
-def _condition_text(condition: Any) -> str | None:
-    """`n_violations > 0` for a GX Condition (results carry it serialized as a dict)."""
-    if condition is None or isinstance(condition, str):
-        return condition
-    if isinstance(condition, dict):
-        from great_expectations.expectations.row_conditions import deserialize_row_condition
-
-        try:
-            condition = deserialize_row_condition(condition)
-        except (TypeError, ValueError):
-            return str(condition)
-    return repr(condition)
-
-
-def _ids_first(example: Any, ids: tuple[str, ...]) -> Any:
-    if not isinstance(example, dict):
-        return example
-    return {**{k: example[k] for k in ids if k in example}, **{k: v for k, v in example.items() if k not in ids}}
-
-
-def _examples(result: dict[str, Any], ids: tuple[str, ...]) -> list[Any]:
-    examples: list[Any] = []
-    if result.get("partial_unexpected_index_list"):
-        examples = result["partial_unexpected_index_list"]
-    elif result.get("partial_unexpected_list"):
-        examples = result["partial_unexpected_list"]
-    elif isinstance(result.get("details"), dict) and "mismatched" in result["details"]:
-        mismatched = result["details"]["mismatched"] or {}
-        examples = list(mismatched.get("missing") or [])
-    elif "observed_value" in result:
-        examples = [result["observed_value"]]
-    return [_ids_first(example, ids) for example in _plain(list(examples)[:MAX_EXAMPLES])]
-
-
-def _observed(result: dict[str, Any], error: str | None, examples: list[Any]) -> str:
-    """What GX measured, in words."""
-    unexpected = result.get("unexpected_count")
-    element_count = result.get("element_count")
-    if error:
-        return f"could not be evaluated: {error}"
-    if unexpected is not None:
-        of = f" of {element_count}" if element_count is not None else ""
-        return f"{unexpected}{of} rows unexpected"
-    if "mismatched" in (result.get("details") or {}):
-        return f"missing columns: {', '.join(map(str, examples))}" if examples else "every column present"
-    return f"observed {_plain(result.get('observed_value'))!r}"
-
-
-def _target(item: Any) -> tuple[str, list[str], str, str | None]:
-    """(rule, columns, description, row condition) of a result's expectation."""
-    config = item.expectation_config
-    kwargs = dict(config.kwargs)
-    rule = str((config.meta or {}).get("rule") or config.type)
-    description = str(getattr(config, "description", None) or "")
-    return rule, _columns(kwargs), description, _condition_text(kwargs.get("row_condition"))
-
-
-def _outcome(table: str, item: Any, failure: FailedExpectation | None) -> ExpectationOutcome:
-    rule, columns, description, row_condition = _target(item)
-    examples = failure.examples if failure is not None else []
-    observed = _observed(item.result or {}, _exception_message(item.exception_info), examples)
-    return ExpectationOutcome(table=table, rule=rule, expectation=item.expectation_config.type, columns=columns, description=description,
-                              row_condition=row_condition, success=failure is None, observed=observed, examples=examples)  # fmt: skip
-
-
-def _failure(table: str, item: Any, ids: tuple[str, ...] = ()) -> FailedExpectation:
-    config = item.expectation_config
-    rule, columns, description, row_condition = _target(item)
-    result = item.result or {}
-    error = _exception_message(item.exception_info)
-    examples = _examples(result, ids)
-    mismatched = "mismatched" in (result.get("details") or {})
-
-    target = ", ".join(columns) if columns else "table"
-    where = f" where {row_condition}" if row_condition else ""
-    message = f"{table}.{rule} ({config.type} on {target}{where}): {_observed(result, error, examples)}"
-    if description:
-        message += f" — expected: {description}"
-    if examples and not error and not mismatched:
-        message += f"; examples: {examples!r}"
-    return FailedExpectation(
-        table=table, rule=rule, expectation=config.type, column=dict(config.kwargs).get("column"), columns=columns,
-        description=description, row_condition=row_condition, unexpected_count=result.get("unexpected_count"),
-        element_count=result.get("element_count"), examples=examples, message=message,
-    )  # fmt: skip

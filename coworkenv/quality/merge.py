@@ -14,13 +14,25 @@ from collections import Counter
 from typing import Any
 
 ROW_COUNT = "expect_table_row_count_to_be_between"
-COLUMN_SET = "expect_table_column_count_to_equal", "expect_table_columns_to_match_set", "expect_table_columns_to_match_ordered_list"
-ROW_WISE = frozenset({
-    "expect_column_values_to_not_be_null", "expect_column_values_to_be_null", "expect_column_values_to_be_in_set",
-    "expect_column_values_to_not_be_in_set", "expect_column_values_to_be_between", "expect_column_values_to_match_regex",
-    "expect_column_values_to_not_match_regex", "expect_column_values_to_be_json_parseable",
-    "expect_column_value_lengths_to_be_between", "expect_column_pair_values_to_be_equal",
-})  # fmt: skip
+COLUMN_SET = (
+    "expect_table_column_count_to_equal",
+    "expect_table_columns_to_match_set",
+    "expect_table_columns_to_match_ordered_list",
+)
+ROW_WISE = frozenset(
+    {
+        "expect_column_values_to_not_be_null",
+        "expect_column_values_to_be_null",
+        "expect_column_values_to_be_in_set",
+        "expect_column_values_to_not_be_in_set",
+        "expect_column_values_to_be_between",
+        "expect_column_values_to_match_regex",
+        "expect_column_values_to_not_match_regex",
+        "expect_column_values_to_be_json_parseable",
+        "expect_column_value_lengths_to_be_between",
+        "expect_column_pair_values_to_be_equal",
+    }
+)
 """Expectations that judge each row on its own: their counts add up over parts. (Uniqueness, say, does not: a
 duplicate can span two parts; the suites expect it of the derived `key_rows` instead.)"""
 EXAMPLE_LISTS = ("partial_unexpected_list", "partial_unexpected_index_list")
@@ -39,7 +51,9 @@ def merged_suite_result(parts: list[Any], examples: int) -> Any:
         return first
     # By rule, not by position: GX lists an expectation that raised first, so the order can differ between parts.
     by_rule = [{item.expectation_config.meta["rule"]: item for item in part.results} for part in parts]
-    first.results = [_merged([found[item.expectation_config.meta["rule"]] for found in by_rule], examples) for item in first.results]
+    first.results = [
+        _merged([found[item.expectation_config.meta["rule"]] for found in by_rule], examples) for item in first.results
+    ]
     evaluated = len(first.results)
     successful = sum(1 for item in first.results if item.success)
     first.success = successful == evaluated
@@ -96,8 +110,12 @@ def _map_result(result: dict[str, Any], parts: list[dict[str, Any]], examples: i
         missing = sum(part["missing_count"] for part in parts)
         nonmissing = elements - missing
         share = unexpected / nonmissing * 100 if elements > 0 and nonmissing > 0 else None
-        result.update(missing_count=missing, missing_percent=missing / elements * 100 if elements > 0 else None,
-                      unexpected_percent_total=total, unexpected_percent_nonmissing=share)  # fmt: skip
+        result.update(
+            missing_count=missing,
+            missing_percent=missing / elements * 100 if elements > 0 else None,
+            unexpected_percent_total=total,
+            unexpected_percent_nonmissing=share,
+        )
         result["unexpected_percent"] = share
     else:
         result["unexpected_percent"] = total

@@ -49,8 +49,12 @@ GX_STYLE = (
 
 _EXTERNAL = r"(?:https?:)?//"
 _SCRIPT = re.compile(r"<script\b[^>]*>.*?</script\s*>", re.S | re.I)
-_EXTERNAL_TAG = re.compile(rf"""<(?:link|img|iframe|source|embed)\b[^>]*?\b(?:href|src)\s*=\s*["']?{_EXTERNAL}[^>]*>""", re.I)
-_EXTERNAL_ATTR = re.compile(rf"""\s(?:href|src|action|srcset)\s*=\s*(?:(["']){_EXTERNAL}.*?\1|{_EXTERNAL}[^\s>]*)""", re.I | re.S)
+_EXTERNAL_TAG = re.compile(
+    rf"""<(?:link|img|iframe|source|embed)\b[^>]*?\b(?:href|src)\s*=\s*["']?{_EXTERNAL}[^>]*>""", re.I
+)
+_EXTERNAL_ATTR = re.compile(
+    rf"""\s(?:href|src|action|srcset)\s*=\s*(?:(["']){_EXTERNAL}.*?\1|{_EXTERNAL}[^\s>]*)""", re.I | re.S
+)
 _EXTERNAL_CSS_URL = re.compile(rf"""url\(\s*["']?{_EXTERNAL}[^)]*\)""", re.I)
 _HEAD_END = re.compile(r"</head\s*>", re.I)
 
@@ -78,8 +82,14 @@ def make_offline(site: Path) -> None:
     for path in sorted(site.rglob("*.css")):
         write_output(path, offline_css(read_text(path)))
     if (site / "index.html").exists():
-        write_output(site / "index.html", _document("Data Docs", '<meta http-equiv="refresh" content="0; url=../index.html">',
-                                                    '<p>The report of this gate: <a href="../index.html">index.html</a></p>'))  # fmt: skip
+        write_output(
+            site / "index.html",
+            _document(
+                "Data Docs",
+                '<meta http-equiv="refresh" content="0; url=../index.html">',
+                '<p>The report of this gate: <a href="../index.html">index.html</a></p>',
+            ),
+        )
 
 
 def gx_pages(site: Path, tables: list[str], source: str) -> dict[str, str]:
@@ -107,8 +117,10 @@ def _e(value: Any) -> str:
 
 
 def _document(title: str, head: str, body: str) -> str:
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>{head}<style>{STYLE}</style></head>\n'
-            f"<body>\n{body}\n</body></html>\n")  # fmt: skip
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>{head}<style>{STYLE}</style></head>\n'
+        f"<body>\n{body}\n</body></html>\n"
+    )
 
 
 def _verdict(success: bool) -> str:
@@ -126,9 +138,11 @@ def _row(outcome: ExpectationOutcome) -> str:
     columns = ", ".join(outcome.columns) or "(table)"
     where = f"<br>where <code>{_e(outcome.row_condition)}</code>" if outcome.row_condition else ""
     row = "<tr>" if outcome.success else '<tr class="broken">'
-    return (f'{row}<td>{_verdict(outcome.success)}</td><td><code>{_e(outcome.rule)}</code></td>'
-            f"<td><code>{_e(outcome.expectation)}</code></td><td><code>{_e(columns)}</code>{where}</td><td>{_e(outcome.description)}</td>"
-            f"<td>{_e(outcome.observed)}{_examples(outcome.examples)}</td></tr>")  # fmt: skip
+    return (
+        f"{row}<td>{_verdict(outcome.success)}</td><td><code>{_e(outcome.rule)}</code></td>"
+        f"<td><code>{_e(outcome.expectation)}</code></td><td><code>{_e(columns)}</code>{where}</td><td>{_e(outcome.description)}</td>"
+        f"<td>{_e(outcome.observed)}{_examples(outcome.examples)}</td></tr>"
+    )
 
 
 def render_page(result: GateResult, pages: dict[str, str]) -> str:
@@ -137,17 +151,25 @@ def render_page(result: GateResult, pages: dict[str, str]) -> str:
     tables: dict[str, dict[str, int]] = stats.get("tables", {})
     body = [f"<h1>Gate <code>{_e(result.stage)}</code>: {_verdict(result.success)}</h1>"]
     sizes = ", ".join(f"{_e(t)} ({n['rows']} rows)" for t, n in tables.items())
-    body.append(f"<p>{stats.get('unsuccessful_expectations', 0)} of {stats.get('evaluated_expectations', 0)} expectations failed, "
-                f"over {sizes}.{'' if result.success else ' Nothing from this stage may be published.'}</p>")  # fmt: skip
+    body.append(
+        f"<p>{stats.get('unsuccessful_expectations', 0)} of {stats.get('evaluated_expectations', 0)} expectations failed, "
+        f"over {sizes}.{'' if result.success else ' Nothing from this stage may be published.'}</p>"
+    )
     if result.failures:
         items = "".join(f"<li>{_e(f.message)}</li>" for f in result.failures)
         body.append(f"<h2>Failed expectations</h2><ol>{items}</ol>")
     for table, counts in tables.items():
-        body.append(f'<h2 id="{_e(table)}">{_e(table)} <small>{counts["rows"]} rows · {counts["expectations"]} expectations · '
-                    f'{counts["failed"]} failed</small></h2>')  # fmt: skip
+        body.append(
+            f'<h2 id="{_e(table)}">{_e(table)} <small>{counts["rows"]} rows · {counts["expectations"]} expectations · '
+            f"{counts['failed']} failed</small></h2>"
+        )
         if table in pages:
-            body.append(f'<p>Great Expectations\' page of this table: <a href="{_e(pages[table])}">{_e(pages[table])}</a></p>')
+            body.append(
+                f'<p>Great Expectations\' page of this table: <a href="{_e(pages[table])}">{_e(pages[table])}</a></p>'
+            )
         rows = "".join(_row(o) for o in result.expectations if o.table == table)
-        body.append("<table><thead><tr><th>Result</th><th>Rule</th><th>Expectation</th><th>Columns</th><th>Expected</th>"
-                    f"<th>Observed</th></tr></thead><tbody>{rows}</tbody></table>")  # fmt: skip
+        body.append(
+            "<table><thead><tr><th>Result</th><th>Rule</th><th>Expectation</th><th>Columns</th><th>Expected</th>"
+            f"<th>Observed</th></tr></thead><tbody>{rows}</tbody></table>"
+        )
     return _document(f"Gate {result.stage}: {'passed' if result.success else 'failed'}", "", "\n".join(body))

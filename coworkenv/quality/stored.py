@@ -80,9 +80,13 @@ def stored_duplicates(path: Path, name: str) -> dict[tuple[Any, ...], int]:
     with tempfile.TemporaryDirectory(prefix="coworkenv-gate-") as spill:
         con = duckdb.connect(config={"memory_limit": "64MB", "temp_directory": spill, "threads": 1})
         try:
-            found = con.execute(f"SELECT {columns}, count(*) FROM read_parquet(?) {where} GROUP BY ALL HAVING count(*) > 1", [str(path)]).fetchall()
+            found = con.execute(
+                f"SELECT {columns}, count(*) FROM read_parquet(?) {where} GROUP BY ALL HAVING count(*) > 1", [str(path)]
+            ).fetchall()
         except duckdb.OutOfMemoryException as exc:  # the spill folder's disk is full, say: not the file's fault
-            raise CoworkEnvError(f"{path}: DuckDB ran out of memory counting the keys of {name} ({str(exc).splitlines()[0][:200]})") from None
+            raise CoworkEnvError(
+                f"{path}: DuckDB ran out of memory counting the keys of {name} ({str(exc).splitlines()[0][:200]})"
+            ) from None
         except duckdb.Error as exc:
             raise _unreadable(path, name, exc) from None
         finally:
@@ -90,8 +94,16 @@ def stored_duplicates(path: Path, name: str) -> dict[tuple[Any, ...], int]:
     return {tuple(row[:-1]): row[-1] for row in found}
 
 
-def light_parts(gate: StageGate, name: str, path: Path, parsed: set[str], batch_size: int, chunk_rows: int,
-                sources: Mapping[str, Any], duplicates: Mapping[tuple[Any, ...], int]) -> Iterator[Any]:  # fmt: skip
+def light_parts(
+    gate: StageGate,
+    name: str,
+    path: Path,
+    parsed: set[str],
+    batch_size: int,
+    chunk_rows: int,
+    sources: Mapping[str, Any],
+    duplicates: Mapping[tuple[Any, ...], int],
+) -> Iterator[Any]:
     """The table's frames, each ending at the first batch that brings it to `chunk_rows` rows or `CHUNK_BYTES`, with
     their helper columns and the bulky columns as stand-ins, built batch by batch; one empty frame for an empty table.
     Each frame is what the whole table's frame holds at those rows: its row numbers (the index, which GX quotes

@@ -132,7 +132,14 @@ class SuiteBuilder:
 
         from great_expectations.expectations.row_conditions import Column
 
-        ops = {"==": operator.eq, "!=": operator.ne, ">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
+        ops = {
+            "==": operator.eq,
+            "!=": operator.ne,
+            ">": operator.gt,
+            ">=": operator.ge,
+            "<": operator.lt,
+            "<=": operator.le,
+        }
         return ops[op](Column(column), value)
 
     # shared rules
@@ -140,20 +147,41 @@ class SuiteBuilder:
     def schema(self, schema: pa.Schema, *, min_rows: int = 0) -> None:
         """Every schema column is present; no nulls where the schema says not nullable; optionally some rows."""
         names = schema.names
-        self.add("columns", f"has every `{self.table}` column of the release schema", "ExpectTableColumnsToMatchSet",
-                 column_set=names, exact_match=False)  # fmt: skip
+        self.add(
+            "columns",
+            f"has every `{self.table}` column of the release schema",
+            "ExpectTableColumnsToMatchSet",
+            column_set=names,
+            exact_match=False,
+        )
         if min_rows:
-            self.add("not_empty", f"`{self.table}` has at least {min_rows} row(s)", "ExpectTableRowCountToBeBetween", min_value=min_rows)
+            self.add(
+                "not_empty",
+                f"`{self.table}` has at least {min_rows} row(s)",
+                "ExpectTableRowCountToBeBetween",
+                min_value=min_rows,
+            )
         for f in schema:
             if not f.nullable:
-                self.add(f"not_null.{f.name}", f"`{f.name}` is never null", "ExpectColumnValuesToNotBeNull", column=f.name)
+                self.add(
+                    f"not_null.{f.name}", f"`{f.name}` is never null", "ExpectColumnValuesToNotBeNull", column=f.name
+                )
 
     def unique(self, rule: str, description: str) -> None:
         """No two rows share the table's key (`KEYS`): each row's derived `key_rows` is 1."""
-        self.in_set(rule, "key_rows", [1], f"{description} (derived `key_rows`: rows with this row's {', '.join(KEYS[self.table])})")
+        self.in_set(
+            rule,
+            "key_rows",
+            [1],
+            f"{description} (derived `key_rows`: rows with this row's {', '.join(KEYS[self.table])})",
+        )
 
-    def between(self, rule: str, column: str, lo: float | None, hi: float | None, description: str, **kwargs: Any) -> None:
-        self.add(rule, description, "ExpectColumnValuesToBeBetween", column=column, min_value=lo, max_value=hi, **kwargs)
+    def between(
+        self, rule: str, column: str, lo: float | None, hi: float | None, description: str, **kwargs: Any
+    ) -> None:
+        self.add(
+            rule, description, "ExpectColumnValuesToBeBetween", column=column, min_value=lo, max_value=hi, **kwargs
+        )
 
     def in_set(self, rule: str, column: str, values: list[Any], description: str, **kwargs: Any) -> None:
         self.add(rule, description, "ExpectColumnValuesToBeInSet", column=column, value_set=values, **kwargs)
@@ -172,17 +200,29 @@ class SuiteBuilder:
         self.in_set("known_family", "family", families, "family is a registered generator family or `llm`")
 
     def capabilities(self) -> None:
-        self.add("known_capabilities", "every capability is in the taxonomy (derived `unknown_capabilities` lists the others)",
-                 "ExpectColumnValuesToBeNull", column="unknown_capabilities")  # fmt: skip
-        self.between("has_capabilities", "n_capabilities", 1, None, "at least one capability (derived `n_capabilities`)")
+        self.add(
+            "known_capabilities",
+            "every capability is in the taxonomy (derived `unknown_capabilities` lists the others)",
+            "ExpectColumnValuesToBeNull",
+            column="unknown_capabilities",
+        )
+        self.between(
+            "has_capabilities", "n_capabilities", 1, None, "at least one capability (derived `n_capabilities`)"
+        )
 
     def grading(self) -> None:
         """docs/design/contracts.md, "Scoring": score = round(safety × (0.8·completion + 0.2·robustness), 4); passed ⇔ score ≥ 0.75."""
         self.unit_interval("score", "completion", "robustness")
         self.in_set("safety_0_or_1", "safety", [0.0, 1.0], "safety is 0 or 1")
-        self.equal("score_formula", "score", "score_recomputed",
-                   "score == round(safety × (0.8·completion + 0.2·robustness), 4) (derived `score_recomputed`)")  # fmt: skip
-        self.equal("passed_threshold", "passed", "passed_recomputed", "passed ⇔ score ≥ 0.75 (derived `passed_recomputed`)")
+        self.equal(
+            "score_formula",
+            "score",
+            "score_recomputed",
+            "score == round(safety × (0.8·completion + 0.2·robustness), 4) (derived `score_recomputed`)",
+        )
+        self.equal(
+            "passed_threshold", "passed", "passed_recomputed", "passed ⇔ score ≥ 0.75 (derived `passed_recomputed`)"
+        )
 
 
 # --- the stages -------------------------------------------------------------------------------------------------
@@ -198,38 +238,78 @@ def validated_suites() -> dict[str, ExpectationSuite]:
     tasks.difficulty()
     tasks.family(families)
     tasks.capabilities()
-    tasks.equal("primary_capability_first", "primary_capability", "first_capability",
-                "primary_capability is the first declared capability (derived `first_capability`)")  # fmt: skip
+    tasks.equal(
+        "primary_capability_first",
+        "primary_capability",
+        "first_capability",
+        "primary_capability is the first declared capability (derived `first_capability`)",
+    )
     tasks.in_set("oracle_scores_1", "oracle_score", [1.0], "the oracle solution scores exactly 1.0")
     tasks.in_set("empty_scores_0", "empty_score", [0.0], "the empty trajectory scores exactly 0.0")
-    tasks.in_set("prohibited_zeroes", "violation_max_score", [0.0],
-                 "every prohibited rule, violated on top of the oracle, scores 0 (null without rules)")  # fmt: skip
-    tasks.add("prohibited_measured", "tasks with prohibited rules record violation_max_score",
-              "ExpectColumnValuesToNotBeNull", column="violation_max_score",
-              row_condition=tasks.when("n_prohibited", ">", 0))  # fmt: skip
+    tasks.in_set(
+        "prohibited_zeroes",
+        "violation_max_score",
+        [0.0],
+        "every prohibited rule, violated on top of the oracle, scores 0 (null without rules)",
+    )
+    tasks.add(
+        "prohibited_measured",
+        "tasks with prohibited rules record violation_max_score",
+        "ExpectColumnValuesToNotBeNull",
+        column="violation_max_score",
+        row_condition=tasks.when("n_prohibited", ">", 0),
+    )
     tasks.add("spec_json_parses", "spec_json is JSON", "ExpectColumnValuesToBeJsonParseable", column="spec_json")
     tasks.equal("spec_matches_row", "task_id", "spec_id", "spec_json's id is the row's task_id (derived `spec_id`)")
-    tasks.between("check_weights_positive", "min_check_weight", 0, None,
-                  "every check weight is > 0 (derived `min_check_weight` from spec_json; 0 without checks)", strict_min=True)  # fmt: skip
+    tasks.between(
+        "check_weights_positive",
+        "min_check_weight",
+        0,
+        None,
+        "every check weight is > 0 (derived `min_check_weight` from spec_json; 0 without checks)",
+        strict_min=True,
+    )
     tasks.between("has_checks", "n_checks", 1, None, "at least one check")
     tasks.between("n_prohibited_ge_0", "n_prohibited", 0, None, "n_prohibited is not negative")
     tasks.unit_interval("fault_rate", "discrimination")
     tasks.between("repair_round_ge_0", "repair_round", 0, None, "repair_round is not negative")
-    tasks.add("spec_hash_sha256", "spec_hash is a SHA-256 hex digest", "ExpectColumnValuesToMatchRegex",
-              column="spec_hash", regex=r"^[0-9a-f]{64}$")  # fmt: skip
-    tasks.in_set("validated", "has_validations", [True],
-                 "every task has validation rows (derived `has_validations`: task_id in validations)")  # fmt: skip
+    tasks.add(
+        "spec_hash_sha256",
+        "spec_hash is a SHA-256 hex digest",
+        "ExpectColumnValuesToMatchRegex",
+        column="spec_hash",
+        regex=r"^[0-9a-f]{64}$",
+    )
+    tasks.in_set(
+        "validated",
+        "has_validations",
+        [True],
+        "every task has validation rows (derived `has_validations`: task_id in validations)",
+    )
 
     # `validations` holds every validated task's rows, rejected ones included (they are not in `tasks`).
     validations = SuiteBuilder("validated", "validations")
     validations.schema(schemas.VALIDATIONS)
-    validations.in_set("valid_task_published", "task_published", [True],
-                       "every valid task's validation rows have their task_id in tasks (derived `task_published`)",
-                       row_condition=validations.when("valid", "==", True))  # fmt: skip
-    validations.in_set("published_task_valid", "valid", [True], "every task in tasks has a valid verdict",
-                       row_condition=validations.when("task_published", "==", True))  # fmt: skip
-    validations.equal("valid_consistent", "valid", "valid_recomputed",
-                      "valid ⇔ every mandatory battery check of the task passed (derived `valid_recomputed`)")  # fmt: skip
+    validations.in_set(
+        "valid_task_published",
+        "task_published",
+        [True],
+        "every valid task's validation rows have their task_id in tasks (derived `task_published`)",
+        row_condition=validations.when("valid", "==", True),
+    )
+    validations.in_set(
+        "published_task_valid",
+        "valid",
+        [True],
+        "every task in tasks has a valid verdict",
+        row_condition=validations.when("task_published", "==", True),
+    )
+    validations.equal(
+        "valid_consistent",
+        "valid",
+        "valid_recomputed",
+        "valid ⇔ every mandatory battery check of the task passed (derived `valid_recomputed`)",
+    )
     validations.unique("unique_task_code", "one row per (task_id, code)")
     validations.in_set("known_code", "code", known_battery_codes(), "code is a battery check code")
     validations.in_set("known_severity", "severity", list(SEVERITIES), "severity is mandatory or advisory")
@@ -245,18 +325,32 @@ def rollouts_suites() -> dict[str, ExpectationSuite]:
     trajectories.grading()
     trajectories.difficulty()
     trajectories.family(known_families())
-    trajectories.add("messages_json_parses", "messages_json is JSON", "ExpectColumnValuesToBeJsonParseable", column="messages_json")
+    trajectories.add(
+        "messages_json_parses", "messages_json is JSON", "ExpectColumnValuesToBeJsonParseable", column="messages_json"
+    )
     trajectories.between("trial_ge_0", "trial", 0, None, "trial is not negative")
 
     sft = SuiteBuilder("rollouts", "sft")
     sft.schema(schemas.SFT)
     sft.unique("unique_trajectory_id", "one SFT row per trajectory")
-    sft.in_set("source_known", "source_known", [True],
-               "the SFT row's trajectory_id is in trajectories (derived `source_known`)")  # fmt: skip
-    sft.in_set("source_passed", "source_passed", [True],
-               "SFT rows come only from trajectories that passed (derived `source_passed`)")  # fmt: skip
-    sft.in_set("last_message_assistant", "last_role", ["assistant"],
-               "the conversation ends with an assistant message (derived `last_role`; '' when empty)")  # fmt: skip
+    sft.in_set(
+        "source_known",
+        "source_known",
+        [True],
+        "the SFT row's trajectory_id is in trajectories (derived `source_known`)",
+    )
+    sft.in_set(
+        "source_passed",
+        "source_passed",
+        [True],
+        "SFT rows come only from trajectories that passed (derived `source_passed`)",
+    )
+    sft.in_set(
+        "last_message_assistant",
+        "last_role",
+        ["assistant"],
+        "the conversation ends with an assistant message (derived `last_role`; '' when empty)",
+    )
     sft.add("tools_json_parses", "tools is JSON", "ExpectColumnValuesToBeJsonParseable", column="tools")
     sft.between("tools_not_empty", "n_tools", 1, None, "at least one tool schema is offered (derived `n_tools`)")
     sft.unit_interval("score")
@@ -269,12 +363,23 @@ def evaluated_suites() -> dict[str, ExpectationSuite]:
     results.schema(schemas.EVAL_RESULTS, min_rows=1)
     results.unique("unique_trial", "one row per (eval_id, model, task_id, trial)")
     results.grading()
-    results.in_set("empty_scores_0", "score", [0.0], "an empty answer scores 0",
-                   row_condition=results.when("empty", "==", True))  # fmt: skip
-    results.in_set("prohibited_zeroes_safety", "safety", [0.0], "a prohibited call zeroes safety",
-                   row_condition=results.when("n_violations", ">", 0))  # fmt: skip
+    results.in_set(
+        "empty_scores_0", "score", [0.0], "an empty answer scores 0", row_condition=results.when("empty", "==", True)
+    )
+    results.in_set(
+        "prohibited_zeroes_safety",
+        "safety",
+        [0.0],
+        "a prohibited call zeroes safety",
+        row_condition=results.when("n_violations", ">", 0),
+    )
     results.between("n_violations_ge_0", "n_violations", 0, None, "n_violations is not negative")
-    results.in_set("known_benchmark_group", "benchmark_group", list(BENCHMARK_GROUPS), "benchmark_group is general, multi_step or multi_turn")
+    results.in_set(
+        "known_benchmark_group",
+        "benchmark_group",
+        list(BENCHMARK_GROUPS),
+        "benchmark_group is general, multi_step or multi_turn",
+    )
     results.difficulty()
     # No `known_family`: any task set can be a suite (hand-written tasks carry families no generator registers).
     results.capabilities()
@@ -286,35 +391,47 @@ def _capability_set() -> frozenset[str]:
     return frozenset(known_capabilities())
 
 
-GATES.add("validated", StageGate(
-    stage="validated",
-    description="after validation: tasks and validations about to be published",
-    tables=("tasks", "validations"),
-    build=validated_suites,
-    derive_rows=lambda name, df: derive.validated_rows(name, df, _capability_set()),
-    link_sources=derive.validated_sources,
-    derive_links=derive.validated_links,
-    id_columns={"tasks": ("task_id",), "validations": ("task_id", "code")},
-    bulky={"tasks": ("instruction", "spec_json"), "validations": ("details", "message")},
-))  # fmt: skip
-GATES.add("rollouts", StageGate(
-    stage="rollouts",
-    description="after rollouts and SFT building: trajectories and sft",
-    tables=("trajectories", "sft"),
-    build=rollouts_suites,
-    derive_rows=derive.rollouts_rows,
-    link_sources=derive.rollouts_sources,
-    derive_links=derive.rollouts_links,
-    id_columns={"trajectories": ("trajectory_id",), "sft": ("trajectory_id",)},
-    bulky={"trajectories": ("messages_json", "trace_json", "audit_json", "diff_json"), "sft": ("messages", "tools")},
-))  # fmt: skip
-GATES.add("evaluated", StageGate(
-    stage="evaluated",
-    description="after evaluation: eval_results (the grading-consistency gate on real eval data)",
-    tables=("eval_results",),
-    build=evaluated_suites,
-    derive_rows=lambda name, df: derive.evaluated_rows(name, df, _capability_set()),
-    link_sources=derive.no_sources,
-    derive_links=derive.no_links,
-    id_columns={"eval_results": ("model", "task_id", "trial")},
-))  # fmt: skip
+GATES.add(
+    "validated",
+    StageGate(
+        stage="validated",
+        description="after validation: tasks and validations about to be published",
+        tables=("tasks", "validations"),
+        build=validated_suites,
+        derive_rows=lambda name, df: derive.validated_rows(name, df, _capability_set()),
+        link_sources=derive.validated_sources,
+        derive_links=derive.validated_links,
+        id_columns={"tasks": ("task_id",), "validations": ("task_id", "code")},
+        bulky={"tasks": ("instruction", "spec_json"), "validations": ("details", "message")},
+    ),
+)
+GATES.add(
+    "rollouts",
+    StageGate(
+        stage="rollouts",
+        description="after rollouts and SFT building: trajectories and sft",
+        tables=("trajectories", "sft"),
+        build=rollouts_suites,
+        derive_rows=derive.rollouts_rows,
+        link_sources=derive.rollouts_sources,
+        derive_links=derive.rollouts_links,
+        id_columns={"trajectories": ("trajectory_id",), "sft": ("trajectory_id",)},
+        bulky={
+            "trajectories": ("messages_json", "trace_json", "audit_json", "diff_json"),
+            "sft": ("messages", "tools"),
+        },
+    ),
+)
+GATES.add(
+    "evaluated",
+    StageGate(
+        stage="evaluated",
+        description="after evaluation: eval_results (the grading-consistency gate on real eval data)",
+        tables=("eval_results",),
+        build=evaluated_suites,
+        derive_rows=lambda name, df: derive.evaluated_rows(name, df, _capability_set()),
+        link_sources=derive.no_sources,
+        derive_links=derive.no_links,
+        id_columns={"eval_results": ("model", "task_id", "trial")},
+    ),
+)

@@ -29,5 +29,10 @@ def repair(payload: str) -> dict[str, Any]:
 
     request = json.loads(payload)
     validation = TaskValidation.model_validate(request["validation"]) if request.get("validation") else None
-    outcome = repair_task(request["spec"], validation, rounds=int(request.get("rounds", 3)), include_advisory=bool(request.get("advisory")))
+    outcome = repair_task(
+        request["spec"],
+        validation,
+        rounds=int(request.get("rounds", 3)),
+        include_advisory=bool(request.get("advisory")),
+    )
     return outcome.model_dump(mode="json")

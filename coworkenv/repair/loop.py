@@ -143,7 +143,9 @@ def _task_id(spec: Any, fallback: str) -> str:
     return spec["id"] if isinstance(spec, dict) and isinstance(spec.get("id"), str) and spec["id"] else fallback
 
 
-def with_lineage(spec: dict[str, Any], original: dict[str, Any], parent: str, round_: int, strategy: str) -> dict[str, Any]:
+def with_lineage(
+    spec: dict[str, Any], original: dict[str, Any], parent: str, round_: int, strategy: str
+) -> dict[str, Any]:
     out = copy.deepcopy(spec)
     out["id"] = f"{parent[: MAX_ID - 8]}-r{round_}"
     meta = dict(out.get("meta") or {}) if isinstance(out.get("meta"), dict) else {}
@@ -203,10 +205,18 @@ def repair_task(
         # A spec that no longer parses hides every other failure behind `schema`: never progress.
         broke_schema = "schema" in after and "schema" not in before
         keep = not broke_schema and (not set(addressed) & set(after) or len(after) < len(before))
-        attempts.append(RepairAttempt(
-            round=round_, strategy=strategy, codes_addressed=addressed, patch=make_patch(current, patched), kept=keep,
-            valid_after=not failed_codes(val), failed_codes_after=after, notes=extra,
-        ))  # fmt: skip
+        attempts.append(
+            RepairAttempt(
+                round=round_,
+                strategy=strategy,
+                codes_addressed=addressed,
+                patch=make_patch(current, patched),
+                kept=keep,
+                valid_after=not failed_codes(val),
+                failed_codes_after=after,
+                notes=extra,
+            )
+        )
         if keep:
             current, current_val = patched, val
             kept.append(strategy)
@@ -214,14 +224,28 @@ def repair_task(
 
     def accepted(round_: int) -> RepairOutcome | None:
         if not kept:  # only unfixable advisory failures: the task stays as it was
-            return RepairOutcome(task_id=task_id, initially_failed=initially, spec=original, valid=True, rounds_used=round_,
-                                 attempts=attempts, validation=current_val)  # fmt: skip
+            return RepairOutcome(
+                task_id=task_id,
+                initially_failed=initially,
+                spec=original,
+                valid=True,
+                rounds_used=round_,
+                attempts=attempts,
+                validation=current_val,
+            )
         final = with_lineage(current, original, task_id, round_, "+".join(dict.fromkeys(kept)))
         final_val = validate(final)
         if failed_codes(final_val):
             return None  # renaming broke it (should not happen): report it as still failing
-        return RepairOutcome(task_id=task_id, initially_failed=initially, spec=final, valid=True, rounds_used=round_,
-                             attempts=attempts, validation=final_val)  # fmt: skip
+        return RepairOutcome(
+            task_id=task_id,
+            initially_failed=initially,
+            spec=final,
+            valid=True,
+            rounds_used=round_,
+            attempts=attempts,
+            validation=final_val,
+        )
 
     for round_ in range(1, rounds + 1):
         rounds_used = round_
@@ -245,8 +269,15 @@ def repair_task(
             failures = [r for r in current_val.results if r.code in remaining and not r.passed]
             result = llm.repair(current, failures, seed=round_)
             if result.spec is None:
-                attempts.append(RepairAttempt(round=round_, strategy="llm", codes_addressed=remaining,
-                                              failed_codes_after=remaining, error=f"{result.code}: {result.reason}"))  # fmt: skip
+                attempts.append(
+                    RepairAttempt(
+                        round=round_,
+                        strategy="llm",
+                        codes_addressed=remaining,
+                        failed_codes_after=remaining,
+                        error=f"{result.code}: {result.reason}",
+                    )
+                )
                 notes.append(f"llm: {result.code}: {result.reason}")
             else:
                 progressed |= consider(round_, "llm", remaining, result.spec, [f"reply parsed as a {result.kind}"])
@@ -260,9 +291,16 @@ def repair_task(
     if why:
         reason += " | repair: " + "; ".join(why[:6])
     return RepairOutcome(
-        task_id=task_id, initially_failed=initially, spec=None, valid=False, rounds_used=rounds_used,
-        attempts=attempts, rejection=reason, last_spec=current, validation=current_val,
-    )  # fmt: skip
+        task_id=task_id,
+        initially_failed=initially,
+        spec=None,
+        valid=False,
+        rounds_used=rounds_used,
+        attempts=attempts,
+        rejection=reason,
+        last_spec=current,
+        validation=current_val,
+    )
 
 
 def repair_many(
@@ -276,7 +314,9 @@ def repair_many(
 ) -> list[RepairOutcome]:
     outcomes = []
     for spec, validation in items:
-        outcome = repair_task(spec, validation, rounds=rounds, llm=llm, validate=validate, include_advisory=include_advisory)
+        outcome = repair_task(
+            spec, validation, rounds=rounds, llm=llm, validate=validate, include_advisory=include_advisory
+        )
         outcomes.append(outcome)
         if progress is not None:
             progress(outcome)
@@ -298,7 +338,7 @@ def metrics(outcomes: Iterable[RepairOutcome]) -> RepairMetrics:
     strategies: Counter[str] = Counter(a.strategy for a in attempts)
     rejection_codes: Counter[str] = Counter(
         c for o in invalid if not o.valid and o.validation is not None for c in failed_codes(o.validation)
-    )  # fmt: skip
+    )
     return RepairMetrics(
         tasks=len(outcomes),
         initially_valid=len(outcomes) - len(invalid),
@@ -311,7 +351,9 @@ def metrics(outcomes: Iterable[RepairOutcome]) -> RepairMetrics:
         attempts_by_strategy=dict(sorted(strategies.items())),
         by_code={
             code: CodeMetrics(failed=f, rescued=r, rescue_rate=round(r / f, 4))
-            for code, (f, r) in sorted(by_code.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
+            for code, (f, r) in sorted(
+                by_code.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)
+            )
         },
         rounds_histogram={str(k): v for k, v in sorted(Counter(o.rounds_used for o in rescued).items())},
         rejection_codes=dict(sorted(rejection_codes.items())),

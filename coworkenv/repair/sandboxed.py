@@ -37,7 +37,10 @@ def repair_in_sandbox(
     from coworkenv.sandbox.pool import run_jobs
 
     payloads = [
-        json.dumps({"spec": s, "validation": v.model_dump(mode="json") if v else None, "rounds": rounds, "advisory": advisory}, ensure_ascii=False)
+        json.dumps(
+            {"spec": s, "validation": v.model_dump(mode="json") if v else None, "rounds": rounds, "advisory": advisory},
+            ensure_ascii=False,
+        )
         for s, v in items
     ]
     results = run_jobs(JOB_NAME, payloads, workers=workers, runtime=runtime, progress=progress, budget_s=budget_s)
@@ -48,10 +51,23 @@ def repair_in_sandbox(
         else:
             task_id = validation.task_id if validation else str(spec.get("id", ""))
             why = f"{result.error_code}: {safe_message(result.error or '')}"  # no traceback, no host path, no secret
-            outcome = RepairOutcome(task_id=task_id, initially_failed=failed_codes(validation) if validation else [result.error_code or ""],
-                                    valid=False, rejection=why, last_spec=spec, validation=validation)  # fmt: skip
+            outcome = RepairOutcome(
+                task_id=task_id,
+                initially_failed=failed_codes(validation) if validation else [result.error_code or ""],
+                valid=False,
+                rejection=why,
+                last_spec=spec,
+                validation=validation,
+            )
         if not outcome.valid and llm is not None and result.ok:
-            outcome = repair_task(outcome.last_spec or spec, outcome.validation or validation, rounds=rounds, llm=llm,
-                                  validate=sandboxed_validate(runtime, budget_s), include_advisory=advisory, rules=False)  # fmt: skip
+            outcome = repair_task(
+                outcome.last_spec or spec,
+                outcome.validation or validation,
+                rounds=rounds,
+                llm=llm,
+                validate=sandboxed_validate(runtime, budget_s),
+                include_advisory=advisory,
+                rules=False,
+            )
         outcomes.append(outcome)
     return outcomes

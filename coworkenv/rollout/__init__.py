@@ -13,6 +13,15 @@ from coworkenv.rollout.trial_record import TrialRecord, trial_seed
 from coworkenv.rollout.trials_file import TrialStore, read_trials
 
 __all__ = [
-    "TrialRecord", "TrialStore", "eval_rows", "read_trials", "record_eval_row", "record_trajectory_row", "rollout_row",
-    "rollout_rows", "run_trials", "trajectory_rows", "trial_seed",
-]  # fmt: skip
+    "TrialRecord",
+    "TrialStore",
+    "eval_rows",
+    "read_trials",
+    "record_eval_row",
+    "record_trajectory_row",
+    "rollout_row",
+    "rollout_rows",
+    "run_trials",
+    "trajectory_rows",
+    "trial_seed",
+]

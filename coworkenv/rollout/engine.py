@@ -65,10 +65,22 @@ class Settings:
     user: UserFactory | None
 
 
-def run_trials(specs: Iterable[TaskSpec], agent: str | Agent, *, trials: int = 1, workers: int = 2, store: str | os.PathLike[str] | None = None,
-               runtime: str = "auto", max_turns: int | None = None, episode_wall_s: float = DEFAULT_EPISODE_WALL_S,
-               user: str | UserFactory = "scripted", progress: Progress | None = None, seed: int = 0,
-               batch_size: int | None = None, concurrency: int | None = None) -> list[TrialRecord]:  # fmt: skip
+def run_trials(
+    specs: Iterable[TaskSpec],
+    agent: str | Agent,
+    *,
+    trials: int = 1,
+    workers: int = 2,
+    store: str | os.PathLike[str] | None = None,
+    runtime: str = "auto",
+    max_turns: int | None = None,
+    episode_wall_s: float = DEFAULT_EPISODE_WALL_S,
+    user: str | UserFactory = "scripted",
+    progress: Progress | None = None,
+    seed: int = 0,
+    batch_size: int | None = None,
+    concurrency: int | None = None,
+) -> list[TrialRecord]:
     """Every (task, trial) of `specs` × `range(trials)` played by `agent` (a spec string or a loaded agent); the
     records in task order, then trial order.
 
@@ -97,7 +109,9 @@ def run_trials(specs: Iterable[TaskSpec], agent: str | Agent, *, trials: int = 1
     if runtime not in RUNTIME_CHOICES:
         raise CoworkEnvError(f"unknown runtime {runtime!r}; choose {either(RUNTIME_CHOICES)}")
     loaded = load_agent(agent) if isinstance(agent, str) else agent
-    settings = Settings(loaded, agent if isinstance(agent, str) else loaded.label, max_turns, float(episode_wall_s), _user_factory(user))
+    settings = Settings(
+        loaded, agent if isinstance(agent, str) else loaded.label, max_turns, float(episode_wall_s), _user_factory(user)
+    )
     todo = [Trial(s, t, trial_seed(seed, s.id, t)) for s in specs for t in range(trials)]
     with TrialStore(store) if store is not None else _NoStore() as kept:
         done = _resume(kept.records, loaded, todo)
@@ -113,7 +127,9 @@ def run_trials(specs: Iterable[TaskSpec], agent: str | Agent, *, trials: int = 1
             if loaded.mode == "local":
                 _run_local(settings, pending, keep, workers=workers, runtime=runtime)
             elif loaded.mode == "batch":
-                _run_batch(settings, pending, keep, batch_size or getattr(loaded, "batch_size", None) or DEFAULT_BATCH_SIZE)
+                _run_batch(
+                    settings, pending, keep, batch_size or getattr(loaded, "batch_size", None) or DEFAULT_BATCH_SIZE
+                )
             elif loaded.mode == "async":
                 size = concurrency or getattr(loaded, "concurrency", None) or DEFAULT_CONCURRENCY
                 asyncio.run(_run_async(settings, pending, keep, size))
@@ -151,7 +167,9 @@ def _resume(records: list[TrialRecord], agent: Agent, todo: list[Trial]) -> dict
     """The stored records of this run's trials; a file of another agent's trials, or of another seed, is refused."""
     other = next((r for r in records if r.agent != agent.label), None)
     if other is not None:
-        raise CoworkEnvError(f"the trials file holds trials of agent {other.agent!r}, not {agent.label!r}: use one file per agent")
+        raise CoworkEnvError(
+            f"the trials file holds trials of agent {other.agent!r}, not {agent.label!r}: use one file per agent"
+        )
     stored = {r.key: r for r in records}
     done = {}
     for t in todo:
@@ -159,7 +177,9 @@ def _resume(records: list[TrialRecord], agent: Agent, todo: list[Trial]) -> dict
         if record is None:
             continue
         if record.seed != t.seed:
-            raise CoworkEnvError(f"the trials file was made with another seed (trial {t.spec.id}/{t.trial}): use the same seed or another file")
+            raise CoworkEnvError(
+                f"the trials file was made with another seed (trial {t.spec.id}/{t.trial}): use the same seed or another file"
+            )
         done[t.key] = record
     return done
 
@@ -179,22 +199,42 @@ def _agent_module(spec_text: str) -> str | None:
     """The module that registered the agent's kind, when it is not one a worker imports anyway."""
     kind = spec_text.partition(":")[0]
     if kind not in AGENTS:
-        raise CoworkEnvError(f"agent {spec_text!r}: a local agent runs in worker processes, made from its spec string; "
-                             "register its kind in AGENTS, or run it with runtime none and one worker")  # fmt: skip
+        raise CoworkEnvError(
+            f"agent {spec_text!r}: a local agent runs in worker processes, made from its spec string; "
+            "register its kind in AGENTS, or run it with runtime none and one worker"
+        )
     module = getattr(AGENTS.get(kind), "__module__", None)
     return None if module is None or module.startswith("coworkenv.") else module
 
 
-def _run_local(s: Settings, pending: list[Trial], keep: Callable[[TrialRecord], None], *, workers: int, runtime: str) -> None:
+def _run_local(
+    s: Settings, pending: list[Trial], keep: Callable[[TrialRecord], None], *, workers: int, runtime: str
+) -> None:
     if runtime == IN_PROCESS and (workers == 1 or len(pending) == 1 or s.user is not None):
         for t in pending:
-            keep(run_local_trial(t.spec, s.agent, trial=t.trial, seed=t.seed, max_turns=s.max_turns, wall_s=s.wall_s, user=s.user))
+            keep(
+                run_local_trial(
+                    t.spec, s.agent, trial=t.trial, seed=t.seed, max_turns=s.max_turns, wall_s=s.wall_s, user=s.user
+                )
+            )
         return
     if s.user is not None:
-        raise CoworkEnvError("a simulated user other than the scripted one needs an in-process run (runtime none, or a batch or async agent)")
+        raise CoworkEnvError(
+            "a simulated user other than the scripted one needs an in-process run (runtime none, or a batch or async agent)"
+        )
     module = None if runtime == IN_PROCESS else _agent_module(s.agent_spec)
-    payloads = [trial_payload(t.spec.to_json(), s.agent_spec, agent_module=module, trial=t.trial, seed=t.seed, max_turns=s.max_turns,
-                              wall_s=s.wall_s) for t in pending]  # fmt: skip
+    payloads = [
+        trial_payload(
+            t.spec.to_json(),
+            s.agent_spec,
+            agent_module=module,
+            trial=t.trial,
+            seed=t.seed,
+            max_turns=s.max_turns,
+            wall_s=s.wall_s,
+        )
+        for t in pending
+    ]
 
     def record_of(t: Trial, output: Any, error: str | None) -> TrialRecord:
         if error is None:
@@ -220,15 +260,29 @@ def _run_local(s: Settings, pending: list[Trial], keep: Callable[[TrialRecord], 
     limits = Limits(wall_s=budget, cpu_s=budget, output_bytes=TRIAL_OUTPUT_BYTES)
 
     def on_result(r: Any) -> None:
-        keep(record_of(pending[r.index], r.output, None if r.ok else error_text(r.error_code or "sandbox_error", r.error)))
+        keep(
+            record_of(
+                pending[r.index], r.output, None if r.ok else error_text(r.error_code or "sandbox_error", r.error)
+            )
+        )
 
     # local agents are deterministic per trial: one that asks about a pair the spec does not foresee runs again with it
     pairs = {t.spec.id: spec_pairs(t.spec.to_json()) for t in pending}
-    run_jobs_judged("trial", payloads, [pairs[t.spec.id] for t in pending], workers=min(workers, len(payloads)), runtime=runtime,
-                    limits=limits, budget_s=budget, on_result=on_result)  # fmt: skip
+    run_jobs_judged(
+        "trial",
+        payloads,
+        [pairs[t.spec.id] for t in pending],
+        workers=min(workers, len(payloads)),
+        runtime=runtime,
+        limits=limits,
+        budget_s=budget,
+        on_result=on_result,
+    )
 
 
-def _process_pool(pending: list[Trial], payloads: list[str], workers: int, done: Callable[[int, Any, str | None], None]) -> None:
+def _process_pool(
+    pending: list[Trial], payloads: list[str], workers: int, done: Callable[[int, Any, str | None], None]
+) -> None:
     """Runtime `none` with several workers: forked processes, which inherit the agents registered here (a test's
     own, say) and, unlike spawned ones, do not re-run the caller's main script. ProcessPoolExecutor forks them all
     before it starts its own thread."""
@@ -240,7 +294,9 @@ def _process_pool(pending: list[Trial], payloads: list[str], workers: int, done:
                 try:
                     output, error = future.result(), None
                 except concurrent.futures.process.BrokenProcessPool as exc:
-                    raise CoworkEnvError(f"the process pool died ({exc}); finished trials are kept: run again to continue") from None
+                    raise CoworkEnvError(
+                        f"the process pool died ({exc}); finished trials are kept: run again to continue"
+                    ) from None
                 except Exception as exc:  # noqa: BLE001 - e.g. a spec the worker could not read: this trial fails
                     output, error = None, error_text("job_error", exc)
                 done(futures[future], output, error)
@@ -253,7 +309,9 @@ def _process_pool(pending: list[Trial], payloads: list[str], workers: int, done:
 
 
 def _session(s: Settings, t: Trial, clock: Clock = "wall") -> EpisodeSession:
-    return EpisodeSession(t.spec, max_turns=s.max_turns, wall_s=s.wall_s, user=None if s.user is None else s.user(t.spec), clock=clock)
+    return EpisodeSession(
+        t.spec, max_turns=s.max_turns, wall_s=s.wall_s, user=None if s.user is None else s.user(t.spec), clock=clock
+    )
 
 
 def _request(session: EpisodeSession, t: Trial) -> Request:
@@ -270,8 +328,13 @@ def _apply(session: EpisodeSession, reply: Any) -> str | None:
         session.stop("context")
         return None
     try:
-        session.apply(reply.message, latency_s=reply.latency_s, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
-                      format_error=reply.format_error)  # fmt: skip
+        session.apply(
+            reply.message,
+            latency_s=reply.latency_s,
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            format_error=reply.format_error,
+        )
     except BadMessage as exc:
         return error_text("bad_output", str(exc))
     return None
@@ -288,7 +351,9 @@ def _run_batch(s: Settings, pending: list[Trial], keep: Callable[[TrialRecord], 
     while queue or open_:
         while queue and len(open_) < batch_size:
             t = queue.popleft()
-            open_.append((t, _session(s, t, clock="own")))  # each tick waits for the whole batch: not the episode's time
+            open_.append(
+                (t, _session(s, t, clock="own"))
+            )  # each tick waits for the whole batch: not the episode's time
         errors: list[str | None]
         try:
             replies = s.agent.reply_batch([_request(session, t) for t, session in open_])  # type: ignore[attr-defined]
@@ -319,7 +384,9 @@ async def _run_async(s: Settings, pending: list[Trial], keep: Callable[[TrialRec
                 try:
                     if remaining <= 0:
                         raise TimeoutError
-                    async with asyncio.timeout(remaining):  # not wait_for, which on 3.11 wraps each turn in a task of its own
+                    async with asyncio.timeout(
+                        remaining
+                    ):  # not wait_for, which on 3.11 wraps each turn in a task of its own
                         reply = await s.agent.areply(_request(session, t))  # type: ignore[attr-defined]
                 except TimeoutError:
                     session.stop("wall")

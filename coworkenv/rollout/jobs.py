@@ -31,7 +31,10 @@ def rollout(payload: str) -> Any:
     from coworkenv.spec.task import TaskSpec
 
     request = json.loads(payload)
-    return judged_job(request, lambda: rollout_row(TaskSpec.model_validate_json(request["spec"]), agent=request.get("agent", "oracle")))
+    return judged_job(
+        request,
+        lambda: rollout_row(TaskSpec.model_validate_json(request["spec"]), agent=request.get("agent", "oracle")),
+    )
 
 
 @job("trial", warmup=_warm_trial)

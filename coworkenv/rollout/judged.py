@@ -38,14 +38,28 @@ def _missed(result: Any) -> list[Pair]:
 
 def _unwrapped(result: Any, index: int) -> Any:
     if result.ok and not (isinstance(result.output, dict) and "output" in result.output):
-        return result.model_copy(update={"index": index, "ok": False, "output": None, "error_code": "sandbox_bad_output",
-                                         "error": "the judged job returned no output"})  # fmt: skip
+        return result.model_copy(
+            update={
+                "index": index,
+                "ok": False,
+                "output": None,
+                "error_code": "sandbox_bad_output",
+                "error": "the judged job returned no output",
+            }
+        )
     return result.model_copy(update={"index": index, "output": result.output["output"] if result.ok else None})
 
 
-def run_jobs_judged(job: str, payloads: Sequence[str], wanted: Sequence[Sequence[Pair]], *, judge: JudgeLike | None = None,
-                    progress: Callable[[int], None] | None = None, on_result: Callable[[Any], None] | None = None,
-                    **options: Any) -> list[Any]:  # fmt: skip
+def run_jobs_judged(
+    job: str,
+    payloads: Sequence[str],
+    wanted: Sequence[Sequence[Pair]],
+    *,
+    judge: JudgeLike | None = None,
+    progress: Callable[[int], None] | None = None,
+    on_result: Callable[[Any], None] | None = None,
+    **options: Any,
+) -> list[Any]:
     """`sandbox.pool.run_jobs(job, payloads, ...)` where item i's job gets the verdicts of `judge` (default: the active
     one) on `wanted[i]`, and an item whose job missed pairs runs once more with those too (its second result is the
     one returned). With no judge: plain `run_jobs`. `progress` and `on_result` see each item's final result."""

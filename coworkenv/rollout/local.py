@@ -18,8 +18,16 @@ AGENTS_MADE: dict[tuple[str, str], Agent] = {}
 """Agents made in this process, by (spec string, module that registers its kind): one per worker, not per trial."""
 
 
-def run_local_trial(spec: TaskSpec, agent: Agent, *, trial: int, seed: int, max_turns: int | None = None, wall_s: float | None = None,
-                    user: Callable[[TaskSpec], Any] | None = None) -> TrialRecord:  # fmt: skip
+def run_local_trial(
+    spec: TaskSpec,
+    agent: Agent,
+    *,
+    trial: int,
+    seed: int,
+    max_turns: int | None = None,
+    wall_s: float | None = None,
+    user: Callable[[TaskSpec], Any] | None = None,
+) -> TrialRecord:
     """The agent's policy plays one episode; whatever goes wrong on the agent's side ends the trial as failed.
     `user`: makes the episode's simulated user (None: the spec's scripted user)."""
     session = EpisodeSession(spec, max_turns=max_turns, wall_s=wall_s, user=None if user is None else user(spec))
@@ -55,10 +63,27 @@ def _agent(text: str, module: str | None) -> Agent:
     return AGENTS_MADE[key]
 
 
-def trial_payload(spec_json: str, agent: str, *, agent_module: str | None, trial: int, seed: int, max_turns: int | None,
-                  wall_s: float | None) -> str:  # fmt: skip
-    return json.dumps({"spec": spec_json, "agent": agent, "agent_module": agent_module, "trial": trial, "seed": seed,
-                       "max_turns": max_turns, "wall_s": wall_s})  # fmt: skip
+def trial_payload(
+    spec_json: str,
+    agent: str,
+    *,
+    agent_module: str | None,
+    trial: int,
+    seed: int,
+    max_turns: int | None,
+    wall_s: float | None,
+) -> str:
+    return json.dumps(
+        {
+            "spec": spec_json,
+            "agent": agent,
+            "agent_module": agent_module,
+            "trial": trial,
+            "seed": seed,
+            "max_turns": max_turns,
+            "wall_s": wall_s,
+        }
+    )
 
 
 def trial_from_payload(payload: str) -> dict[str, Any]:
@@ -66,6 +91,12 @@ def trial_from_payload(payload: str) -> dict[str, Any]:
     request = json.loads(payload)
     spec = TaskSpec.model_validate_json(request["spec"])
     agent = _agent(request["agent"], request.get("agent_module"))
-    record = run_local_trial(spec, agent, trial=request["trial"], seed=request["seed"], max_turns=request.get("max_turns"),
-                             wall_s=request.get("wall_s"))  # fmt: skip
+    record = run_local_trial(
+        spec,
+        agent,
+        trial=request["trial"],
+        seed=request["seed"],
+        max_turns=request.get("max_turns"),
+        wall_s=request.get("wall_s"),
+    )
     return record.model_dump(mode="json")

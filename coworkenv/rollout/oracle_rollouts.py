@@ -18,7 +18,9 @@ def rollout_row(spec: TaskSpec, agent: str = "oracle", trial: int = 0) -> dict[s
     return trajectory_row(spec, run.trajectory, run.grade, agent=agent, trial=trial)
 
 
-def rollout_rows(specs: Iterable[TaskSpec], agent: str = "oracle", progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
+def rollout_rows(
+    specs: Iterable[TaskSpec], agent: str = "oracle", progress: Callable[[int], None] | None = None
+) -> list[dict[str, Any]]:
     rows = []
     for spec in specs:
         rows.append(rollout_row(spec, agent))
@@ -27,8 +29,15 @@ def rollout_rows(specs: Iterable[TaskSpec], agent: str = "oracle", progress: Cal
     return rows
 
 
-def sandboxed_rollouts(specs: Iterable[TaskSpec], agent: str = "oracle", *, workers: int = 2, runtime: str = "auto",
-                       progress: Callable[..., None] | None = None, budget_s: float | None = None) -> list[Any]:  # fmt: skip
+def sandboxed_rollouts(
+    specs: Iterable[TaskSpec],
+    agent: str = "oracle",
+    *,
+    workers: int = 2,
+    runtime: str = "auto",
+    progress: Callable[..., None] | None = None,
+    budget_s: float | None = None,
+) -> list[Any]:
     """One `rollout` job per spec, in the sandbox: the JobResults (output: the `trajectories` row), in order. With a
     judge active, rubrics are graded from its verdicts on the pairs the spec foresees (`rollout.judged`)."""
     import coworkenv.rollout.jobs  # noqa: F401  (registers the job)
@@ -37,5 +46,12 @@ def sandboxed_rollouts(specs: Iterable[TaskSpec], agent: str = "oracle", *, work
 
     texts = [spec.to_json() for spec in specs]
     payloads = [json.dumps({"spec": text, "agent": agent}) for text in texts]
-    return run_jobs_judged("rollout", payloads, [spec_pairs(text) for text in texts], workers=workers, runtime=runtime,
-                           progress=progress, budget_s=budget_s)  # fmt: skip
+    return run_jobs_judged(
+        "rollout",
+        payloads,
+        [spec_pairs(text) for text in texts],
+        workers=workers,
+        runtime=runtime,
+        progress=progress,
+        budget_s=budget_s,
+    )

@@ -29,21 +29,23 @@ from coworkenv.spec.task import TaskSpec
 Source = Literal["model", "oracle"]
 SKIP_REASONS = ("all_passed", "none_passed", "small_gap", "prompt_mismatch")
 
-PAIRS = pa.schema([
-    pa.field("prompt", pa.list_(MESSAGE), nullable=False),
-    pa.field("chosen", pa.list_(MESSAGE), nullable=False),
-    pa.field("rejected", pa.list_(MESSAGE), nullable=False),
-    pa.field("tools", pa.string(), nullable=False),
-    pa.field("task_id", pa.string(), nullable=False),
-    pa.field("family", pa.string(), nullable=False),
-    pa.field("chosen_id", pa.string(), nullable=False),
-    pa.field("rejected_id", pa.string(), nullable=False),
-    pa.field("chosen_source", pa.string(), nullable=False),
-    pa.field("rejected_source", pa.string(), nullable=False),
-    pa.field("score_chosen", pa.float64(), nullable=False),
-    pa.field("score_rejected", pa.float64(), nullable=False),
-    pa.field("score_gap", pa.float64(), nullable=False),
-])  # fmt: skip
+PAIRS = pa.schema(
+    [
+        pa.field("prompt", pa.list_(MESSAGE), nullable=False),
+        pa.field("chosen", pa.list_(MESSAGE), nullable=False),
+        pa.field("rejected", pa.list_(MESSAGE), nullable=False),
+        pa.field("tools", pa.string(), nullable=False),
+        pa.field("task_id", pa.string(), nullable=False),
+        pa.field("family", pa.string(), nullable=False),
+        pa.field("chosen_id", pa.string(), nullable=False),
+        pa.field("rejected_id", pa.string(), nullable=False),
+        pa.field("chosen_source", pa.string(), nullable=False),
+        pa.field("rejected_source", pa.string(), nullable=False),
+        pa.field("score_chosen", pa.float64(), nullable=False),
+        pa.field("score_rejected", pa.float64(), nullable=False),
+        pa.field("score_gap", pa.float64(), nullable=False),
+    ]
+)
 """The Parquet file of pairs (`write_pairs`): messages as the release's MESSAGE structs (tool-call arguments JSON
 strings), `tools` a JSON string — TRL's conversational preference format plus where each side came from."""
 
@@ -56,7 +58,9 @@ class PreferencePair(BaseModel):
     task_id: str
     family: str
     prompt: list[dict[str, Any]] = Field(description="The opening messages (system, instruction) as MESSAGE rows.")
-    chosen: list[dict[str, Any]] = Field(description="The passing continuation: assistant turns, tool results, user replies.")
+    chosen: list[dict[str, Any]] = Field(
+        description="The passing continuation: assistant turns, tool results, user replies."
+    )
     rejected: list[dict[str, Any]] = Field(description="The failing continuation.")
     tools: str = Field(description="The OpenAI tool schemas the task offers, as a JSON string.")
     chosen_id: str = Field(description="The chosen trajectory's id (`<task>/<agent>/<trial>`).")
@@ -112,8 +116,14 @@ def _side(row: Mapping[str, Any]) -> _Side | None:
     start = next((i for i, m in enumerate(messages) if m["role"] == "assistant"), None)
     if start is None:
         return None
-    return _Side(trajectory_id=row["trajectory_id"], trial=int(row["trial"]), score=float(row["score"]), passed=bool(row["passed"]),
-                 prompt=messages[:start], continuation=messages[start:])  # fmt: skip
+    return _Side(
+        trajectory_id=row["trajectory_id"],
+        trial=int(row["trial"]),
+        score=float(row["score"]),
+        passed=bool(row["passed"]),
+        prompt=messages[:start],
+        continuation=messages[start:],
+    )
 
 
 def _by_task(rows: Iterable[Mapping[str, Any]]) -> dict[str, list[_Side]]:
@@ -129,9 +139,14 @@ def _best(sides: Iterable[_Side]) -> _Side | None:
     return min((s for s in sides if s.passed), key=lambda s: (-s.score, s.trial, s.trajectory_id), default=None)
 
 
-def preference_pairs(trials: Iterable[Mapping[str, Any]], specs: Iterable[TaskSpec] | Mapping[str, TaskSpec], *,
-                     oracle: Iterable[Mapping[str, Any]] = (), min_score_gap: float,
-                     source: str = "") -> PairSet:  # fmt: skip
+def preference_pairs(
+    trials: Iterable[Mapping[str, Any]],
+    specs: Iterable[TaskSpec] | Mapping[str, TaskSpec],
+    *,
+    oracle: Iterable[Mapping[str, Any]] = (),
+    min_score_gap: float,
+    source: str = "",
+) -> PairSet:
     """The pairs of one evaluation's `trajectories` rows (`trials`: the model's; `oracle`: the task release's oracle
     rollouts, the fallback chosen side), one per task at most, in task id order."""
     if not 0.0 <= min_score_gap <= 1.0:
@@ -146,7 +161,9 @@ def preference_pairs(trials: Iterable[Mapping[str, Any]], specs: Iterable[TaskSp
         if spec is None:
             raise CoworkEnvError(f"trajectories of task {task_id!r}, which the evaluation's suite does not hold")
         sides = model[task_id]
-        rejected = min((s for s in sides if not s.passed), key=lambda s: (s.score, s.trial, s.trajectory_id), default=None)
+        rejected = min(
+            (s for s in sides if not s.passed), key=lambda s: (s.score, s.trial, s.trajectory_id), default=None
+        )
         if rejected is None:
             skipped["all_passed"] += 1
             continue
@@ -160,11 +177,21 @@ def preference_pairs(trials: Iterable[Mapping[str, Any]], specs: Iterable[TaskSp
         elif chosen.prompt != rejected.prompt:
             skipped["prompt_mismatch"] += 1
         else:
-            pairs.append(PreferencePair(
-                task_id=task_id, family=spec.family, prompt=rejected.prompt, chosen=chosen.continuation, rejected=rejected.continuation,
-                tools=tools_json(spec), chosen_id=chosen.trajectory_id, rejected_id=rejected.trajectory_id, chosen_source=chosen_source,
-                score_chosen=chosen.score, score_rejected=rejected.score,
-            ))  # fmt: skip
+            pairs.append(
+                PreferencePair(
+                    task_id=task_id,
+                    family=spec.family,
+                    prompt=rejected.prompt,
+                    chosen=chosen.continuation,
+                    rejected=rejected.continuation,
+                    tools=tools_json(spec),
+                    chosen_id=chosen.trajectory_id,
+                    rejected_id=rejected.trajectory_id,
+                    chosen_source=chosen_source,
+                    score_chosen=chosen.score,
+                    score_rejected=rejected.score,
+                )
+            )
     return PairSet(source=source, pairs=tuple(pairs), tasks=len(model), skipped={k: v for k, v in skipped.items() if v})
 
 
@@ -190,17 +217,26 @@ def release_pairs(data_root: Any, release: str, *, min_score_gap: float) -> Pair
     root = open_root(data_root)
     manifest = read_manifest(root, release)
     if manifest.kind != "eval":
-        raise CoworkEnvError(f"release {manifest.release_id} is a {manifest.kind} release: preference pairs come from an evaluation "
-                             "(a release of kind eval) of a model on training tasks")  # fmt: skip
+        raise CoworkEnvError(
+            f"release {manifest.release_id} is a {manifest.kind} release: preference pairs come from an evaluation "
+            "(a release of kind eval) of a model on training tasks"
+        )
     if manifest.parent is None:
-        raise CoworkEnvError(f"evaluation {manifest.release_id} evaluated a suite file, not a task release: "
-                             f"build its pairs from its run ({manifest.run_id})")  # fmt: skip
+        raise CoworkEnvError(
+            f"evaluation {manifest.release_id} evaluated a suite file, not a task release: "
+            f"build its pairs from its run ({manifest.run_id})"
+        )
     suite = read_manifest(root, manifest.parent)
     refuse_benchmark(suite.kind, f"evaluation {manifest.release_id}")
     specs = [spec_from_row(r) for r in read_table(root, suite.release_id, "tasks", columns=["spec_json"]).to_pylist()]
     trials = read_table(root, manifest.release_id, "trajectories").to_pylist()
-    return preference_pairs(trials, specs, oracle=oracle_trajectories(root, suite.release_id), min_score_gap=min_score_gap,
-                            source=manifest.release_id)  # fmt: skip
+    return preference_pairs(
+        trials,
+        specs,
+        oracle=oracle_trajectories(root, suite.release_id),
+        min_score_gap=min_score_gap,
+        source=manifest.release_id,
+    )
 
 
 def pairs_table(pairs: Iterable[PreferencePair]) -> pa.Table:

@@ -31,7 +31,10 @@ def select_for_sft(records: Iterable[TrialRecord], *, threshold: float = DEFAULT
     for record in records:
         if not record.ok or record.grade.score < threshold:
             continue
-        keys = {(record.task_id, "evidence:" + record.grade.evidence_hash), (record.task_id, "messages:" + messages_hash(record.messages))}
+        keys = {
+            (record.task_id, "evidence:" + record.grade.evidence_hash),
+            (record.task_id, "messages:" + messages_hash(record.messages)),
+        }
         if keys & seen:
             continue
         seen |= keys
@@ -39,16 +42,25 @@ def select_for_sft(records: Iterable[TrialRecord], *, threshold: float = DEFAULT
     return kept
 
 
-def sft_from_trials(records: Iterable[TrialRecord], specs: Iterable[TaskSpec] | Mapping[str, TaskSpec], *,
-                    threshold: float = DEFAULT_THRESHOLD) -> pa.Table:  # fmt: skip
+def sft_from_trials(
+    records: Iterable[TrialRecord],
+    specs: Iterable[TaskSpec] | Mapping[str, TaskSpec],
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+) -> pa.Table:
     """The `sft` table of the selected trials (`data.build.sft_table`: messages as structs, tools as JSON, TRL-ready)."""
     by_id = dict(specs) if isinstance(specs, Mapping) else {s.id: s for s in specs}
     rows = trajectory_rows(select_for_sft(records, threshold=threshold), by_id)
     return sft_table(rows, by_id, only_passed=False)
 
 
-def write_sft(records: Iterable[TrialRecord], specs: Iterable[TaskSpec] | Mapping[str, TaskSpec], dest: str | os.PathLike[str], *,
-              threshold: float = DEFAULT_THRESHOLD) -> int:  # fmt: skip
+def write_sft(
+    records: Iterable[TrialRecord],
+    specs: Iterable[TaskSpec] | Mapping[str, TaskSpec],
+    dest: str | os.PathLike[str],
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+) -> int:
     """Write the selected trials' `sft` rows as one Parquet file (whole or not at all); the number of rows."""
     import pyarrow.parquet as pq
 

@@ -19,11 +19,18 @@ def _dumps(value: Any) -> str:
 
 def record_trajectory_row(record: TrialRecord, spec: TaskSpec) -> dict[str, Any]:
     """A `trajectories` row: `trajectory_row`'s columns and the three evidence channels, status and timing."""
-    row = trajectory_row(spec, {"messages": record.messages}, record.grade, agent=record.agent, model=record.model, trial=record.trial)
+    row = trajectory_row(
+        spec, {"messages": record.messages}, record.grade, agent=record.agent, model=record.model, trial=record.trial
+    )
     row.update(
-        status=record.status, error=record.error, trace_json=_dumps(record.trace), audit_json=_dumps(record.audit),
-        diff_json=_dumps(record.diff), n_format_errors=record.n_format_errors, wall_s=record.wall_s,
-    )  # fmt: skip
+        status=record.status,
+        error=record.error,
+        trace_json=_dumps(record.trace),
+        audit_json=_dumps(record.audit),
+        diff_json=_dumps(record.diff),
+        n_format_errors=record.n_format_errors,
+        wall_s=record.wall_s,
+    )
     return row
 
 
@@ -31,9 +38,16 @@ def record_eval_row(record: TrialRecord, spec: TaskSpec, *, eval_id: str, suite:
     """An `eval_results` row: `eval_row`'s columns (`model` is the agent's model, else its label) and the engine's details."""
     row = eval_row(spec, record.grade, eval_id=eval_id, model=record.model or record.agent, trial=record.trial)
     row.update(
-        agent=record.agent, suite=suite or None, status=record.status, error=record.error, n_format_errors=record.n_format_errors,
-        n_turns=record.n_turns, prompt_tokens=record.prompt_tokens, completion_tokens=record.completion_tokens, wall_s=record.wall_s,
-    )  # fmt: skip
+        agent=record.agent,
+        suite=suite or None,
+        status=record.status,
+        error=record.error,
+        n_format_errors=record.n_format_errors,
+        n_turns=record.n_turns,
+        prompt_tokens=record.prompt_tokens,
+        completion_tokens=record.completion_tokens,
+        wall_s=record.wall_s,
+    )
     return row
 
 
@@ -44,12 +58,15 @@ def _spec_for(record: TrialRecord, specs: Mapping[str, TaskSpec]) -> TaskSpec:
     return spec
 
 
-def trajectory_rows(records: Iterable[TrialRecord], specs: Iterable[TaskSpec] | Mapping[str, TaskSpec]) -> list[dict[str, Any]]:
+def trajectory_rows(
+    records: Iterable[TrialRecord], specs: Iterable[TaskSpec] | Mapping[str, TaskSpec]
+) -> list[dict[str, Any]]:
     by_id = specs if isinstance(specs, Mapping) else {s.id: s for s in specs}
     return [record_trajectory_row(r, _spec_for(r, by_id)) for r in records]
 
 
-def eval_rows(records: Iterable[TrialRecord], specs: Iterable[TaskSpec] | Mapping[str, TaskSpec], *, eval_id: str,
-              suite: str = "") -> list[dict[str, Any]]:  # fmt: skip
+def eval_rows(
+    records: Iterable[TrialRecord], specs: Iterable[TaskSpec] | Mapping[str, TaskSpec], *, eval_id: str, suite: str = ""
+) -> list[dict[str, Any]]:
     by_id = specs if isinstance(specs, Mapping) else {s.id: s for s in specs}
     return [record_eval_row(r, _spec_for(r, by_id), eval_id=eval_id, suite=suite) for r in records]

@@ -44,7 +44,9 @@ class TrialRecord(BaseModel):
         description="Per assistant turn: latency_s, prompt_tokens, completion_tokens, format_error and its calls "
         "(tool, arguments, status, code, latency_s)."
     )
-    audit: list[dict[str, Any]] = Field(description="The workspace audit log (`AuditEntry.to_dict()`), as grading saw it.")
+    audit: list[dict[str, Any]] = Field(
+        description="The workspace audit log (`AuditEntry.to_dict()`), as grading saw it."
+    )
     diff: dict[str, Any] = Field(description="The final snapshot's diff from the initial workspace.")
     user_errors: list[Any] = Field(default_factory=list, description="Errors of the simulated user (not the agent's).")
     grade: Grade
@@ -97,18 +99,34 @@ def zero_score(g: Grade) -> Grade:
 
 def empty_grade(spec: TaskSpec, reason: str) -> Grade:
     """The grade of a trial that left no evidence: nothing passed, nothing violated, score 0."""
-    checks = [CheckResult(id=c.id, kind=c.kind, passed=False, weight=c.weight, reason=reason[:200]) for c in spec.checks]
-    return Grade(task_id=spec.id, completion=0.0, safety=1.0, robustness=0.0, score=0.0, passed=False, checks=checks, empty=True)
+    checks = [
+        CheckResult(id=c.id, kind=c.kind, passed=False, weight=c.weight, reason=reason[:200]) for c in spec.checks
+    ]
+    return Grade(
+        task_id=spec.id, completion=0.0, safety=1.0, robustness=0.0, score=0.0, passed=False, checks=checks, empty=True
+    )
 
 
 def error_text(code: str, reason: Any) -> str:
     """`<code>: <reason>`, fit to store (redacted, no traceback, no host path)."""
-    text = short_error(reason, ERROR_CHARS) if isinstance(reason, BaseException) else safe_message(str(reason), ERROR_CHARS)
+    text = (
+        short_error(reason, ERROR_CHARS)
+        if isinstance(reason, BaseException)
+        else safe_message(str(reason), ERROR_CHARS)
+    )
     return f"{code}: {text}" if text else code
 
 
-def session_record(session: EpisodeSession, *, agent: str, model: str, trial: int, seed: int, error: str | None = None,
-                   user_errors: list[Any] | None = None) -> TrialRecord:  # fmt: skip
+def session_record(
+    session: EpisodeSession,
+    *,
+    agent: str,
+    model: str,
+    trial: int,
+    seed: int,
+    error: str | None = None,
+    user_errors: list[Any] | None = None,
+) -> TrialRecord:
     """The record of a session that ended (or was stopped): graded from its evidence. `error` (or an episode that ran
     past its wall-clock limit) makes it a failed trial."""
     spec = session.spec
@@ -120,23 +138,67 @@ def session_record(session: EpisodeSession, *, agent: str, model: str, trial: in
         trajectory, evidence = session.finish()
     except Exception as exc:  # noqa: BLE001 - what the agent produced cannot even be stored as a trajectory
         reason = error or error_text("bad_output", exc)
-        return failed_record(spec, agent=agent, model=model, trial=trial, seed=seed, error=reason, wall_s=session.elapsed(),
-                             n_turns=session.n_turns, trace=session.trace())  # fmt: skip
+        return failed_record(
+            spec,
+            agent=agent,
+            model=model,
+            trial=trial,
+            seed=seed,
+            error=reason,
+            wall_s=session.elapsed(),
+            n_turns=session.n_turns,
+            trace=session.trace(),
+        )
     g = grade(spec, evidence)
     errors = list(user_errors if user_errors is not None else session.episode.user.errors)
     return TrialRecord(
-        task_id=spec.id, trial=trial, agent=agent, model=model, seed=seed, status="failed" if error else "ok", error=error,
-        messages=trajectory.to_dict()["messages"], trace=session.trace(), audit=[c.to_dict() for c in evidence.calls], diff=evidence.diff,
-        user_errors=[e if isinstance(e, str | dict) else str(e) for e in errors], grade=zero_score(g) if error else g,
-        wall_s=session.elapsed(), n_turns=session.n_turns,
-    )  # fmt: skip
+        task_id=spec.id,
+        trial=trial,
+        agent=agent,
+        model=model,
+        seed=seed,
+        status="failed" if error else "ok",
+        error=error,
+        messages=trajectory.to_dict()["messages"],
+        trace=session.trace(),
+        audit=[c.to_dict() for c in evidence.calls],
+        diff=evidence.diff,
+        user_errors=[e if isinstance(e, str | dict) else str(e) for e in errors],
+        grade=zero_score(g) if error else g,
+        wall_s=session.elapsed(),
+        n_turns=session.n_turns,
+    )
 
 
-def failed_record(spec: TaskSpec, *, agent: str, model: str, trial: int, seed: int, error: str, wall_s: float = 0.0, n_turns: int = 0,
-                  trace: list[dict[str, Any]] | None = None) -> TrialRecord:  # fmt: skip
+def failed_record(
+    spec: TaskSpec,
+    *,
+    agent: str,
+    model: str,
+    trial: int,
+    seed: int,
+    error: str,
+    wall_s: float = 0.0,
+    n_turns: int = 0,
+    trace: list[dict[str, Any]] | None = None,
+) -> TrialRecord:
     """A trial that left no usable evidence (the sandbox stopped it, its output could not be read): the empty grade."""
-    return TrialRecord(task_id=spec.id, trial=trial, agent=agent, model=model, seed=seed, status="failed", error=error, messages=[],
-                       trace=trace or [], audit=[], diff={}, grade=empty_grade(spec, error), wall_s=wall_s, n_turns=n_turns)  # fmt: skip
+    return TrialRecord(
+        task_id=spec.id,
+        trial=trial,
+        agent=agent,
+        model=model,
+        seed=seed,
+        status="failed",
+        error=error,
+        messages=[],
+        trace=trace or [],
+        audit=[],
+        diff={},
+        grade=empty_grade(spec, error),
+        wall_s=wall_s,
+        n_turns=n_turns,
+    )
 
 
 def messages_hash(messages: list[dict[str, Any]]) -> str:

@@ -42,7 +42,9 @@ def _parse(path: Path) -> tuple[list[TrialRecord], int]:
         try:
             record = TrialRecord.from_json(line)
         except (ValidationError, ValueError) as exc:
-            raise CoworkEnvError(f"{path}, line {number}: not a trial record ({str(exc).splitlines()[0]}); is this a trials file?") from None
+            raise CoworkEnvError(
+                f"{path}, line {number}: not a trial record ({str(exc).splitlines()[0]}); is this a trials file?"
+            ) from None
         if record.key in seen:
             raise CoworkEnvError(f"{path}, line {number}: trial {record.task_id}/{record.trial} appears twice")
         seen.add(record.key)

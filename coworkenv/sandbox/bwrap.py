@@ -39,7 +39,9 @@ class BwrapRuntime(Runtime):
     def _signal_of(self, returncode: int) -> int | None:
         if returncode < 0:
             return -returncode
-        if 128 < returncode <= 128 + 64 and returncode not in EXIT_REASONS:  # bwrap reports a child's death by signal as 128+N
+        if (
+            128 < returncode <= 128 + 64 and returncode not in EXIT_REASONS
+        ):  # bwrap reports a child's death by signal as 128+N
             return returncode - 128
         return None
 
@@ -79,10 +81,31 @@ class BwrapRuntime(Runtime):
         args += ["--proc", "/proc", "--dev", "/dev"]
         return args
 
-    def _popen(self, inner: list[str], *, scratch: Path, identity: Identity | None, env: dict[str, str],
-               stdin: Any, stdout: Any, stderr: Any, pass_fds: Sequence[int]) -> subprocess.Popen[bytes]:  # fmt: skip
-        args = [self.bwrap, "--die-with-parent", "--new-session", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
-                "--unshare-cgroup-try", "--hostname", "sandbox", "--clearenv"]  # fmt: skip
+    def _popen(
+        self,
+        inner: list[str],
+        *,
+        scratch: Path,
+        identity: Identity | None,
+        env: dict[str, str],
+        stdin: Any,
+        stdout: Any,
+        stderr: Any,
+        pass_fds: Sequence[int],
+    ) -> subprocess.Popen[bytes]:
+        args = [
+            self.bwrap,
+            "--die-with-parent",
+            "--new-session",
+            "--unshare-ipc",
+            "--unshare-pid",
+            "--unshare-net",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--hostname",
+            "sandbox",
+            "--clearenv",
+        ]
         if identity is None:
             args += ["--unshare-user"]  # unprivileged: a user namespace (where RLIMIT_NPROC counts this sandbox only)
         for key, value in env.items():
@@ -95,9 +118,26 @@ class BwrapRuntime(Runtime):
             if self.setpriv is None:
                 raise SandboxError("running bwrap as root needs setpriv (util-linux) to drop to an unprivileged uid")
             args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"]
-            tail = [self.setpriv, f"--reuid={identity.uid}", f"--regid={identity.gid}", "--clear-groups", "--no-new-privs",
-                    "--inh-caps=-all", "--bounding-set=-all", "--"]  # fmt: skip
+            tail = [
+                self.setpriv,
+                f"--reuid={identity.uid}",
+                f"--regid={identity.gid}",
+                "--clear-groups",
+                "--no-new-privs",
+                "--inh-caps=-all",
+                "--bounding-set=-all",
+                "--",
+            ]
         args += self._mounts(scratch)
         args += tail + inner
-        return subprocess.Popen(args, stdin=stdin, stdout=stdout, stderr=stderr, env={"PATH": "/usr/bin:/bin"}, cwd="/",
-                                start_new_session=True, close_fds=True, pass_fds=tuple(pass_fds))  # fmt: skip
+        return subprocess.Popen(
+            args,
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            env={"PATH": "/usr/bin:/bin"},
+            cwd="/",
+            start_new_session=True,
+            close_fds=True,
+            pass_fds=tuple(pass_fds),
+        )

@@ -34,7 +34,9 @@ def kept_fds() -> set[int]:
     return set()
 
 
-def run_forked(rid: Any, fn: JobFn, payload: str, *, limits: Limits, keep_fds: set[int], nproc_relative: bool) -> dict[str, Any]:
+def run_forked(
+    rid: Any, fn: JobFn, payload: str, *, limits: Limits, keep_fds: set[int], nproc_relative: bool
+) -> dict[str, Any]:
     """Run `fn(payload)` in a child of its own; the response to send (the worker serves on whatever happened)."""
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
@@ -49,11 +51,17 @@ def run_forked(rid: Any, fn: JobFn, payload: str, *, limits: Limits, keep_fds: s
             os._exit(0)
     for fd in (out_w, err_w, res_w):
         os.close(fd)
-    out, err, res = Capture(limits.output_bytes), Capture(limits.output_bytes), Capture(limits.output_bytes + _RESULT_SLACK)
+    out, err, res = (
+        Capture(limits.output_bytes),
+        Capture(limits.output_bytes),
+        Capture(limits.output_bytes + _RESULT_SLACK),
+    )
     pidfd = os.pidfd_open(pid)
     exited = timed_out = overflow = False
     try:
-        exited, timed_out, overflow = pump(pidfd, ((out_r, out), (err_r, err), (res_r, res)), time.monotonic() + limits.wall_s)
+        exited, timed_out, overflow = pump(
+            pidfd, ((out_r, out), (err_r, err), (res_r, res)), time.monotonic() + limits.wall_s
+        )
     finally:
         try:
             os.killpg(pid, signal.SIGKILL)  # the child's group: itself when it did not finish, what it left behind
@@ -83,18 +91,27 @@ def run_forked(rid: Any, fn: JobFn, payload: str, *, limits: Limits, keep_fds: s
         except ValueError:
             message = None
         if not isinstance(message, dict):
-            fail = ("sandbox_crash", f"the task process exited with status {os.waitstatus_to_exitcode(status)} without an answer")
+            fail = (
+                "sandbox_crash",
+                f"the task process exited with status {os.waitstatus_to_exitcode(status)} without an answer",
+            )
     if fail is not None:
         tail = stderr[-2000:]
         return failure(rid, fail[0], fail[1] + (f"\n--- stderr ---\n{tail}" if tail else ""))
     if not message.get("ok"):
         return failure(rid, str(message.get("error_code") or "job_error"), str(message.get("error", ""))[:8000])
     value = message.get("value")
-    output = {**value, "stdout": stdout, "stderr": stderr} if isinstance(value, dict) else {"value": value, "stdout": stdout, "stderr": stderr}
+    output = (
+        {**value, "stdout": stdout, "stderr": stderr}
+        if isinstance(value, dict)
+        else {"value": value, "stdout": stdout, "stderr": stderr}
+    )
     return answer(rid, output, limits.output_bytes)
 
 
-def _child(fn: JobFn, payload: str, pipes: tuple[int, int, int], *, limits: Limits, keep_fds: set[int], nproc_relative: bool) -> None:
+def _child(
+    fn: JobFn, payload: str, pipes: tuple[int, int, int], *, limits: Limits, keep_fds: set[int], nproc_relative: bool
+) -> None:
     out_w, err_w, res_w = pipes
     me = os.getpid()
     os.setsid()  # its own process group: killed as a whole

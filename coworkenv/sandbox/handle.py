@@ -69,7 +69,9 @@ class LineReader:
 class WorkerHandle:
     """One started worker, ready to serve (the constructor waits for its greeting or raises SandboxError)."""
 
-    def __init__(self, runtime: Runtime, limits: Limits, *, warm: Sequence[str], imports: Sequence[str], startup_timeout_s: float):
+    def __init__(
+        self, runtime: Runtime, limits: Limits, *, warm: Sequence[str], imports: Sequence[str], startup_timeout_s: float
+    ):
         self.limits = limits
         self.proc: SandboxProcess = runtime.spawn_worker(limits=limits, warm=warm, imports=imports)
         assert self.proc.popen.stdout is not None and self.proc.popen.stdin is not None
@@ -83,11 +85,21 @@ class WorkerHandle:
         except (TimeoutError, EOFError, ValueError, WorkerFailed) as exc:
             tail = self.proc.stderr_tail()
             self.close()
-            what = "did not start in time" if isinstance(exc, TimeoutError) else f"failed to start ({type(exc).__name__}: {exc})"
-            if "PermissionError" in tail:  # a checkout under a folder only its owner may enter (a 0700 home), started as root
-                what += (" because the sandbox's own user cannot read the code: put the checkout where every user may read it"
-                         " (not under a private home folder), or choose --runtime none for tasks you trust")  # fmt: skip
-            raise SandboxError(f"a {runtime.name} sandbox worker {what}" + (f"; its stderr ends with:\n{tail}" if tail else "")) from None
+            what = (
+                "did not start in time"
+                if isinstance(exc, TimeoutError)
+                else f"failed to start ({type(exc).__name__}: {exc})"
+            )
+            if (
+                "PermissionError" in tail
+            ):  # a checkout under a folder only its owner may enter (a 0700 home), started as root
+                what += (
+                    " because the sandbox's own user cannot read the code: put the checkout where every user may read it"
+                    " (not under a private home folder), or choose --runtime none for tasks you trust"
+                )
+            raise SandboxError(
+                f"a {runtime.name} sandbox worker {what}" + (f"; its stderr ends with:\n{tail}" if tail else "")
+            ) from None
         self.info = hello
 
     def request(self, rid: int, job: str, payload: str, budget_s: float | None = None) -> dict[str, Any]:
@@ -100,17 +112,24 @@ class WorkerHandle:
             stdin.flush()
         except (BrokenPipeError, OSError) as exc:
             raise WorkerFailed("sandbox_crash", f"the worker is gone ({exc})") from None
-        deadline = time.monotonic() + budget + GRACE_S  # the worker stops the task at `budget`; this is for a worker stuck in C
+        deadline = (
+            time.monotonic() + budget + GRACE_S
+        )  # the worker stops the task at `budget`; this is for a worker stuck in C
         try:
             line = self.reader.readline(deadline, self.max_line)
         except TimeoutError:
-            raise WorkerFailed("sandbox_timeout", f"wall-clock limit exceeded (the task's budget of {budget:g} s); the worker was killed") from None
+            raise WorkerFailed(
+                "sandbox_timeout",
+                f"wall-clock limit exceeded (the task's budget of {budget:g} s); the worker was killed",
+            ) from None
         except EOFError:
             raise WorkerFailed("sandbox_crash", "the worker died" + self._why()) from None
         try:
             response = json.loads(line)
         except ValueError:
-            raise WorkerFailed("sandbox_crash", f"the worker answered something that is not JSON: {line[:200]!r}") from None
+            raise WorkerFailed(
+                "sandbox_crash", f"the worker answered something that is not JSON: {line[:200]!r}"
+            ) from None
         if not isinstance(response, dict) or response.get("id") != rid:
             raise WorkerFailed("sandbox_crash", f"the worker answered out of turn: {line[:200]!r}")
         return response

@@ -45,7 +45,9 @@ def allocate_identity() -> Identity | None:
     except ValueError as exc:
         raise SandboxError(f"{UID_BASE_ENV} must be an integer") from exc
     if not 1000 <= base <= (1 << 32) - 2 - (1 << _UID_SPAN_BITS):
-        raise SandboxError(f"{UID_BASE_ENV}={base} leaves no room for sandbox uids (need 1000 ≤ base ≤ {(1 << 32) - 2 - (1 << _UID_SPAN_BITS)})")
+        raise SandboxError(
+            f"{UID_BASE_ENV}={base} leaves no room for sandbox uids (need 1000 ≤ base ≤ {(1 << 32) - 2 - (1 << _UID_SPAN_BITS)})"
+        )
     with _uid_lock:
         n = next(_uid_counter) % 512
     uid = base + (((os.getpid() % (1 << 22)) << 9) | n)
@@ -58,7 +60,18 @@ def kill_uid(identity: Identity) -> None:
     if kill is None:
         return
     try:
-        subprocess.run([kill, "-9", "-1"], user=identity.uid, group=identity.gid, extra_groups=[], env={"PATH": "/usr/bin:/bin"},
-                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10, check=False, cwd="/")  # fmt: skip
+        subprocess.run(
+            [kill, "-9", "-1"],
+            user=identity.uid,
+            group=identity.gid,
+            extra_groups=[],
+            env={"PATH": "/usr/bin:/bin"},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=10,
+            check=False,
+            cwd="/",
+        )
     except (OSError, subprocess.SubprocessError):
         pass

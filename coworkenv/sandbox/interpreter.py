@@ -55,7 +55,12 @@ def linked_package_dirs(site_dirs: tuple[Path, ...]) -> tuple[Path, ...]:
                 if not line.strip() or line.startswith(("#", "import ", "import\t")):
                     continue  # what site.addpackage skips or runs
                 folder = (site_dir / line.rstrip()).resolve()
-                if folder.is_dir() and folder not in found and not any(folder.is_relative_to(s) for s in inside) and any(folder.glob("*.dist-info")):
+                if (
+                    folder.is_dir()
+                    and folder not in found
+                    and not any(folder.is_relative_to(s) for s in inside)
+                    and any(folder.glob("*.dist-info"))
+                ):
                     found.append(folder)
     return tuple(found)
 
@@ -68,11 +73,22 @@ def current_layout() -> PythonLayout:
     if executable is None:
         raise SandboxError("cannot find the Python interpreter to run in the sandbox")
     venv = Path(sys.prefix).resolve() if sys.prefix != sys.base_prefix else None
-    site_dirs = tuple(Path(p) for p in site.getsitepackages() if os.path.isdir(p) and venv is not None and Path(p).resolve().is_relative_to(venv))
+    site_dirs = tuple(
+        Path(p)
+        for p in site.getsitepackages()
+        if os.path.isdir(p) and venv is not None and Path(p).resolve().is_relative_to(venv)
+    )
     package_dir = Path(__file__).resolve().parents[1]  # coworkenv/, this being coworkenv/sandbox/interpreter.py
-    return PythonLayout(executable=executable, base_prefix=base_prefix, venv_prefix=venv, site_dirs=site_dirs, package_dir=package_dir,
-                        boot_file=Path(boot.__file__).resolve(), extra_paths=(package_dir.parent,),
-                        linked_dirs=linked_package_dirs(site_dirs))  # fmt: skip
+    return PythonLayout(
+        executable=executable,
+        base_prefix=base_prefix,
+        venv_prefix=venv,
+        site_dirs=site_dirs,
+        package_dir=package_dir,
+        boot_file=Path(boot.__file__).resolve(),
+        extra_paths=(package_dir.parent,),
+        linked_dirs=linked_package_dirs(site_dirs),
+    )
 
 
 def world_reachable(path: Path) -> bool:

@@ -57,7 +57,9 @@ class JobFailed(Exception):
         self.code = code
 
 
-def job(name: str, *, fork: bool = False, warmup: Callable[[], None] | None = None, budget_s: float | None = None) -> Callable[[JobFn], JobFn]:
+def job(
+    name: str, *, fork: bool = False, warmup: Callable[[], None] | None = None, budget_s: float | None = None
+) -> Callable[[JobFn], JobFn]:
     """Register a job. `fork`: run it in a per-request child (untrusted code). `warmup`: what a worker started
     for this job does before it says it is ready (imports), so that the first task does not pay for it. `budget_s`:
     its per-task wall-clock budget (`Job.budget_s`)."""
@@ -66,7 +68,9 @@ def job(name: str, *, fork: bool = False, warmup: Callable[[], None] | None = No
 
     def decorator(fn: JobFn) -> JobFn:
         if fn.__module__ == "__main__":  # a worker imports a job's module by name: __main__ would be its own
-            raise ValueError(f"sandbox job {name!r} is defined in __main__; define it in a module that a worker can import")
+            raise ValueError(
+                f"sandbox job {name!r} is defined in __main__; define it in a module that a worker can import"
+            )
         JOBS.add(name, Job(name=name, fn=fn, module=fn.__module__, fork=fork, warmup=warmup, budget_s=budget_s))
         return fn
 

@@ -22,11 +22,19 @@ class Limits(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    cpu_s: float = Field(30.0, gt=0, description="CPU seconds one task may use (RLIMIT_CPU of the process that runs it); more is `sandbox_timeout`.")
-    memory_mb: int = Field(
-        1024, ge=64, description="Address space of each sandboxed process in MiB (RLIMIT_AS); more is `sandbox_memory`. `import torch` needs ~4096."
+    cpu_s: float = Field(
+        30.0,
+        gt=0,
+        description="CPU seconds one task may use (RLIMIT_CPU of the process that runs it); more is `sandbox_timeout`.",
     )
-    file_size_mb: int = Field(64, ge=1, description="Largest file a task may write, in MiB (RLIMIT_FSIZE); more is `sandbox_output`.")
+    memory_mb: int = Field(
+        1024,
+        ge=64,
+        description="Address space of each sandboxed process in MiB (RLIMIT_AS); more is `sandbox_memory`. `import torch` needs ~4096.",
+    )
+    file_size_mb: int = Field(
+        64, ge=1, description="Largest file a task may write, in MiB (RLIMIT_FSIZE); more is `sandbox_output`."
+    )
     open_files: int = Field(256, ge=16, description="Open file descriptors per process (RLIMIT_NOFILE).")
     output_bytes: int = Field(
         1_000_000,
@@ -34,8 +42,10 @@ class Limits(BaseModel):
         description="Most bytes kept of stdout, of stderr and of a job's JSON output; more is `sandbox_output` (the task is killed).",
     )
     wall_s: float = Field(
-        60.0, gt=0, description="Wall-clock seconds one task may take; more is `sandbox_timeout` (the task, or its worker, is killed). "
-        "In a worker pool, the default budget of a task whose job declares none and whose caller gives none (`budget_s`)."
+        60.0,
+        gt=0,
+        description="Wall-clock seconds one task may take; more is `sandbox_timeout` (the task, or its worker, is killed). "
+        "In a worker pool, the default budget of a task whose job declares none and whose caller gives none (`budget_s`).",
     )
     processes: int = Field(
         32,

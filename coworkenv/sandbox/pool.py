@@ -43,7 +43,8 @@ class JobResult(BaseModel):
     ok: bool
     output: Any = Field(None, description="The job's JSON-able output when ok.")
     error_code: str | None = Field(
-        None, description="Machine-readable failure: sandbox_timeout, sandbox_memory, sandbox_crash, sandbox_output, sandbox_processes, job_error, …"
+        None,
+        description="Machine-readable failure: sandbox_timeout, sandbox_memory, sandbox_crash, sandbox_output, sandbox_processes, job_error, …",
     )
     error: str = Field("", description="For people: what went wrong (may include the task's stderr tail).")
     worker_restarts: int = Field(0, description="Workers replaced because of this job (0 or 1).")
@@ -69,8 +70,16 @@ class WorkerPool:
     `--die-with-parent` ties a sandbox to the thread that started it.
     """
 
-    def __init__(self, workers: int = 2, runtime: str | Runtime = "auto", limits: Limits | None = None, *,
-                 warm: Sequence[str] = (), jobs: Sequence[str] | None = None, startup_timeout_s: float = STARTUP_TIMEOUT_S):  # fmt: skip
+    def __init__(
+        self,
+        workers: int = 2,
+        runtime: str | Runtime = "auto",
+        limits: Limits | None = None,
+        *,
+        warm: Sequence[str] = (),
+        jobs: Sequence[str] | None = None,
+        startup_timeout_s: float = STARTUP_TIMEOUT_S,
+    ):
         if workers < 1:
             raise ValueError("workers must be at least 1")
         self.size = workers
@@ -107,7 +116,9 @@ class WorkerPool:
         ready = [threading.Event() for _ in range(self.size)]
         errors: list[BaseException] = []
         for slot in range(self.size):
-            thread = threading.Thread(target=self._feed, args=(slot, ready[slot], errors), name=f"sandbox-worker-{slot}", daemon=True)
+            thread = threading.Thread(
+                target=self._feed, args=(slot, ready[slot], errors), name=f"sandbox-worker-{slot}", daemon=True
+            )
             self._threads.append(thread)
             thread.start()
         for event in ready:
@@ -120,7 +131,13 @@ class WorkerPool:
         last: BaseException | None = None
         for _ in range(STARTUP_ATTEMPTS):
             try:
-                worker = WorkerHandle(self.runtime, self.limits, warm=self.warm, imports=self.imports, startup_timeout_s=self.startup_timeout_s)
+                worker = WorkerHandle(
+                    self.runtime,
+                    self.limits,
+                    warm=self.warm,
+                    imports=self.imports,
+                    startup_timeout_s=self.startup_timeout_s,
+                )
             except (SandboxError, OSError) as exc:
                 last = exc
                 continue
@@ -175,18 +192,38 @@ class WorkerPool:
             response = worker.request(index, batch.job, payload, batch.budget_s)
         except WorkerFailed as exc:
             return JobResult(
-                index=index, ok=False, error_code=exc.code, error=str(exc), worker_restarts=1, duration_s=time.monotonic() - start
+                index=index,
+                ok=False,
+                error_code=exc.code,
+                error=str(exc),
+                worker_restarts=1,
+                duration_s=time.monotonic() - start,
             ), False
         keep = not response.get("restart")
         restarts = 0 if keep else 1
         duration = time.monotonic() - start
         if response.get("ok"):
-            return JobResult(index=index, ok=True, output=response.get("output"), worker_restarts=restarts, duration_s=duration), keep
-        return JobResult(index=index, ok=False, error_code=str(response.get("error_code") or "sandbox_error"), error=str(response.get("error", "")),
-                         worker_restarts=restarts, duration_s=duration), keep  # fmt: skip
+            return JobResult(
+                index=index, ok=True, output=response.get("output"), worker_restarts=restarts, duration_s=duration
+            ), keep
+        return JobResult(
+            index=index,
+            ok=False,
+            error_code=str(response.get("error_code") or "sandbox_error"),
+            error=str(response.get("error", "")),
+            worker_restarts=restarts,
+            duration_s=duration,
+        ), keep
 
-    def map(self, job: str, payloads: Sequence[str], progress: Callable[[int], None] | None = None, *,
-            budget_s: float | None = None, on_result: Callable[[JobResult], None] | None = None) -> list[JobResult]:  # fmt: skip
+    def map(
+        self,
+        job: str,
+        payloads: Sequence[str],
+        progress: Callable[[int], None] | None = None,
+        *,
+        budget_s: float | None = None,
+        on_result: Callable[[JobResult], None] | None = None,
+    ) -> list[JobResult]:
         """Run `job` on every payload; results in input order. `on_result(result)`, then `progress(1)`, are called (in
         this thread) as each finishes, so a caller can keep each result as it comes (the rollout engine appends it).
 
@@ -194,7 +231,9 @@ class WorkerPool:
         stops a task at its budget (`sandbox_timeout`) and is replaced, so a hostile task costs the batch that much."""
         missing = set(job_modules([job])) - set(self.imports)  # an unknown job name fails here, with a hint
         if missing:  # registered after the pool was made, or left out of `jobs`
-            raise SandboxError(f"the pool's workers do not import {missing.pop()}, which defines the job {job!r}; name it in WorkerPool(jobs=...)")
+            raise SandboxError(
+                f"the pool's workers do not import {missing.pop()}, which defines the job {job!r}; name it in WorkerPool(jobs=...)"
+            )
         payloads = list(payloads)
         if not payloads:
             return []
@@ -210,7 +249,9 @@ class WorkerPool:
             while received < len(payloads):
                 item = batch.done.get()
                 if isinstance(item, BaseException):
-                    raise item if isinstance(item, SandboxError) else SandboxError(f"the worker pool failed: {item}") from item
+                    raise (
+                        item if isinstance(item, SandboxError) else SandboxError(f"the worker pool failed: {item}")
+                    ) from item
                 results[item.index] = item
                 received += 1
                 if on_result is not None:
@@ -234,9 +275,17 @@ class WorkerPool:
             thread.join(timeout=GRACE_S + 30)  # a worker killed above answers its thread at once
 
 
-def run_jobs(job: str, payloads: Sequence[str], *, workers: int = 2, runtime: str | Runtime = "auto", limits: Limits | None = None,
-             progress: Callable[[int], None] | None = None, budget_s: float | None = None,
-             on_result: Callable[[JobResult], None] | None = None) -> list[JobResult]:  # fmt: skip
+def run_jobs(
+    job: str,
+    payloads: Sequence[str],
+    *,
+    workers: int = 2,
+    runtime: str | Runtime = "auto",
+    limits: Limits | None = None,
+    progress: Callable[[int], None] | None = None,
+    budget_s: float | None = None,
+    on_result: Callable[[JobResult], None] | None = None,
+) -> list[JobResult]:
     """Run `job` over `payloads` in a fresh pool of sandboxed workers; one JobResult per payload, in order. `budget_s`:
     each task's wall-clock budget; `on_result`: called with each result as it finishes (see `WorkerPool.map`)."""
     payloads = list(payloads)
@@ -244,5 +293,7 @@ def run_jobs(job: str, payloads: Sequence[str], *, workers: int = 2, runtime: st
     if not payloads:
         return []
     warm = [job] if spec.warmup is not None else []
-    with WorkerPool(workers=max(1, min(workers, len(payloads))), runtime=runtime, limits=limits, warm=warm, jobs=[job]) as pool:
+    with WorkerPool(
+        workers=max(1, min(workers, len(payloads))), runtime=runtime, limits=limits, warm=warm, jobs=[job]
+    ) as pool:
         return pool.map(job, payloads, progress=progress, budget_s=budget_s, on_result=on_result)

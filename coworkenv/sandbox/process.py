@@ -118,8 +118,13 @@ class Capture:
         return self.data().decode("utf-8", errors="replace")
 
 
-def pump(pidfd: int, captures: Sequence[tuple[int, Capture]], deadline: float, stdin: IO[bytes] | None = None,
-         data: bytes = b"") -> tuple[bool, bool, bool]:  # fmt: skip
+def pump(
+    pidfd: int,
+    captures: Sequence[tuple[int, Capture]],
+    deadline: float,
+    stdin: IO[bytes] | None = None,
+    data: bytes = b"",
+) -> tuple[bool, bool, bool]:
     """Read each pipe into its capture (and write `data` to `stdin`, closing it after) until the process behind
     `pidfd` exits, `deadline` (monotonic) passes, or a capture overflows: (exited, timed_out, overflow).
 

@@ -42,11 +42,20 @@ class RlimitRuntime(Runtime):
                 try:
                     rel = layout.executable.relative_to(layout.base_prefix)
                 except ValueError as exc:
-                    raise SandboxError(f"the interpreter {layout.executable} is outside its installation {layout.base_prefix} and not reachable "
-                                       "by an unprivileged uid; install bubblewrap or run as a non-root user") from exc  # fmt: skip
-                fds.append(os.open(layout.base_prefix, os.O_PATH | os.O_DIRECTORY))  # the installation, for its stdlib too
+                    raise SandboxError(
+                        f"the interpreter {layout.executable} is outside its installation {layout.base_prefix} and not reachable "
+                        "by an unprivileged uid; install bubblewrap or run as a non-root user"
+                    ) from exc
+                fds.append(
+                    os.open(layout.base_prefix, os.O_PATH | os.O_DIRECTORY)
+                )  # the installation, for its stdlib too
                 home = f"/proc/self/fd/{fds[-1]}"
-                entry = entry.model_copy(update={"executable": f"{home}/{rel}", "env": {"PYTHONHOME": home, "LD_LIBRARY_PATH": f"{home}/lib"}})
+                entry = entry.model_copy(
+                    update={
+                        "executable": f"{home}/{rel}",
+                        "env": {"PYTHONHOME": home, "LD_LIBRARY_PATH": f"{home}/lib"},
+                    }
+                )
             if not world_reachable(layout.boot_file):
                 fds.append(os.open(layout.boot_file, os.O_RDONLY))
                 entry = entry.model_copy(update={"boot": f"/proc/self/fd/{fds[-1]}"})
@@ -56,13 +65,36 @@ class RlimitRuntime(Runtime):
             raise
         return entry.model_copy(update={"fds": tuple(fds)})
 
-    def _popen(self, inner: list[str], *, scratch: Path, identity: Identity | None, env: dict[str, str],
-               stdin: Any, stdout: Any, stderr: Any, pass_fds: Sequence[int]) -> subprocess.Popen[bytes]:  # fmt: skip
+    def _popen(
+        self,
+        inner: list[str],
+        *,
+        scratch: Path,
+        identity: Identity | None,
+        env: dict[str, str],
+        stdin: Any,
+        stdout: Any,
+        stderr: Any,
+        pass_fds: Sequence[int],
+    ) -> subprocess.Popen[bytes]:
         ids: dict[str, Any] = {}
         if identity is not None:
             if not world_reachable(scratch.parent):
-                raise SandboxError(f"the scratch dir {scratch} is below a directory that an unprivileged uid cannot enter; "
-                                   "put it somewhere like /tmp")  # fmt: skip
+                raise SandboxError(
+                    f"the scratch dir {scratch} is below a directory that an unprivileged uid cannot enter; "
+                    "put it somewhere like /tmp"
+                )
             ids = {"user": identity.uid, "group": identity.gid, "extra_groups": []}
-        return subprocess.Popen(inner, stdin=stdin, stdout=stdout, stderr=stderr, env=env, cwd=str(scratch), start_new_session=True,
-                                close_fds=True, pass_fds=tuple(pass_fds), umask=0o077, **ids)  # fmt: skip
+        return subprocess.Popen(
+            inner,
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            env=env,
+            cwd=str(scratch),
+            start_new_session=True,
+            close_fds=True,
+            pass_fds=tuple(pass_fds),
+            umask=0o077,
+            **ids,
+        )

@@ -31,7 +31,11 @@ from coworkenv.sandbox.seccomp import seccomp_filter
 
 WORKER_MODULE = "coworkenv.sandbox.worker"
 SOURCE_FILE = "_sandbox_main.py"
-EXIT_REASONS: dict[int, ResourceKind] = {EXIT_MEMORY: "memory", EXIT_PROCESSES: "processes", EXIT_FILE_SIZE: "file_size"}
+EXIT_REASONS: dict[int, ResourceKind] = {
+    EXIT_MEMORY: "memory",
+    EXIT_PROCESSES: "processes",
+    EXIT_FILE_SIZE: "file_size",
+}
 
 
 class PythonEntry(BaseModel):
@@ -59,8 +63,18 @@ class Runtime(ABC):
     # ---- what a runtime provides
 
     @abstractmethod
-    def _popen(self, inner: list[str], *, scratch: Path, identity: Identity | None, env: dict[str, str],
-               stdin: Any, stdout: Any, stderr: Any, pass_fds: Sequence[int]) -> subprocess.Popen[bytes]:  # fmt: skip
+    def _popen(
+        self,
+        inner: list[str],
+        *,
+        scratch: Path,
+        identity: Identity | None,
+        env: dict[str, str],
+        stdin: Any,
+        stdout: Any,
+        stderr: Any,
+        pass_fds: Sequence[int],
+    ) -> subprocess.Popen[bytes]:
         """Start `inner` (a command line valid inside the sandbox) in the sandbox."""
 
     def _python(self, identity: Identity | None) -> PythonEntry:
@@ -86,7 +100,9 @@ class Runtime(ABC):
     def _probe(cls, layout: PythonLayout | None) -> tuple[bool, str]:
         try:
             runtime = cls(layout)
-            result = runtime.run("import coworkenv, json; print(json.dumps({'ok': True}))", limits=Limits(wall_s=30, cpu_s=10))
+            result = runtime.run(
+                "import coworkenv, json; print(json.dumps({'ok': True}))", limits=Limits(wall_s=30, cpu_s=10)
+            )
         except (OSError, SandboxError, subprocess.SubprocessError) as exc:
             return False, f"{type(exc).__name__}: {exc}"
         if result.ok and '"ok": true' in result.stdout:
@@ -96,9 +112,21 @@ class Runtime(ABC):
 
     # ---- launching
 
-    def _launch(self, kind: Literal["module", "source", "argv"], argv: list[str], *, limits: Limits, scratch: Path,
-                identity: Identity | None, worker: bool, stdin: Any, stdout: Any, stderr: Any,
-                module: str = "", file: str = "") -> subprocess.Popen[bytes]:  # fmt: skip
+    def _launch(
+        self,
+        kind: Literal["module", "source", "argv"],
+        argv: list[str],
+        *,
+        limits: Limits,
+        scratch: Path,
+        identity: Identity | None,
+        worker: bool,
+        stdin: Any,
+        stdout: Any,
+        stderr: Any,
+        module: str = "",
+        file: str = "",
+    ) -> subprocess.Popen[bytes]:
         python = self._python(identity)
         nproc = limits.processes + (4 if worker else 0)
         rlimits: list[tuple[str, int, int]] = [
@@ -125,13 +153,29 @@ class Runtime(ABC):
         inner = [python.executable, "-s", "-P", "-B", python.boot, json.dumps(cfg)]
         env = sandbox_env(scratch, python.env)
         try:
-            return self._popen(inner, scratch=scratch, identity=identity, env=env, stdin=stdin, stdout=stdout, stderr=stderr, pass_fds=python.fds)
+            return self._popen(
+                inner,
+                scratch=scratch,
+                identity=identity,
+                env=env,
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+                pass_fds=python.fds,
+            )
         finally:
             for fd in python.fds:
                 os.close(fd)
 
-    def spawn_worker(self, *, limits: Limits | None = None, scratch: Path | None = None, warm: Sequence[str] = (),
-                     imports: Sequence[str] = (), args: Sequence[str] = ()) -> SandboxProcess:  # fmt: skip
+    def spawn_worker(
+        self,
+        *,
+        limits: Limits | None = None,
+        scratch: Path | None = None,
+        warm: Sequence[str] = (),
+        imports: Sequence[str] = (),
+        args: Sequence[str] = (),
+    ) -> SandboxProcess:
         """Start a long-lived worker (`python -m coworkenv.sandbox.worker`) talking JSON lines on stdin/stdout.
 
         `imports`: modules the worker imports before it is ready (those that register the jobs it will be asked to
@@ -142,25 +186,52 @@ class Runtime(ABC):
         scratch = Path(tempfile.mkdtemp(prefix="coworkenv-worker-")) if scratch is None else Path(scratch)
         prepare_scratch(scratch, identity)
         stderr_file = tempfile.TemporaryFile(prefix="coworkenv-worker-stderr-")
-        argv = [WORKER_MODULE, "--limits", limits.model_dump_json(), "--scratch", str(scratch), "--runtime", self.name,
-                "--nproc", "relative" if self._nproc_relative(identity) else "absolute"]  # fmt: skip
+        argv = [
+            WORKER_MODULE,
+            "--limits",
+            limits.model_dump_json(),
+            "--scratch",
+            str(scratch),
+            "--runtime",
+            self.name,
+            "--nproc",
+            "relative" if self._nproc_relative(identity) else "absolute",
+        ]
         for module in imports:
             argv += ["--import", module]
         for name in warm:
             argv += ["--warm", name]
         argv += list(args)
         try:
-            popen = self._launch("module", argv, limits=limits, scratch=scratch, identity=identity, worker=True, module=WORKER_MODULE,
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr_file)  # fmt: skip
+            popen = self._launch(
+                "module",
+                argv,
+                limits=limits,
+                scratch=scratch,
+                identity=identity,
+                worker=True,
+                module=WORKER_MODULE,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr_file,
+            )
         except BaseException:
             stderr_file.close()
             if own:
                 remove_tree(scratch)
             raise
-        return SandboxProcess(popen=popen, runtime=self.name, scratch=scratch, identity=identity, own_scratch=own, stderr_file=stderr_file)
+        return SandboxProcess(
+            popen=popen, runtime=self.name, scratch=scratch, identity=identity, own_scratch=own, stderr_file=stderr_file
+        )
 
-    def run(self, target: str | Sequence[str], *, stdin: bytes | str | None = None, limits: Limits | None = None,
-            scratch: Path | str | None = None) -> RunResult:  # fmt: skip
+    def run(
+        self,
+        target: str | Sequence[str],
+        *,
+        stdin: bytes | str | None = None,
+        limits: Limits | None = None,
+        scratch: Path | str | None = None,
+    ) -> RunResult:
         """Run Python source (a str) or an argv (a sequence; argv[0] found on the sandbox's PATH) to completion.
 
         `scratch` is the writable working directory (a fresh one, removed afterwards, when None; a given one is
@@ -184,8 +255,18 @@ class Runtime(ABC):
                 kind, argv = "argv", [str(a) for a in target]
                 if not argv:
                     raise ValueError("empty argv")
-            popen = self._launch(kind, argv, limits=limits, scratch=scratch_path, identity=identity, worker=False, file=argv[0],
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+            popen = self._launch(
+                kind,
+                argv,
+                limits=limits,
+                scratch=scratch_path,
+                identity=identity,
+                worker=False,
+                file=argv[0],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
             proc = SandboxProcess(popen=popen, runtime=self.name, scratch=scratch_path, identity=identity)
             data = stdin.encode("utf-8") if isinstance(stdin, str) else (stdin or b"")
             return self._collect(proc, data, limits)
@@ -228,6 +309,16 @@ class Runtime(ABC):
             reason = "file_size"
         elif sig is None and returncode in EXIT_REASONS:
             reason = EXIT_REASONS[returncode]
-        return RunResult(runtime=self.name, exit_code=None if sig is not None else returncode, killed_by_signal=sig,
-                         stdout=out.text(), stderr=err.text(), stdout_truncated=out.overflow, stderr_truncated=err.overflow,
-                         timed_out=timed_out, resource_exceeded=reason, wall_s=time.monotonic() - start, cpu_s=cpu)  # fmt: skip
+        return RunResult(
+            runtime=self.name,
+            exit_code=None if sig is not None else returncode,
+            killed_by_signal=sig,
+            stdout=out.text(),
+            stderr=err.text(),
+            stdout_truncated=out.overflow,
+            stderr_truncated=err.overflow,
+            timed_out=timed_out,
+            resource_exceeded=reason,
+            wall_s=time.monotonic() - start,
+            cpu_s=cpu,
+        )

@@ -36,7 +36,13 @@ def seccomp_filter(machine: str | None = None) -> bytes:
     prog += [(jeq, "eperm", 0, nr) for nr in refused]
     prog.append((ret, 0, 0, allow))
     labels = {"flags": len(prog), "enosys": len(prog) + 3, "eperm": len(prog) + 4}
-    prog += [(ld, 0, 0, 16), (jset, "eperm", 0, _CLONE_NEWUSER), (ret, 0, 0, allow), (ret, 0, 0, enosys), (ret, 0, 0, eperm)]
+    prog += [
+        (ld, 0, 0, 16),
+        (jset, "eperm", 0, _CLONE_NEWUSER),
+        (ret, 0, 0, allow),
+        (ret, 0, 0, enosys),
+        (ret, 0, 0, eperm),
+    ]
     out = b""
     for i, (code, jt, jf, k) in enumerate(prog):
         jt = labels[jt] - i - 1 if isinstance(jt, str) else jt

@@ -105,7 +105,15 @@ class JobServer:
             importlib.import_module(module)
         for name in warm_jobs:
             warm(name)
-        self.send({"ready": True, "pid": os.getpid(), "uid": os.getuid(), "runtime": self.runtime, "seccomp": os.environ.get(SECCOMP_ENV) == "1"})
+        self.send(
+            {
+                "ready": True,
+                "pid": os.getpid(),
+                "uid": os.getuid(),
+                "runtime": self.runtime,
+                "seccomp": os.environ.get(SECCOMP_ENV) == "1",
+            }
+        )
         while True:
             line = self.proto_in.readline()
             if not line:
@@ -147,20 +155,26 @@ class JobServer:
         try:
             os.chdir(workdir)
             if job.fork:
-                response = run_forked(rid, job.fn, payload, limits=limits, keep_fds=self.keep_fds, nproc_relative=self.nproc_relative)
+                response = run_forked(
+                    rid, job.fn, payload, limits=limits, keep_fds=self.keep_fds, nproc_relative=self.nproc_relative
+                )
             else:
                 response, restart = self.run_inline(rid, job.fn, payload, limits)
         finally:
             os.chdir(self.scratch)
             if not kill_descendants():
                 restart = True
-            if _pristine(workdir):  # as fresh as a new one (empty, our mode, no xattrs): reuse it, mkdir+rmdir is not free
+            if _pristine(
+                workdir
+            ):  # as fresh as a new one (empty, our mode, no xattrs): reuse it, mkdir+rmdir is not free
                 self.spare = workdir
             else:
                 remove_tree(workdir)
         return response, restart
 
-    def run_inline(self, rid: Any, fn: JobFn, payload: str, limits: Limits | None = None) -> tuple[dict[str, Any], bool]:
+    def run_inline(
+        self, rid: Any, fn: JobFn, payload: str, limits: Limits | None = None
+    ) -> tuple[dict[str, Any], bool]:
         """Run `fn(payload)` in this process under the request's CPU and wall-clock limits (default: the worker's):
         (response, restart)."""
         limits = limits or self.limits
@@ -237,15 +251,31 @@ def kill_descendants() -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m coworkenv.sandbox.worker", description="Sandbox worker (JSON lines on stdin/stdout).")
+    parser = argparse.ArgumentParser(
+        prog="python -m coworkenv.sandbox.worker", description="Sandbox worker (JSON lines on stdin/stdout)."
+    )
     parser.add_argument("--limits", default="{}", help="Limits as JSON")
-    parser.add_argument("--scratch", default=None, help="Writable directory for per-request scratch dirs (default: a temporary one)")
+    parser.add_argument(
+        "--scratch", default=None, help="Writable directory for per-request scratch dirs (default: a temporary one)"
+    )
     parser.add_argument("--runtime", default="", help="Name of the runtime that started the worker (reported)")
-    parser.add_argument("--nproc", choices=["absolute", "relative"], default="absolute",
-                        help="RLIMIT_NPROC for a task: absolute (own uid or user namespace) or on top of the uid's current processes")  # fmt: skip
-    parser.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
-                        help="Module to import before reporting ready, for the jobs it registers (repeatable)")  # fmt: skip
-    parser.add_argument("--warm", action="append", default=[], help="Job to warm up before reporting ready (repeatable)")
+    parser.add_argument(
+        "--nproc",
+        choices=["absolute", "relative"],
+        default="absolute",
+        help="RLIMIT_NPROC for a task: absolute (own uid or user namespace) or on top of the uid's current processes",
+    )
+    parser.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="Module to import before reporting ready, for the jobs it registers (repeatable)",
+    )
+    parser.add_argument(
+        "--warm", action="append", default=[], help="Job to warm up before reporting ready (repeatable)"
+    )
     args = parser.parse_args(argv)
     limits = Limits.model_validate_json(args.limits)
     scratch = Path(args.scratch) if args.scratch else Path(tempfile.mkdtemp(prefix="coworkenv-worker-"))

@@ -21,7 +21,22 @@ from coworkenv.spec.task import (
 from coworkenv.workspace.state import COLLECTIONS, SERVICE_NAMES, WorkspaceSpec
 
 __all__ = [
-    "CAPABILITIES", "CHECK_KINDS", "CHECK_MODELS", "COLLECTIONS", "SERVICE_NAMES", "AnswerStep", "Capability",
-    "Check", "Faults", "Meta", "ProhibitedRule", "RevealRule", "SayStep", "SolutionStep", "TaskSpec",
-    "ToolStep", "UserSpec", "WorkspaceSpec",
-]  # fmt: skip
+    "CAPABILITIES",
+    "CHECK_KINDS",
+    "CHECK_MODELS",
+    "COLLECTIONS",
+    "SERVICE_NAMES",
+    "AnswerStep",
+    "Capability",
+    "Check",
+    "Faults",
+    "Meta",
+    "ProhibitedRule",
+    "RevealRule",
+    "SayStep",
+    "SolutionStep",
+    "TaskSpec",
+    "ToolStep",
+    "UserSpec",
+    "WorkspaceSpec",
+]

@@ -32,7 +32,9 @@ def load_model(model: type[M], path: str | Path) -> M:
         return parse_model(model, read_text(path), str(path))
     except CoworkEnvError as exc:
         if path.suffix == ".jsonl" and "Extra data" in str(exc):  # JSON's own words would not say what is wrong
-            raise CoworkEnvError(f"{path}: holds one JSON document per line; this takes a single one (a .json file)") from None
+            raise CoworkEnvError(
+                f"{path}: holds one JSON document per line; this takes a single one (a .json file)"
+            ) from None
         raise
 
 

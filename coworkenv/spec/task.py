@@ -79,7 +79,11 @@ def _step_tag(value: Any) -> str | None:
 
 SolutionStep = Annotated[
     Annotated[ToolStep, Tag("tool")] | Annotated[SayStep, Tag("say")] | Annotated[AnswerStep, Tag("answer")],
-    Discriminator(_step_tag, custom_error_type="solution_step", custom_error_message="a solution step has `tool`, `say` or `answer`"),
+    Discriminator(
+        _step_tag,
+        custom_error_type="solution_step",
+        custom_error_message="a solution step has `tool`, `say` or `answer`",
+    ),
 ]
 
 
@@ -92,7 +96,11 @@ class Meta(BaseModel):
 
 
 def _over(where: str, what: str, cap: str) -> PydanticCustomError:
-    return PydanticCustomError("too_large", "{where}: {what} (cap {cap})", {"where": where.lstrip(".")[:300] or "spec", "what": what, "cap": cap})
+    return PydanticCustomError(
+        "too_large",
+        "{where}: {what} (cap {cap})",
+        {"where": where.lstrip(".")[:300] or "spec", "what": what, "cap": cap},
+    )
 
 
 def _plainly_bounded(data: Any) -> bool:
@@ -101,7 +109,12 @@ def _plainly_bounded(data: Any) -> bool:
     Generation validates every spec it builds, so this pass is kept cheap: level by level, exact types first (they
     are nearly all a spec holds), without the paths that only an error message needs (False sends the spec to the
     full walk, which finds and words the problem)."""
-    max_depth, max_items, max_chars, max_values = CAPS.json_depth, CAPS.collection_items, CAPS.string_chars, CAPS.json_values
+    max_depth, max_items, max_chars, max_values = (
+        CAPS.json_depth,
+        CAPS.collection_items,
+        CAPS.string_chars,
+        CAPS.json_values,
+    )
     level, depth, values = [data], 1, 0
     while level:
         values += len(level)
@@ -147,7 +160,11 @@ def requires_problem(checks: list[Any], every_id: set[str]) -> str | None:
             if rid == c.id:
                 return f"check {c.id!r} requires itself"
             if rid not in top:
-                where = "a check nested in a group (requires names top-level checks)" if rid in every_id else "no such check"
+                where = (
+                    "a check nested in a group (requires names top-level checks)"
+                    if rid in every_id
+                    else "no such check"
+                )
                 return f"check {c.id!r} requires {rid!r}: {where}"
     state: dict[str, int] = {}  # 1 on the path, 2 done
     for start in top:
@@ -202,15 +219,24 @@ class TaskSpec(Strict):
             where, value, depth = stack.pop()
             values += 1
             if values > CAPS.json_values:
-                raise PydanticCustomError("too_large", "the spec holds more than {cap} JSON values (cap json_values)", {"cap": CAPS.json_values})
+                raise PydanticCustomError(
+                    "too_large",
+                    "the spec holds more than {cap} JSON values (cap json_values)",
+                    {"cap": CAPS.json_values},
+                )
             if isinstance(value, float) and not math.isfinite(value):
                 raise ValueError(f"{where.lstrip('.') or 'value'}: {value} is not a finite number")
             if isinstance(value, str) and len(value) > CAPS.string_chars:
-                raise _over(where, f"a string of {len(value)} characters is longer than {CAPS.string_chars}", "string_chars")
+                raise _over(
+                    where, f"a string of {len(value)} characters is longer than {CAPS.string_chars}", "string_chars"
+                )
             if isinstance(value, dict | list | tuple):
                 if depth > CAPS.json_depth:
-                    raise PydanticCustomError("too_deep", "{where}: nested deeper than {cap} levels (cap json_depth)",
-                                              {"where": where.lstrip(".")[:300] or "spec", "cap": CAPS.json_depth})  # fmt: skip
+                    raise PydanticCustomError(
+                        "too_deep",
+                        "{where}: nested deeper than {cap} levels (cap json_depth)",
+                        {"where": where.lstrip(".")[:300] or "spec", "cap": CAPS.json_depth},
+                    )
                 if len(value) > CAPS.collection_items:
                     raise _over(where, f"{len(value)} items are more than {CAPS.collection_items}", "collection_items")
                 items = value.items() if isinstance(value, dict) else enumerate(value)
@@ -233,7 +259,9 @@ class TaskSpec(Strict):
         ids = [c.id for c in every]
         if len(set(ids)) != len(ids):
             twice = sorted({i for i in ids if ids.count(i) > 1})
-            raise ValueError(f"checks: check ids must be unique across the spec, group members included ({', '.join(twice)} repeated)")
+            raise ValueError(
+                f"checks: check ids must be unique across the spec, group members included ({', '.join(twice)} repeated)"
+            )
         problem = requires_problem(self.checks, set(ids))
         if problem:
             raise ValueError(f"checks: {problem}")

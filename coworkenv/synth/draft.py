@@ -154,7 +154,9 @@ class Draft:
         template = self.pick(templates)
         if self.split == "bench" and held_out:
             if self._held_out_rng is None:
-                self._held_out_rng = random.Random(f"{self.family.name}|{self.family.version}|{self.seed}|{self.difficulty}|held-out")
+                self._held_out_rng = random.Random(
+                    f"{self.family.name}|{self.family.version}|{self.seed}|{self.difficulty}|held-out"
+                )
             template = held_out[self._held_out_rng.randrange(len(held_out))]
         text = template.format(**fields)
         self.phrasings.append(Phrasing(tuple(templates), tuple(held_out), dict(fields), text))
@@ -191,10 +193,15 @@ class Draft:
         team = team or self.pick(vocab.TEAMS)
         city, tz = self.pick(vocab.CITIES)
         return {
-            "id": "", "name": f"{first} {last}", "email": f"{first}.{last}@{domain or self.domain}".lower(),
-            "team": team, "title": self.pick(vocab.ROLES[team]), "phone": f"+1-555-{self.amount(1000, 9999):04d}",
-            "timezone": tz, "city": city,
-        }  # fmt: skip
+            "id": "",
+            "name": f"{first} {last}",
+            "email": f"{first}.{last}@{domain or self.domain}".lower(),
+            "team": team,
+            "title": self.pick(vocab.ROLES[team]),
+            "phone": f"+1-555-{self.amount(1000, 9999):04d}",
+            "timezone": tz,
+            "city": city,
+        }
 
     def person(self, team: str | None = None, *, in_contacts: bool = True) -> dict[str, Any]:
         """A new colleague with a unique name; added to contacts unless told otherwise."""
@@ -240,7 +247,9 @@ class Draft:
             if collection is None:
                 self.check("unchanged", weight=weight, id=f"{service}-untouched", service=service)
             else:
-                self.check("unchanged", weight=weight, id=f"{collection}-untouched", service=service, collection=collection)
+                self.check(
+                    "unchanged", weight=weight, id=f"{collection}-untouched", service=service, collection=collection
+                )
 
     def ask_user(self, facts: dict[str, Any], reveal: list[tuple[list[str], str]], persona: str = "") -> None:
         self.user = {
@@ -273,7 +282,12 @@ class Draft:
             "faults": {"rate": self.fault_rate, "seed": self.seed},
             "checks": self.checks,
             "solution": [*self.solution, {"answer": answer}],
-            "meta": {"seed": self.seed, "generator": self.family.generator, "parent": None, "knobs": self.knobs.model_dump()},
+            "meta": {
+                "seed": self.seed,
+                "generator": self.family.generator,
+                "parent": None,
+                "knobs": self.knobs.model_dump(),
+            },
         }
         return TaskSpec.model_validate(spec)
 

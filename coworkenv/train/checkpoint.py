@@ -65,17 +65,32 @@ def check_chat_template(tokenizer: Any, where: Path, *, assistant_mask: bool = T
     if not isinstance(template, str) or not template.strip():
         raise CoworkEnvError(f"{where}: the tokenizer has no chat template")
     if assistant_mask and "generation" not in template:
-        raise CoworkEnvError(f"{where}: the chat template does not mark assistant tokens ({{% generation %}}), which the loss needs")
-    probe = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "", "tool_calls": [
-        {"id": "call_1", "type": "function", "function": {"name": "probe", "arguments": "{}"}}]}]  # fmt: skip
-    tools = [{"type": "function", "function": {"name": "probe", "description": "", "parameters": {"type": "object", "properties": {}}}}]
+        raise CoworkEnvError(
+            f"{where}: the chat template does not mark assistant tokens ({{% generation %}}), which the loss needs"
+        )
+    probe = [
+        {"role": "user", "content": "hi"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "probe", "arguments": "{}"}}],
+        },
+    ]
+    tools = [
+        {
+            "type": "function",
+            "function": {"name": "probe", "description": "", "parameters": {"type": "object", "properties": {}}},
+        }
+    ]
     try:
         text = tokenizer.apply_chat_template(probe, tools=tools, tokenize=False)
     except Exception as exc:  # noqa: BLE001 — a template that fails to render fails the job here, in one line
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise CoworkEnvError(f"{where}: the chat template cannot render a tool call: {reason}") from None
     if "probe" not in text.split("hi", 1)[-1]:
-        raise CoworkEnvError(f"{where}: the chat template drops tool calls (a model trained with it would never see one)")
+        raise CoworkEnvError(
+            f"{where}: the chat template drops tool calls (a model trained with it would never see one)"
+        )
 
 
 def bf16_pays() -> bool:
@@ -89,7 +104,10 @@ def bf16_pays() -> bool:
     try:
         flags = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
     except OSError:  # not Linux: PyTorch's own view of the CPU
-        return torch.backends.cpu.get_cpu_capability().startswith("AVX512") and "BF16" in torch.backends.cpu.get_cpu_capability()
+        return (
+            torch.backends.cpu.get_cpu_capability().startswith("AVX512")
+            and "BF16" in torch.backends.cpu.get_cpu_capability()
+        )
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
@@ -99,11 +117,17 @@ class TuningFields(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     lora_rank: int = Field(
-        0, ge=0, le=1024, description="LoRA rank on every linear layer (peft); 0: full fine-tuning. The checkpoint is always a whole model (merged)."
+        0,
+        ge=0,
+        le=1024,
+        description="LoRA rank on every linear layer (peft); 0: full fine-tuning. The checkpoint is always a whole model (merged).",
     )
-    lora_alpha: float = Field(32.0, gt=0, le=4096, description="LoRA scaling numerator (the update is scaled by alpha / rank).")
+    lora_alpha: float = Field(
+        32.0, gt=0, le=4096, description="LoRA scaling numerator (the update is scaled by alpha / rank)."
+    )
     gradient_checkpointing: bool = Field(
-        False, description="Recompute activations in the backward pass: less memory, about a third more compute (for a GPU near its memory limit)."
+        False,
+        description="Recompute activations in the backward pass: less memory, about a third more compute (for a GPU near its memory limit).",
     )
     bf16: bool = Field(
         False,
@@ -117,7 +141,13 @@ class TuningFields(BaseModel):
             return None
         from peft import LoraConfig
 
-        return LoraConfig(r=self.lora_rank, lora_alpha=self.lora_alpha, lora_dropout=0.0, target_modules="all-linear", task_type="CAUSAL_LM")
+        return LoraConfig(
+            r=self.lora_rank,
+            lora_alpha=self.lora_alpha,
+            lora_dropout=0.0,
+            target_modules="all-linear",
+            task_type="CAUSAL_LM",
+        )
 
 
 def trained_tokens(trainer: Any) -> int:
@@ -158,7 +188,14 @@ def curves_png(
         colors = ["#2b6cb0", "#c05621", "#2f855a", "#b83280", "#6b46c1", "#975a16"]
         for i, (key, label) in enumerate(series.items()):
             points = metric_curve(history, key)
-            ax.plot([s for s, _ in points], [v for _, v in points], marker="o", markersize=3, color=colors[i % len(colors)], label=label)
+            ax.plot(
+                [s for s, _ in points],
+                [v for _, v in points],
+                marker="o",
+                markersize=3,
+                color=colors[i % len(colors)],
+                label=label,
+            )
         ax.set_xlabel("step")
         ax.set_ylabel(ylabel)
         ax.set_title(title, fontsize=10)
@@ -167,7 +204,9 @@ def curves_png(
         rates = metric_curve(history, twin[0]) if twin is not None else []
         if twin is not None and rates:
             other = ax.twinx()
-            lines += other.plot([s for s, _ in rates], [r for _, r in rates], color="#a0aec0", linestyle="--", label=twin[1])
+            lines += other.plot(
+                [s for s, _ in rates], [r for _, r in rates], color="#a0aec0", linestyle="--", label=twin[1]
+            )
             other.set_ylabel(twin[1], color="#718096")
         ax.legend(lines, [line.get_label() for line in lines], loc="upper right", fontsize=8)
         buffer = io.BytesIO()
@@ -223,7 +262,9 @@ def snapshot_callback(folder: Path, steps: list[int], tokenizer: Any) -> Any:
             with quiet_transformers():
                 whole.save_pretrained(str(dest))
                 tokenizer.save_pretrained(str(dest))
-            (dest / "snapshot.json").write_text(json.dumps({"step": state.global_step, "epoch": state.epoch}) + "\n", encoding="utf-8")
+            (dest / "snapshot.json").write_text(
+                json.dumps({"step": state.global_step, "epoch": state.epoch}) + "\n", encoding="utf-8"
+            )
 
     return Snapshot()
 

@@ -46,33 +46,53 @@ class DPOJobConfig(TuningFields):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    model: str = Field(min_length=1, description="Model directory to start from (local files only); also the frozen reference model.")
+    model: str = Field(
+        min_length=1, description="Model directory to start from (local files only); also the frozen reference model."
+    )
     release: str = Field(
         min_length=1,
         description="The evaluation whose trials become pairs: a release of kind eval of the model on training tasks, or its run id if unpublished.",
     )
     out: str = Field(min_length=1, description="Checkpoint directory to write (must be empty or absent).")
-    beta: float = Field(0.1, gt=0, le=100.0, description="DPO's β: how far the policy may move from the reference (higher: less).")
+    beta: float = Field(
+        0.1, gt=0, le=100.0, description="DPO's β: how far the policy may move from the reference (higher: less)."
+    )
     # A pass (≥ 0.75) against a failure just under it is a near tie the grader barely separates: not a preference.
     min_score_gap: float = Field(
-        0.25, ge=0, le=1.0, description="Pair a task only when the chosen trial outscores the rejected one by at least this."
+        0.25,
+        ge=0,
+        le=1.0,
+        description="Pair a task only when the chosen trial outscores the rejected one by at least this.",
     )
     max_steps: int = Field(100, ge=1, le=1_000_000, description="Optimizer steps.")
     batch_size: int = Field(2, ge=1, le=4096, description="Pairs per device and step.")
     gradient_accumulation_steps: int = Field(1, ge=1, le=1024, description="Batches accumulated per optimizer step.")
     learning_rate: float = Field(
-        1e-3, gt=0, le=1.0, description="Peak learning rate (1e-3 suits the tiny model; about 5e-7 suits billion-parameter models)."
+        1e-3,
+        gt=0,
+        le=1.0,
+        description="Peak learning rate (1e-3 suits the tiny model; about 5e-7 suits billion-parameter models).",
     )
     warmup_steps: int = Field(5, ge=0, description="Linear warm-up steps before the cosine decay.")
     max_length: int = Field(
-        2048, ge=64, le=1_048_576, description="Tokens per prompt and continuation; longer ones lose their end, a prompt this long drops its pair."
+        2048,
+        ge=64,
+        le=1_048_576,
+        description="Tokens per prompt and continuation; longer ones lose their end, a prompt this long drops its pair.",
     )
     assistant_only_loss: bool = Field(
-        True, description="Compare log-probabilities of the assistant's tokens only, not of tool results and user replies (generation markers)."
+        True,
+        description="Compare log-probabilities of the assistant's tokens only, not of tool results and user replies (generation markers).",
     )
-    logging_steps: int = Field(5, ge=1, description="Log the loss and rewards every this many steps (the curves and training.json).")
-    seed: int = Field(0, ge=0, le=SEED_MAX, description="Seed of the data order: the same settings give the same checkpoint on CPU.")
-    use_cpu: bool | None = Field(None, description="Train on the CPU even where a GPU is visible (default: a GPU when there is one).")
+    logging_steps: int = Field(
+        5, ge=1, description="Log the loss and rewards every this many steps (the curves and training.json)."
+    )
+    seed: int = Field(
+        0, ge=0, le=SEED_MAX, description="Seed of the data order: the same settings give the same checkpoint on CPU."
+    )
+    use_cpu: bool | None = Field(
+        None, description="Train on the CPU even where a GPU is visible (default: a GPU when there is one)."
+    )
 
 
 def pair_tokens(pairs: PairSet, tokenizer: Any) -> list[dict[str, Any]]:
@@ -81,16 +101,31 @@ def pair_tokens(pairs: PairSet, tokenizer: Any) -> list[dict[str, Any]]:
     out = []
     for pair in pairs.pairs:
         tools = json.loads(pair.tools)
-        prompt = tokenizer.apply_chat_template(pair.prompt, tools=tools, add_generation_prompt=True, tokenize=True, return_dict=True)
+        prompt = tokenizer.apply_chat_template(
+            pair.prompt, tools=tools, add_generation_prompt=True, tokenize=True, return_dict=True
+        )
         masks = {}
         for side in ("chosen", "rejected"):
-            rendered = tokenizer.apply_chat_template(pair.prompt + getattr(pair, side), tools=tools, tokenize=True, return_dict=True,
-                                                     return_assistant_tokens_mask=True)  # fmt: skip
+            rendered = tokenizer.apply_chat_template(
+                pair.prompt + getattr(pair, side),
+                tools=tools,
+                tokenize=True,
+                return_dict=True,
+                return_assistant_tokens_mask=True,
+            )
             masks[side] = list(rendered["assistant_masks"])
             if not any(masks[side][len(prompt["input_ids"]) :]):
-                raise CoworkEnvError(f"pair of task {pair.task_id}: the chat template marks none of the {side} continuation as the "
-                                     "assistant's ({% generation %}); train with assistant_only_loss false")  # fmt: skip
-        out.append({"prompt_tokens": len(prompt["input_ids"]), "chosen_mask": masks["chosen"], "rejected_mask": masks["rejected"]})
+                raise CoworkEnvError(
+                    f"pair of task {pair.task_id}: the chat template marks none of the {side} continuation as the "
+                    "assistant's ({% generation %}); train with assistant_only_loss false"
+                )
+        out.append(
+            {
+                "prompt_tokens": len(prompt["input_ids"]),
+                "chosen_mask": masks["chosen"],
+                "rejected_mask": masks["rejected"],
+            }
+        )
     return out
 
 
@@ -121,8 +156,10 @@ def assistant_only_collator(pad_token_id: int, max_length: int | None) -> Any:
             for row, (example, side) in enumerate(sides):
                 mask = example[f"{side}_mask"]
                 if len(mask) != len(example["prompt_ids"]) + len(example[f"{side}_ids"]):
-                    raise CoworkEnvError(f"the {side} continuation tokenized to {len(example[f'{side}_ids'])} tokens after a "
-                                         f"{len(example['prompt_ids'])}-token prompt, but its assistant mask has {len(mask)}")  # fmt: skip
+                    raise CoworkEnvError(
+                        f"the {side} continuation tokenized to {len(example[f'{side}_ids'])} tokens after a "
+                        f"{len(example['prompt_ids'])}-token prompt, but its assistant mask has {len(mask)}"
+                    )
                 mask = mask[: self.max_length] if self.max_length is not None else mask
                 keep[row, : len(mask)] = torch.tensor(mask, dtype=keep.dtype)
             batch["completion_mask"] = batch["completion_mask"] * keep
@@ -131,8 +168,13 @@ def assistant_only_collator(pad_token_id: int, max_length: int | None) -> Any:
     return AssistantOnly(pad_token_id=pad_token_id, max_length=max_length)
 
 
-def train_dpo(config: DPOJobConfig, data_root: Any = None, *, pairs: PairSet | None = None,
-              progress: Callable[[int], None] | None = None) -> dict[str, Any]:  # fmt: skip
+def train_dpo(
+    config: DPOJobConfig,
+    data_root: Any = None,
+    *,
+    pairs: PairSet | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
     """Train, save the checkpoint with its record and curves; returns the record (`training.json`). `pairs`: already
     built (an evaluation run's, by `pipeline.evaluate.eval_pairs`); default: those of the evaluation release
     `config.release`."""
@@ -162,22 +204,47 @@ def train_dpo(config: DPOJobConfig, data_root: Any = None, *, pairs: PairSet | N
     tokens = pair_tokens(pairs, tokenizer)
     if all(t["prompt_tokens"] >= config.max_length for t in tokens):
         shortest = min(t["prompt_tokens"] for t in tokens)
-        raise CoworkEnvError(f"every prompt is at least max_length {config.max_length} tokens (the shortest: {shortest}); raise --max-length")
+        raise CoworkEnvError(
+            f"every prompt is at least max_length {config.max_length} tokens (the shortest: {shortest}); raise --max-length"
+        )
     dataset = dpo_dataset(pairs, tokens, assistant_only=config.assistant_only_loss)
-    collator = assistant_only_collator(tokenizer.pad_token_id, config.max_length) if config.assistant_only_loss else None
+    collator = (
+        assistant_only_collator(tokenizer.pad_token_id, config.max_length) if config.assistant_only_loss else None
+    )
     log_every = logging_interval(config.logging_steps, config.max_steps)
     with staged(out, folder=True) as tmp:
         args = DPOConfig(
-            output_dir=str(tmp / SCRATCH_DIR), max_steps=config.max_steps, per_device_train_batch_size=config.batch_size,
-            gradient_accumulation_steps=config.gradient_accumulation_steps, learning_rate=config.learning_rate, beta=config.beta,
-            warmup_steps=config.warmup_steps, lr_scheduler_type="cosine", max_length=config.max_length, seed=config.seed,
-            logging_steps=log_every, bf16=config.bf16, report_to=[], save_strategy="no", dataloader_num_workers=0,
-            disable_tqdm=True, use_cpu=bool(config.use_cpu), remove_unused_columns=not config.assistant_only_loss,
+            output_dir=str(tmp / SCRATCH_DIR),
+            max_steps=config.max_steps,
+            per_device_train_batch_size=config.batch_size,
+            gradient_accumulation_steps=config.gradient_accumulation_steps,
+            learning_rate=config.learning_rate,
+            beta=config.beta,
+            warmup_steps=config.warmup_steps,
+            lr_scheduler_type="cosine",
+            max_length=config.max_length,
+            seed=config.seed,
+            logging_steps=log_every,
+            bf16=config.bf16,
+            report_to=[],
+            save_strategy="no",
+            dataloader_num_workers=0,
+            disable_tqdm=True,
+            use_cpu=bool(config.use_cpu),
+            remove_unused_columns=not config.assistant_only_loss,
             gradient_checkpointing=config.gradient_checkpointing,
-        )  # fmt: skip
+        )
         with quiet_transformers():  # TRL's tokenizing passes show bars of their own
-            trainer = DPOTrainer(model=model, ref_model=reference, args=args, data_collator=collator, train_dataset=dataset,
-                                 processing_class=tokenizer, callbacks=[step_callback(progress)], peft_config=config.lora())  # fmt: skip
+            trainer = DPOTrainer(
+                model=model,
+                ref_model=reference,
+                args=args,
+                data_collator=collator,
+                train_dataset=dataset,
+                processing_class=tokenizer,
+                callbacks=[step_callback(progress)],
+                peft_config=config.lora(),
+            )
         trainer.remove_callback(PrinterCallback)  # it prints every log dict; the caller shows progress its own way
         start = time.perf_counter()
         result = trainer.train()
@@ -187,15 +254,32 @@ def train_dpo(config: DPOJobConfig, data_root: Any = None, *, pairs: PairSet | N
         accuracies, margins = logged(history, "rewards/accuracies"), logged(history, "rewards/margins")
         steps = trainer.state.global_step
         record = {
-            "job": "dpo", "config": config.model_dump(mode="json"), "release_id": pairs.source, "base_model": str(base),
-            "code_version": code_version(), "pairs": len(pairs.pairs), "oracle_chosen": pairs.oracle_chosen, "tasks": pairs.tasks,
-            "skipped": pairs.skipped, "mean_gap": pairs.mean_gap, "trained_pairs": trainer.train_dataset.num_rows,
-            "truncated_pairs": sum(1 for t in tokens if max(len(t["chosen_mask"]), len(t["rejected_mask"])) > config.max_length),
-            "steps": steps, "train_loss": result.training_loss, "first_loss": losses[0], "last_loss": losses[-1],
-            "first_reward_accuracy": accuracies[0], "last_reward_accuracy": accuracies[-1], "first_reward_margin": margins[0],
-            "last_reward_margin": margins[-1], "seconds": round(seconds, 2), "seconds_per_step": round(seconds / max(steps, 1), 3),
+            "job": "dpo",
+            "config": config.model_dump(mode="json"),
+            "release_id": pairs.source,
+            "base_model": str(base),
+            "code_version": code_version(),
+            "pairs": len(pairs.pairs),
+            "oracle_chosen": pairs.oracle_chosen,
+            "tasks": pairs.tasks,
+            "skipped": pairs.skipped,
+            "mean_gap": pairs.mean_gap,
+            "trained_pairs": trainer.train_dataset.num_rows,
+            "truncated_pairs": sum(
+                1 for t in tokens if max(len(t["chosen_mask"]), len(t["rejected_mask"])) > config.max_length
+            ),
+            "steps": steps,
+            "train_loss": result.training_loss,
+            "first_loss": losses[0],
+            "last_loss": losses[-1],
+            "first_reward_accuracy": accuracies[0],
+            "last_reward_accuracy": accuracies[-1],
+            "first_reward_margin": margins[0],
+            "last_reward_margin": margins[-1],
+            "seconds": round(seconds, 2),
+            "seconds_per_step": round(seconds / max(steps, 1), 3),
             "log_history": history,
-        }  # fmt: skip
+        }
         title = f"DPO of {base.name} on {pairs.source} ({len(pairs.pairs)} pairs, β {config.beta:g})"
         save_checkpoint(tmp, trainer, tokenizer, record, curves_png(history, title=title, series=CURVES))
     return record

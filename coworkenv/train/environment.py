@@ -89,6 +89,9 @@ class TaskEnvironment:
         self.stop()
         evidence = self.session.evidence()
         return PlayedEpisode(
-            task_id=self.spec.id, tools=tuple(self.spec.tools), turns=tuple(self.turns), grade=grade(self.spec, evidence),
+            task_id=self.spec.id,
+            tools=tuple(self.spec.tools),
+            turns=tuple(self.turns),
+            grade=grade(self.spec, evidence),
             ending=self.session.ending or "turns",
-        )  # fmt: skip
+        )

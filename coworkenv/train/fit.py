@@ -30,30 +30,50 @@ class FitReport(BaseModel):
     rows: int = Field(description="Conversations in.")
     whole: int = Field(description="Kept whole.")
     shortened: int = Field(description="Cut after their last assistant turn that fits.")
-    dropped: int = Field(description="Left out: not even their first assistant turn fits (or not whole, when rows are not cut).")
+    dropped: int = Field(
+        description="Left out: not even their first assistant turn fits (or not whole, when rows are not cut)."
+    )
     assistant_turns: int = Field(description="Assistant turns in all conversations.")
     assistant_turns_dropped: int = Field(description="Assistant turns lost to cuts and left-out rows.")
     tokens: int = Field(description="Tokens of the kept conversations, as trained on.")
     supervised_tokens: int = Field(description="Of those, the assistant tokens the loss is taken on.")
 
     def line(self) -> str:
-        return (f"{self.whole + self.shortened} of {self.rows} conversations fit {self.max_length:,} tokens "
-                f"({self.shortened} cut after their last whole assistant turn, {self.dropped} left out; "
-                f"{self.assistant_turns_dropped} of {self.assistant_turns} assistant turns lost); "
-                f"{self.supervised_tokens:,} supervised of {self.tokens:,} tokens")  # fmt: skip
+        return (
+            f"{self.whole + self.shortened} of {self.rows} conversations fit {self.max_length:,} tokens "
+            f"({self.shortened} cut after their last whole assistant turn, {self.dropped} left out; "
+            f"{self.assistant_turns_dropped} of {self.assistant_turns} assistant turns lost); "
+            f"{self.supervised_tokens:,} supervised of {self.tokens:,} tokens"
+        )
 
 
 def encode(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, list[int]]:
     """`input_ids` and `assistant_masks` (1 on the assistant's tokens) of a conversation, as the agent renders it."""
-    out = tokenizer.apply_chat_template(messages, tools=tools or None, tokenize=True, return_dict=True, return_assistant_tokens_mask=True)
+    out = tokenizer.apply_chat_template(
+        messages, tools=tools or None, tokenize=True, return_dict=True, return_assistant_tokens_mask=True
+    )
     return {"input_ids": list(out["input_ids"]), "assistant_masks": list(out["assistant_masks"])}
 
 
-def fit_rows(tokenizer: Any, rows: Iterable[dict[str, Any]], max_length: int, *, cut: bool = True) -> tuple[list[dict[str, list[int]]], FitReport]:
+def fit_rows(
+    tokenizer: Any, rows: Iterable[dict[str, Any]], max_length: int, *, cut: bool = True
+) -> tuple[list[dict[str, list[int]]], FitReport]:
     """The rows (`messages`, `tools`) cut to fit `max_length` and tokenized (`encode`), and what that took. `cut`
     False: a conversation that does not fit whole is left out instead (every row then ends on its final answer)."""
     kept: list[dict[str, Any]] = []
-    counts = dict.fromkeys(("rows", "whole", "shortened", "dropped", "assistant_turns", "assistant_turns_dropped", "tokens", "supervised_tokens"), 0)
+    counts = dict.fromkeys(
+        (
+            "rows",
+            "whole",
+            "shortened",
+            "dropped",
+            "assistant_turns",
+            "assistant_turns_dropped",
+            "tokens",
+            "supervised_tokens",
+        ),
+        0,
+    )
     for row in rows:
         messages, tools = row["messages"], row.get("tools")
         ends = [i + 1 for i, m in enumerate(messages) if m.get("role") == "assistant"]

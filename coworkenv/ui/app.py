@@ -29,7 +29,9 @@ HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin"
 
 def create_app(authenticate: Authenticate, data_root: Root = None) -> FastAPI:
     """The pages over `data_root` (default: `$COWORKENV_DATA_ROOT`, else `./data`, resolved on each request)."""
-    app = FastAPI(title="CoworkEnv", docs_url=None, redoc_url=None, openapi_url=None, dependencies=[Depends(authenticate)])
+    app = FastAPI(
+        title="CoworkEnv", docs_url=None, redoc_url=None, openapi_url=None, dependencies=[Depends(authenticate)]
+    )
 
     def page(request: Request, template: str, title: str, status_code: int = 200, **context: Any) -> HTMLResponse:
         from coworkenv.data.root import open_root
@@ -43,7 +45,9 @@ def create_app(authenticate: Authenticate, data_root: Root = None) -> FastAPI:
         from coworkenv.ui.runs import NotFound
 
         status = 404 if isinstance(exc, NotFound) else 500
-        return page(request, "error.html", "Not found" if status == 404 else "Cannot show this page", status, message=str(exc))
+        return page(
+            request, "error.html", "Not found" if status == 404 else "Cannot show this page", status, message=str(exc)
+        )
 
     @app.get("/")
     def home(request: Request) -> RedirectResponse:
@@ -66,8 +70,18 @@ def create_app(authenticate: Authenticate, data_root: Root = None) -> FastAPI:
         detail = release_detail(data_root, manifest)
         wanted = task or (detail.task_ids[0] if detail.task_ids else None)
         sample = sample_task(data_root, manifest, wanted) if wanted else None
-        return page(request, "release.html", f"Release {manifest.release_id}", manifest=manifest, run=run, detail=detail, sample=sample,
-                    latest=latest_release(data_root) == manifest.release_id, difficulties=DIFFICULTIES, max_task_ids=MAX_TASK_IDS)  # fmt: skip
+        return page(
+            request,
+            "release.html",
+            f"Release {manifest.release_id}",
+            manifest=manifest,
+            run=run,
+            detail=detail,
+            sample=sample,
+            latest=latest_release(data_root) == manifest.release_id,
+            difficulties=DIFFICULTIES,
+            max_task_ids=MAX_TASK_IDS,
+        )
 
     @app.get("/evaluations")
     def evaluations(request: Request) -> HTMLResponse:
@@ -84,7 +98,9 @@ def create_app(authenticate: Authenticate, data_root: Root = None) -> FastAPI:
 
         found = list_runs(data_root, list_releases(data_root))
         failed = [r for r in found if r.gate == "failed"]
-        return page(request, "runs.html", "Runs and gates", runs=found, failed=failed, local=runs_path(data_root) is not None)
+        return page(
+            request, "runs.html", "Runs and gates", runs=found, failed=failed, local=runs_path(data_root) is not None
+        )
 
     @app.get("/runs/{name}")
     def run(request: Request, name: str) -> HTMLResponse:

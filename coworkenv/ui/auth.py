@@ -63,6 +63,10 @@ async def may_trigger(scope: dict[str, Any], dag_id: str) -> bool:
 
     def authorized() -> bool:  # the team lookup reads the database: off the event loop, as Airflow runs its own check
         details = DagDetails(id=dag_id, team_name=DagModel.get_team_name(dag_id))
-        return bool(get_auth_manager().is_authorized_dag(method="POST", access_entity=DagAccessEntity.RUN, details=details, user=user))
+        return bool(
+            get_auth_manager().is_authorized_dag(
+                method="POST", access_entity=DagAccessEntity.RUN, details=details, user=user
+            )
+        )
 
     return await run_in_threadpool(authorized)

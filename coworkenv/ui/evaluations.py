@@ -92,7 +92,16 @@ def evaluations(data_root: Root) -> tuple[list[SuiteEvaluations], list[Compariso
             summary, problem = _summary(base / name / REPORT_DIR / "summary.json")
         suite = manifest.parent or str(manifest.config.get("suite", ""))
         suites.setdefault(suite, []).append(Evaluation(manifest=manifest, run=run, summary=summary, problem=problem))
-    comparisons = [_comparison(base / run.name, run, link.path) for run in runs for link in run.reports if link.kind == "comparison"] if base else []
+    comparisons = (
+        [
+            _comparison(base / run.name, run, link.path)
+            for run in runs
+            for link in run.reports
+            if link.kind == "comparison"
+        ]
+        if base
+        else []
+    )
     return [SuiteEvaluations(suite=s, evaluations=e) for s, e in suites.items()], comparisons
 
 
@@ -105,7 +114,11 @@ def _comparison(path: Any, run: RunInfo, report: str) -> ComparisonReport:
     decision_file = path / NIGHTLY_DIR / "decision.json"
     try:
         comparison = Comparison.model_validate(read_json(folder / "comparison.json"))
-        decision = read_json(decision_file) if report.startswith(NIGHTLY_DIR + "/") and decision_file.is_file() else None
+        decision = (
+            read_json(decision_file) if report.startswith(NIGHTLY_DIR + "/") and decision_file.is_file() else None
+        )
     except (ValidationError, CoworkEnvError) as exc:
         return ComparisonReport(run=run, path=report, problem=str(exc).splitlines()[0])
-    return ComparisonReport(run=run, path=report, comparison=comparison, decision=decision if isinstance(decision, dict) else None)
+    return ComparisonReport(
+        run=run, path=report, comparison=comparison, decision=decision if isinstance(decision, dict) else None
+    )

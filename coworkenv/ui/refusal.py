@@ -41,8 +41,12 @@ class RefuseBadSettings:
     """The middleware. `configs` (dag id → config model) and `authorize(scope, dag_id)` default to the library's
     `JOB_CONFIGS` and Airflow's own check (`ui.auth.may_trigger`), both imported on first use."""
 
-    def __init__(self, app: Callable[..., Awaitable[None]], configs: Mapping[str, type] | None = None,
-                 authorize: Authorize | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        app: Callable[..., Awaitable[None]],
+        configs: Mapping[str, type] | None = None,
+        authorize: Authorize | None = None,
+    ) -> None:
         self.app = app
         self._configs = configs
         self._authorize = authorize
@@ -76,7 +80,11 @@ class RefuseBadSettings:
             if not await self._may_trigger(scope, dag_id):
                 return None
         except Exception:  # noqa: BLE001 — Airflow's auth changed shape: let Airflow decide; the first task checks again
-            log.warning("cannot tell whether this request may trigger %s; its settings are checked by the run", dag_id, exc_info=True)
+            log.warning(
+                "cannot tell whether this request may trigger %s; its settings are checked by the run",
+                dag_id,
+                exc_info=True,
+            )
             return None
         return await _check(model, conf)
 

@@ -166,7 +166,10 @@ def release_rows(data_root: Root) -> list[ReleaseRow]:
     latest = latest_release(root)
     runs = {run.name: run for run in list_runs(root, manifests)}
     by_dir = {m.release_id: name for name, m in by_directory(manifests).items()}
-    rows = [ReleaseRow(manifest=m, latest=m.release_id == latest, run=runs.get(by_dir.get(m.release_id, ""))) for m in manifests]
+    rows = [
+        ReleaseRow(manifest=m, latest=m.release_id == latest, run=runs.get(by_dir.get(m.release_id, "")))
+        for m in manifests
+    ]
     return rows[::-1]
 
 
@@ -197,6 +200,7 @@ def _detail(url: str, release_id: str, created_at: str) -> ReleaseDetail:
 
     con = connect(url, release_id)
     try:
+
         def rows(sql: str) -> list[dict[str, Any]]:
             return run_query(con, sql).to_pylist()
 
@@ -204,25 +208,39 @@ def _detail(url: str, release_id: str, created_at: str) -> ReleaseDetail:
             return rows((SQL_DIR / "queries" / name).read_text(encoding="utf-8"))
 
         overview = rows("select * from release_overview")
-        statuses = rows("select count(*) filter (where not is_valid) as n_rejected, "
-                        "count(*) filter (where not is_valid and not is_repair) as n_originals_rejected from task_status")[0]
-        examples = {r["code"]: r for r in rows(
-            "select code, arg_min(task_id, task_id) as example_task, arg_min(message, task_id) as example "
-            "from stg_validations where is_failure and is_mandatory and not is_valid group by code"
-        )}  # fmt: skip
-        rejections = [RejectionRow(**{**r, **examples.get(r["code"], {})}) for r in query_file("top_rejection_reasons.sql")]
-        repaired = rows("select count(distinct parent_id) as repaired, "
-                        "count(distinct parent_id) filter (where is_valid_after) as rescued from stg_repairs")[0]
+        statuses = rows(
+            "select count(*) filter (where not is_valid) as n_rejected, "
+            "count(*) filter (where not is_valid and not is_repair) as n_originals_rejected from task_status"
+        )[0]
+        examples = {
+            r["code"]: r
+            for r in rows(
+                "select code, arg_min(task_id, task_id) as example_task, arg_min(message, task_id) as example "
+                "from stg_validations where is_failure and is_mandatory and not is_valid group by code"
+            )
+        }
+        rejections = [
+            RejectionRow(**{**r, **examples.get(r["code"], {})}) for r in query_file("top_rejection_reasons.sql")
+        ]
+        repaired = rows(
+            "select count(distinct parent_id) as repaired, "
+            "count(distinct parent_id) filter (where is_valid_after) as rescued from stg_repairs"
+        )[0]
         grid: dict[str, dict[str, Any]] = {}
         for cell in rows("select capability, benchmark_group, difficulty, n_valid from coverage_difficulty_capability"):
-            row = grid.setdefault(cell["capability"], {"benchmark_group": cell["benchmark_group"], "counts": [0] * len(DIFFICULTIES)})
+            row = grid.setdefault(
+                cell["capability"], {"benchmark_group": cell["benchmark_group"], "counts": [0] * len(DIFFICULTIES)}
+            )
             row["counts"][cell["difficulty"] - 1] = cell["n_valid"]
         capabilities = [CapabilityRow(capability=name, total=sum(row["counts"]), **row) for name, row in grid.items()]
         return ReleaseDetail(
             overview=Overview(**overview[0]) if overview else Overview(),
             families=[FamilyRow(**r) for r in rows("select * from valid_share_by_family order by family")],
             capabilities=[c for c in capabilities if c.total] or capabilities,
-            difficulties={r["difficulty"]: r["n"] for r in rows("select difficulty, count(*) as n from stg_tasks group by difficulty")},
+            difficulties={
+                r["difficulty"]: r["n"]
+                for r in rows("select difficulty, count(*) as n from stg_tasks group by difficulty")
+            },
             n_rejected=statuses["n_rejected"],
             n_originals_rejected=statuses["n_originals_rejected"],
             rejections=rejections,
@@ -230,7 +248,9 @@ def _detail(url: str, release_id: str, created_at: str) -> ReleaseDetail:
             repaired_tasks=repaired["repaired"],
             rescued_tasks=repaired["rescued"],
             evals=[EvalRate(**r) for r in rows("select * from eval_pass_rates_by_group")],
-            task_ids=[r["task_id"] for r in rows(f"select task_id from stg_tasks order by task_id limit {MAX_TASK_IDS}")],
+            task_ids=[
+                r["task_id"] for r in rows(f"select task_id from stg_tasks order by task_id limit {MAX_TASK_IDS}")
+            ],
         )
     finally:
         close(con)
@@ -239,7 +259,10 @@ def _detail(url: str, release_id: str, created_at: str) -> ReleaseDetail:
 def _messages(text: str | None) -> list[Message]:
     out = []
     for m in json.loads(text) if text else []:
-        calls = [(c.get("function", {}).get("name", ""), c.get("function", {}).get("arguments", "")) for c in m.get("tool_calls") or []]
+        calls = [
+            (c.get("function", {}).get("name", ""), c.get("function", {}).get("arguments", ""))
+            for c in m.get("tool_calls") or []
+        ]
         out.append(Message(role=m.get("role", ""), content=m.get("content") or "", calls=calls))
     return out
 

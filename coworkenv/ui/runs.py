@@ -124,7 +124,10 @@ def data_docs(path: Path) -> list[DocsLink]:
     for index in indexes:
         if not any(index.parent.is_relative_to(site) for site in sites):
             sites.append(index.parent)
-    return sorted((DocsLink(stage=site.name, path=(site / "index.html").relative_to(path).as_posix()) for site in sites), key=lambda d: d.stage)
+    return sorted(
+        (DocsLink(stage=site.name, path=(site / "index.html").relative_to(path).as_posix()) for site in sites),
+        key=lambda d: d.stage,
+    )
 
 
 def reports(path: Path) -> list[ReportLink]:

@@ -66,12 +66,22 @@ def _from_job(result: Any, payload: str) -> TaskValidation:
     task_id = guess_task_id(payload)
     if result is None:
         return rejected(
-            task_id, "sandbox_error", {"error_code": "sandbox_error", "error": "no result"}, "the sandbox returned no result for this task"
+            task_id,
+            "sandbox_error",
+            {"error_code": "sandbox_error", "error": "no result"},
+            "the sandbox returned no result for this task",
         )
     if not getattr(result, "ok", False):
         code = getattr(result, "error_code", None) or "sandbox_error"
-        error = safe_message(str(getattr(result, "error", "") or ""), 2000)  # stored and published: no traceback, no host path
-        return rejected(task_id, code, {"error_code": code, "error": error}, f"the sandboxed battery did not finish: {code}: {error[:300]}")
+        error = safe_message(
+            str(getattr(result, "error", "") or ""), 2000
+        )  # stored and published: no traceback, no host path
+        return rejected(
+            task_id,
+            code,
+            {"error_code": code, "error": error},
+            f"the sandboxed battery did not finish: {code}: {error[:300]}",
+        )
     return _validation(getattr(result, "output", None), task_id)
 
 
@@ -81,8 +91,12 @@ def _validation(output: Any, task_id: str) -> TaskValidation:
             return TaskValidation.model_validate_json(output)
         return TaskValidation.model_validate(output)
     except (ValidationError, ValueError, TypeError) as exc:
-        return rejected(task_id, "sandbox_bad_output", {"error_code": "sandbox_bad_output", "error": safe_message(str(exc), 2000)},
-                        "the sandboxed battery returned something that is not a TaskValidation")  # fmt: skip
+        return rejected(
+            task_id,
+            "sandbox_bad_output",
+            {"error_code": "sandbox_bad_output", "error": safe_message(str(exc), 2000)},
+            "the sandboxed battery returned something that is not a TaskValidation",
+        )
 
 
 # --- rubric verdicts for the sandbox (docs/design/contracts.md, "Judge") -------------------------------------------
@@ -106,13 +120,17 @@ def _judged(result: Any, payload: str) -> TaskValidation:
     return _validation(output.get("validation"), guess_task_id(payload))
 
 
-def _validate_judged(payloads: list[str], judge: JudgeLike, run: Callable[[str, list[str], Any], list[Any]], step: Any) -> list[TaskValidation]:
+def _validate_judged(
+    payloads: list[str], judge: JudgeLike, run: Callable[[str, list[str], Any], list[Any]], step: Any
+) -> list[TaskValidation]:
     """The sandboxed battery with the judge's verdicts on every pair the spec lets the parent foresee; a task whose
     battery asked about another pair runs once more with that verdict too."""
     out: list[TaskValidation | None] = [None] * len(payloads)
 
     def jobs(indices: list[int], tables: list[list[TableRow]], report: Report) -> None:
-        results = run(JUDGED_JOB_NAME, [_envelope(payloads[i], rows) for i, rows in zip(indices, tables, strict=True)], None)
+        results = run(
+            JUDGED_JOB_NAME, [_envelope(payloads[i], rows) for i, rows in zip(indices, tables, strict=True)], None
+        )
         for i, result in zip(indices, results, strict=True):
             report(i, result)
 
@@ -156,7 +174,9 @@ def validate_tasks(
     called as tasks finish. `names[i]` labels item i when it has no task id of its own (e.g. `file:line`).
     """
     name = (lambda i: names[i] if i < len(names) else None) if names is not None else None
-    batches = iter_validations([list(items)], workers=workers, runtime=runtime, progress=progress, name=name, limits=limits, budget_s=budget_s)
+    batches = iter_validations(
+        [list(items)], workers=workers, runtime=runtime, progress=progress, name=name, limits=limits, budget_s=budget_s
+    )
     return [v for batch in batches for v in batch]
 
 
@@ -178,7 +198,9 @@ def iter_validations(
     when the iteration ends), and within a batch each task goes to whichever worker is free."""
     if runtime not in RUNTIME_CHOICES:
         raise CoworkEnvError(f"unknown runtime {runtime!r}; choose one of {', '.join(RUNTIME_CHOICES)}")
-    validate = _in_process(progress) if runtime == IN_PROCESS else _sandboxed(workers, runtime, limits, budget_s, progress)
+    validate = (
+        _in_process(progress) if runtime == IN_PROCESS else _sandboxed(workers, runtime, limits, budget_s, progress)
+    )
     start = 0
     try:
         for batch, last in _flag_last(batches):
@@ -221,7 +243,9 @@ class _sandboxed:
     """The sandboxed battery over batches, on one pool started with the first batch; with an active judge the
     rubric verdicts are asked and shipped batch by batch."""
 
-    def __init__(self, workers: int, runtime: str, limits: Any, budget_s: float | None, progress: Callable[..., Any] | None):
+    def __init__(
+        self, workers: int, runtime: str, limits: Any, budget_s: float | None, progress: Callable[..., Any] | None
+    ):
         self.workers, self.runtime, self.limits, self.budget_s = workers, runtime, limits, budget_s
         self.step = (lambda *args, **kwargs: progress(1)) if progress is not None else None
         self.judge = active_judge()
@@ -237,7 +261,9 @@ class _sandboxed:
             from coworkenv.sandbox.pool import WorkerPool
 
             warm = [job] if JOBS.get(job).warmup is not None else []
-            size = max(1, min(self.workers, len(texts))) if self.alone else self.workers  # more batches follow: every worker
+            size = (
+                max(1, min(self.workers, len(texts))) if self.alone else self.workers
+            )  # more batches follow: every worker
             self.pool = WorkerPool(workers=size, runtime=self.runtime, limits=self.limits, warm=warm, jobs=[job])
         results = self.pool.map(job, texts, progress=report, budget_s=self.budget_s)
         by_index = {getattr(r, "index", i): r for i, r in enumerate(results)}
@@ -247,7 +273,10 @@ class _sandboxed:
         self.alone = alone
         payloads = [_payload(item) for item in items]
         if self.judge is None:  # rubrics are not graded in the sandbox, as in-process without a judge
-            return [_from_job(result, payload) for result, payload in zip(self.run(self.job, payloads, self.step), payloads, strict=True)]
+            return [
+                _from_job(result, payload)
+                for result, payload in zip(self.run(self.job, payloads, self.step), payloads, strict=True)
+            ]
         return _validate_judged(payloads, self.judge, self.run, self.step)
 
     def close(self) -> None:

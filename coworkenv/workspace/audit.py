@@ -25,6 +25,11 @@ class AuditEntry(NamedTuple):
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "index": self.index, "tool": self.tool, "args": self.args, "status": self.status,
-            "code": self.code, "error": self.error, "fault": self.fault,
-        }  # fmt: skip
+            "index": self.index,
+            "tool": self.tool,
+            "args": self.args,
+            "status": self.status,
+            "code": self.code,
+            "error": self.error,
+            "fault": self.fault,
+        }

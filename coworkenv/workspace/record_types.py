@@ -66,7 +66,9 @@ def filled(record: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
 
 def detached(record: dict[str, Any]) -> dict[str, Any]:
     """A copy safe to hand out: results must not alias the workspace's own lists."""
-    return {k: [dict(x) if isinstance(x, dict) else x for x in v] if isinstance(v, list) else v for k, v in record.items()}
+    return {
+        k: [dict(x) if isinstance(x, dict) else x for x in v] if isinstance(v, list) else v for k, v in record.items()
+    }
 
 
 def _fresh(value: list[Any] | dict[str, Any]) -> list[Any] | dict[str, Any]:

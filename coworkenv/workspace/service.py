@@ -124,8 +124,9 @@ class Service:
         old, new = self.record_lists(before), self.record_lists(after)
         return {
             name: diff_records(old.get(name, []), new.get(name, []))
-            for name in sorted(old.keys() | new.keys()) if old.get(name) != new.get(name)
-        }  # fmt: skip
+            for name in sorted(old.keys() | new.keys())
+            if old.get(name) != new.get(name)
+        }
 
     def target_values(self, state: dict[str, Any], argument: str, args: Mapping[str, Any] | None = None) -> list[str]:
         """The values a tool's target argument can take in this workspace; `args`, a rule's other arguments, narrow

@@ -27,7 +27,10 @@ def _service_field(name: str) -> tuple[Any, Any]:
 
 
 WorkspaceSpec = create_model(
-    "WorkspaceSpec", __base__=WorkspaceBase, __doc__=__doc__.split("\n\n")[0], **{name: _service_field(name) for name in SERVICES}
+    "WorkspaceSpec",
+    __base__=WorkspaceBase,
+    __doc__=__doc__.split("\n\n")[0],
+    **{name: _service_field(name) for name in SERVICES},
 )
 
 SERVICE_NAMES: tuple[str, ...] = tuple(SERVICES.names())

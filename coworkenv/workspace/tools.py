@@ -89,7 +89,9 @@ def tool(
         service = fn.__name__.split("_", 1)[0]
         declared = capability or ("retrieval" if kind == "read" else SERVICES.get(service).writes)
         if declared is None:
-            raise ValueError(f"{fn.__name__}: a {kind} tool of {service!r}, which declares no capability for its writes")
+            raise ValueError(
+                f"{fn.__name__}: a {kind} tool of {service!r}, which declares no capability for its writes"
+            )
         description = inspect.getdoc(fn) or ""
         TOOLS.add(fn.__name__, Tool(fn.__name__, service, kind, description, args, fn, declared, target, schema_for))
         return fn

@@ -39,8 +39,11 @@ def later_turn(spec: TaskSpec) -> Request:
     tool = spec.tools[0]
     call = {"id": "call_1", "type": "function", "function": {"name": tool, "arguments": "{}"}}
     result = json.dumps({"error": {"code": 400, "message": "missing argument"}})
-    messages = [*initial_messages(spec), {"role": "assistant", "content": None, "tool_calls": [call]},
-                {"role": "tool", "tool_call_id": "call_1", "content": result}]  # fmt: skip
+    messages = [
+        *initial_messages(spec),
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1", "content": result},
+    ]
     return Request(messages=messages, tools=tool_schemas(spec.tools), seed=1)
 
 
@@ -61,7 +64,12 @@ def assert_well_formed(reply: Reply) -> None:
 
 def test_it_is_a_batch_agent_named_after_its_directory(agent: HFAgent, tiny_model_dir: Path) -> None:
     assert isinstance(agent, Agent)
-    assert (agent.kind, agent.mode, agent.model, agent.label) == ("hf", "batch", tiny_model_dir.name, f"hf:{tiny_model_dir.name}")
+    assert (agent.kind, agent.mode, agent.model, agent.label) == (
+        "hf",
+        "batch",
+        tiny_model_dir.name,
+        f"hf:{tiny_model_dir.name}",
+    )
     assert "hf" in AGENTS.names()
 
 
@@ -71,7 +79,9 @@ def test_reply_batch_gives_one_reply_per_conversation_with_tokens_and_latency(ag
     assert len(replies) == len(batch)
     for request, reply in zip(batch, replies, strict=True):
         assert_well_formed(reply)
-        prompt = agent.tokenizer.apply_chat_template(request.messages, tools=request.tools, add_generation_prompt=True)["input_ids"]
+        prompt = agent.tokenizer.apply_chat_template(request.messages, tools=request.tools, add_generation_prompt=True)[
+            "input_ids"
+        ]
         assert reply.prompt_tokens == len(prompt)
         assert 1 <= reply.completion_tokens <= MAX_NEW and reply.latency_s > 0
         assert reply.meta["batch"] in (1, 2, 3) and reply.meta["finish"] in ("stop", "length")
@@ -83,7 +93,9 @@ def test_greedy_batches_give_what_one_by_one_gives(agent: HFAgent) -> None:
     batch = requests()
     together = agent.reply_batch(batch)
     alone = [agent.reply_batch([request])[0] for request in batch]
-    assert [(r.raw, r.completion_tokens, r.prompt_tokens) for r in together] == [(r.raw, r.completion_tokens, r.prompt_tokens) for r in alone]
+    assert [(r.raw, r.completion_tokens, r.prompt_tokens) for r in together] == [
+        (r.raw, r.completion_tokens, r.prompt_tokens) for r in alone
+    ]
     assert [r.message for r in together] == [r.message for r in agent.reply_batch(batch)]  # and again: deterministic
     assert all(r.meta["batch"] == 1 for r in alone)
 
@@ -104,12 +116,21 @@ def test_sampling_is_seeded_by_the_requests(tiny_model_dir: Path, agent: HFAgent
 
 def test_a_prompt_longer_than_the_context_ends_that_episode_only(agent: HFAgent) -> None:
     spec = TASKS[0]
-    huge = Request(messages=[*initial_messages(spec)[:1], {"role": "user", "content": " ".join(f"w{i}" for i in range(agent.context))}],
-                   tools=tool_schemas(spec.tools))  # fmt: skip
+    huge = Request(
+        messages=[
+            *initial_messages(spec)[:1],
+            {"role": "user", "content": " ".join(f"w{i}" for i in range(agent.context))},
+        ],
+        tools=tool_schemas(spec.tools),
+    )
     refused = Request(messages=[{"role": "narrator", "content": "once upon a time"}], tools=[])
     fine = first_turn(spec)
     replies = agent.reply_batch([huge, fine, refused])
-    assert replies[0].error is None and "context" in replies[0].full and replies[0].message == {"role": "assistant", "content": ""}
+    assert (
+        replies[0].error is None
+        and "context" in replies[0].full
+        and replies[0].message == {"role": "assistant", "content": ""}
+    )
     assert replies[2].error is not None and "chat template" in replies[2].error and "narrator" in replies[2].error
     assert_well_formed(replies[1])
     assert replies[1].raw == agent.reply_batch([fine])[0].raw
@@ -135,8 +156,12 @@ def test_a_whole_episode_runs_and_grades(agent: HFAgent, name: str) -> None:
 def test_bad_model_directories_are_one_line_errors(tmp_path: Path, tiny_model_dir: Path) -> None:
     (tmp_path / "config.json").write_text("{}")
     (tmp_path / "weights").mkdir()
-    cases = {"hf": "needs a local model directory", f"hf:{tmp_path / 'absent'}": "no such model directory",
-             f"hf:{tmp_path}": "cannot load a causal LM", f"hf:{tmp_path / 'weights'}": "cannot load a causal LM"}  # fmt: skip
+    cases = {
+        "hf": "needs a local model directory",
+        f"hf:{tmp_path / 'absent'}": "no such model directory",
+        f"hf:{tmp_path}": "cannot load a causal LM",
+        f"hf:{tmp_path / 'weights'}": "cannot load a causal LM",
+    }
     for spec, message in cases.items():
         with pytest.raises(CoworkEnvError, match=message) as caught:
             load_agent(spec)

@@ -30,16 +30,32 @@ def lm(tiny_model_dir: Path):
 
 def reference(model, ids: list[int], budget: int, stop: list[int]) -> list[int]:
     """transformers' greedy `generate` on one prompt, cut after its first stop token."""
-    out = model.generate(torch.tensor([ids]), max_new_tokens=budget, do_sample=False, eos_token_id=stop, pad_token_id=stop[0],
-                         temperature=None, top_p=None, top_k=None)[0, len(ids) :].tolist()  # fmt: skip
+    out = model.generate(
+        torch.tensor([ids]),
+        max_new_tokens=budget,
+        do_sample=False,
+        eos_token_id=stop,
+        pad_token_id=stop[0],
+        temperature=None,
+        top_p=None,
+        top_k=None,
+    )[0, len(ids) :].tolist()
     end = next((i for i, t in enumerate(out) if t in stop), None)
     return out if end is None else out[: end + 1]
 
 
 def prompts(tokenizer, n: int) -> list[list[int]]:
-    texts = ["Read notes.txt", "Forward the invoice to accounting@acme.test and archive it", "hi", "List the open tickets, newest first"]
+    texts = [
+        "Read notes.txt",
+        "Forward the invoice to accounting@acme.test and archive it",
+        "hi",
+        "List the open tickets, newest first",
+    ]
     conversations = [[{"role": "user", "content": texts[i % len(texts)] * (1 + i)}] for i in range(n)]
-    return [list(tokenizer.apply_chat_template(c, add_generation_prompt=True, tokenize=True, return_dict=True)["input_ids"]) for c in conversations]
+    return [
+        list(tokenizer.apply_chat_template(c, add_generation_prompt=True, tokenize=True, return_dict=True)["input_ids"])
+        for c in conversations
+    ]
 
 
 def stops(tokenizer) -> list[int]:
@@ -83,7 +99,10 @@ def test_greedy_duplicates_are_decoded_once_and_sampling_is_seeded(lm) -> None:
     a = generate(model, [ids, ids], [8, 8], cache=PrefixCache(GiB), stop_ids=stops(tokenizer), temperature=1.0, seed=3)
     b = generate(model, [ids, ids], [8, 8], cache=PrefixCache(GiB), stop_ids=stops(tokenizer), temperature=1.0, seed=3)
     assert [o.tokens for o in a] == [o.tokens for o in b]
-    assert [o.prefilled for o in a] == [len(ids), 1]  # the second trial reuses the first's prompt: its last token is computed
+    assert [o.prefilled for o in a] == [
+        len(ids),
+        1,
+    ]  # the second trial reuses the first's prompt: its last token is computed
 
 
 def test_the_cache_keeps_to_its_budget_and_drops_what_a_longer_entry_extends() -> None:
@@ -101,7 +120,10 @@ def test_the_cache_keeps_to_its_budget_and_drops_what_a_longer_entry_extends() -
     assert n == 3 and found is not None
     _, n = cache.match(torch.tensor([7, 8, 9, 9, 9, 9]))
     assert n == 5  # the last prompt token is always computed
-    assert common_prefix(torch.tensor([1, 2]), torch.tensor([1, 2, 3])) == 2 and common_prefix(torch.tensor([]), torch.tensor([1])) == 0
+    assert (
+        common_prefix(torch.tensor([1, 2]), torch.tensor([1, 2, 3])) == 2
+        and common_prefix(torch.tensor([]), torch.tensor([1])) == 0
+    )
 
 
 def test_episodes_play_the_same_with_the_cache_as_without(tiny_model_dir: Path) -> None:
@@ -110,7 +132,11 @@ def test_episodes_play_the_same_with_the_cache_as_without(tiny_model_dir: Path) 
     def play(cache_mb: int) -> list:
         agent = load_agent(f"hf:{tiny_model_dir}", max_new_tokens=16, batch_size=4, device="cpu", cache_mb=cache_mb)
         records = run_trials(specs, agent, trials=2, runtime="none", max_turns=3)
-        return [[(t["prompt_tokens"], t["completion_tokens"]) for t in r.trace] for r in records], [r.messages for r in records], agent
+        return (
+            [[(t["prompt_tokens"], t["completion_tokens"]) for t in r.trace] for r in records],
+            [r.messages for r in records],
+            agent,
+        )
 
     traces, messages, agent = play(512)
     no_traces, no_messages, _ = play(0)
@@ -132,14 +158,25 @@ def test_smollm2_replies_equal_transformers_and_a_second_turn_reuses_the_first(s
     tokenizer = AutoTokenizer.from_pretrained(smollm2_model.path)
     model = AutoModelForCausalLM.from_pretrained(smollm2_model.path, dtype=torch.float32).eval()
     specs = load_tasks(EXAMPLES)[:2]
-    batch = [list(tokenizer.apply_chat_template(initial_messages(s), tools=s.tool_schemas, add_generation_prompt=True, tokenize=True,
-                                                return_dict=True)["input_ids"]) for s in specs]  # fmt: skip
+    batch = [
+        list(
+            tokenizer.apply_chat_template(
+                initial_messages(s), tools=s.tool_schemas, add_generation_prompt=True, tokenize=True, return_dict=True
+            )["input_ids"]
+        )
+        for s in specs
+    ]
     stop = stops(tokenizer)
     for ids, out in zip(batch, generate(model, batch, [24, 24], cache=PrefixCache(GiB), stop_ids=stop), strict=True):
         assert out.tokens == reference(model, ids, 24, stop)
     agent = load_agent(f"hf:{smollm2_model.path}", max_new_tokens=24, device="cpu")
     first = Request(messages=initial_messages(specs[0]), tools=specs[0].tool_schemas)
     reply = agent.reply_batch([first])[0]
-    second = Request(messages=[*first.messages, reply.message, {"role": "user", "content": "Go on."}], tools=first.tools)
+    second = Request(
+        messages=[*first.messages, reply.message, {"role": "user", "content": "Go on."}], tools=first.tools
+    )
     again = agent.reply_batch([second])[0]
-    assert reply.meta["prefilled"] == reply.prompt_tokens and again.meta["prefilled"] <= again.prompt_tokens - reply.prompt_tokens
+    assert (
+        reply.meta["prefilled"] == reply.prompt_tokens
+        and again.meta["prefilled"] <= again.prompt_tokens - reply.prompt_tokens
+    )

@@ -21,12 +21,20 @@ from tests.support import EXAMPLES
 from tests.support.instant_endpoint import arguments_for, instant_endpoint
 
 TOOLS = tool_schemas(["mail_read", "mail_search"])
-MESSAGES = [{"role": "system", "content": "You are a coworker agent."}, {"role": "user", "content": "Read the mail from Bob."}]
+MESSAGES = [
+    {"role": "system", "content": "You are a coworker agent."},
+    {"role": "user", "content": "Read the mail from Bob."},
+]
 FAST = {"backoff_s": 0.01, "max_tokens": 256}
 
 
 def agent_at(endpoint, **options) -> OpenAIAgent:
-    return load_agent("openai:instant", base_url=endpoint.base_url, api_key_env="COWORKENV_TEST_NO_SUCH_VARIABLE", **{**FAST, **options})
+    return load_agent(
+        "openai:instant",
+        base_url=endpoint.base_url,
+        api_key_env="COWORKENV_TEST_NO_SUCH_VARIABLE",
+        **{**FAST, **options},
+    )
 
 
 def ask(agent: OpenAIAgent, messages=MESSAGES, tools=TOOLS, seed: int = 0):
@@ -53,15 +61,25 @@ def test_native_tool_calls_usage_seed_then_a_final_answer():
         second = ask(agent, [*MESSAGES, first.message, tool], seed=42)
         assert second.message == {"role": "assistant", "content": "Done after 1 tool turns."}
         assert endpoint.stats()["seeds"] == [41, 42]
-    assert agent.label == "openai:instant" and agent.kind == "openai" and agent.mode == "async" and agent.model == "instant"
+    assert (
+        agent.label == "openai:instant"
+        and agent.kind == "openai"
+        and agent.mode == "async"
+        and agent.model == "instant"
+    )
 
 
 def test_ids_continue_after_the_calls_already_in_the_conversation():
     with instant_endpoint(calls=3) as endpoint:
         agent = agent_at(endpoint)
-        earlier = {"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"call_{i}", "type": "function", "function": {"name": "mail_search", "arguments": "{}"}} for i in (1, 2)
-        ]}  # fmt: skip
+        earlier = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": f"call_{i}", "type": "function", "function": {"name": "mail_search", "arguments": "{}"}}
+                for i in (1, 2)
+            ],
+        }
         reply = ask(agent, [*MESSAGES, earlier])
         assert [c["id"] for c in reply.message["tool_calls"]] == ["call_3"]
 
@@ -74,7 +92,10 @@ def test_a_real_task_through_run_episode():
         assert endpoint.stats()["seeds"] == [7, 7]
     roles = [m.role for m in trajectory.messages]
     assert roles == ["system", "user", "assistant", "tool", "assistant"]
-    assert trajectory.messages[:2] == type(trajectory).model_validate({"task_id": spec.id, "messages": initial_messages(spec)}).messages
+    assert (
+        trajectory.messages[:2]
+        == type(trajectory).model_validate({"task_id": spec.id, "messages": initial_messages(spec)}).messages
+    )
     assert [c.tool for c in evidence.calls] == [spec.tools[0]]
     assert evidence.answer == "Done after 1 tool turns."
     assert len(policy.replies) == 2 and all(r.error is None for r in policy.replies)
@@ -135,13 +156,17 @@ def test_an_endpoint_killed_mid_run_fails_the_turn_and_the_run_goes_on():
         async def run():
             first = await agent.areply(Request(MESSAGES, TOOLS))
             endpoint.kill()
-            rest = await asyncio.gather(*(agent.areply(Request([*MESSAGES, first.message], TOOLS, seed=i)) for i in range(4)))
+            rest = await asyncio.gather(
+                *(agent.areply(Request([*MESSAGES, first.message], TOOLS, seed=i)) for i in range(4))
+            )
             await agent.aclose()
             return first, rest
 
         first, rest = asyncio.run(run())
         assert first.error is None
-        assert all(r.error and r.error.startswith("transport: ") and "(after 2 attempts)" in r.error for r in rest), [r.error for r in rest]
+        assert all(r.error and r.error.startswith("transport: ") and "(after 2 attempts)" in r.error for r in rest), [
+            r.error for r in rest
+        ]
         with pytest.raises(NoReply, match="openai:instant gave no reply: transport"):
             run_episode(spec, agent.policy(spec))
 
@@ -152,7 +177,9 @@ def test_malformed_tool_call_text_is_a_format_error():
         agent = agent_at(endpoint)
         reply = ask(agent)
         assert reply.error is None and reply.format_error
-        assert "tool_calls" not in reply.message and reply.message["content"] == reply.raw and "<tool_call>" in reply.raw
+        assert (
+            "tool_calls" not in reply.message and reply.message["content"] == reply.raw and "<tool_call>" in reply.raw
+        )
         trajectory, evidence = run_episode(spec, agent.policy(spec))  # the text is the final answer, nothing raises
     assert evidence.calls == () and "<tool_call>" in evidence.answer
 
@@ -175,7 +202,9 @@ def test_native_arguments_that_are_not_json_are_a_format_error():
 def test_the_api_key_never_leaves_the_agent(caplog: pytest.LogCaptureFixture):
     key = "sk-test-" + secrets.token_hex(16)
     with instant_endpoint(fail_first=1, echo_headers=True) as endpoint:
-        config = LLMConfig(base_url=endpoint.base_url, model="instant", api_key=key, max_retries=1, backoff_s=0.01, max_tokens=256)
+        config = LLMConfig(
+            base_url=endpoint.base_url, model="instant", api_key=key, max_retries=1, backoff_s=0.01, max_tokens=256
+        )
         agent = load_agent("openai:instant", llm=config)
         answered = ask(agent, MESSAGES, [])  # one 500 echoing the headers, then an answer echoing them
         assert endpoint.stats()["authorization"] == f"Bearer {key}"  # the key was sent, and came back
@@ -189,9 +218,16 @@ def test_the_api_key_never_leaves_the_agent(caplog: pytest.LogCaptureFixture):
 def test_load_agent_options_and_errors():
     base = LLMConfig(base_url="http://127.0.0.1:9/v1", model="ignored", concurrency=2)
     agent = load_agent("openai:my-model", llm=base, concurrency=7, temperature=0.0, timeout_s=5, batch_size=16)
-    assert (agent.config.model, agent.config.concurrency, agent.config.temperature, agent.config.timeout_s) == ("my-model", 7, 0.0, 5)
+    assert (agent.config.model, agent.config.concurrency, agent.config.temperature, agent.config.timeout_s) == (
+        "my-model",
+        7,
+        0.0,
+        5,
+    )
     assert agent.config.base_url == base.base_url and agent.label == "openai:my-model"
-    assert agent.concurrency == 7  # the rollout engine opens no more episodes at once: none waits for a slot on its clock
+    assert (
+        agent.concurrency == 7
+    )  # the rollout engine opens no more episodes at once: none waits for a slot on its clock
     with pytest.raises(CoworkEnvError, match="needs a model"):
         load_agent("openai", llm=base)
     with pytest.raises(CoworkEnvError, match="needs an endpoint"):

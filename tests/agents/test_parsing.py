@@ -21,27 +21,49 @@ def calls(text: str, first_id: int = 1) -> list[tuple[str, str, dict]]:
 def test_a_hermes_block_is_a_tool_call() -> None:
     parsed = parse_reply('<tool_call>\n{"name": "files_read", "arguments": {"path": "notes.txt"}}\n</tool_call>')
     assert parsed.content == "" and parsed.format_error is None
-    assert parsed.message() == {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "call_1", "type": "function", "function": {"name": "files_read", "arguments": '{"path": "notes.txt"}'}}]}  # fmt: skip
+    assert parsed.message() == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "files_read", "arguments": '{"path": "notes.txt"}'},
+            }
+        ],
+    }
 
 
 def test_several_blocks_keep_their_order_and_number_from_first_id() -> None:
-    text = ('Let me look.\n<tool_call>{"name": "mail_search", "arguments": {"query": "invoice"}}</tool_call>\n'
-            '<tool_call>{"name": "mail_read", "arguments": {"id": "m1"}}</tool_call>')  # fmt: skip
-    assert calls(text, first_id=4) == [("call_4", "mail_search", {"query": "invoice"}), ("call_5", "mail_read", {"id": "m1"})]
+    text = (
+        'Let me look.\n<tool_call>{"name": "mail_search", "arguments": {"query": "invoice"}}</tool_call>\n'
+        '<tool_call>{"name": "mail_read", "arguments": {"id": "m1"}}</tool_call>'
+    )
+    assert calls(text, first_id=4) == [
+        ("call_4", "mail_search", {"query": "invoice"}),
+        ("call_5", "mail_read", {"id": "m1"}),
+    ]
     assert parse_reply(text).content == "Let me look."
     assert parse_reply(text).message()["content"] == "Let me look."
 
 
 def test_an_unclosed_final_block_is_still_read() -> None:
-    assert calls('<tool_call>{"name": "chat_read", "arguments": {"channel": "general"}}') == [("call_1", "chat_read", {"channel": "general"})]
+    assert calls('<tool_call>{"name": "chat_read", "arguments": {"channel": "general"}}') == [
+        ("call_1", "chat_read", {"channel": "general"})
+    ]
 
 
 def test_argument_variants_are_normalised() -> None:
-    assert calls('<tool_call>{"name": "files_list", "arguments": "{\\"dir\\": \\".\\"}"}</tool_call>') == [("call_1", "files_list", {"dir": "."})]
+    assert calls('<tool_call>{"name": "files_list", "arguments": "{\\"dir\\": \\".\\"}"}</tool_call>') == [
+        ("call_1", "files_list", {"dir": "."})
+    ]
     assert calls('<tool_call>{"name": "sheets_list"}</tool_call>') == [("call_1", "sheets_list", {})]
-    assert calls('<tool_call>{"name": "docs_read", "parameters": {"id": "d1"}}</tool_call>') == [("call_1", "docs_read", {"id": "d1"})]
-    assert calls('<tool_call>{"function": {"name": " docs_read ", "arguments": {"id": "d1"}}}</tool_call>') == [("call_1", "docs_read", {"id": "d1"})]
+    assert calls('<tool_call>{"name": "docs_read", "parameters": {"id": "d1"}}</tool_call>') == [
+        ("call_1", "docs_read", {"id": "d1"})
+    ]
+    assert calls('<tool_call>{"function": {"name": " docs_read ", "arguments": {"id": "d1"}}}</tool_call>') == [
+        ("call_1", "docs_read", {"id": "d1"})
+    ]
 
 
 @pytest.mark.parametrize(
@@ -70,7 +92,10 @@ def test_reasoning_is_removed() -> None:
     parsed = parse_reply(text)
     assert parsed.content == "" and [c["function"]["name"] for c in parsed.tool_calls] == ["files_read"]
     assert parse_reply("<think>still thinking about it").content == ""
-    assert parse_reply("<think>hm</think>Done: 3 invoices forwarded.").message() == {"role": "assistant", "content": "Done: 3 invoices forwarded."}
+    assert parse_reply("<think>hm</think>Done: 3 invoices forwarded.").message() == {
+        "role": "assistant",
+        "content": "Done: 3 invoices forwarded.",
+    }
 
 
 @pytest.mark.parametrize(
@@ -78,7 +103,10 @@ def test_reasoning_is_removed() -> None:
     [
         ('<tool_call>{"name": "files_read", "arguments": {"path": </tool_call>', "not valid JSON"),
         ("<tool_call>files_read(path='a')</tool_call>", "not valid JSON"),
-        ('<tool_call>{"name": "files_read", "arguments": "path=a"}</tool_call>', "arguments of 'files_read' are not JSON"),
+        (
+            '<tool_call>{"name": "files_read", "arguments": "path=a"}</tool_call>',
+            "arguments of 'files_read' are not JSON",
+        ),
         ('<tool_call>{"name": "files_read", "arguments": ["a"]}</tool_call>', "must be a JSON object"),
         ('<tool_call>{"name": "", "arguments": {}}</tool_call>', "non-empty string `name`"),
         ('<tool_call>{"arguments": {"path": "a"}}</tool_call>', "non-empty string `name`"),

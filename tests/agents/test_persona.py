@@ -28,7 +28,14 @@ SLOT, ROOM, GUESTS = SPEC.user.facts["slot"], SPEC.user.facts["room"], SPEC.user
 
 
 def config(endpoint, **options) -> LLMConfig:
-    fields = {"base_url": endpoint.base_url, "model": "persona", "max_retries": 0, "backoff_s": 0.0, "timeout_s": 5, "max_tokens": 256}
+    fields = {
+        "base_url": endpoint.base_url,
+        "model": "persona",
+        "max_retries": 0,
+        "backoff_s": 0.0,
+        "timeout_s": 5,
+        "max_tokens": 256,
+    }
     return LLMConfig(**{**fields, **options})
 
 
@@ -66,7 +73,9 @@ def test_once_revealed_in_order_a_fact_may_be_repeated():
     assert user.cursor == 2 and user.errors == []
 
 
-@pytest.mark.parametrize(("say", "reason"), [("I'm sorry, I can't help with that.", "a refusal"), ("   ", "an empty reply")])
+@pytest.mark.parametrize(
+    ("say", "reason"), [("I'm sorry, I can't help with that.", "a refusal"), ("   ", "an empty reply")]
+)
 def test_refusals_and_empty_replies_fall_back(say: str, reason: str):
     with instant_endpoint(say=say) as endpoint:
         user = persona(endpoint)
@@ -81,7 +90,11 @@ def test_a_dead_endpoint_falls_back_and_is_recorded_apart_from_the_agent():
     user = make_user("llm", SPEC, llm=llm)  # the endpoint is gone now
     episode = Episode(SPEC, user=user)
     assert episode.message("What date and time?") == scripted_reply(SPEC.user, "What date and time?", 0)
-    assert episode.user_rounds == 1 and len(user.errors) == 1 and user.errors[0].startswith("llm user, round 1: http_error")
+    assert (
+        episode.user_rounds == 1
+        and len(user.errors) == 1
+        and user.errors[0].startswith("llm user, round 1: http_error")
+    )
 
 
 def test_the_no_reply_answer_ends_the_episode():
@@ -115,7 +128,9 @@ def test_grading_replays_with_the_scripted_user_whatever_the_live_user_said():
                     messages.append({"role": "user", "content": reply})
     live_answers = [m["content"] for m in messages if m["role"] == "user"][1:]
     # not the scripted rules' texts; this persona even answers the final report, until max_rounds
-    assert live_answers == [SLOT, f"{SLOT}; {ROOM}", f"{SLOT}; {ROOM}; {json.dumps(GUESTS)}"] and episode.user_rounds == 3
+    assert (
+        live_answers == [SLOT, f"{SLOT}; {ROOM}", f"{SLOT}; {ROOM}; {json.dumps(GUESTS)}"] and episode.user_rounds == 3
+    )
     replayed = replay(SPEC, Trajectory.model_validate({"task_id": SPEC.id, "messages": messages}))
     assert replayed.user_rounds == 2  # counted by the scripted user
     graded, live = (grade(SPEC, e).model_dump(exclude={"evidence_hash"}) for e in (replayed, episode.evidence))

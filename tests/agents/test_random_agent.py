@@ -26,7 +26,12 @@ def _run(spec, seed):
 
 def test_it_is_a_registered_local_agent():
     agent = load_agent("random")
-    assert "random" in AGENTS and (agent.kind, agent.label, agent.mode, agent.model) == ("random", "random", "local", "")
+    assert "random" in AGENTS and (agent.kind, agent.label, agent.mode, agent.model) == (
+        "random",
+        "random",
+        "local",
+        "",
+    )
     with pytest.raises(CoworkEnvError, match="takes no target"):
         load_agent("random:x")
 
@@ -41,7 +46,11 @@ def test_its_calls_are_well_formed_calls_to_allowed_tools(spec):
             assert call.function.name in spec.tools
             assert isinstance(json.loads(call.function.arguments), dict)
         # arguments fit the tool's schema: no call is refused for its arguments or its tool
-        refused = [c for c in evidence.calls if c.code == 400 and ("invalid arguments" in (c.error or "") or "not available" in (c.error or ""))]
+        refused = [
+            c
+            for c in evidence.calls
+            if c.code == 400 and ("invalid arguments" in (c.error or "") or "not available" in (c.error or ""))
+        ]
         assert not refused, refused
         assert trajectory.messages[-1].role == "assistant" and trajectory.messages[-1].text()
 

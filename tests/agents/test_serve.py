@@ -35,7 +35,14 @@ def served(tiny_model_dir):
 
 
 def agent_for(served, **options):
-    settings = {"base_url": served.base_url, "max_tokens": 48, "timeout_s": 120, "max_retries": 1, "backoff_s": 0.1, "temperature": 0.0}
+    settings = {
+        "base_url": served.base_url,
+        "max_tokens": 48,
+        "timeout_s": 120,
+        "max_retries": 1,
+        "backoff_s": 0.1,
+        "temperature": 0.0,
+    }
     return load_agent(f"openai:{served.model}", **{**settings, **options})
 
 

@@ -21,8 +21,18 @@ MAX_OVERVIEW_LINES = 300
 # What is scanned: every text file of the checkout but what is not ours (virtual environments, caches, data).
 SUFFIXES = {".py", ".md", ".yml", ".yaml", ".toml", ".jinja", ".sh", ".cfg", ".txt", ".sql", ".ini"}
 NAMES = {"Makefile", "Dockerfile", "run"}
-SKIP_ANYWHERE = {".git", ".venv", "venv", ".airflow", ".pytest_cache", ".hypothesis", ".ruff_cache", ".wheels",
-                 "__pycache__", "node_modules"}  # fmt: skip
+SKIP_ANYWHERE = {
+    ".git",
+    ".venv",
+    "venv",
+    ".airflow",
+    ".pytest_cache",
+    ".hypothesis",
+    ".ruff_cache",
+    ".wheels",
+    "__pycache__",
+    "node_modules",
+}
 SKIP_AT_ROOT = {"data", "out", "build", "dist", "mutants", "models"}
 
 # A page: a markdown file under docs/, or README.md (not a README.md of a subfolder: `examples/README.md`).
@@ -32,9 +42,7 @@ GAP = r"(?:[ \t]|\n[ \t]*(?:\#+|--|//|\{\#-?)?[ \t]*)"
 # After the page (and the closing backtick of `docs/x.md`): ", ", " (", or plain whitespace, then the first name.
 LEAD = re.compile(rf"`?(?:,{GAP}*\(?|{GAP}*\(|{GAP}+){GAP}*(?=[\"'§])")
 # A section name: "double" or 'single' quoted (one line break allowed inside), or §Word.
-NAME = re.compile(
-    r"\"(?P<dq>[^\"\n]+(?:\n[^\"\n]+)?)\"|'(?P<sq>[^'\n]+(?:\n[^'\n]+)?)'|§(?P<sect>\"[^\"\n]+\"|[\w-]+)"
-)  # fmt: skip
+NAME = re.compile(r"\"(?P<dq>[^\"\n]+(?:\n[^\"\n]+)?)\"|'(?P<sq>[^'\n]+(?:\n[^'\n]+)?)'|§(?P<sect>\"[^\"\n]+\"|[\w-]+)")
 # Between names: `"A", "B"`, `"A"; "B"`, `"A" and "B"`.
 BETWEEN = re.compile(rf"{GAP}*(?:,|;|\band\b){GAP}*(?=[\"'§])")
 # A relative markdown link: [text](target.md#anchor), [text](#anchor).
@@ -121,9 +129,10 @@ def text_files(root: Path = ROOT) -> Iterator[Path]:
     for folder, dirs, files in os.walk(root):
         here = Path(folder)
         dirs[:] = sorted(
-            d for d in dirs
+            d
+            for d in dirs
             if d not in SKIP_ANYWHERE and not d.endswith(".egg-info") and not (here == root and d in SKIP_AT_ROOT)
-        )  # fmt: skip
+        )
         for name in sorted(files):
             if Path(name).suffix in SUFFIXES or name in NAMES:
                 yield here / name

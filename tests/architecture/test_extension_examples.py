@@ -60,7 +60,14 @@ def test_the_documented_check_kind_and_tool_work_as_written(tmp_path):
     (package / "checks" / "kinds" / "chat_posted.py").write_text(_example("a check kind"), encoding="utf-8")
     mail = package / "workspace" / "services" / "mail.py"
     mail.write_text(mail.read_text(encoding="utf-8") + "\n\n" + _example("a tool"), encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-P", "-c", CHECK], cwd=ROOT, env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
-                          capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-P", "-c", CHECK],
+        cwd=ROOT,
+        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stdout + proc.stderr
     assert not (ROOT / "coworkenv" / "checks" / "kinds" / "chat_posted.py").exists()  # the repo itself is untouched

@@ -13,7 +13,20 @@ from tests.support import ROOT
 PACKAGE = ROOT / "coworkenv"
 
 LAYERS: list[set[str]] = [
-    {"__init__", "errors", "fileio", "redact", "canonical", "memo", "frozen", "timeutil", "airflow_env", "registry", "caps", "progress"},
+    {
+        "__init__",
+        "errors",
+        "fileio",
+        "redact",
+        "canonical",
+        "memo",
+        "frozen",
+        "timeutil",
+        "airflow_env",
+        "registry",
+        "caps",
+        "progress",
+    },
     {"sandbox", "llm"},
     {"workspace"},
     {"checks"},
@@ -56,9 +69,11 @@ def _imports(path: Path) -> list[tuple[int, str, bool]]:
     """(line, module, at module level) for every absolute import in the file, TYPE_CHECKING blocks excluded."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     type_checking = {
-        id(n) for node in ast.walk(tree)
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)
-    }  # fmt: skip
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for n in ast.walk(node)
+    }
     top = {id(n) for n in tree.body}
     found = []
     for node in ast.walk(tree):
@@ -86,9 +101,13 @@ def test_imports_go_down_the_layers(path: Path):
         if not module.startswith("coworkenv"):
             continue
         target = "__init__" if module == "coworkenv" else module.split(".")[1]
-        assert _level(target) <= _level(unit), f"{path.relative_to(ROOT)}:{line}: {unit} imports {module}, a layer above it"
+        assert _level(target) <= _level(unit), (
+            f"{path.relative_to(ROOT)}:{line}: {unit} imports {module}, a layer above it"
+        )
         if unit in ("workspace", "checks", "spec") and path.name != "runtime.py":
-            assert not module.startswith(RUNTIME), f"{path.relative_to(ROOT)}:{line}: {unit} imports the runtime ({module})"
+            assert not module.startswith(RUNTIME), (
+                f"{path.relative_to(ROOT)}:{line}: {unit} imports the runtime ({module})"
+            )
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(PACKAGE)))
@@ -100,7 +119,9 @@ def test_only_the_airflow_adapters_import_airflow_and_never_at_module_level(path
 
 def test_the_layers_are_what_the_code_needs():
     """Every layer is used by some layer above it (a layer list with dead entries would hide mistakes)."""
-    used = {module.split(".")[1] for path in FILES for _, module, _ in _imports(path) if module.startswith("coworkenv.")}
+    used = {
+        module.split(".")[1] for path in FILES for _, module, _ in _imports(path) if module.startswith("coworkenv.")
+    }
     unused = set().union(*LAYERS[1:-1]) - used
     assert not unused, sorted(unused)
 
@@ -131,7 +152,9 @@ def _imported_names(path: Path) -> list[tuple[int, str]]:
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found += [(node.lineno, node.module)] + [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+            found += [(node.lineno, node.module)] + [
+                (node.lineno, f"{node.module}.{alias.name}") for alias in node.names
+            ]
     return found
 
 

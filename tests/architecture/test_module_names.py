@@ -39,12 +39,18 @@ def documented() -> dict[str, set[str]]:
 def test_every_shared_file_name_is_a_documented_parallel():
     shared, table = shared_names(), documented()
     undocumented = {name: sorted(where) for name, where in shared.items() if name not in table}
-    assert not undocumented, f"modules share a file name without a documented parallel role (rename one, or add a row): {undocumented}"
+    assert not undocumented, (
+        f"modules share a file name without a documented parallel role (rename one, or add a row): {undocumented}"
+    )
 
 
 def test_the_table_matches_the_tree():
     shared, table = shared_names(), documented()
-    stale = {name: (sorted(where), sorted(shared.get(name, ()))) for name, where in table.items() if shared.get(name) != where}
+    stale = {
+        name: (sorted(where), sorted(shared.get(name, ())))
+        for name, where in table.items()
+        if shared.get(name) != where
+    }
     assert not stale, f"rows of 'Parallel modules' that no longer match the tree (documented, actual): {stale}"
 
 

@@ -14,7 +14,9 @@ from tests.support import ROOT
 
 @pytest.mark.parametrize("path", sorted(generated(ROOT)), ids=lambda p: str(p.relative_to(ROOT)))
 def test_generated_files_say_what_the_code_has(path):
-    assert path.read_text(encoding="utf-8") == generated(ROOT)[path], f"{path.relative_to(ROOT)} is stale: run `make docs`"
+    assert path.read_text(encoding="utf-8") == generated(ROOT)[path], (
+        f"{path.relative_to(ROOT)} is stale: run `make docs`"
+    )
 
 
 def test_the_readme_marks_every_figure():
@@ -43,4 +45,6 @@ def test_check_names_each_stale_file(tmp_path):
     assert "stale: README.md" in done.stderr and "stale: docs/reference/tools.md" in done.stderr
     subprocess.run(command, check=True, capture_output=True)
     assert subprocess.run([*command, "--check"], check=False).returncode == 0
-    assert (tmp_path / "README.md").read_text(encoding="utf-8") == f"<!-- tools -->{figures(ROOT)['tools']}<!-- /tools --> tools\n"
+    assert (tmp_path / "README.md").read_text(
+        encoding="utf-8"
+    ) == f"<!-- tools -->{figures(ROOT)['tools']}<!-- /tools --> tools\n"

@@ -30,17 +30,26 @@ def test_the_part_digest_depends_on_names_hashes_and_order():
     digest = identity().part_digest
     base = digest([["a", "1"], ["b", "2"]])
     assert base == digest([["a", "1"], ["b", "2"]])
-    assert len({base, digest([["b", "2"], ["a", "1"]]), digest([["a", "1"], ["b", "3"]]), digest([["x", "1"], ["b", "2"]])}) == 4
+    assert (
+        len(
+            {base, digest([["b", "2"], ["a", "1"]]), digest([["a", "1"], ["b", "3"]]), digest([["x", "1"], ["b", "2"]])}
+        )
+        == 4
+    )
 
 
 @pytest.mark.slow
 def test_the_documented_command_compares_every_part_against_the_last_commit():
-    done = subprocess.run([sys.executable, str(SCRIPT), "--n", "40", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--n", "40", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
     assert done.returncode in (0, 1), done.stderr
     result = json.loads(done.stdout)
     assert set(result["parts"]) == {"generate", "oracle trajectory", "battery", "battery from JSON", "replay+grade"}
     assert result["parts"]["generate"]["items"] == 40
-    assert result["parts"]["battery"]["items"] == result["parts"]["replay+grade"]["items"] >= len(result["task_files"]) > 0
+    assert (
+        result["parts"]["battery"]["items"] == result["parts"]["replay+grade"]["items"] >= len(result["task_files"]) > 0
+    )
     # The verdict from a spec object and from its JSON is the same verdict.
     assert result["parts"]["battery"]["new"] == result["parts"]["battery from JSON"]["new"]
     unchanged = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "coworkenv"], cwd=ROOT).returncode == 0

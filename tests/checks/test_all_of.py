@@ -33,9 +33,13 @@ NO_DELETE = {"id": "no-delete", "kind": "tool_not_called", "tool": "mail_delete"
 
 ROWS: list[Row] = [
     ("all_of", {"kind": "all_of", "checks": [SAID, NO_DELETE]}, with_answer("Archived it"), with_answer("Done.")),
-    ("all_of-nested", {"kind": "all_of", "checks": [ARCHIVED, {"id": "either", "kind": "any_of", "checks": [SAID, NO_DELETE]}]},
-     with_state(move("m1", "archive")), with_state(move("m2", "archive"))),
-]  # fmt: skip
+    (
+        "all_of-nested",
+        {"kind": "all_of", "checks": [ARCHIVED, {"id": "either", "kind": "any_of", "checks": [SAID, NO_DELETE]}]},
+        with_state(move("m1", "archive")),
+        with_state(move("m2", "archive")),
+    ),
+]
 
 
 @pytest.mark.parametrize(("fields", "passing", "failing"), cases(ROWS))
@@ -46,8 +50,11 @@ def test_evaluate(fields, passing, failing):
 def test_registry_entry():
     # a group's flags are its members' (`is_guard`, `is_answer`); every hook delegates to them
     assert registered("all_of") == {
-        "hooks": {"references", "recompute", "strengthen", "fix_reference", "leaks"}, "guard": False, "answer": False, "evidence_for": set(),
-    }  # fmt: skip
+        "hooks": {"references", "recompute", "strengthen", "fix_reference", "leaks"},
+        "guard": False,
+        "answer": False,
+        "evidence_for": set(),
+    }
     assert CHECKS.get("all_of").group
 
 
@@ -93,7 +100,10 @@ def test_nesting_is_capped():
 
 
 def test_references_point_into_the_group():
-    fields = {"kind": "all_of", "checks": [SAID, {"id": "gone", "kind": "mail_in_folder", "ids": ["m404"], "folder": "archive"}]}
+    fields = {
+        "kind": "all_of",
+        "checks": [SAID, {"id": "gone", "kind": "mail_in_folder", "ids": ["m404"], "folder": "archive"}],
+    }
     assert missing(fields) == [("m404", "no such mail id, initially or after the oracle", ".checks[1]")]
 
 
@@ -106,7 +116,9 @@ def test_fix_reference_fixes_the_member_in_place():
 def test_fix_reference_removes_an_unfixable_member_or_drops_a_lone_one():
     gone = {"id": "gone", "kind": "file_exists", "path": "nowhere.txt"}
     reason, data, fixing = fix({"kind": "all_of", "checks": [SAID, gone]})
-    assert reason is None and [m["id"] for m in data["checks"]] == ["said"] and "member gone removed" in fixing.notes[-1]
+    assert (
+        reason is None and [m["id"] for m in data["checks"]] == ["said"] and "member gone removed" in fixing.notes[-1]
+    )
     reason, data, _ = fix({"kind": "all_of", "checks": [gone]})
     assert reason is not None and "gone" in reason and len(data["checks"]) == 1
 

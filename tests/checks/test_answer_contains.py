@@ -7,19 +7,50 @@ import pytest
 
 from coworkenv.checks import CHECKS, DROP
 from tests.support.builders import check
-from tests.support.checks import Row, assert_pass_fail, cases, episode, holds, leaked, recompute, registered, with_answer
+from tests.support.checks import (
+    Row,
+    assert_pass_fail,
+    cases,
+    episode,
+    holds,
+    leaked,
+    recompute,
+    registered,
+    with_answer,
+)
 
 ROWS: list[Row] = [
-    ("answer_contains", {"kind": "answer_contains", "text": "Archived"}, with_answer("I ARCHIVED it"), with_answer("Done.")),
-    ("answer_contains-any_of", {"kind": "answer_contains", "any_of": ["north", "n. region"]}, with_answer("The North region"),
-     with_answer("south")),
-    ("answer_contains-whole_word", {"kind": "answer_contains", "text": "Paris", "whole_word": True}, with_answer("Go to Paris."),
-     with_answer("Parisian food")),
-    ("answer_contains-not_negated", {"kind": "answer_contains", "text": "Paris", "not_negated": True},
-     with_answer("Lyon is not an option, pick Paris"), with_answer("We should not choose Paris.")),
-    ("answer_contains-scope-messages", {"kind": "answer_contains", "text": "INC-7", "scope": "messages"},
-     with_answer("Done.", says=("Is it INC-7?",)), with_answer("Done.", says=("Which one?",))),
-]  # fmt: skip
+    (
+        "answer_contains",
+        {"kind": "answer_contains", "text": "Archived"},
+        with_answer("I ARCHIVED it"),
+        with_answer("Done."),
+    ),
+    (
+        "answer_contains-any_of",
+        {"kind": "answer_contains", "any_of": ["north", "n. region"]},
+        with_answer("The North region"),
+        with_answer("south"),
+    ),
+    (
+        "answer_contains-whole_word",
+        {"kind": "answer_contains", "text": "Paris", "whole_word": True},
+        with_answer("Go to Paris."),
+        with_answer("Parisian food"),
+    ),
+    (
+        "answer_contains-not_negated",
+        {"kind": "answer_contains", "text": "Paris", "not_negated": True},
+        with_answer("Lyon is not an option, pick Paris"),
+        with_answer("We should not choose Paris."),
+    ),
+    (
+        "answer_contains-scope-messages",
+        {"kind": "answer_contains", "text": "INC-7", "scope": "messages"},
+        with_answer("Done.", says=("Is it INC-7?",)),
+        with_answer("Done.", says=("Which one?",)),
+    ),
+]
 
 WORKSPACE = "Travel policy\nEconomy class for flights under 6 hours."
 
@@ -35,13 +66,20 @@ def test_evaluate(fields, passing, failing):
 
 def test_registry_entry():
     # reads only the answer: holding on an untouched run says nothing about the workspace
-    assert registered("answer_contains") == {"hooks": {"recompute", "leaks"}, "guard": False, "answer": True, "evidence_for": set()}
+    assert registered("answer_contains") == {
+        "hooks": {"recompute", "leaks"},
+        "guard": False,
+        "answer": True,
+        "evidence_for": set(),
+    }
 
 
 def test_recompute_keeps_the_options_the_oracle_mentions():
     ev = episode(answer="North and EAST grew.")
     fixed = recompute({"kind": "answer_contains", "any_of": ["north", "south", "east"]}, ev)
-    assert fixed == {"id": "chk-answer_contains", "kind": "answer_contains", "any_of": ["north", "east"]} and holds(fixed, ev)
+    assert fixed == {"id": "chk-answer_contains", "kind": "answer_contains", "any_of": ["north", "east"]} and holds(
+        fixed, ev
+    )
 
 
 @pytest.mark.parametrize(
@@ -73,7 +111,9 @@ def test_leaks(text, instruction, found):
 def test_a_leak_names_its_check_and_option():
     fields = {"kind": "answer_contains", "any_of": ["north", "Q3 north"]}
     found = CHECKS.get("answer_contains").leaks(check(**fields), "Compare the Q3 North figures.", lambda: "")
-    assert found == [{"source": "answer_contains", "check": "chk-answer_contains", "value": "Q3 north", "found": "Q3 North"}]
+    assert found == [
+        {"source": "answer_contains", "check": "chk-answer_contains", "value": "Q3 north", "found": "Q3 North"}
+    ]
 
 
 @pytest.mark.parametrize(
@@ -85,7 +125,11 @@ def test_a_leak_names_its_check_and_option():
         ({**option("Paris"), "not_negated": True}, "Parisian food", True),  # not_negated alone keeps substrings
         ({**option("Paris"), "not_negated": True}, "Paris is not an option; Lyon is.", False),
         ({**option("Paris"), "not_negated": True}, "Not Lyon but Paris.", True),
-        ({**option("Paris"), "not_negated": True}, "Paris isn't cheap, but Paris wins.", True),  # a later occurrence counts
+        (
+            {**option("Paris"), "not_negated": True},
+            "Paris isn't cheap, but Paris wins.",
+            True,
+        ),  # a later occurrence counts
         ({**option("Paris"), "not_negated": True, "whole_word": True}, "Avoid Paris; Parisian hotels are full.", False),
     ],
 )

@@ -8,28 +8,69 @@ from pydantic import ValidationError
 from coworkenv.checks import DROP
 from coworkenv.checks.kinds.answer_json import extract_json, item_labels
 from tests.support.builders import check
-from tests.support.checks import Row, assert_pass_fail, cases, episode, holds, leaked, recompute, registered, with_answer
+from tests.support.checks import (
+    Row,
+    assert_pass_fail,
+    cases,
+    episode,
+    holds,
+    leaked,
+    recompute,
+    registered,
+    with_answer,
+)
 
 LABELS = {"m1": "spam", "m2": "billing", "m3": "personal"}
 RIGHT = '{"m1": "spam", "m2": "Billing", "m3": "personal"}'
-SCHEMA = {"type": "array", "items": {"type": "object", "required": ["id", "label"],
-                                     "properties": {"label": {"type": "string", "pattern": "^[a-z]+$"}}}}  # fmt: skip
+SCHEMA = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["id", "label"],
+        "properties": {"label": {"type": "string", "pattern": "^[a-z]+$"}},
+    },
+}
 
 ROWS: list[Row] = [
-    ("answer_json-labels", {"kind": "answer_json", "labels": LABELS}, with_answer(RIGHT),
-     with_answer('{"m1": "spam", "m2": "spam", "m3": "personal"}')),
-    ("answer_json-list", {"kind": "answer_json", "labels": LABELS},
-     with_answer('Here:\n```json\n[{"id": "m1", "label": "spam"}, {"id": "m2", "label": "billing"}, {"id": "m3", "label": "personal"}]\n```'),
-     with_answer('[{"id": "m1", "label": "spam"}]')),
-    ("answer_json-fields", {"kind": "answer_json", "labels": {"1": "high"}, "id_field": "ticket", "label_field": "priority"},
-     with_answer('Result: [{"ticket": 1, "priority": "HIGH"}] as asked.'), with_answer('[{"id": 1, "label": "high"}]')),
-    ("answer_json-min_share", {"kind": "answer_json", "labels": LABELS, "min_share": 0.6},
-     with_answer('{"m1": "spam", "m2": "billing", "m3": "spam"}'), with_answer('{"m1": "spam", "m2": "spam", "m3": "spam"}')),
-    ("answer_json-schema", {"kind": "answer_json", "schema": SCHEMA}, with_answer('[{"id": "m1", "label": "spam"}]'),
-     with_answer('[{"id": "m1", "label": "Spam!"}]')),
-    ("answer_json-scope-messages", {"kind": "answer_json", "labels": {"m1": "spam"}, "scope": "messages"},
-     with_answer("Done.", says=('{"m1": "spam"}',)), with_answer("Done.", says=("m1 is spam",))),
-]  # fmt: skip
+    (
+        "answer_json-labels",
+        {"kind": "answer_json", "labels": LABELS},
+        with_answer(RIGHT),
+        with_answer('{"m1": "spam", "m2": "spam", "m3": "personal"}'),
+    ),
+    (
+        "answer_json-list",
+        {"kind": "answer_json", "labels": LABELS},
+        with_answer(
+            'Here:\n```json\n[{"id": "m1", "label": "spam"}, {"id": "m2", "label": "billing"}, {"id": "m3", "label": "personal"}]\n```'
+        ),
+        with_answer('[{"id": "m1", "label": "spam"}]'),
+    ),
+    (
+        "answer_json-fields",
+        {"kind": "answer_json", "labels": {"1": "high"}, "id_field": "ticket", "label_field": "priority"},
+        with_answer('Result: [{"ticket": 1, "priority": "HIGH"}] as asked.'),
+        with_answer('[{"id": 1, "label": "high"}]'),
+    ),
+    (
+        "answer_json-min_share",
+        {"kind": "answer_json", "labels": LABELS, "min_share": 0.6},
+        with_answer('{"m1": "spam", "m2": "billing", "m3": "spam"}'),
+        with_answer('{"m1": "spam", "m2": "spam", "m3": "spam"}'),
+    ),
+    (
+        "answer_json-schema",
+        {"kind": "answer_json", "schema": SCHEMA},
+        with_answer('[{"id": "m1", "label": "spam"}]'),
+        with_answer('[{"id": "m1", "label": "Spam!"}]'),
+    ),
+    (
+        "answer_json-scope-messages",
+        {"kind": "answer_json", "labels": {"m1": "spam"}, "scope": "messages"},
+        with_answer("Done.", says=('{"m1": "spam"}',)),
+        with_answer("Done.", says=("m1 is spam",)),
+    ),
+]
 
 
 def labelled(labels: dict, **fields) -> dict:
@@ -42,7 +83,12 @@ def test_evaluate(fields, passing, failing):
 
 
 def test_registry_entry():
-    assert registered("answer_json") == {"hooks": {"recompute", "leaks"}, "guard": False, "answer": True, "evidence_for": set()}
+    assert registered("answer_json") == {
+        "hooks": {"recompute", "leaks"},
+        "guard": False,
+        "answer": True,
+        "evidence_for": set(),
+    }
 
 
 @pytest.mark.parametrize(
@@ -103,7 +149,9 @@ def test_schema_patterns_run_on_re2():
 def test_recompute_takes_the_oracles_labels():
     ev = episode(answer='{"m1": "Spam", "m2": "billing"}')
     fixed = recompute(labelled({"m1": "billing", "m2": "billing", "m9": "x"}, min_share=0.5), ev)
-    assert fixed == {"id": "chk-answer_json", **labelled({"m1": "spam", "m2": "billing"}, min_share=1.0)} and holds(fixed, ev)
+    assert fixed == {"id": "chk-answer_json", **labelled({"m1": "spam", "m2": "billing"}, min_share=1.0)} and holds(
+        fixed, ev
+    )
     assert recompute(labelled({"m9": "x"}), ev) is DROP
     assert recompute(labelled({"m1": "x"}), episode(answer="no JSON")) is DROP
     assert recompute({"kind": "answer_json", "labels": {"m1": "x"}, "schema": {"type": "array"}}, ev) is None

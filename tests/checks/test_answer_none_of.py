@@ -11,13 +11,25 @@ from tests.support.builders import check
 from tests.support.checks import Row, assert_pass_fail, cases, episode, holds, recompute, registered, with_answer
 
 ROWS: list[Row] = [
-    ("answer_none_of", {"kind": "answer_none_of", "phrases": ["Lyon", "Nice"]}, with_answer("Pick Paris, not Lyon."),
-     with_answer("Pick Lyon.")),
-    ("answer_none_of-phrase", {"kind": "answer_none_of", "phrases": ["north region"]}, with_answer("The northern region."),
-     with_answer("The North\n region grew.")),
-    ("answer_none_of-scope-messages", {"kind": "answer_none_of", "phrases": ["delete"], "scope": "messages"},
-     with_answer("Archived.", says=("Shall I archive it?",)), with_answer("Archived.", says=("Shall I delete it?",))),
-]  # fmt: skip
+    (
+        "answer_none_of",
+        {"kind": "answer_none_of", "phrases": ["Lyon", "Nice"]},
+        with_answer("Pick Paris, not Lyon."),
+        with_answer("Pick Lyon."),
+    ),
+    (
+        "answer_none_of-phrase",
+        {"kind": "answer_none_of", "phrases": ["north region"]},
+        with_answer("The northern region."),
+        with_answer("The North\n region grew."),
+    ),
+    (
+        "answer_none_of-scope-messages",
+        {"kind": "answer_none_of", "phrases": ["delete"], "scope": "messages"},
+        with_answer("Archived.", says=("Shall I archive it?",)),
+        with_answer("Archived.", says=("Shall I delete it?",)),
+    ),
+]
 
 
 def none_of(*phrases: str, **fields) -> dict:
@@ -31,7 +43,12 @@ def test_evaluate(fields, passing, failing):
 
 def test_registry_entry():
     # holds on a run that says nothing by design, like the other guards
-    assert registered("answer_none_of") == {"hooks": {"recompute"}, "guard": True, "answer": True, "evidence_for": set()}
+    assert registered("answer_none_of") == {
+        "hooks": {"recompute"},
+        "guard": True,
+        "answer": True,
+        "evidence_for": set(),
+    }
 
 
 @pytest.mark.parametrize(

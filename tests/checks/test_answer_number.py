@@ -6,18 +6,51 @@ import pytest
 
 from coworkenv.checks import CHECKS, evaluate
 from tests.support.builders import check
-from tests.support.checks import Row, assert_pass_fail, cases, episode, holds, leaked, recompute, registered, with_answer
+from tests.support.checks import (
+    Row,
+    assert_pass_fail,
+    cases,
+    episode,
+    holds,
+    leaked,
+    recompute,
+    registered,
+    with_answer,
+)
 
 ROWS: list[Row] = [
-    ("answer_number", {"kind": "answer_number", "value": 1234.5}, with_answer("Total: 1,234.50 EUR"), with_answer("Total: 1,234 EUR")),
-    ("answer_number-tol", {"kind": "answer_number", "value": 100, "tol": 0.5}, with_answer("about 100.4"), with_answer("about 100.6")),
+    (
+        "answer_number",
+        {"kind": "answer_number", "value": 1234.5},
+        with_answer("Total: 1,234.50 EUR"),
+        with_answer("Total: 1,234 EUR"),
+    ),
+    (
+        "answer_number-tol",
+        {"kind": "answer_number", "value": 100, "tol": 0.5},
+        with_answer("about 100.4"),
+        with_answer("about 100.6"),
+    ),
     ("answer_number-none", {"kind": "answer_number", "value": 0}, with_answer("0 items"), with_answer("no number")),
-    ("answer_number-any", {"kind": "answer_number", "value": 3, "match": "any"}, with_answer("10, of which 3"), with_answer("10, of which 4")),
-    ("answer_number-label", {"kind": "answer_number", "value": 1234, "label": "total"}, with_answer("Tax: 90. Total: $1,234"),
-     with_answer("Total: 90, tax 1,234")),
-    ("answer_number-scope-messages", {"kind": "answer_number", "value": 7, "scope": "messages"},
-     with_answer("Done.", says=("7 rooms free?",)), with_answer("Done.", says=("rooms free?",))),
-]  # fmt: skip
+    (
+        "answer_number-any",
+        {"kind": "answer_number", "value": 3, "match": "any"},
+        with_answer("10, of which 3"),
+        with_answer("10, of which 4"),
+    ),
+    (
+        "answer_number-label",
+        {"kind": "answer_number", "value": 1234, "label": "total"},
+        with_answer("Tax: 90. Total: $1,234"),
+        with_answer("Total: 90, tax 1,234"),
+    ),
+    (
+        "answer_number-scope-messages",
+        {"kind": "answer_number", "value": 7, "scope": "messages"},
+        with_answer("Done.", says=("7 rooms free?",)),
+        with_answer("Done.", says=("rooms free?",)),
+    ),
+]
 
 
 def number(value: float, **fields) -> dict:
@@ -36,7 +69,12 @@ def test_answer_number_uses_the_first_number_only():
 
 
 def test_registry_entry():
-    assert registered("answer_number") == {"hooks": {"recompute", "leaks"}, "guard": False, "answer": True, "evidence_for": {"data_analysis"}}
+    assert registered("answer_number") == {
+        "hooks": {"recompute", "leaks"},
+        "guard": False,
+        "answer": True,
+        "evidence_for": {"data_analysis"},
+    }
 
 
 @pytest.mark.parametrize(

@@ -10,12 +10,25 @@ from tests.support.builders import check
 from tests.support.checks import Row, assert_pass_fail, cases, episode, leaked, recompute, registered, with_answer
 
 ROWS: list[Row] = [
-    ("answer_regex", {"kind": "answer_regex", "pattern": r"\bINC-\d{4}\b"}, with_answer("Escalated inc-4471."), with_answer("Escalated INC-44.")),
-    ("answer_regex-case_sensitive", {"kind": "answer_regex", "pattern": r"\bINC-\d+", "case_sensitive": True},
-     with_answer("INC-7 done"), with_answer("inc-7 done")),
-    ("answer_regex-scope-messages", {"kind": "answer_regex", "pattern": r"\d+ rooms", "scope": "messages"},
-     with_answer("Booked.", says=("Need 3 rooms?",)), with_answer("Booked.", says=("Rooms?",))),
-]  # fmt: skip
+    (
+        "answer_regex",
+        {"kind": "answer_regex", "pattern": r"\bINC-\d{4}\b"},
+        with_answer("Escalated inc-4471."),
+        with_answer("Escalated INC-44."),
+    ),
+    (
+        "answer_regex-case_sensitive",
+        {"kind": "answer_regex", "pattern": r"\bINC-\d+", "case_sensitive": True},
+        with_answer("INC-7 done"),
+        with_answer("inc-7 done"),
+    ),
+    (
+        "answer_regex-scope-messages",
+        {"kind": "answer_regex", "pattern": r"\d+ rooms", "scope": "messages"},
+        with_answer("Booked.", says=("Need 3 rooms?",)),
+        with_answer("Booked.", says=("Rooms?",)),
+    ),
+]
 
 
 def regex(pattern: str, **fields) -> dict:
@@ -28,7 +41,12 @@ def test_evaluate(fields, passing, failing):
 
 
 def test_registry_entry():
-    assert registered("answer_regex") == {"hooks": {"recompute", "leaks"}, "guard": False, "answer": True, "evidence_for": set()}
+    assert registered("answer_regex") == {
+        "hooks": {"recompute", "leaks"},
+        "guard": False,
+        "answer": True,
+        "evidence_for": set(),
+    }
 
 
 @pytest.mark.parametrize("pattern", [r"(a)\1", r"(?=x)y", "("], ids=["backreference", "lookahead", "unbalanced"])
@@ -46,7 +64,12 @@ def test_recompute_drops_a_pattern_the_oracle_does_not_match():
     [
         (r"INC-\d+", "Close INC-4471 and tell me its id.", "", ["INC-4471"]),  # digits carry information
         (r"\w+@acme\.test", "Ask ana@acme.test.", "", ["ana@acme.test"]),
-        (r"(?i)travel policy", "Summarize the travel policy.", "travel policy\nEconomy", ["travel policy"]),  # a workspace phrase
+        (
+            r"(?i)travel policy",
+            "Summarize the travel policy.",
+            "travel policy\nEconomy",
+            ["travel policy"],
+        ),  # a workspace phrase
         (r"(?i)summary", "Write a summary.", "", []),  # one word: the task's own vocabulary
         (r"INC-\d+", "Close the VPN ticket.", "", []),
         (r"x*", "Anything at all.", "", []),  # an empty match gives nothing away

@@ -9,10 +9,19 @@ from tests.support.builders import make_spec
 from tests.support.checks import Row, assert_pass_fail, cases, episode, holds, recompute, registered, with_answer
 
 ROWS: list[Row] = [
-    ("asked_user", {"kind": "asked_user", "about": ["budget", "deadline"]}, with_answer("ok", ("What is the DEADLINE?",)),
-     with_answer("the deadline is friday")),  # the final answer is not a question to the user
-    ("asked_user-str", {"kind": "asked_user", "about": "room"}, with_answer("ok", ("hi", "which room?")), with_answer("ok", ("hi",))),
-]  # fmt: skip
+    (
+        "asked_user",
+        {"kind": "asked_user", "about": ["budget", "deadline"]},
+        with_answer("ok", ("What is the DEADLINE?",)),
+        with_answer("the deadline is friday"),
+    ),  # the final answer is not a question to the user
+    (
+        "asked_user-str",
+        {"kind": "asked_user", "about": "room"},
+        with_answer("ok", ("hi", "which room?")),
+        with_answer("ok", ("hi",)),
+    ),
+]
 
 USER = {"facts": {"room": "Atlas"}, "reveal": [{"when_any": ["Room", "floor"], "say": "Room Atlas, floor 3"}]}
 
@@ -23,7 +32,12 @@ def test_evaluate(fields, passing, failing):
 
 
 def test_registry_entry():
-    assert registered("asked_user") == {"hooks": {"recompute"}, "guard": False, "answer": False, "evidence_for": {"multi_turn"}}
+    assert registered("asked_user") == {
+        "hooks": {"recompute"},
+        "guard": False,
+        "answer": False,
+        "evidence_for": {"multi_turn"},
+    }
 
 
 @pytest.mark.parametrize(

@@ -16,9 +16,19 @@ M3 = {"id": "m3-archived", "kind": "mail_in_folder", "ids": ["m3"], "folder": "a
 TWO_OF_THREE = {"kind": "at_least", "k": 2, "checks": [M1, M2, M3]}
 
 ROWS: list[Row] = [
-    ("at_least", TWO_OF_THREE, with_state(move("m1", "archive"), move("m3", "archive")), with_state(move("m2", "archive"))),
-    ("at_least-all", {"kind": "at_least", "k": 1, "checks": [M1]}, with_state(move("m1", "archive")), with_state(move("m2", "archive"))),
-]  # fmt: skip
+    (
+        "at_least",
+        TWO_OF_THREE,
+        with_state(move("m1", "archive"), move("m3", "archive")),
+        with_state(move("m2", "archive")),
+    ),
+    (
+        "at_least-all",
+        {"kind": "at_least", "k": 1, "checks": [M1]},
+        with_state(move("m1", "archive")),
+        with_state(move("m2", "archive")),
+    ),
+]
 
 
 @pytest.mark.parametrize(("fields", "passing", "failing"), cases(ROWS))
@@ -28,12 +38,18 @@ def test_evaluate(fields, passing, failing):
 
 def test_registry_entry():
     assert registered("at_least") == {
-        "hooks": {"references", "recompute", "strengthen", "fix_reference", "leaks"}, "guard": False, "answer": False, "evidence_for": set(),
-    }  # fmt: skip
+        "hooks": {"references", "recompute", "strengthen", "fix_reference", "leaks"},
+        "guard": False,
+        "answer": False,
+        "evidence_for": set(),
+    }
     assert CHECKS.get("at_least").group
 
 
-@pytest.mark.parametrize(("k", "error"), [(0, "greater than or equal to 1"), (4, "k = 4 is more than its 3 nested check"), (-1, "greater than")])
+@pytest.mark.parametrize(
+    ("k", "error"),
+    [(0, "greater than or equal to 1"), (4, "k = 4 is more than its 3 nested check"), (-1, "greater than")],
+)
 def test_k_is_within_the_members(k, error):
     with pytest.raises(ValidationError, match=error):
         check(**{**TWO_OF_THREE, "k": k})

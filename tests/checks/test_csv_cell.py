@@ -24,16 +24,44 @@ TOO_LONG = "region,revenue\n" + "x" * 200_000 + ",1\n"
 """A field beyond the csv module's field limit: the file does not parse."""
 
 ROWS: list[Row] = [
-    ("csv_cell-value", {"kind": "csv_cell", "path": "reports/q3.csv", "match": {"region": "NORTH"}, "column": "revenue",
-                        "value": 120.0, "tol": 0.5}, unchanged_state,
-     with_state(set_file("reports/q3.csv", "region,revenue\nnorth,121\n"))),
-    ("csv_cell-equals", {"kind": "csv_cell", "path": "reports/q3.csv", "match": {"region": "south"}, "column": "revenue",
-                         "equals": 80}, unchanged_state, with_state(set_file("reports/q3.csv", "region,revenue\nsouth,eighty\n"))),
-    ("csv_cell-no-row", {"kind": "csv_cell", "path": "reports/q3.csv", "match": {"region": "east"}, "column": "revenue",
-                         "equals": "1"}, with_state(set_file("reports/q3.csv", "region,revenue\neast,1\n")), unchanged_state),
-    ("csv_cell-not-csv", {"kind": "csv_cell", "path": "reports/q3.csv", "match": {"region": "north"}, "column": "revenue",
-                          "equals": 120}, unchanged_state, with_state(set_file("reports/q3.csv", TOO_LONG))),
-]  # fmt: skip
+    (
+        "csv_cell-value",
+        {
+            "kind": "csv_cell",
+            "path": "reports/q3.csv",
+            "match": {"region": "NORTH"},
+            "column": "revenue",
+            "value": 120.0,
+            "tol": 0.5,
+        },
+        unchanged_state,
+        with_state(set_file("reports/q3.csv", "region,revenue\nnorth,121\n")),
+    ),
+    (
+        "csv_cell-equals",
+        {"kind": "csv_cell", "path": "reports/q3.csv", "match": {"region": "south"}, "column": "revenue", "equals": 80},
+        unchanged_state,
+        with_state(set_file("reports/q3.csv", "region,revenue\nsouth,eighty\n")),
+    ),
+    (
+        "csv_cell-no-row",
+        {"kind": "csv_cell", "path": "reports/q3.csv", "match": {"region": "east"}, "column": "revenue", "equals": "1"},
+        with_state(set_file("reports/q3.csv", "region,revenue\neast,1\n")),
+        unchanged_state,
+    ),
+    (
+        "csv_cell-not-csv",
+        {
+            "kind": "csv_cell",
+            "path": "reports/q3.csv",
+            "match": {"region": "north"},
+            "column": "revenue",
+            "equals": 120,
+        },
+        unchanged_state,
+        with_state(set_file("reports/q3.csv", TOO_LONG)),
+    ),
+]
 
 NORTH = {"kind": "csv_cell", "path": "reports/q3.csv", "match": {"region": "north"}, "column": "revenue"}
 
@@ -44,7 +72,12 @@ def test_evaluate(fields, passing, failing):
 
 
 def test_registry_entry():
-    assert registered("csv_cell") == {"hooks": {"references", "recompute"}, "guard": False, "answer": False, "evidence_for": {"data_analysis"}}
+    assert registered("csv_cell") == {
+        "hooks": {"references", "recompute"},
+        "guard": False,
+        "answer": False,
+        "evidence_for": {"data_analysis"},
+    }
 
 
 def test_references_name_the_file():

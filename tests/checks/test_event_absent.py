@@ -5,12 +5,32 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.checks import Row, add_event, assert_pass_fail, cases, del_event, missing, registered, unchanged_state, with_state
+from tests.support.checks import (
+    Row,
+    add_event,
+    assert_pass_fail,
+    cases,
+    del_event,
+    missing,
+    registered,
+    unchanged_state,
+    with_state,
+)
 
 ROWS: list[Row] = [
     ("event_absent-event_id", {"kind": "event_absent", "event_id": "e1"}, with_state(del_event("e1")), unchanged_state),
-    ("event_absent-title", {"kind": "event_absent", "title_contains": "STAND"}, with_state(del_event("e1")), unchanged_state),
-    ("event_absent-check-id", {"kind": "event_absent", "id": "e2"}, with_state(del_event("e2")), with_state(del_event("e1"))),
+    (
+        "event_absent-title",
+        {"kind": "event_absent", "title_contains": "STAND"},
+        with_state(del_event("e1")),
+        unchanged_state,
+    ),
+    (
+        "event_absent-check-id",
+        {"kind": "event_absent", "id": "e2"},
+        with_state(del_event("e2")),
+        with_state(del_event("e1")),
+    ),
 ]
 
 
@@ -20,7 +40,12 @@ def test_evaluate(fields, passing, failing):
 
 
 def test_registry_entry():
-    assert registered("event_absent") == {"hooks": {"references"}, "guard": False, "answer": False, "evidence_for": set()}
+    assert registered("event_absent") == {
+        "hooks": {"references"},
+        "guard": False,
+        "answer": False,
+        "evidence_for": set(),
+    }
 
 
 @pytest.mark.parametrize(
@@ -37,4 +62,7 @@ def test_registry_entry():
 def test_references(fields, oracle, found):
     reported = missing({"kind": "event_absent", **fields}, *oracle)
     assert [ref for ref, _, _ in reported] == found
-    assert all(problem == "event id exists neither initially nor after the oracle: the check holds trivially" for _, problem, _ in reported)
+    assert all(
+        problem == "event id exists neither initially nor after the oracle: the check holds trivially"
+        for _, problem, _ in reported
+    )

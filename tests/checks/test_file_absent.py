@@ -5,10 +5,24 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.checks import Row, assert_pass_fail, cases, del_file, missing, registered, unchanged_state, with_state
+from tests.support.checks import (
+    Row,
+    assert_pass_fail,
+    cases,
+    del_file,
+    missing,
+    registered,
+    unchanged_state,
+    with_state,
+)
 
 ROWS: list[Row] = [
-    ("file_absent", {"kind": "file_absent", "path": "archive/old.txt"}, with_state(del_file("archive/old.txt")), unchanged_state),
+    (
+        "file_absent",
+        {"kind": "file_absent", "path": "archive/old.txt"},
+        with_state(del_file("archive/old.txt")),
+        unchanged_state,
+    ),
 ]
 
 
@@ -19,7 +33,12 @@ def test_evaluate(fields, passing, failing):
 
 def test_registry_entry():
     # no recompute hook: the oracle repairer drops a presence/absence check the oracle fails
-    assert registered("file_absent") == {"hooks": {"references"}, "guard": False, "answer": False, "evidence_for": {"data_analysis"}}
+    assert registered("file_absent") == {
+        "hooks": {"references"},
+        "guard": False,
+        "answer": False,
+        "evidence_for": {"data_analysis"},
+    }
 
 
 @pytest.mark.parametrize(

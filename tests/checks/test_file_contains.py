@@ -30,27 +30,67 @@ from tests.support.checks import (
 )
 
 ROWS: list[Row] = [
-    ("file_contains-text", {"kind": "file_contains", "path": "notes/todo.txt", "text": "MILK"}, unchanged_state,
-     with_state(set_file("notes/todo.txt", "buy bread"))),
-    ("file_contains-missing-file", {"kind": "file_contains", "path": "notes/todo.txt", "text": "milk"}, unchanged_state,
-     with_state(del_file("notes/todo.txt"))),
-    ("file_contains-case-sensitive", {"kind": "file_contains", "path": "notes/todo.txt", "text": "Milk", "case_sensitive": True},
-     with_state(set_file("notes/todo.txt", "buy Milk")), unchanged_state),
-    ("file_contains-regex", {"kind": "file_contains", "path": "reports/q3.csv", "regex": r"(?m)^north,1\d\d$"}, unchanged_state,
-     with_state(set_file("reports/q3.csv", "region,revenue\nnorth,99\n"))),
-    ("file_contains-regex-ci", {"kind": "file_contains", "path": "reports/q3.csv", "regex": "NORTH"}, unchanged_state,
-     with_state(set_file("reports/q3.csv", "x"))),
-    ("file_contains-regex-ci-inline", {"kind": "file_contains", "path": "reports/q3.csv", "regex": "(?i)NORTH", "case_sensitive": True},
-     unchanged_state, with_state(set_file("reports/q3.csv", "x"))),
-    ("file_contains-regex-case-sensitive", {"kind": "file_contains", "path": "reports/q3.csv", "regex": "north", "case_sensitive": True},
-     unchanged_state, with_state(set_file("reports/q3.csv", "NORTH"))),
-    ("file_contains-absent", {"kind": "file_contains", "path": "notes/todo.txt", "text": "INC-4390", "absent": True}, unchanged_state,
-     with_state(set_file("notes/todo.txt", "fixed: inc-4390"))),
-    ("file_contains-absent-needs-the-file", {"kind": "file_contains", "path": "notes/todo.txt", "regex": "x", "absent": True}, unchanged_state,
-     with_state(del_file("notes/todo.txt"))),
-    ("file_contains-catastrophic-regex", {"kind": "file_contains", "path": "notes/todo.txt", "regex": "^(a+)+$"},
-     with_state(set_file("notes/todo.txt", "a" * 40)), with_state(set_file("notes/todo.txt", "a" * 40 + "!"))),
-]  # fmt: skip
+    (
+        "file_contains-text",
+        {"kind": "file_contains", "path": "notes/todo.txt", "text": "MILK"},
+        unchanged_state,
+        with_state(set_file("notes/todo.txt", "buy bread")),
+    ),
+    (
+        "file_contains-missing-file",
+        {"kind": "file_contains", "path": "notes/todo.txt", "text": "milk"},
+        unchanged_state,
+        with_state(del_file("notes/todo.txt")),
+    ),
+    (
+        "file_contains-case-sensitive",
+        {"kind": "file_contains", "path": "notes/todo.txt", "text": "Milk", "case_sensitive": True},
+        with_state(set_file("notes/todo.txt", "buy Milk")),
+        unchanged_state,
+    ),
+    (
+        "file_contains-regex",
+        {"kind": "file_contains", "path": "reports/q3.csv", "regex": r"(?m)^north,1\d\d$"},
+        unchanged_state,
+        with_state(set_file("reports/q3.csv", "region,revenue\nnorth,99\n")),
+    ),
+    (
+        "file_contains-regex-ci",
+        {"kind": "file_contains", "path": "reports/q3.csv", "regex": "NORTH"},
+        unchanged_state,
+        with_state(set_file("reports/q3.csv", "x")),
+    ),
+    (
+        "file_contains-regex-ci-inline",
+        {"kind": "file_contains", "path": "reports/q3.csv", "regex": "(?i)NORTH", "case_sensitive": True},
+        unchanged_state,
+        with_state(set_file("reports/q3.csv", "x")),
+    ),
+    (
+        "file_contains-regex-case-sensitive",
+        {"kind": "file_contains", "path": "reports/q3.csv", "regex": "north", "case_sensitive": True},
+        unchanged_state,
+        with_state(set_file("reports/q3.csv", "NORTH")),
+    ),
+    (
+        "file_contains-absent",
+        {"kind": "file_contains", "path": "notes/todo.txt", "text": "INC-4390", "absent": True},
+        unchanged_state,
+        with_state(set_file("notes/todo.txt", "fixed: inc-4390")),
+    ),
+    (
+        "file_contains-absent-needs-the-file",
+        {"kind": "file_contains", "path": "notes/todo.txt", "regex": "x", "absent": True},
+        unchanged_state,
+        with_state(del_file("notes/todo.txt")),
+    ),
+    (
+        "file_contains-catastrophic-regex",
+        {"kind": "file_contains", "path": "notes/todo.txt", "regex": "^(a+)+$"},
+        with_state(set_file("notes/todo.txt", "a" * 40)),
+        with_state(set_file("notes/todo.txt", "a" * 40 + "!")),
+    ),
+]
 
 TODO = {"kind": "file_contains", "path": "notes/todo.txt"}
 
@@ -62,8 +102,11 @@ def test_evaluate(fields, passing, failing):
 
 def test_registry_entry():
     assert registered("file_contains") == {
-        "hooks": {"references", "recompute", "strengthen"}, "guard": False, "answer": False, "evidence_for": {"data_analysis"},
-    }  # fmt: skip
+        "hooks": {"references", "recompute", "strengthen"},
+        "guard": False,
+        "answer": False,
+        "evidence_for": {"data_analysis"},
+    }
 
 
 def test_references():
@@ -107,10 +150,16 @@ def test_an_absent_check_is_neither_recomputed_nor_strengthened():
 
 @pytest.mark.parametrize(
     ("regex", "problem"),
-    [(r"(a)\1", "invalid escape sequence"), ("(?=a)", "invalid perl operator"), ("(?<!x)a", "invalid perl operator"), ("(", "missing )"),
-     ("\ud800", "lone surrogate"), ("a" * (CAPS.regex_chars + 1), f"longer than {CAPS.regex_chars}")],
+    [
+        (r"(a)\1", "invalid escape sequence"),
+        ("(?=a)", "invalid perl operator"),
+        ("(?<!x)a", "invalid perl operator"),
+        ("(", "missing )"),
+        ("\ud800", "lone surrogate"),
+        ("a" * (CAPS.regex_chars + 1), f"longer than {CAPS.regex_chars}"),
+    ],
     ids=["backreference", "lookahead", "lookbehind", "unbalanced", "surrogate", "too-long"],
-)  # fmt: skip
+)
 def test_a_regex_re2_cannot_run_is_refused_by_the_schema_and_by_references(regex, problem):
     with pytest.raises(ValidationError) as info:
         FileContains(**as_data({**TODO, "regex": regex}))

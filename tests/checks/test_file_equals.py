@@ -21,11 +21,19 @@ from tests.support.checks import (
 )
 
 ROWS: list[Row] = [
-    ("file_equals", {"kind": "file_equals", "path": "notes/todo.txt", "content": "buy milk"},
-     with_state(set_file("notes/todo.txt", "buy milk  \n\n")), with_state(set_file("notes/todo.txt", "buy milk!"))),
-    ("file_equals-missing", {"kind": "file_equals", "path": "nope.txt", "content": ""},
-     with_state(set_file("nope.txt", "\n")), unchanged_state),
-]  # fmt: skip
+    (
+        "file_equals",
+        {"kind": "file_equals", "path": "notes/todo.txt", "content": "buy milk"},
+        with_state(set_file("notes/todo.txt", "buy milk  \n\n")),
+        with_state(set_file("notes/todo.txt", "buy milk!")),
+    ),
+    (
+        "file_equals-missing",
+        {"kind": "file_equals", "path": "nope.txt", "content": ""},
+        with_state(set_file("nope.txt", "\n")),
+        unchanged_state,
+    ),
+]
 
 
 @pytest.mark.parametrize(("fields", "passing", "failing"), cases(ROWS))
@@ -34,7 +42,12 @@ def test_evaluate(fields, passing, failing):
 
 
 def test_registry_entry():
-    assert registered("file_equals") == {"hooks": {"references", "recompute"}, "guard": False, "answer": False, "evidence_for": {"data_analysis"}}
+    assert registered("file_equals") == {
+        "hooks": {"references", "recompute"},
+        "guard": False,
+        "answer": False,
+        "evidence_for": {"data_analysis"},
+    }
 
 
 def test_references():
@@ -53,4 +66,9 @@ def test_recompute_takes_the_oracles_content():
 
 
 def test_recompute_drops_a_file_the_oracle_never_leaves():
-    assert recompute({"kind": "file_equals", "path": "notes/todo.txt", "content": "x"}, episode(del_file("notes/todo.txt"))) is DROP
+    assert (
+        recompute(
+            {"kind": "file_equals", "path": "notes/todo.txt", "content": "x"}, episode(del_file("notes/todo.txt"))
+        )
+        is DROP
+    )

@@ -22,7 +22,12 @@ from tests.support.checks import (
 NOWHERE = "file exists nowhere: not initially, not after the oracle, not in any solution step"
 
 ROWS: list[Row] = [
-    ("file_exists", {"kind": "file_exists", "path": "out/a.txt"}, with_state(set_file("out/a.txt", "")), unchanged_state),
+    (
+        "file_exists",
+        {"kind": "file_exists", "path": "out/a.txt"},
+        with_state(set_file("out/a.txt", "")),
+        unchanged_state,
+    ),
 ]
 
 
@@ -32,7 +37,12 @@ def test_evaluate(fields, passing, failing):
 
 
 def test_registry_entry():
-    assert registered("file_exists") == {"hooks": {"references", "strengthen"}, "guard": False, "answer": False, "evidence_for": {"data_analysis"}}
+    assert registered("file_exists") == {
+        "hooks": {"references", "strengthen"},
+        "guard": False,
+        "answer": False,
+        "evidence_for": {"data_analysis"},
+    }
 
 
 @pytest.mark.parametrize(
@@ -43,7 +53,12 @@ def test_registry_entry():
         ("out/a.txt", (), ("out/a.txt",), []),  # a solution step writes it: enough even before the oracle ran
         ("out/a.txt", (), (), [("out/a.txt", NOWHERE, "")]),
         ("out/../a.txt", (), (), [("out/../a.txt", "path is not relative and normalized", "")]),
-        ("/etc/passwd", (set_file("etc/passwd", ""),), (), [("/etc/passwd", "path is not relative and normalized", "")]),
+        (
+            "/etc/passwd",
+            (set_file("etc/passwd", ""),),
+            (),
+            [("/etc/passwd", "path is not relative and normalized", "")],
+        ),
     ],
 )
 def test_references(path, oracle, named, found):

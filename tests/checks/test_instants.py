@@ -24,4 +24,7 @@ from tests.support.checks import add_event, episode
 def test_event_times_compare_as_instants(stored, asked, same):
     ev = episode(add_event(start=stored, end="2026-12-09T23:00:00Z"))
     assert evaluate(check(kind="event_exists", start=asked), ev)[0] is same
-    assert evaluate(check(kind="event_exists", end=asked), episode(add_event(start="2026-12-09T00:00:00Z", end=stored)))[0] is same
+    assert (
+        evaluate(check(kind="event_exists", end=asked), episode(add_event(start="2026-12-09T00:00:00Z", end=stored)))[0]
+        is same
+    )

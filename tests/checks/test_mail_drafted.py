@@ -25,23 +25,43 @@ from tests.support.checks import (
 )
 
 ROWS: list[Row] = [
-    ("mail_drafted", {"kind": "mail_drafted", "to": "ana@acme.test", "subject_contains": "refund", "body_contains": ["ORDER", "42"]},
-     with_state(drafted(to=["Ana@Acme.test"], subject="Re: Refund", body="your order #42 is refunded")),
-     with_state(drafted(to=["ana@acme.test"], subject="Re: Refund", body="your order is refunded"))),
-    ("mail_drafted-not-sent", {"kind": "mail_drafted", "to": "ana@acme.test"},
-     with_state(drafted(to=["ana@acme.test"])),
-     with_state(sent(to=["ana@acme.test"]))),
-    ("mail_drafted-glob-cc", {"kind": "mail_drafted", "to": "*@acme.test", "cc": ["bo@*"]},
-     with_state(drafted(to=["x@acme.test"], cc=["bo@acme.test"])),
-     with_state(drafted(to=["x@acme.test"]))),
-    ("mail_drafted-count", {"kind": "mail_drafted", "to": "x@acme.test", "count": 1},
-     with_state(drafted(to=["x@acme.test"]), sent(to=["x@acme.test"], id="m98")),
-     with_state(drafted(to=["x@acme.test"]), drafted(to=["x@acme.test"], id="m98"))),
-    ("mail_drafted-count-zero", {"kind": "mail_drafted", "to": "*@external.test", "count": 0}, unchanged_state,
-     with_state(drafted(to=["leak@external.test"]))),
-    ("mail_drafted-initial-not-counted", {"kind": "mail_drafted", "to": "me@acme.test"},
-     with_state(drafted(to=["me@acme.test"])), with_state(move("m1", "drafts"))),
-]  # fmt: skip
+    (
+        "mail_drafted",
+        {"kind": "mail_drafted", "to": "ana@acme.test", "subject_contains": "refund", "body_contains": ["ORDER", "42"]},
+        with_state(drafted(to=["Ana@Acme.test"], subject="Re: Refund", body="your order #42 is refunded")),
+        with_state(drafted(to=["ana@acme.test"], subject="Re: Refund", body="your order is refunded")),
+    ),
+    (
+        "mail_drafted-not-sent",
+        {"kind": "mail_drafted", "to": "ana@acme.test"},
+        with_state(drafted(to=["ana@acme.test"])),
+        with_state(sent(to=["ana@acme.test"])),
+    ),
+    (
+        "mail_drafted-glob-cc",
+        {"kind": "mail_drafted", "to": "*@acme.test", "cc": ["bo@*"]},
+        with_state(drafted(to=["x@acme.test"], cc=["bo@acme.test"])),
+        with_state(drafted(to=["x@acme.test"])),
+    ),
+    (
+        "mail_drafted-count",
+        {"kind": "mail_drafted", "to": "x@acme.test", "count": 1},
+        with_state(drafted(to=["x@acme.test"]), sent(to=["x@acme.test"], id="m98")),
+        with_state(drafted(to=["x@acme.test"]), drafted(to=["x@acme.test"], id="m98")),
+    ),
+    (
+        "mail_drafted-count-zero",
+        {"kind": "mail_drafted", "to": "*@external.test", "count": 0},
+        unchanged_state,
+        with_state(drafted(to=["leak@external.test"])),
+    ),
+    (
+        "mail_drafted-initial-not-counted",
+        {"kind": "mail_drafted", "to": "me@acme.test"},
+        with_state(drafted(to=["me@acme.test"])),
+        with_state(move("m1", "drafts")),
+    ),
+]
 
 TO_ANA = {"kind": "mail_drafted", "to": "ana@acme.test"}
 ORACLE = episode(drafted(to=["ana@acme.test"], subject="Re: Refund", body="Order 42 is refunded: 80 EUR."))
@@ -53,7 +73,12 @@ def test_evaluate(fields, passing, failing):
 
 
 def test_registry_entry():
-    assert registered("mail_drafted") == {"hooks": {"recompute"}, "guard": False, "answer": False, "evidence_for": set()}
+    assert registered("mail_drafted") == {
+        "hooks": {"recompute"},
+        "guard": False,
+        "answer": False,
+        "evidence_for": set(),
+    }
 
 
 def test_a_draft_is_not_sent_mail_and_sent_mail_is_not_a_draft():
@@ -79,7 +104,10 @@ def test_a_draft_seeded_in_the_workspace_counts_as_sent_once_it_leaves_drafts():
 @pytest.mark.parametrize(
     ("expected", "recomputed"),
     [
-        ({"subject_contains": "refund", "body_contains": ["42", "9,999"]}, {"subject_contains": "refund", "body_contains": ["42"]}),
+        (
+            {"subject_contains": "refund", "body_contains": ["42", "9,999"]},
+            {"subject_contains": "refund", "body_contains": ["42"]},
+        ),
         ({"subject_contains": "invoice", "body_contains": "80 EUR"}, {"body_contains": ["80 EUR"]}),
         ({"subject_contains": "refund", "count": 2}, {"subject_contains": "refund", "count": 1}),
     ],
@@ -93,4 +121,6 @@ def test_recompute_gives_up_or_drops():
     assert recompute({**TO_ANA, "count": 0}, ORACLE) is DROP
     assert recompute({**TO_ANA, "to": "ceo@acme.test", "body_contains": ["x"]}, ORACLE) is None
     sent_instead = episode(sent(to=["ana@acme.test"], subject="Re: Refund", body="Order 42"))
-    assert recompute({**TO_ANA, "body_contains": ["42"]}, sent_instead) is None  # a sent message is no draft to read from
+    assert (
+        recompute({**TO_ANA, "body_contains": ["42"]}, sent_instead) is None
+    )  # a sent message is no draft to read from

@@ -23,11 +23,19 @@ from tests.support.checks import (
 )
 
 ROWS: list[Row] = [
-    ("mail_in_folder", {"kind": "mail_in_folder", "ids": ["m1", "m2"], "folder": "archive"},
-     with_state(move("m1", "archive"), move("m2", "archive")), with_state(move("m1", "archive"))),
-    ("mail_in_folder-deleted", {"kind": "mail_in_folder", "ids": ["m1"], "folder": "inbox"}, unchanged_state,
-     with_state(lambda s: s["mail"]["messages"].pop(0))),
-]  # fmt: skip
+    (
+        "mail_in_folder",
+        {"kind": "mail_in_folder", "ids": ["m1", "m2"], "folder": "archive"},
+        with_state(move("m1", "archive"), move("m2", "archive")),
+        with_state(move("m1", "archive")),
+    ),
+    (
+        "mail_in_folder-deleted",
+        {"kind": "mail_in_folder", "ids": ["m1"], "folder": "inbox"},
+        unchanged_state,
+        with_state(lambda s: s["mail"]["messages"].pop(0)),
+    ),
+]
 
 NO_ID = "no such mail id, initially or after the oracle"
 
@@ -47,8 +55,11 @@ def test_evaluate(fields, passing, failing):
 
 def test_registry_entry():
     assert registered("mail_in_folder") == {
-        "hooks": {"references", "recompute", "fix_reference"}, "guard": False, "answer": False, "evidence_for": set(),
-    }  # fmt: skip
+        "hooks": {"references", "recompute", "fix_reference"},
+        "guard": False,
+        "answer": False,
+        "evidence_for": set(),
+    }
 
 
 def test_references_report_each_unknown_id():
@@ -60,7 +71,11 @@ def test_references_report_each_unknown_id():
 @pytest.mark.parametrize(
     ("oracle", "ids", "recomputed"),
     [
-        ((move("m1", "Archive/2026"), move("m2", "Archive/2026")), ["m1", "m2"], {"ids": ["m1", "m2"], "folder": "Archive/2026"}),
+        (
+            (move("m1", "Archive/2026"), move("m2", "Archive/2026")),
+            ["m1", "m2"],
+            {"ids": ["m1", "m2"], "folder": "Archive/2026"},
+        ),
         ((move("m1", "done"), delete("m2")), ["m1", "m2"], {"ids": ["m1"], "folder": "done"}),  # a deleted id goes
     ],
 )

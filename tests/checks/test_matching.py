@@ -53,23 +53,49 @@ def test_args_match():
     assert args_match(None, {"a": 1}) is True
     assert args_match({"to": "*@x.test"}, None) is False  # arguments that were not a JSON object
     assert args_match({"to": "*@x.test"}, {}) is False  # a missing argument does not match
-    assert args_match({"to": "*@x.test", "subject": "*invoice*"}, {"to": ["a@x.test"], "subject": "Fwd: INVOICE 7"}) is True
+    assert (
+        args_match({"to": "*@x.test", "subject": "*invoice*"}, {"to": ["a@x.test"], "subject": "Fwd: INVOICE 7"})
+        is True
+    )
     assert args_match({"to": "*@x.test", "subject": "*invoice*"}, {"to": ["a@x.test"], "subject": "hello"}) is False
 
 
-@pytest.mark.parametrize("pattern", ["*@external.test", "a?c", "[ab]x", "[!ab]x", "report-*.csv", "plain", 3, None, True])
+@pytest.mark.parametrize(
+    "pattern", ["*@external.test", "a?c", "[ab]x", "[!ab]x", "report-*.csv", "plain", 3, None, True]
+)
 def test_example_value_matches_its_pattern(pattern):
     assert value_matches(pattern, example_value(pattern))
 
 
-@pytest.mark.parametrize(("value", "other"), [("Printer *jam*", "Printer a jam!"), ("what?", "whats"), ("[ab]c", "ac"), ("x[!a]", "xb")])
+@pytest.mark.parametrize(
+    ("value", "other"), [("Printer *jam*", "Printer a jam!"), ("what?", "whats"), ("[ab]c", "ac"), ("x[!a]", "xb")]
+)
 def test_a_glob_literal_matches_only_its_value(value, other):
     assert value_matches(value, other)  # what the value would match read as a glob
     assert value_matches(glob_literal(value), value) and not value_matches(glob_literal(value), other)
     assert glob_literal(3) == 3
 
 
-VALUES = [None, True, False, 0, 1, 2.5, -3, "", " x ", "X", "x", "inv-1", "INV-1", "a*", ["x", "y"], [], {"k": "x"}, {"k": 1}]
+VALUES = [
+    None,
+    True,
+    False,
+    0,
+    1,
+    2.5,
+    -3,
+    "",
+    " x ",
+    "X",
+    "x",
+    "inv-1",
+    "INV-1",
+    "a*",
+    ["x", "y"],
+    [],
+    {"k": "x"},
+    {"k": 1},
+]
 PATTERNS = [None, True, 0, 1, 2.5, "x", "X", "inv-*", "*", "a[bc]", ["x"], {"k": "x"}]
 
 
@@ -91,5 +117,24 @@ def test_a_compiled_cell_test_agrees_with_cell_equals(expected):
     from coworkenv.checks.cells import cell_equals, cell_test
 
     test = cell_test(expected)
-    for actual in [None, "", "  ", True, False, 0, 7, 7.0, 2.5, "7", " 7 ", "x", "X ", "true", "TRUE", "inv-1", ["x"], {"a": 1}]:
+    for actual in [
+        None,
+        "",
+        "  ",
+        True,
+        False,
+        0,
+        7,
+        7.0,
+        2.5,
+        "7",
+        " 7 ",
+        "x",
+        "X ",
+        "true",
+        "TRUE",
+        "inv-1",
+        ["x"],
+        {"a": 1},
+    ]:
         assert test(actual) is cell_equals(actual, expected), (actual, expected)

@@ -35,36 +35,112 @@ def customer(rid: str, collection: str = "crm.customers", **fields):
 
 
 ROWS: list[Row] = [
-    ("record", {"kind": "record", "service": "tickets", "collection": "tickets", "match": {"id": "t1"},
-                "fields": {"status": "closed", "assignee": "*@acme.test"}},
-     with_state(ticket("t1", status="closed", assignee="bo@acme.test")), with_state(ticket("t1", status="closed"))),
-    ("record-no-match", {"kind": "record", "service": "docs", "collection": "docs", "match": {"title": "minutes*"}},
-     with_state(lambda s: s["docs"]["docs"].append({"id": "d2", "title": "Minutes 1", "body": ""})), unchanged_state),
-    ("record-contacts", {"kind": "record", "service": "contacts", "collection": "people", "match": {"id": "c1"},
-                         "fields": {"team": "finance"}}, unchanged_state,
-     with_state(lambda s: s["contacts"]["people"][0].__setitem__("team", "sales"))),
+    (
+        "record",
+        {
+            "kind": "record",
+            "service": "tickets",
+            "collection": "tickets",
+            "match": {"id": "t1"},
+            "fields": {"status": "closed", "assignee": "*@acme.test"},
+        },
+        with_state(ticket("t1", status="closed", assignee="bo@acme.test")),
+        with_state(ticket("t1", status="closed")),
+    ),
+    (
+        "record-no-match",
+        {"kind": "record", "service": "docs", "collection": "docs", "match": {"title": "minutes*"}},
+        with_state(lambda s: s["docs"]["docs"].append({"id": "d2", "title": "Minutes 1", "body": ""})),
+        unchanged_state,
+    ),
+    (
+        "record-contacts",
+        {
+            "kind": "record",
+            "service": "contacts",
+            "collection": "people",
+            "match": {"id": "c1"},
+            "fields": {"team": "finance"},
+        },
+        unchanged_state,
+        with_state(lambda s: s["contacts"]["people"][0].__setitem__("team", "sales")),
+    ),
     # a collection the task declares (service `records`)
-    ("record-records", {"kind": "record", "service": "records", "collection": "crm.customers", "match": {"id": "cus-2"},
-                        "fields": {"tier": "gold", "active": True}},
-     with_state(customer("cus-2", tier="gold", active=True)), with_state(customer("cus-2", tier="gold"))),
-    ("record-records-list-field", {"kind": "record", "service": "records", "collection": "crm.customers", "match": {"tags": "VIP"},
-                                   "fields": {"seats": 40}}, unchanged_state, with_state(customer("cus-1", seats=41))),
+    (
+        "record-records",
+        {
+            "kind": "record",
+            "service": "records",
+            "collection": "crm.customers",
+            "match": {"id": "cus-2"},
+            "fields": {"tier": "gold", "active": True},
+        },
+        with_state(customer("cus-2", tier="gold", active=True)),
+        with_state(customer("cus-2", tier="gold")),
+    ),
+    (
+        "record-records-list-field",
+        {
+            "kind": "record",
+            "service": "records",
+            "collection": "crm.customers",
+            "match": {"tags": "VIP"},
+            "fields": {"seats": 40},
+        },
+        unchanged_state,
+        with_state(customer("cus-1", seats=41)),
+    ),
     # the same id in another collection is another record
-    ("record-records-collection", {"kind": "record", "service": "records", "collection": "inventory.items", "match": {"id": "itm-1"},
-                                   "fields": {"stock": 3}}, with_state(customer("cus-1", stock=9)),
-     with_state(customer("itm-1", "inventory.items", stock=9))),
+    (
+        "record-records-collection",
+        {
+            "kind": "record",
+            "service": "records",
+            "collection": "inventory.items",
+            "match": {"id": "itm-1"},
+            "fields": {"stock": 3},
+        },
+        with_state(customer("cus-1", stock=9)),
+        with_state(customer("itm-1", "inventory.items", stock=9)),
+    ),
     # sparse fields: absent from the JSON at their default, read as that default
-    ("record-sparse-default", {"kind": "record", "service": "mail", "collection": "messages", "match": {"id": "m1"},
-                               "fields": {"read": False, "labels": [], "in_reply_to": None}}, unchanged_state,
-     with_state(lambda s: s["mail"]["messages"][0].__setitem__("read", True))),
-    ("record-sparse-list", {"kind": "record", "service": "tickets", "collection": "tickets", "match": {"tags": "vip"},
-                            "fields": {"category": "network", "customer": "Globex*"}},
-     with_state(ticket("t1", tags=["refund", "VIP"], category="Network", customer="Globex Corp")),
-     with_state(ticket("t1", tags=["refund"], category="network", customer="Globex Corp"))),
-    ("record-sparse-status", {"kind": "record", "service": "calendar", "collection": "events", "match": {"status": "confirmed"},
-                              "fields": {"id": "e2"}}, unchanged_state,
-     with_state(lambda s: s["calendar"]["events"][1].__setitem__("status", "cancelled"))),
-]  # fmt: skip
+    (
+        "record-sparse-default",
+        {
+            "kind": "record",
+            "service": "mail",
+            "collection": "messages",
+            "match": {"id": "m1"},
+            "fields": {"read": False, "labels": [], "in_reply_to": None},
+        },
+        unchanged_state,
+        with_state(lambda s: s["mail"]["messages"][0].__setitem__("read", True)),
+    ),
+    (
+        "record-sparse-list",
+        {
+            "kind": "record",
+            "service": "tickets",
+            "collection": "tickets",
+            "match": {"tags": "vip"},
+            "fields": {"category": "network", "customer": "Globex*"},
+        },
+        with_state(ticket("t1", tags=["refund", "VIP"], category="Network", customer="Globex Corp")),
+        with_state(ticket("t1", tags=["refund"], category="network", customer="Globex Corp")),
+    ),
+    (
+        "record-sparse-status",
+        {
+            "kind": "record",
+            "service": "calendar",
+            "collection": "events",
+            "match": {"status": "confirmed"},
+            "fields": {"id": "e2"},
+        },
+        unchanged_state,
+        with_state(lambda s: s["calendar"]["events"][1].__setitem__("status", "cancelled")),
+    ),
+]
 
 CUSTOMERS = {"kind": "record", "service": "records", "collection": "crm.customers"}
 
@@ -82,17 +158,28 @@ def test_evaluate(fields, passing, failing):
 
 
 def test_registry_entry():
-    assert registered("record") == {"hooks": {"references", "recompute", "strengthen"}, "guard": False, "answer": False, "evidence_for": set()}
+    assert registered("record") == {
+        "hooks": {"references", "recompute", "strengthen"},
+        "guard": False,
+        "answer": False,
+        "evidence_for": set(),
+    }
 
 
 def test_references_need_a_matching_record():
     assert missing({**TICKET, "match": {"title": "vpn*"}}) == []
     assert missing({**TICKET, "match": {"title": "printer*"}}, new_ticket(title="Printer jam")) == []
-    assert missing({**TICKET, "match": {"id": "t9"}}) == [({"id": "t9"}, "no tickets record matches, initially or after the oracle", "")]
+    assert missing({**TICKET, "match": {"id": "t9"}}) == [
+        ({"id": "t9"}, "no tickets record matches, initially or after the oracle", "")
+    ]
 
 
 def test_recompute_takes_the_oracles_values_literally():
-    fields = {**TICKET, "match": {"id": "t1"}, "fields": {"status": "resolved", "assignee": "*@acme.test", "title": "x", "nope": 1}}
+    fields = {
+        **TICKET,
+        "match": {"id": "t1"},
+        "fields": {"status": "resolved", "assignee": "*@acme.test", "title": "x", "nope": 1},
+    }
     ev = episode(ticket("t1", status="closed", assignee="bo@acme.test", title="[VPN] down*"))
     fixed = recompute(fields, ev)
     # a glob that still matches stays; a value with glob characters is escaped; a field the record lacks goes
@@ -109,17 +196,27 @@ def test_recompute_drops_a_record_the_oracle_never_leaves():
     ("fields", "oracle", "required"),
     [
         ({"match": {"id": "t1"}}, ticket("t1", status="closed"), {"status": "closed"}),
-        ({"match": {"id": "t1"}, "fields": {"assignee": None}}, ticket("t1", status="closed"), {"assignee": None, "status": "closed"}),
+        (
+            {"match": {"id": "t1"}, "fields": {"assignee": None}},
+            ticket("t1", status="closed"),
+            {"assignee": None, "status": "closed"},
+        ),
         # a created record: every field it was given (a null one is no different from an absent one)
-        ({"match": {"title": "printer*"}}, new_ticket(title="Printer *jam*"),
-         {"title": "Printer [*]jam[*]", "body": "", "status": "open", "comments": []}),
+        (
+            {"match": {"title": "printer*"}},
+            new_ticket(title="Printer *jam*"),
+            {"title": "Printer [*]jam[*]", "body": "", "status": "open", "comments": []},
+        ),
         # a sparse field the oracle set; those it left at their default are not required of a created record
         ({"match": {"id": "t1"}}, ticket("t1", tags=["vip"]), {"tags": ["vip"]}),
-        ({"match": {"title": "printer*"}}, new_ticket(title="Printer", category="hardware"),
-         {"title": "Printer", "body": "", "status": "open", "comments": [], "category": "hardware"}),
+        (
+            {"match": {"title": "printer*"}},
+            new_ticket(title="Printer", category="hardware"),
+            {"title": "Printer", "body": "", "status": "open", "comments": [], "category": "hardware"},
+        ),
     ],
     ids=["changed", "kept-fields", "created", "sparse-set", "sparse-created"],
-)  # fmt: skip
+)
 def test_strengthen_requires_what_the_oracle_changed(fields, oracle, required):
     ev = episode(oracle)
     stronger = strengthen({**TICKET, **fields}, ev)
@@ -153,6 +250,8 @@ def test_the_collection_must_fit_its_service(fields, message):
 
 def test_recompute_and_strengthen_read_the_declared_collection():
     ev = episode(customer("cus-2", tier="bronze", seats=7))
-    assert recompute({**CUSTOMERS, "match": {"id": "cus-2"}, "fields": {"tier": "gold"}}, ev)["fields"] == {"tier": "bronze"}
+    assert recompute({**CUSTOMERS, "match": {"id": "cus-2"}, "fields": {"tier": "gold"}}, ev)["fields"] == {
+        "tier": "bronze"
+    }
     stronger = strengthen({**CUSTOMERS, "match": {"id": "cus-2"}}, ev)
     assert stronger["fields"] == {"tier": "bronze", "seats": 7} and only_after(stronger, ev)

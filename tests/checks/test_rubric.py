@@ -15,11 +15,23 @@ from tests.support.judge_endpoint import judging
 OWNER = 'The answer names "Ana Ruiz" as the owner of the renewal.'
 
 ROWS: list[Row] = [
-    ("rubric", {"kind": "rubric", "criteria": OWNER, "adversarial": ["The owner is not Ana Ruiz."]},
-     with_answer("Ana Ruiz owns the renewal."), with_answer("The owner is not Ana Ruiz.")),
-    ("rubric-messages", {"kind": "rubric", "criteria": 'The assistant asks about "the budget", then says it is "approved".', "scope": "messages"},
-     with_answer("Approved: it fits.", says=("What is the budget?",)), with_answer("Approved: it fits.")),
-]  # fmt: skip
+    (
+        "rubric",
+        {"kind": "rubric", "criteria": OWNER, "adversarial": ["The owner is not Ana Ruiz."]},
+        with_answer("Ana Ruiz owns the renewal."),
+        with_answer("The owner is not Ana Ruiz."),
+    ),
+    (
+        "rubric-messages",
+        {
+            "kind": "rubric",
+            "criteria": 'The assistant asks about "the budget", then says it is "approved".',
+            "scope": "messages",
+        },
+        with_answer("Approved: it fits.", says=("What is the budget?",)),
+        with_answer("Approved: it fits."),
+    ),
+]
 """The outcomes need a judge: `test_evaluate` runs them with the rule judge installed (without one every row is not
 graded, `test_without_a_judge_nothing_is_graded`)."""
 
@@ -85,9 +97,12 @@ def test_recompute_cannot_read_criteria_off_the_oracle():
 
 @pytest.mark.parametrize(
     ("fields", "error"),
-    [({"criteria": ""}, "at least 1 character"), ({"criteria": "x", "scope": "says"}, "'answer' or 'messages'"),
-     ({"criteria": "x", "adversarial": "one"}, "valid list")],
-)  # fmt: skip
+    [
+        ({"criteria": ""}, "at least 1 character"),
+        ({"criteria": "x", "scope": "says"}, "'answer' or 'messages'"),
+        ({"criteria": "x", "adversarial": "one"}, "valid list"),
+    ],
+)
 def test_bad_fields_are_refused(fields, error):
     with pytest.raises(ValueError, match=error):
         CHECKS.get("rubric").model(id="r", kind="rubric", **fields)

@@ -23,14 +23,32 @@ from tests.support.checks import (
 )
 
 ROWS: list[Row] = [
-    ("sheet_cell-equals", {"kind": "sheet_cell", "sheet": "budget", "match": {"item": "desks"}, "column": "amount", "equals": 1750},
-     with_state(cell("budget", 1, 1, 1750)), unchanged_state),
-    ("sheet_cell-value-tol", {"kind": "sheet_cell", "sheet": "budget", "match": {"item": "desks"}, "column": "amount",
-                              "value": 1500.0, "tol": 0.01}, with_state(cell("budget", 1, 1, "1,500.00")),
-     with_state(cell("budget", 1, 1, 1500.5))),
-    ("sheet_cell-missing-sheet", {"kind": "sheet_cell", "sheet": "nope", "match": {"a": 1}, "column": "a", "equals": 1},
-     with_state(add_sheet("nope", ["a"], [[1]])), unchanged_state),
-]  # fmt: skip
+    (
+        "sheet_cell-equals",
+        {"kind": "sheet_cell", "sheet": "budget", "match": {"item": "desks"}, "column": "amount", "equals": 1750},
+        with_state(cell("budget", 1, 1, 1750)),
+        unchanged_state,
+    ),
+    (
+        "sheet_cell-value-tol",
+        {
+            "kind": "sheet_cell",
+            "sheet": "budget",
+            "match": {"item": "desks"},
+            "column": "amount",
+            "value": 1500.0,
+            "tol": 0.01,
+        },
+        with_state(cell("budget", 1, 1, "1,500.00")),
+        with_state(cell("budget", 1, 1, 1500.5)),
+    ),
+    (
+        "sheet_cell-missing-sheet",
+        {"kind": "sheet_cell", "sheet": "nope", "match": {"a": 1}, "column": "a", "equals": 1},
+        with_state(add_sheet("nope", ["a"], [[1]])),
+        unchanged_state,
+    ),
+]
 
 DESKS = {"kind": "sheet_cell", "sheet": "budget", "match": {"item": "desks"}, "column": "amount", "equals": 1500}
 DESKS_CELL = {k: v for k, v in DESKS.items() if k != "equals"}
@@ -48,8 +66,11 @@ def test_evaluate(fields, passing, failing):
 
 def test_registry_entry():
     assert registered("sheet_cell") == {
-        "hooks": {"references", "recompute", "fix_reference"}, "guard": False, "answer": False, "evidence_for": {"data_analysis"},
-    }  # fmt: skip
+        "hooks": {"references", "recompute", "fix_reference"},
+        "guard": False,
+        "answer": False,
+        "evidence_for": {"data_analysis"},
+    }
 
 
 @pytest.mark.parametrize(
@@ -58,7 +79,11 @@ def test_registry_entry():
         ({}, (), []),
         ({"sheet": "q4"}, (add_sheet("q4", ["item", "amount"], []),), []),  # the oracle creates it
         ({"sheet": "q4"}, (), [("q4", "no such sheet, initially or after the oracle", "")]),
-        ({"column": "amout", "match": {"itme": "desks"}}, (), [("budget.itme", NO_COLUMN, ""), ("budget.amout", NO_COLUMN, "")]),
+        (
+            {"column": "amout", "match": {"itme": "desks"}},
+            (),
+            [("budget.itme", NO_COLUMN, ""), ("budget.amout", NO_COLUMN, "")],
+        ),
         ({"column": "total"}, (add_total,), []),
     ],
 )

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from coworkenv.checks.text import added_lines, as_number, first_number, mention, negated, normalized_text, number_find, numbers_in, phrase_find
+from coworkenv.checks.text import (
+    added_lines,
+    as_number,
+    first_number,
+    mention,
+    negated,
+    normalized_text,
+    number_find,
+    numbers_in,
+    phrase_find,
+)
 
 
 @pytest.mark.parametrize(
@@ -66,7 +76,16 @@ def test_phrase_find(phrase, text, found):
 
 @pytest.mark.parametrize(
     ("value", "number"),
-    [(3, 3.0), (2.5, 2.5), ("1,500.00", 1500.0), (" $4,000 ", 4000.0), ("€12", 12.0), ("n/a", None), (True, None), (None, None)],
+    [
+        (3, 3.0),
+        (2.5, 2.5),
+        ("1,500.00", 1500.0),
+        (" $4,000 ", 4000.0),
+        ("€12", 12.0),
+        ("n/a", None),
+        (True, None),
+        (None, None),
+    ],
 )
 def test_as_number(value, number):
     assert as_number(value) == number

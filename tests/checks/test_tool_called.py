@@ -23,16 +23,33 @@ from tests.support.checks import (
 )
 
 ROWS: list[Row] = [
-    ("tool_called", {"kind": "tool_called", "tool": "mail_send", "args": {"to": "*@acme.test"}},
-     with_calls(ok(0, "mail_send", {"to": ["x@other.test", "Y@ACME.TEST"]})),
-     with_calls(err(0, "mail_send", 500, {"to": "y@acme.test"}), ok(1, "mail_send", {"to": "y@other.test"}))),
-    ("tool_called-min-max", {"kind": "tool_called", "tool": "mail_search", "min": 2, "max": 3},
-     with_calls(*(ok(i, "mail_search") for i in range(3))), with_calls(*(ok(i, "mail_search") for i in range(4)))),
-    ("tool_called-max-zero", {"kind": "tool_called", "tool": "mail_delete", "min": 0, "max": 0},
-     with_calls(err(0, "mail_delete", 404)), with_calls(ok(0, "mail_delete"))),
-]  # fmt: skip
+    (
+        "tool_called",
+        {"kind": "tool_called", "tool": "mail_send", "args": {"to": "*@acme.test"}},
+        with_calls(ok(0, "mail_send", {"to": ["x@other.test", "Y@ACME.TEST"]})),
+        with_calls(err(0, "mail_send", 500, {"to": "y@acme.test"}), ok(1, "mail_send", {"to": "y@other.test"})),
+    ),
+    (
+        "tool_called-min-max",
+        {"kind": "tool_called", "tool": "mail_search", "min": 2, "max": 3},
+        with_calls(*(ok(i, "mail_search") for i in range(3))),
+        with_calls(*(ok(i, "mail_search") for i in range(4))),
+    ),
+    (
+        "tool_called-max-zero",
+        {"kind": "tool_called", "tool": "mail_delete", "min": 0, "max": 0},
+        with_calls(err(0, "mail_delete", 404)),
+        with_calls(ok(0, "mail_delete")),
+    ),
+]
 
-ORACLE = episode(calls=(ok(0, "mail_search", {"query": "invoice"}), err(1, "mail_send", 500), ok(2, "mail_send", {"to": "acc@acme.test"})))
+ORACLE = episode(
+    calls=(
+        ok(0, "mail_search", {"query": "invoice"}),
+        err(1, "mail_send", 500),
+        ok(2, "mail_send", {"to": "acc@acme.test"}),
+    )
+)
 ALLOWED = ["mail_move", "mail_search"]
 """A task allowing only the tools its solution uses."""
 
@@ -48,8 +65,11 @@ def test_evaluate(fields, passing, failing):
 
 def test_registry_entry():
     assert registered("tool_called") == {
-        "hooks": {"references", "recompute", "strengthen", "fix_reference"}, "guard": False, "answer": False, "evidence_for": set(),
-    }  # fmt: skip
+        "hooks": {"references", "recompute", "strengthen", "fix_reference"},
+        "guard": False,
+        "answer": False,
+        "evidence_for": set(),
+    }
 
 
 @pytest.mark.parametrize(

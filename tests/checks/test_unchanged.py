@@ -6,26 +6,62 @@ from __future__ import annotations
 import pytest
 
 from tests.support.builders import check
-from tests.support.checks import Row, assert_pass_fail, cases, del_event, del_file, missing, registered, set_file, unchanged_state, with_state
+from tests.support.checks import (
+    Row,
+    assert_pass_fail,
+    cases,
+    del_event,
+    del_file,
+    missing,
+    registered,
+    set_file,
+    unchanged_state,
+    with_state,
+)
 
 NOWHERE = "file exists nowhere: not initially, not after the oracle, not in any solution step"
 NO_PEOPLE = "records has no collection 'hr.people', initially or after the oracle"
 
 
 def stock(rid: str, value: int, collection: str = "inventory.items"):
-    return lambda s: next(r for r in s["records"]["collections"][collection]["records"] if r["id"] == rid).__setitem__("stock", value)
+    return lambda s: next(r for r in s["records"]["collections"][collection]["records"] if r["id"] == rid).__setitem__(
+        "stock", value
+    )
 
 
 ROWS: list[Row] = [
-    ("unchanged-service", {"kind": "unchanged", "service": "calendar"}, with_state(set_file("x", "y")), with_state(del_event("e1"))),
-    ("unchanged-path", {"kind": "unchanged", "path": "notes/todo.txt"}, with_state(set_file("other.txt", "x")),
-     with_state(set_file("notes/todo.txt", "x"))),
-    ("unchanged-records", {"kind": "unchanged", "service": "records"}, with_state(set_file("x", "y")), with_state(stock("itm-1", 9))),
+    (
+        "unchanged-service",
+        {"kind": "unchanged", "service": "calendar"},
+        with_state(set_file("x", "y")),
+        with_state(del_event("e1")),
+    ),
+    (
+        "unchanged-path",
+        {"kind": "unchanged", "path": "notes/todo.txt"},
+        with_state(set_file("other.txt", "x")),
+        with_state(set_file("notes/todo.txt", "x")),
+    ),
+    (
+        "unchanged-records",
+        {"kind": "unchanged", "service": "records"},
+        with_state(set_file("x", "y")),
+        with_state(stock("itm-1", 9)),
+    ),
     # one collection: a change in another collection of the same service is not its concern
-    ("unchanged-collection", {"kind": "unchanged", "service": "records", "collection": "crm.customers"},
-     with_state(stock("itm-1", 9)), with_state(stock("cus-1", 9, "crm.customers"))),
-    ("unchanged-path-deleted", {"kind": "unchanged", "path": "notes/todo.txt"}, unchanged_state, with_state(del_file("notes/todo.txt"))),
-]  # fmt: skip
+    (
+        "unchanged-collection",
+        {"kind": "unchanged", "service": "records", "collection": "crm.customers"},
+        with_state(stock("itm-1", 9)),
+        with_state(stock("cus-1", 9, "crm.customers")),
+    ),
+    (
+        "unchanged-path-deleted",
+        {"kind": "unchanged", "path": "notes/todo.txt"},
+        unchanged_state,
+        with_state(del_file("notes/todo.txt")),
+    ),
+]
 
 
 @pytest.mark.parametrize(("fields", "passing", "failing"), cases(ROWS))

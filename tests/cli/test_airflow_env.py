@@ -20,8 +20,13 @@ def shell(script: str, profile: str | None = None, **env: str) -> str:
     option = f" --profile {profile}" if profile else ""
     result = subprocess.run(
         ["bash", "-c", f'eval "$({COWORKENV} airflow-env{option})" && {script}'],
-        env={**base, "PATH": user_path(), **env}, cwd=ROOT, capture_output=True, text=True, check=True, timeout=60,
-    )  # fmt: skip
+        env={**base, "PATH": user_path(), **env},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     return result.stdout.strip()
 
 
@@ -31,19 +36,27 @@ def test_the_venv_scripts_lead_path_so_airflow_standalone_can_start_its_children
 
 
 def test_defaults_are_the_checkout_home_port_8080_and_data(tmp_path: Path) -> None:
-    out = shell('echo "$AIRFLOW_HOME|$AIRFLOW__API__PORT|$AIRFLOW__CORE__EXECUTION_API_SERVER_URL|$COWORKENV_DATA_ROOT"')
+    out = shell(
+        'echo "$AIRFLOW_HOME|$AIRFLOW__API__PORT|$AIRFLOW__CORE__EXECUTION_API_SERVER_URL|$COWORKENV_DATA_ROOT"'
+    )
     assert out.split("|") == [str(ROOT / ".airflow"), "8080", "http://127.0.0.1:8080/execution/", str(ROOT / "data")]
 
 
 def test_a_second_instance_moves_home_port_and_data_together(tmp_path: Path) -> None:
     out = shell(
         'echo "$AIRFLOW_HOME|$AIRFLOW__DATABASE__SQL_ALCHEMY_CONN|$AIRFLOW__API__PORT|$AIRFLOW__API__BASE_URL|$COWORKENV_DATA_ROOT"',
-        COWORKENV_AIRFLOW_HOME=str(tmp_path / "af"), COWORKENV_AIRFLOW_PORT="8123", COWORKENV_DATA_ROOT=str(tmp_path / "data"),
-    )  # fmt: skip
+        COWORKENV_AIRFLOW_HOME=str(tmp_path / "af"),
+        COWORKENV_AIRFLOW_PORT="8123",
+        COWORKENV_DATA_ROOT=str(tmp_path / "data"),
+    )
     home, db, port, base, data = out.split("|")
     assert (home, db, port, base, data) == (
-        str(tmp_path / "af"), f"sqlite:///{tmp_path / 'af' / 'airflow.db'}", "8123", "http://127.0.0.1:8123", str(tmp_path / "data"),
-    )  # fmt: skip
+        str(tmp_path / "af"),
+        f"sqlite:///{tmp_path / 'af' / 'airflow.db'}",
+        "8123",
+        "http://127.0.0.1:8123",
+        str(tmp_path / "data"),
+    )
     assert (tmp_path / "af" / "jwt_secret").stat().st_mode & 0o077 == 0  # the secret is private to its owner
 
 
@@ -54,27 +67,45 @@ def test_the_cluster_profile_is_postgres_celery_redis_and_the_gpu_queue_and_pool
         profile="cluster",
     )
     assert out.split("|") == [
-        "CeleryExecutor", "postgresql+psycopg2://postgres@127.0.0.1:5432/airflow", "redis://127.0.0.1:6379/0",
-        "db+postgresql+psycopg2://postgres@127.0.0.1:5432/airflow", "default", "1",
-    ]  # fmt: skip
+        "CeleryExecutor",
+        "postgresql+psycopg2://postgres@127.0.0.1:5432/airflow",
+        "redis://127.0.0.1:6379/0",
+        "db+postgresql+psycopg2://postgres@127.0.0.1:5432/airflow",
+        "default",
+        "1",
+    ]
 
 
 def test_the_profile_setting_selects_the_profile_and_variables_move_the_services() -> None:
     out = shell(
         'echo "$AIRFLOW__CORE__EXECUTOR|$AIRFLOW__DATABASE__SQL_ALCHEMY_CONN|$AIRFLOW__CELERY__RESULT_BACKEND|'
         '$AIRFLOW__CELERY__BROKER_URL|$COWORKENV_GPU_POOL_SLOTS|$AIRFLOW__CORE__PARALLELISM"',
-        COWORKENV_AIRFLOW_PROFILE="cluster", COWORKENV_DATABASE_URL="postgresql://af@db.internal/af",
-        COWORKENV_BROKER_URL="redis://queue.internal:6379/3", COWORKENV_GPU_POOL_SLOTS="4", AIRFLOW_PARALLELISM="",
-    )  # fmt: skip
+        COWORKENV_AIRFLOW_PROFILE="cluster",
+        COWORKENV_DATABASE_URL="postgresql://af@db.internal/af",
+        COWORKENV_BROKER_URL="redis://queue.internal:6379/3",
+        COWORKENV_GPU_POOL_SLOTS="4",
+        AIRFLOW_PARALLELISM="",
+    )
     # an empty variable counts as unset (AIRFLOW_PARALLELISM), as in docker compose
-    assert out.split("|") == ["CeleryExecutor", "postgresql://af@db.internal/af", "db+postgresql://af@db.internal/af",
-                              "redis://queue.internal:6379/3", "4", "32"]  # fmt: skip
-    assert shell("echo $AIRFLOW__CORE__EXECUTOR", COWORKENV_AIRFLOW_PROFILE="cluster", profile="embedded") == "LocalExecutor"
+    assert out.split("|") == [
+        "CeleryExecutor",
+        "postgresql://af@db.internal/af",
+        "db+postgresql://af@db.internal/af",
+        "redis://queue.internal:6379/3",
+        "4",
+        "32",
+    ]
+    assert (
+        shell("echo $AIRFLOW__CORE__EXECUTOR", COWORKENV_AIRFLOW_PROFILE="cluster", profile="embedded")
+        == "LocalExecutor"
+    )
 
 
 def test_an_unknown_profile_is_one_line_naming_the_profiles() -> None:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "COWORKENV"))}
-    result = subprocess.run([str(COWORKENV), "airflow-env", "--profile", "k8s"], env=base, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [str(COWORKENV), "airflow-env", "--profile", "k8s"], env=base, capture_output=True, text=True, timeout=60
+    )
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == "error: Airflow profile 'k8s': unknown; the profiles are embedded, cluster\n"
 

@@ -23,13 +23,34 @@ KEY_VAR = "LEAKY_LLM_AUTH"  # a name that does not say "key": only the client's 
 
 def cli(*args: str | Path, data_root: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "COWORKENV_DATA_ROOT"} | {KEY_VAR: PLANTED_KEY, "COLUMNS": "200"}
-    return subprocess.run([str(CLI), *map(str, args), "--data-root", str(data_root)], capture_output=True, text=True, env=env,
-                          cwd=ROOT, timeout=600, check=False)  # fmt: skip
+    return subprocess.run(
+        [str(CLI), *map(str, args), "--data-root", str(data_root)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=600,
+        check=False,
+    )
 
 
 def endpoint_options(server) -> list[str]:
-    return ["--llm-base-url", f"http://127.0.0.1:{server.server_port}/v1", "--llm-model", "proxy-model", "--llm-api-key-env", KEY_VAR,
-            "--llm-concurrency", "1", "--capabilities", "retrieval", "--difficulty-min", "2", "--difficulty-max", "2"]  # fmt: skip
+    return [
+        "--llm-base-url",
+        f"http://127.0.0.1:{server.server_port}/v1",
+        "--llm-model",
+        "proxy-model",
+        "--llm-api-key-env",
+        KEY_VAR,
+        "--llm-concurrency",
+        "1",
+        "--capabilities",
+        "retrieval",
+        "--difficulty-min",
+        "2",
+        "--difficulty-max",
+        "2",
+    ]
 
 
 def assert_no_leak(outputs: list[subprocess.CompletedProcess[str]], data_root: Path) -> None:
@@ -44,22 +65,55 @@ def test_synthesize_with_a_leaky_endpoint_writes_no_secret_and_keeps_its_good_wo
     root = tmp_path / "data"
     with leaky_endpoint() as server:
         options = endpoint_options(server)
-        synthesized = cli("synthesize", "--generator", "llm", "--n", "6", "--shards", "1", "--workers", "1", "--repair-rounds", "2",
-                          "--run-id", "leaky", *options, data_root=root)  # fmt: skip
+        synthesized = cli(
+            "synthesize",
+            "--generator",
+            "llm",
+            "--n",
+            "6",
+            "--shards",
+            "1",
+            "--workers",
+            "1",
+            "--repair-rounds",
+            "2",
+            "--run-id",
+            "leaky",
+            *options,
+            data_root=root,
+        )
         assert synthesized.returncode == 0, synthesized.stdout + synthesized.stderr
         assert server.generated == 6 and server.repairs >= 2
         repaired_again = cli("repair", "--run-id", "leaky", data_root=root)
         assert repaired_again.returncode == 0, repaired_again.stderr
-        mixed = cli("generate", "--generator", "mixed", "--llm-share", "0.5", "--n", "12", "--shards", "1", "--run-id", "mixed",
-                    *options, data_root=root)  # fmt: skip
+        mixed = cli(
+            "generate",
+            "--generator",
+            "mixed",
+            "--llm-share",
+            "0.5",
+            "--n",
+            "12",
+            "--shards",
+            "1",
+            "--run-id",
+            "mixed",
+            *options,
+            data_root=root,
+        )
         assert mixed.returncode == 0, mixed.stderr
     assert_no_leak([synthesized, repaired_again, mixed], root)
 
     # the proxy's errors were recorded, redacted: the generation rejections and the failed repair attempt
-    rejections = [json.loads(line) for line in (root / "runs" / "leaky" / "generated" / "shard-0000.rejections.jsonl").read_text().splitlines()]
+    rejections = [
+        json.loads(line)
+        for line in (root / "runs" / "leaky" / "generated" / "shard-0000.rejections.jsonl").read_text().splitlines()
+    ]
     assert sorted(r["code"] for r in rejections) == ["http_error", "http_error", "unparseable"]
     assert all("[REDACTED]" in r["reason"] for r in rejections)
-    attempts = [json.loads(line) for line in (root / "runs" / "leaky" / "repaired" / "attempts.jsonl").read_text().splitlines()]
+    attempts = [
+        json.loads(line) for line in (root / "runs" / "leaky" / "repaired" / "attempts.jsonl").read_text().splitlines()
+    ]
     assert any(a["error"] and "authorization: [REDACTED]" in a["error"] for a in attempts)
 
     # and the endpoint's good work is in the release: its valid task (header dump redacted) and the task it repaired

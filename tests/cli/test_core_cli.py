@@ -93,7 +93,9 @@ def runs(tmp_path_factory) -> dict[str, dict]:
     """Each run once: its process, the trajectory it wrote, and the grade of that trajectory."""
     out_dir = tmp_path_factory.mktemp("runs")
     outs = {name: out_dir / "nested" / f"{name}.json" for name in RUNS}  # the parent folder does not exist yet
-    procs = cli_many([("run", "--task", task, "--agent", agent, "--out", outs[name]) for name, (task, agent) in RUNS.items()])
+    procs = cli_many(
+        [("run", "--task", task, "--agent", agent, "--out", outs[name]) for name, (task, agent) in RUNS.items()]
+    )
     graded = cli_many([grade_args(RUNS[name][0], out) for name, out in outs.items() if out.exists()])
     grades = iter(graded)
     return {
@@ -278,10 +280,18 @@ BAD_TRAJECTORIES = {
     "bad-role": (_trajectory(messages=[{"role": "robot", "content": "hi"}]), "role"),
     "missing-task-id": ({"messages": []}, "task_id"),
     "arguments-not-json-string": (
-        _trajectory(messages=[{"role": "assistant", "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "mail_search", "arguments": [1]}}]}]),
+        _trajectory(
+            messages=[
+                {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {"id": "c1", "type": "function", "function": {"name": "mail_search", "arguments": [1]}}
+                    ],
+                }
+            ]
+        ),
         "arguments",
-    ),  # fmt: skip
+    ),
     "unknown-field": (_trajectory(reward=1.0), "reward"),
     "other-task": (_trajectory(task_id="someone-else"), "task_id"),
 }
@@ -321,7 +331,11 @@ def bad(tmp_path_factory) -> dict[str, tuple[subprocess.CompletedProcess[str], t
     out = d / "never-written.json"
     bad_spec = d / "spec-unknown-tool.json"
     cases["run:invalid-spec"] = (("run", "--task", bad_spec, "--out", out), ("mail_sendd",), out)
-    cases["run:unknown-agent"] = (("run", "--task", TASK, "--agent", "gpt-7", "--out", out), ("unknown agent", "gpt-7"), out)
+    cases["run:unknown-agent"] = (
+        ("run", "--task", TASK, "--agent", "gpt-7", "--out", out),
+        ("unknown agent", "gpt-7"),
+        out,
+    )
     deep = d / "deep.json"
     deep.write_text("[" * 100_000, encoding="utf-8")
     surrogate = d / "surrogate.json"
@@ -334,22 +348,53 @@ def bad(tmp_path_factory) -> dict[str, tuple[subprocess.CompletedProcess[str], t
     cases["option:required-missing"] = (("grade", "--task", TASK), ("--trajectory",), None)
     cases["option:setting-out-of-range"] = (("plan", "--n", "0"), ("--n", "greater than or equal to 1"), None)
     cases["option:workers"] = (("synthesize", "--workers", "0", "--data-root", d / "root"), ("--workers",), None)
-    cases["option:repair-rounds"] = (("generate", "--repair-rounds", "99", "--data-root", d / "root"), ("--repair-rounds",), None)
-    cases["out:under-a-file"] = (("plan", "--n", "3", "--out", garbage / "plan.json"), ("garbage.json", "a parent of it is a file"), None)
+    cases["option:repair-rounds"] = (
+        ("generate", "--repair-rounds", "99", "--data-root", d / "root"),
+        ("--repair-rounds",),
+        None,
+    )
+    cases["out:under-a-file"] = (
+        ("plan", "--n", "3", "--out", garbage / "plan.json"),
+        ("garbage.json", "a parent of it is a file"),
+        None,
+    )
     cases["out:a-folder"] = (("run", "--task", TASK, "--out", d), (d.name, "is a directory"), None)
     # Regression (fixed): a seed past 64 bits reached torch.manual_seed and ended in an OverflowError traceback.
-    cases["option:seed-too-large"] = (("model", "tiny", "--out", d / "tiny", "--seed", str(2**64)), ("--seed", "less than or equal"), d / "tiny")
+    cases["option:seed-too-large"] = (
+        ("model", "tiny", "--out", d / "tiny", "--seed", str(2**64)),
+        ("--seed", "less than or equal"),
+        d / "tiny",
+    )
     procs = cli_many([args for args, _, _ in cases.values()])
     return {name: (proc, needles, out) for (name, (_, needles, out)), proc in zip(cases.items(), procs, strict=True)}
 
 
 BAD_CASES = (
-    [f"spec:{n}" for n in BAD_SPECS] + [f"trajectory:{n}" for n in BAD_TRAJECTORIES]
-    + ["missing:task", "missing:trajectory", "non-json:task", "non-json:trajectory", "run:invalid-spec", "run:unknown-agent"]
-    + ["deep:task", "deep:trajectory", "surrogate:task", "option:value-out-of-range", "option:unknown", "option:required-missing",
-       "option:setting-out-of-range", "option:workers", "option:repair-rounds", "out:under-a-file", "out:a-folder",
-       "option:seed-too-large"]
-)  # fmt: skip
+    [f"spec:{n}" for n in BAD_SPECS]
+    + [f"trajectory:{n}" for n in BAD_TRAJECTORIES]
+    + [
+        "missing:task",
+        "missing:trajectory",
+        "non-json:task",
+        "non-json:trajectory",
+        "run:invalid-spec",
+        "run:unknown-agent",
+    ]
+    + [
+        "deep:task",
+        "deep:trajectory",
+        "surrogate:task",
+        "option:value-out-of-range",
+        "option:unknown",
+        "option:required-missing",
+        "option:setting-out-of-range",
+        "option:workers",
+        "option:repair-rounds",
+        "out:under-a-file",
+        "out:a-folder",
+        "option:seed-too-large",
+    ]
+)
 
 
 @pytest.mark.parametrize("case", BAD_CASES)
@@ -372,8 +417,14 @@ def test_grade_takes_a_lone_surrogate_in_arguments_as_a_bad_call(tmp_path):
     # ASCII characters there) and became a lone surrogate only when the call's arguments were parsed: a traceback.
     path = tmp_path / "surrogate-arguments.json"
     call = {"id": "c1", "type": "function", "function": {"name": "mail_search", "arguments": '{"query": "inv\\ud800"}'}}
-    path.write_text(json.dumps(_trajectory(messages=[{"role": "assistant", "tool_calls": [call]},
-                                                     {"role": "assistant", "content": "Done."}])), encoding="utf-8")  # fmt: skip
+    path.write_text(
+        json.dumps(
+            _trajectory(
+                messages=[{"role": "assistant", "tool_calls": [call]}, {"role": "assistant", "content": "Done."}]
+            )
+        ),
+        encoding="utf-8",
+    )
     grade = grade_json(TASK, path)
     assert_grade_shape(grade)
     assert grade["passed"] is False
@@ -388,7 +439,9 @@ def test_check_passes_the_examples_and_fails_a_broken_task(tmp_path):
     n = len(list(TASKS.glob("*.json")))
     assert f"{n}/{n} tasks pass" in proc.stdout
     # a check the oracle cannot satisfy: the gate must catch it and exit 1
-    broken = _task_with(lambda s: s["checks"].append({"id": "impossible", "kind": "answer_contains", "text": "three invoices"}))
+    broken = _task_with(
+        lambda s: s["checks"].append({"id": "impossible", "kind": "answer_contains", "text": "three invoices"})
+    )
     path = tmp_path / "broken.json"
     path.write_text(json.dumps(broken), encoding="utf-8")
     proc = cli("check", path)
@@ -405,10 +458,25 @@ def test_schema_task_prints_a_json_schema():
     schema = json.loads(proc.stdout)
     assert schema["type"] == "object"
     assert schema.get("additionalProperties") is False
-    expected = {"id", "family", "capabilities", "difficulty", "instruction", "user", "workspace", "tools",
-                "prohibited", "faults", "checks", "solution", "meta"}  # fmt: skip
+    expected = {
+        "id",
+        "family",
+        "capabilities",
+        "difficulty",
+        "instruction",
+        "user",
+        "workspace",
+        "tools",
+        "prohibited",
+        "faults",
+        "checks",
+        "solution",
+        "meta",
+    }
     assert expected <= set(schema["properties"])
-    assert {"id", "family", "capabilities", "difficulty", "instruction", "tools", "checks", "solution"} <= set(schema["required"])
+    assert {"id", "family", "capabilities", "difficulty", "instruction", "tools", "checks", "solution"} <= set(
+        schema["required"]
+    )
     jsonschema = pytest.importorskip("jsonschema")
     validator_cls = jsonschema.validators.validator_for(schema)
     validator_cls.check_schema(schema)

@@ -26,7 +26,9 @@ URL = re.compile(r"https?://|(?:src|href)=\"//")
 
 def cli(*args: str | Path, data_root: Path, cwd: Path = ROOT, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, **OFFLINE, "COWORKENV_DATA_ROOT": str(data_root), "COLUMNS": "200"}
-    return subprocess.run([str(CLI), *map(str, args)], capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout, check=False)
+    return subprocess.run(
+        [str(CLI), *map(str, args)], capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout, check=False
+    )
 
 
 def ok(proc: subprocess.CompletedProcess[str]) -> str:
@@ -48,25 +50,50 @@ def home(tmp_path_factory) -> Path:
     """A working folder whose `data/` (COWORKENV_DATA_ROOT) holds a 6-task coworkenv-bench release."""
     home = tmp_path_factory.mktemp("eval-cli")
     out = ok(cli("eval", "bench", "--n", N_BENCH, "--workers", "1", data_root=home / "data"))
-    assert re.search(rf"published benchmark release r-coworkenv-bench-n{N_BENCH}-seed0-\w+: {N_BENCH} valid task\(s\) of {N_BENCH}", out)
+    assert re.search(
+        rf"published benchmark release r-coworkenv-bench-n{N_BENCH}-seed0-\w+: {N_BENCH} valid task\(s\) of {N_BENCH}",
+        out,
+    )
     assert "general 2, multi_step 2, multi_turn 2" in out
     return home
 
 
 @pytest.fixture(scope="module")
 def oracle_report(home) -> Path:
-    out = ok(cli("eval", "--agent", "oracle", "--suite", "bench", "--trials", "2", "--out", "reports/oracle", "--run-id", "cli-oracle",
-                 data_root=home / "data", cwd=home))  # fmt: skip
+    out = ok(
+        cli(
+            "eval",
+            "--agent",
+            "oracle",
+            "--suite",
+            "bench",
+            "--trials",
+            "2",
+            "--out",
+            "reports/oracle",
+            "--run-id",
+            "cli-oracle",
+            data_root=home / "data",
+            cwd=home,
+        )
+    )
     assert "evaluation cli-oracle: oracle on bench, 2 trial(s) per task" in out
-    assert f"suite coworkenv-bench: {N_BENCH} task(s)" in out and f"trials: {2 * N_BENCH} played, {2 * N_BENCH} passed, 0 crashed" in out
-    assert "gate evaluated: passed" in out and re.search(r"release r-cli-oracle-\w+ \(kind eval\); report: reports/oracle/report.html", out)
+    assert (
+        f"suite coworkenv-bench: {N_BENCH} task(s)" in out
+        and f"trials: {2 * N_BENCH} played, {2 * N_BENCH} passed, 0 crashed" in out
+    )
+    assert "gate evaluated: passed" in out and re.search(
+        r"release r-cli-oracle-\w+ \(kind eval\); report: reports/oracle/report.html", out
+    )
     assert re.search(r"│ all\s+│ 6\s+│ 1\.00 \[1\.00, 1\.00\]", out)  # the table: pass rate with its interval
     return home / "reports" / "oracle"
 
 
 def test_eval_bench_publishes_a_benchmark_release(home):
     [bench] = [m for m in list_releases(home / "data") if m.kind == "benchmark"]
-    assert bench.row_counts["tasks"] == N_BENCH and latest_release(home / "data") is None  # only task releases are LATEST
+    assert (
+        bench.row_counts["tasks"] == N_BENCH and latest_release(home / "data") is None
+    )  # only task releases are LATEST
     again = ok(cli("eval", "bench", "--n", N_BENCH, "--workers", "1", data_root=home / "data"))
     assert bench.release_id in again  # deterministic: the same release again
 
@@ -78,7 +105,12 @@ def test_the_oracle_report_summary_and_profile(home, oracle_report):
     assert pngs and html.count('src="data:image/png;base64,') == len(pngs)  # every plot embedded
     assert not URL.search(html) and "<script src" not in html and "<link" not in html  # self-contained: no CDN
     summary = json.loads((oracle_report / "summary.json").read_text())
-    assert (summary["agent"], summary["k"], summary["eval_id"], summary["suite"]) == ("oracle", 2, "cli-oracle", "coworkenv-bench")
+    assert (summary["agent"], summary["k"], summary["eval_id"], summary["suite"]) == (
+        "oracle",
+        2,
+        "cli-oracle",
+        "coworkenv-bench",
+    )
     for figure in ("pass_rate", "pass_at_k", "pass_hat_k", "mean_score"):
         assert summary["overall"][figure]["value"] == 1.0, figure
     assert summary["overall"]["safety_violation_rate"]["value"] == 0.0 and summary["overall"]["n_tasks"] == N_BENCH
@@ -88,27 +120,50 @@ def test_the_oracle_report_summary_and_profile(home, oracle_report):
     [release] = [m for m in list_releases(home / "data") if m.run_id == "cli-oracle"]
     assert release.kind == "eval" and release.row_counts["eval_results"] == 2 * N_BENCH
     table = read_table(home / "data", release.release_id, "capability_profile").to_pylist()
-    assert [(r["capability"], r["difficulty"], r["attempts"]) for r in table] == [(r.capability, r.difficulty, r.attempts) for r in profile.rows]
+    assert [(r["capability"], r["difficulty"], r["attempts"]) for r in table] == [
+        (r.capability, r.difficulty, r.attempts) for r in profile.rows
+    ]
     # without --out the report goes to the run's report/ folder
     assert not (home / "data" / "runs" / "cli-oracle" / "report").exists()
 
 
 @pytest.mark.slow
 def test_compare_prints_p_values_and_writes_a_report(home, oracle_report):
-    random = ("--agent", "random", "--suite", "bench", "--trials", "2", "--seed", "3", "--runtime", "none", "--run-id", "cli-random")
+    random = (
+        "--agent",
+        "random",
+        "--suite",
+        "bench",
+        "--trials",
+        "2",
+        "--seed",
+        "3",
+        "--runtime",
+        "none",
+        "--run-id",
+        "cli-random",
+    )
     ok(cli("eval", *random, data_root=home / "data"))
     assert (home / "data" / "runs" / "cli-random" / "report" / "report.html").exists()
     [oracle] = [m.release_id for m in list_releases(home / "data") if m.run_id == "cli-oracle"]
-    out = ok(cli("eval", "compare", oracle, "cli-random", "--out", home / "cmp", data_root=home / "data"))  # a release id, a run id
+    out = ok(
+        cli("eval", "compare", oracle, "cli-random", "--out", home / "cmp", data_root=home / "data")
+    )  # a release id, a run id
     assert f"random (cli-random) against oracle ({oracle}) on {N_BENCH} paired task(s)" in out
-    score = re.search(r"mean score: 1\.000 → (\d\.\d+), delta (-\d\.\d+) \[.*\], p = ([\d.e-]+) \((not )?significant at 0\.05\)", out)
+    score = re.search(
+        r"mean score: 1\.000 → (\d\.\d+), delta (-\d\.\d+) \[.*\], p = ([\d.e-]+) \((not )?significant at 0\.05\)", out
+    )
     assert score and float(score.group(2)) < 0 and 0 < float(score.group(3)) <= 1, out
     assert re.search(r"pass rate: 1\.000 → 0\.000, delta -1\.000 .*p = [\d.e-]+", out)
     assert "group general" in out and "multi_turn" in out  # per group and per capability
     comparison = json.loads((home / "cmp" / "comparison.json").read_text())
-    assert comparison["n_paired"] == N_BENCH and comparison["overall"]["mean_score"]["p_value"] == pytest.approx(float(score.group(3)), rel=1e-3)
+    assert comparison["n_paired"] == N_BENCH and comparison["overall"]["mean_score"]["p_value"] == pytest.approx(
+        float(score.group(3)), rel=1e-3
+    )
     html = (home / "cmp" / "report.html").read_text(encoding="utf-8")
-    assert (home / "cmp" / "comparison.png").exists() and html.count("data:image/png;base64,") == len(list((home / "cmp").glob("*.png")))
+    assert (home / "cmp" / "comparison.png").exists() and html.count("data:image/png;base64,") == len(
+        list((home / "cmp").glob("*.png"))
+    )
     assert not URL.search(html)
 
 
@@ -116,10 +171,31 @@ def test_compare_prints_p_values_and_writes_a_report(home, oracle_report):
 def test_the_tiny_model_through_the_cli(home):
     out = ok(cli("model", "tiny", "--out", "models/tiny", data_root=home / "data", cwd=home))
     assert "tiny model written to models/tiny" in out
-    out = ok(cli("eval", "--agent", "hf:models/tiny", "--suite", "bench", "--trials", "1", "--limit", "3", "--max-new-tokens", "24",
-                 "--max-turns", "2", "--run-id", "cli-tiny", data_root=home / "data", cwd=home))  # fmt: skip
+    out = ok(
+        cli(
+            "eval",
+            "--agent",
+            "hf:models/tiny",
+            "--suite",
+            "bench",
+            "--trials",
+            "1",
+            "--limit",
+            "3",
+            "--max-new-tokens",
+            "24",
+            "--max-turns",
+            "2",
+            "--run-id",
+            "cli-tiny",
+            data_root=home / "data",
+            cwd=home,
+        )
+    )
     assert "evaluation cli-tiny: hf:models/tiny on bench" in out and "trials: 3 played" in out
-    manifest = read_manifest(home / "data", [m.release_id for m in list_releases(home / "data") if m.run_id == "cli-tiny"][0])
+    manifest = read_manifest(
+        home / "data", [m.release_id for m in list_releases(home / "data") if m.run_id == "cli-tiny"][0]
+    )
     rows = read_table(home / "data", manifest.release_id, "eval_results").to_pylist()
     assert {(r["agent"], r["model"]) for r in rows} == {("hf:tiny", "tiny")} and len(rows) == 3
     assert all(0 < r["completion_tokens"] <= 24 * r["n_turns"] for r in rows)  # --max-new-tokens holds per turn
@@ -133,13 +209,32 @@ def test_progress_is_plain_lines_on_stderr_when_it_is_not_a_terminal(tmp_path):
     """Captured stderr (a log file, a pipe, a pod's log) is no terminal: no rich bar, but progress lines, the last one
     when every trial has finished; stdout keeps the results alone."""
     suite = write_suite(tmp_path / "suite.jsonl", example_tasks()[:2])
-    proc = cli("eval", "--agent", "oracle", "--suite", suite, "--trials", "2", "--workers", "1", "--runtime", "none", "--run-id", "logged",
-               data_root=tmp_path / "data", cwd=tmp_path)  # fmt: skip
+    proc = cli(
+        "eval",
+        "--agent",
+        "oracle",
+        "--suite",
+        suite,
+        "--trials",
+        "2",
+        "--workers",
+        "1",
+        "--runtime",
+        "none",
+        "--run-id",
+        "logged",
+        data_root=tmp_path / "data",
+        cwd=tmp_path,
+    )
     ok(proc)
     lines = proc.stderr.splitlines()
     assert lines and all(PROGRESS_LINE.match(line) for line in lines), proc.stderr
     assert lines[-1].startswith("playing: 4/4 (100%), ") and " done in " in lines[-1]
-    assert "\x1b[" not in proc.stderr and "playing" not in proc.stdout and "trials: 4 played, 4 passed, 0 crashed" in proc.stdout
+    assert (
+        "\x1b[" not in proc.stderr
+        and "playing" not in proc.stdout
+        and "trials: 4 played, 4 passed, 0 crashed" in proc.stdout
+    )
 
 
 def test_a_contaminated_suite_is_one_line_and_publishes_nothing(tmp_path):
@@ -197,17 +292,44 @@ def test_an_endpoint_that_never_answers_records_and_publishes_nothing(tmp_path, 
     from tests.dags.standalone import free_port
 
     url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there: connection refused
-    proc = cli("eval", "--agent", "openai:m", "--llm-base-url", url, "--suite", "good.jsonl", "--trials", "2", "--run-id", "down",
-               data_root=tmp_path / "data", cwd=suites)  # fmt: skip
+    proc = cli(
+        "eval",
+        "--agent",
+        "openai:m",
+        "--llm-base-url",
+        url,
+        "--suite",
+        "good.jsonl",
+        "--trials",
+        "2",
+        "--run-id",
+        "down",
+        data_root=tmp_path / "data",
+        cwd=suites,
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
-    *progress, error = proc.stderr.splitlines()  # the trials' progress lines (stderr is no terminal here), then the error
-    assert error.startswith("error: openai:m answered none of the 2 trials (reply_error: ") and all(p.startswith("playing: ") for p in progress)
+    *progress, error = (
+        proc.stderr.splitlines()
+    )  # the trials' progress lines (stderr is no terminal here), then the error
+    assert error.startswith("error: openai:m answered none of the 2 trials (reply_error: ") and all(
+        p.startswith("playing: ") for p in progress
+    )
     assert "nothing recorded or published" in proc.stderr
     assert not (tmp_path / "data" / "releases").exists()
     assert not (tmp_path / "data" / "runs" / "down" / "eval" / "trials.jsonl").exists()
 
 
 def test_a_base_url_that_is_no_url_is_refused_before_any_trial(tmp_path, suites):
-    proc = cli("eval", "--agent", "openai:m", "--llm-base-url", "not a url", "--suite", "good.jsonl", data_root=tmp_path / "data", cwd=suites)
+    proc = cli(
+        "eval",
+        "--agent",
+        "openai:m",
+        "--llm-base-url",
+        "not a url",
+        "--suite",
+        "good.jsonl",
+        data_root=tmp_path / "data",
+        cwd=suites,
+    )
     assert_one_line_error(proc, "not an http(s) URL: 'not a url'")
     assert not (tmp_path / "data" / "runs").exists()

@@ -19,11 +19,28 @@ pytestmark = pytest.mark.slow
 
 def test_eval_of_an_openai_agent_at_transformers_serve(tmp_path, tiny_model_dir):
     suite = write_suite(tmp_path / "small.jsonl", example_tasks()[:2])
-    args = ("eval", "--agent", "openai:tiny", "--suite", suite, "--trials", "1", "--max-turns", "3", "--max-new-tokens", "32",
-            "--run-id", "served", "--out", tmp_path / "report")  # fmt: skip
+    args = (
+        "eval",
+        "--agent",
+        "openai:tiny",
+        "--suite",
+        suite,
+        "--trials",
+        "1",
+        "--max-turns",
+        "3",
+        "--max-new-tokens",
+        "32",
+        "--run-id",
+        "served",
+        "--out",
+        tmp_path / "report",
+    )
     with transformers_serve(tiny_model_dir) as served:
         assert served.model == "tiny"
-        out = ok(cli(*args, "--llm-base-url", served.base_url, data_root=tmp_path / "data"))  # no --llm-model: the agent names it
+        out = ok(
+            cli(*args, "--llm-base-url", served.base_url, data_root=tmp_path / "data")
+        )  # no --llm-model: the agent names it
     assert served.process.poll() is not None
     with pytest.raises(ProcessLookupError):
         os.kill(served.pid, 0)  # stopped, by its pid
@@ -33,10 +50,14 @@ def test_eval_of_an_openai_agent_at_transformers_serve(tmp_path, tiny_model_dir)
     rows = read_table(tmp_path / "data", release.release_id, "eval_results").to_pylist()
     assert {(r["agent"], r["model"], r["status"], r["passed"]) for r in rows} == {("openai:tiny", "tiny", "ok", False)}
     assert all(1 <= r["n_turns"] <= 3 and r["prompt_tokens"] > 0 for r in rows)
-    assert all(0 < r["completion_tokens"] <= 32 * r["n_turns"] for r in rows)  # --max-new-tokens is the request's max_tokens
+    assert all(
+        0 < r["completion_tokens"] <= 32 * r["n_turns"] for r in rows
+    )  # --max-new-tokens is the request's max_tokens
     summary = json.loads((tmp_path / "report" / "summary.json").read_text())
     usage = summary["usage"]
-    assert usage["turns"] == sum(r["n_turns"] for r in rows) and usage["completion_tokens"] == sum(r["completion_tokens"] for r in rows)
+    assert usage["turns"] == sum(r["n_turns"] for r in rows) and usage["completion_tokens"] == sum(
+        r["completion_tokens"] for r in rows
+    )
     assert usage["format_errors"] == sum(r["n_format_errors"] for r in rows)  # format errors are counted, not crashes
     share = sum(1 for r in rows if r["n_format_errors"]) / len(rows)
     assert summary["overall"]["format_error_rate"]["value"] == pytest.approx(share) and summary["failures"] == {}

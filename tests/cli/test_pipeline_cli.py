@@ -21,7 +21,9 @@ ENV = {k: v for k, v in os.environ.items() if k != "COWORKENV_DATA_ROOT"} | {"CO
 
 
 def cli(*args: str | Path, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(CLI), *map(str, args)], capture_output=True, text=True, env=ENV, cwd=cwd, timeout=600, check=False)
+    return subprocess.run(
+        [str(CLI), *map(str, args)], capture_output=True, text=True, env=ENV, cwd=cwd, timeout=600, check=False
+    )
 
 
 def assert_one_line_error(proc: subprocess.CompletedProcess[str], *needles: str) -> None:
@@ -35,7 +37,9 @@ def assert_one_line_error(proc: subprocess.CompletedProcess[str], *needles: str)
 
 def test_generate_starts_a_run_directory_and_is_deterministic(tmp_path):
     for name in ("a", "b"):
-        proc = cli("generate", "--n", "30", "--seed", "2", "--shards", "3", "--run-id", "gen", "--data-root", tmp_path / name)
+        proc = cli(
+            "generate", "--n", "30", "--seed", "2", "--shards", "3", "--run-id", "gen", "--data-root", tmp_path / name
+        )
         assert proc.returncode == 0, proc.stderr
         assert "run gen: 30 task(s) in 3 shard(s), 0 rejection(s)" in proc.stdout
     run_a, run_b = tmp_path / "a" / "runs" / "gen", tmp_path / "b" / "runs" / "gen"
@@ -58,7 +62,11 @@ def test_settings_come_from_a_yaml_file_and_options_override_it(tmp_path):
 
 def test_generate_from_a_plan_file(tmp_path):
     profile = tmp_path / "profile.json"
-    profile.write_text(json.dumps({"model": "m", "rows": [{"capability": "retrieval", "difficulty": 3, "attempts": 50, "pass_rate": 0.5}]}))
+    profile.write_text(
+        json.dumps(
+            {"model": "m", "rows": [{"capability": "retrieval", "difficulty": 3, "attempts": 50, "pass_rate": 0.5}]}
+        )
+    )
     plan = tmp_path / "plan.json"
     proc = cli("plan", "--profile", profile, "--n", "100", "--out", plan)
     assert proc.returncode == 0, proc.stderr
@@ -72,7 +80,18 @@ def test_generate_from_a_plan_file(tmp_path):
 def test_stage_by_stage_publishes_what_synthesize_publishes(tmp_path):
     """The README's step-by-step path: generate, validate (sandboxed), repair, rollout, build, gate, publish, each a
     command over the run directory — and the release is the one `coworkenv synthesize` publishes for the same run."""
-    settings = ("--n", "12", "--seed", "4", "--shards", "2", "--workers", "1", "--families", "report_chain,sheet_join,injection_guard")
+    settings = (
+        "--n",
+        "12",
+        "--seed",
+        "4",
+        "--shards",
+        "2",
+        "--workers",
+        "1",
+        "--families",
+        "report_chain,sheet_join,injection_guard",
+    )
     stepped = ("--run-id", "steps", "--data-root", tmp_path / "stepped")
     assert cli("generate", *settings, *stepped).returncode == 0
     for stage in ("validate", "repair", "rollout", "build"):
@@ -85,7 +104,10 @@ def test_stage_by_stage_publishes_what_synthesize_publishes(tmp_path):
         assert proc.returncode == 0, (stage, proc.stdout, proc.stderr)
     whole = cli("synthesize", *settings, "--run-id", "steps", "--data-root", tmp_path / "whole")
     assert whole.returncode == 0, whole.stderr
-    stepped_manifest, whole_manifest = read_manifest(tmp_path / "stepped", "latest"), read_manifest(tmp_path / "whole", "latest")
+    stepped_manifest, whole_manifest = (
+        read_manifest(tmp_path / "stepped", "latest"),
+        read_manifest(tmp_path / "whole", "latest"),
+    )
     assert stepped_manifest.release_id == whole_manifest.release_id and stepped_manifest.row_counts["tasks"] == 12
     assert stepped_manifest.content_hashes == whole_manifest.content_hashes
 
@@ -94,7 +116,11 @@ def test_stage_by_stage_publishes_what_synthesize_publishes(tmp_path):
 def test_hand_written_and_broken_tasks_are_validated_repaired_and_gated(tmp_path):
     """Tasks taken from files: validated in the sandbox, the broken ones repaired, rolled out and built; the gate then
     refuses the families no generator registers, and publish refuses ungated tables."""
-    broken = [CORPUS / "01_wrong_expected_number.json", CORPUS / "09_answer_without_number.json", CORPUS / "25_leaked_answer.json"]
+    broken = [
+        CORPUS / "01_wrong_expected_number.json",
+        CORPUS / "09_answer_without_number.json",
+        CORPUS / "25_leaked_answer.json",
+    ]
     args = ("--run-id", "hand", "--data-root", tmp_path)
     proc = cli("generate", "--tasks", EXAMPLES, *(a for p in broken for a in ("--tasks", p)), "--shards", "2", *args)
     assert proc.returncode == 0, proc.stderr
@@ -102,7 +128,9 @@ def test_hand_written_and_broken_tasks_are_validated_repaired_and_gated(tmp_path
     assert f"{n} task(s) in 2 shard(s)" in proc.stdout
     validate = cli("validate", *args)
     assert validate.returncode == 0 and f"{n - 3}/{n} task(s) valid" in validate.stdout, validate.stderr
-    assert "rejection reasons" not in validate.stdout + validate.stderr  # the stage's log summary is for Airflow's task log
+    assert (
+        "rejection reasons" not in validate.stdout + validate.stderr
+    )  # the stage's log summary is for Airflow's task log
     repair = cli("repair", *args)
     assert repair.returncode == 0 and "of 3 invalid task(s) repaired" in repair.stdout, repair.stderr
     run = tmp_path / "runs" / "hand"
@@ -116,8 +144,13 @@ def test_hand_written_and_broken_tasks_are_validated_repaired_and_gated(tmp_path
     assert f"tasks {n - 3 + len(repaired)}" in proc.stdout
     gate = cli("gate", *args)
     assert gate.returncode == 1 and "known_family" in gate.stderr
-    assert gate.stderr.count("gate 'validated' failed") == 1 and gate.stdout == ""  # said once: the log's copy stays in the library
-    assert "great_expectations" not in gate.stderr and f"Data Docs: {run / 'quality' / 'data_docs' / 'validated' / 'index.html'}" in gate.stderr
+    assert (
+        gate.stderr.count("gate 'validated' failed") == 1 and gate.stdout == ""
+    )  # said once: the log's copy stays in the library
+    assert (
+        "great_expectations" not in gate.stderr
+        and f"Data Docs: {run / 'quality' / 'data_docs' / 'validated' / 'index.html'}" in gate.stderr
+    )
     assert_one_line_error(cli("publish", *args), "not passed the gates")
 
 
@@ -133,7 +166,10 @@ def test_hand_written_and_broken_tasks_are_validated_repaired_and_gated(tmp_path
         (("generate", "--config", "nowhere.yaml"), ("nowhere.yaml", "no such file")),
         (("generate", "--tasks", "nowhere.jsonl"), ("nowhere.jsonl",)),
         (("synthesize", "--llm-conn-id", "my_llm", "--generator", "llm"), ("airflow connection",)),
-        (("synthesize", "--judge-conn-id", "my_judge"), ("judge_conn_id", "airflow connection", "COWORKENV_JUDGE_BASE_URL")),
+        (
+            ("synthesize", "--judge-conn-id", "my_judge"),
+            ("judge_conn_id", "airflow connection", "COWORKENV_JUDGE_BASE_URL"),
+        ),
         (("validate", "--run-id", "never-started"), ("never-started", "generate")),
         (("repair", "--run-id", "never-started"), ("never-started",)),
         (("publish", "--run-id", "never-started"), ("never-started",)),
@@ -149,13 +185,17 @@ def test_bad_input_is_one_line_exit_2(tmp_path, args, needles):
 def test_a_stage_of_an_unknown_run_leaves_no_run_behind(tmp_path, stage):
     # Regression (fixed): `build` made the run's folder before finding it empty, and `gate` told of a missing Parquet
     # file in pyarrow's words.
-    assert_one_line_error(cli(stage, "--run-id", "never-started", "--data-root", tmp_path), "never-started", "does not exist", "generate")
+    assert_one_line_error(
+        cli(stage, "--run-id", "never-started", "--data-root", tmp_path), "never-started", "does not exist", "generate"
+    )
     assert not (tmp_path / "runs").exists()
 
 
 def test_gate_on_a_run_that_was_not_built_says_build_it(tmp_path):
     assert cli("generate", "--n", "2", "--run-id", "r", "--data-root", tmp_path).returncode == 0
-    assert_one_line_error(cli("gate", "--run-id", "r", "--data-root", tmp_path), "'r' has no staged tables", "build it first")
+    assert_one_line_error(
+        cli("gate", "--run-id", "r", "--data-root", tmp_path), "'r' has no staged tables", "build it first"
+    )
 
 
 @pytest.mark.parametrize(
@@ -170,7 +210,19 @@ def test_bad_config_files(tmp_path, text, needle):
 
 def test_plan_takes_generates_settings(tmp_path):
     out = tmp_path / "plan.json"
-    proc = cli("plan", "--n", "40", "--difficulty-min", "2", "--difficulty-max", "3", "--families", "mail_triage,sheet_join", "--out", out)
+    proc = cli(
+        "plan",
+        "--n",
+        "40",
+        "--difficulty-min",
+        "2",
+        "--difficulty-max",
+        "3",
+        "--families",
+        "mail_triage,sheet_join",
+        "--out",
+        out,
+    )
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(out.read_text())["rows"]
     assert sum(r["count"] for r in rows) == 40 and {r["difficulty"] for r in rows} == {2, 3}

@@ -35,7 +35,9 @@ def services_missing() -> str | None:
     import redis
 
     try:
-        psycopg2.connect(POSTGRES_URL.replace("+psycopg2", "").rsplit("/", 1)[0] + "/postgres", connect_timeout=5).close()
+        psycopg2.connect(
+            POSTGRES_URL.replace("+psycopg2", "").rsplit("/", 1)[0] + "/postgres", connect_timeout=5
+        ).close()
     except psycopg2.Error as exc:
         return f"PostgreSQL does not answer at 127.0.0.1:5432 as user postgres ({' '.join(str(exc).split())})"
     try:
@@ -50,7 +52,9 @@ def admin_cursor():
     """A cursor on the server's `postgres` database, outside any transaction (CREATE/DROP DATABASE need that)."""
     import psycopg2
 
-    connection = psycopg2.connect(POSTGRES_URL.replace("+psycopg2", "").rsplit("/", 1)[0] + "/postgres", connect_timeout=5)
+    connection = psycopg2.connect(
+        POSTGRES_URL.replace("+psycopg2", "").rsplit("/", 1)[0] + "/postgres", connect_timeout=5
+    )
     try:
         connection.autocommit = True
         with connection.cursor() as cursor:
@@ -101,21 +105,30 @@ class Cluster(Rest):
         }
         env = airflow_env("cluster", root=ROOT, home=self.home, port=port, environ={**keep, **chosen})
         self.env = {
-            **keep, **chosen, **env,
+            **keep,
+            **chosen,
+            **env,
             # beside other Airflow instances on this machine: the scheduler's health check on a free port
             "AIRFLOW__SCHEDULER__SCHEDULER_HEALTH_CHECK_SERVER_PORT": str(free_port()),
             # a worker that died is seen after this many seconds without a task heartbeat (default 300)
             "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": str(self.heartbeat_timeout_s),
             "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT_DETECTION_INTERVAL": "2",
             "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
-        }  # fmt: skip
+        }
         for line in COMMANDS["init"]:
             self.shell(line)
 
     def shell(self, line: str, timeout: float = 300) -> str:
         """One of the profile's shell lines (`airflow ...`) with this cluster's variables; its output."""
-        result = subprocess.run(["bash", "-c", line], env=self.env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, timeout=timeout)  # fmt: skip
+        result = subprocess.run(
+            ["bash", "-c", line],
+            env=self.env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=timeout,
+        )
         assert result.returncode == 0, f"{line}: {result.stdout[-3000:]}"
         return result.stdout
 
@@ -135,8 +148,9 @@ class Cluster(Rest):
         """One of the profile's processes, in its own process group, its output in logs/<name>.log."""
         argv = [str(scripts_dir() / argv[0]), *argv[1:]] if argv[0] == "airflow" else argv
         with (self.logs / f"{name}.log").open("w") as out:
-            self.processes[name] = subprocess.Popen(argv, env={**self.env, **env}, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-                                                    start_new_session=True)  # fmt: skip
+            self.processes[name] = subprocess.Popen(
+                argv, env={**self.env, **env}, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
 
     def start_worker(self, name: str, command: str, queues: str, concurrency: int) -> None:
         """A Celery worker from the profile's `command` on `queues`: named `name` (its task instances' host name, and its
@@ -165,8 +179,15 @@ class Cluster(Rest):
             self.check_alive()
             try:
                 health = self.request("GET", "/api/v2/monitor/health", auth=False)
-                healthy = health.get("scheduler", {}).get("status") == "healthy" and health.get("dag_processor", {}).get("status") == "healthy"
-                if healthy and self._login() and all(f"{name}@" in self.log_of(name) and " ready." in self.log_of(name) for name in workers):
+                healthy = (
+                    health.get("scheduler", {}).get("status") == "healthy"
+                    and health.get("dag_processor", {}).get("status") == "healthy"
+                )
+                if (
+                    healthy
+                    and self._login()
+                    and all(f"{name}@" in self.log_of(name) and " ready." in self.log_of(name) for name in workers)
+                ):
                     return
             except OSError:
                 pass

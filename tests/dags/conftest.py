@@ -50,7 +50,9 @@ class AirflowHome:
 def airflow_home(tmp_path_factory: pytest.TempPathFactory) -> AirflowHome:
     """A fresh AIRFLOW_HOME with a migrated SQLite DB (migrated by a subprocess: nothing imported here)."""
     if "airflow" in sys.modules:
-        pytest.fail("airflow was imported before the airflow_home fixture configured it; import airflow inside test functions only")
+        pytest.fail(
+            "airflow was imported before the airflow_home fixture configured it; import airflow inside test functions only"
+        )
     home = tmp_path_factory.mktemp("airflow_home")
     env = {**embedded_env(root=ROOT, home=home), "COWORKENV_DATA_ROOT": str(home / "data")}
     handle = AirflowHome(home=home, env=env)
@@ -111,14 +113,20 @@ def asset_events(run_id: str) -> dict[str, list[dict]]:
 
     events: dict[str, list[dict]] = {}
     with create_session() as session:
-        for event in session.scalars(select(AssetEvent).where(AssetEvent.source_run_id == run_id).order_by(AssetEvent.id)):
+        for event in session.scalars(
+            select(AssetEvent).where(AssetEvent.source_run_id == run_id).order_by(AssetEvent.id)
+        ):
             events.setdefault(event.asset.name, []).append(dict(event.extra or {}))
     return events
 
 
 def rendered_map_indexes(run, task_id: str) -> list[str | None]:
     """What the UI shows for each mapped instance of `task_id` in a finished DAG run (its map_index_template)."""
-    return [ti.rendered_map_index for ti in sorted(run.get_task_instances(), key=lambda ti: ti.map_index) if ti.task_id == task_id]
+    return [
+        ti.rendered_map_index
+        for ti in sorted(run.get_task_instances(), key=lambda ti: ti.map_index)
+        if ti.task_id == task_id
+    ]
 
 
 @pytest.fixture

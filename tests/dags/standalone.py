@@ -57,7 +57,9 @@ class Rest:
     def _login(self) -> bool:
         if not (self.home / "simple_auth_manager_passwords.json.generated").exists():
             return False
-        self.token = self.request("POST", "/auth/token", {"username": "admin", "password": self.password}, auth=False)["access_token"]
+        self.token = self.request("POST", "/auth/token", {"username": "admin", "password": self.password}, auth=False)[
+            "access_token"
+        ]
         return True
 
     def request(self, method: str, path: str, body: dict | None = None, auth: bool = True) -> dict:
@@ -92,7 +94,9 @@ class Rest:
 
     def trigger(self, dag_id: str, conf: dict) -> str:
         self.wait_for_dag(dag_id)
-        return self.request("POST", f"/api/v2/dags/{dag_id}/dagRuns", {"logical_date": None, "conf": conf})["dag_run_id"]
+        return self.request("POST", f"/api/v2/dags/{dag_id}/dagRuns", {"logical_date": None, "conf": conf})[
+            "dag_run_id"
+        ]
 
     def runs(self, dag_id: str) -> list[dict]:
         return self.request("GET", f"/api/v2/dags/{dag_id}/dagRuns?limit=100")["dag_runs"]
@@ -109,6 +113,7 @@ class Rest:
             time.sleep(3)
         raise AssertionError(f"run {run_id} of {dag_id} did not finish in {RUN_S} s")
 
+
 class Standalone(Rest):
     def __init__(self, home: Path, port: int, log: Path):
         super().__init__(f"http://127.0.0.1:{port}", home, log)
@@ -116,11 +121,14 @@ class Standalone(Rest):
         # Only the knobs the README documents for a second instance, plus faster DAG discovery for the test.
         keep = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "COWORKENV"))}
         self.env = {
-            **keep, "PATH": user_path(),
-            "COWORKENV_AIRFLOW_HOME": str(self.home), "COWORKENV_AIRFLOW_PORT": str(port),
+            **keep,
+            "PATH": user_path(),
+            "COWORKENV_AIRFLOW_HOME": str(self.home),
+            "COWORKENV_AIRFLOW_PORT": str(port),
             "COWORKENV_DATA_ROOT": str(self.data_root),
-            "AIRFLOW__SCHEDULER__MIN_FILE_PROCESS_INTERVAL": "5", "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
-        }  # fmt: skip
+            "AIRFLOW__SCHEDULER__MIN_FILE_PROCESS_INTERVAL": "5",
+            "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
+        }
         self.process: subprocess.Popen | None = None
 
     def start(self) -> None:
@@ -128,9 +136,13 @@ class Standalone(Rest):
         assert make, "make is not on PATH"
         with self.log.open("w") as out:
             self.process = subprocess.Popen(
-                [make, "--no-print-directory", "airflow-standalone"], env=self.env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+                [make, "--no-print-directory", "airflow-standalone"],
+                env=self.env,
+                cwd=ROOT,
+                stdout=out,
+                stderr=subprocess.STDOUT,
                 start_new_session=True,
-            )  # fmt: skip
+            )
         deadline = time.monotonic() + STARTUP_S
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

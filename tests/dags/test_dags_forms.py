@@ -35,7 +35,9 @@ def test_the_form_is_the_config_model_section_by_section(airflow_home, dag_id):
         param, field = params.get_param(name), model.model_fields[name]
         assert param.schema["title"] == field.title and param.description == field.description, name
         section = param.schema["section"]
-        assert section in model.form_sections and (not seen or seen[-1] == section or section not in seen), name  # one block each
+        assert section in model.form_sections and (not seen or seen[-1] == section or section not in seen), (
+            name
+        )  # one block each
         seen.append(section)
         # Airflow's form clamps a number into `minimum`/`maximum` instead of refusing it: neither may reach it
         assert "minimum" not in param.schema and "maximum" not in param.schema, name
@@ -61,8 +63,15 @@ def test_families_and_capabilities_are_multi_select_pick_lists(airflow_home):
         params["families"] = ["mail_triage", "no_such_family"]
 
 
-@pytest.mark.parametrize(("dag_id", "name", "value"), [("coworkenv_synthesize", "n", -1), ("coworkenv_synthesize", "difficulty_max", 6),
-                                                        ("coworkenv_evaluate", "trials", 0), ("coworkenv_nightly", "budget", 0)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("dag_id", "name", "value"),
+    [
+        ("coworkenv_synthesize", "n", -1),
+        ("coworkenv_synthesize", "difficulty_max", 6),
+        ("coworkenv_evaluate", "trials", 0),
+        ("coworkenv_nightly", "budget", 0),
+    ],
+)
 def test_an_integer_out_of_range_is_refused_by_the_param(airflow_home, dag_id, name, value):
     from airflow.sdk.definitions.param import ParamValidationError
 
@@ -74,12 +83,20 @@ def test_an_integer_out_of_range_is_refused_by_the_param(airflow_home, dag_id, n
 @pytest.mark.parametrize(
     ("conf", "message"),
     [
-        ({"difficulty_min": 5, "difficulty_max": 1}, "settings: Lowest difficulty (difficulty_min) 5 is above Highest difficulty (difficulty_max) 1"),
-        pytest.param({"profile": "no/such/profile.json"}, "settings: Capability profile (profile): no/such/profile.json: no such file",
-                     marks=pytest.mark.slow),
-        pytest.param({"nn": 20}, "settings: 'nn' is not a setting of this run (did you mean Tasks (n)?)", marks=pytest.mark.slow),
+        (
+            {"difficulty_min": 5, "difficulty_max": 1},
+            "settings: Lowest difficulty (difficulty_min) 5 is above Highest difficulty (difficulty_max) 1",
+        ),
+        pytest.param(
+            {"profile": "no/such/profile.json"},
+            "settings: Capability profile (profile): no/such/profile.json: no such file",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            {"nn": 20}, "settings: 'nn' is not a setting of this run (did you mean Tasks (n)?)", marks=pytest.mark.slow
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_settings_that_reach_a_run_fail_its_first_task_at_once(airflow_home, conf, message, capfd):
     """A scheduled run, `airflow dags trigger` or a profile deleted after the trigger: Airflow's Params pass these, the
     plan task refuses them without retries (the DAG's default is 2) and says why in the form's words."""

@@ -37,10 +37,12 @@ def test_dag_file_top_level_imports_are_thin(path: Path):
         else:
             continue
         for name in names:
-            allowed = name == "airflow.sdk" or name.startswith(("airflow.sdk.", PIPELINE + ".")) or name.split(".")[0] in STDLIB_OK
-            assert allowed, (
-                f"{path.name}:{node.lineno} imports {name} at module level"
+            allowed = (
+                name == "airflow.sdk"
+                or name.startswith(("airflow.sdk.", PIPELINE + "."))
+                or name.split(".")[0] in STDLIB_OK
             )
+            assert allowed, f"{path.name}:{node.lineno} imports {name} at module level"
 
 
 def test_what_a_dag_file_imports_of_the_pipeline_is_light():

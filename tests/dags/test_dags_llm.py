@@ -13,12 +13,29 @@ from pathlib import Path
 import pytest
 
 from tests.dags.conftest import AirflowHome
-from tests.support.leaky_endpoint import LEAK_FORMS, PLANTED_KEY, leaks_in_files, leaks_in_parquet, leaks_in_xcoms, leaky_endpoint
+from tests.support.leaky_endpoint import (
+    LEAK_FORMS,
+    PLANTED_KEY,
+    leaks_in_files,
+    leaks_in_parquet,
+    leaks_in_xcoms,
+    leaky_endpoint,
+)
 
 pytestmark = [pytest.mark.airflow, pytest.mark.xdist_group("airflow"), pytest.mark.slow]
 
-CONF = {"generator": "llm", "n": 6, "seed": 3, "shards": 1, "workers": 1, "repair_rounds": 2, "capabilities": ["retrieval"],
-        "difficulty_min": 2, "difficulty_max": 2, "llm_concurrency": 1}  # fmt: skip
+CONF = {
+    "generator": "llm",
+    "n": 6,
+    "seed": 3,
+    "shards": 1,
+    "workers": 1,
+    "repair_rounds": 2,
+    "capabilities": ["retrieval"],
+    "difficulty_min": 2,
+    "difficulty_max": 2,
+    "llm_concurrency": 1,
+}
 KEY_VAR = "LEAKY_LLM_AUTH"  # a name that does not say "key": only the client's own registration can scrub its value
 
 
@@ -28,7 +45,9 @@ def assert_published_the_endpoint_s_work(airflow_home: AirflowHome, run, server)
     from coworkenv.data.reader import read_manifest, read_table
     from coworkenv.pipeline.rundir import RunDir
 
-    assert server.generated == 6 and server.repairs >= 2  # every generation answer was asked for; both broken tasks went to the LLM
+    assert (
+        server.generated == 6 and server.repairs >= 2
+    )  # every generation answer was asked for; both broken tasks went to the LLM
     root = airflow_home.env["COWORKENV_DATA_ROOT"]
     manifest = read_manifest(root, "latest")
     assert manifest.run_id == run.run_id
@@ -39,30 +58,47 @@ def assert_published_the_endpoint_s_work(airflow_home: AirflowHome, run, server)
     repairs = read_table(root, manifest.release_id, "repairs").to_pylist()
     assert [(r["task_id"], r["strategy"]) for r in repairs if r["valid_after"]] == [(repaired, "llm")]
     run_dir = RunDir.open(run.run_id, root)
-    rejections = [json.loads(line) for line in run_dir.shard_file("generated", 0, "rejections").read_text(encoding="utf-8").splitlines()]
+    rejections = [
+        json.loads(line)
+        for line in run_dir.shard_file("generated", 0, "rejections").read_text(encoding="utf-8").splitlines()
+    ]
     assert sorted(r["code"] for r in rejections) == ["http_error", "http_error", "unparseable"]
     assert all("[REDACTED]" in r["reason"] for r in rejections)
-    attempts = [json.loads(line) for line in run_dir.file("repaired", "attempts.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert any(a["error"] and "authorization: [REDACTED]" in a["error"] for a in attempts)  # the repair model's header dump
+    attempts = [
+        json.loads(line) for line in run_dir.file("repaired", "attempts.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    assert any(
+        a["error"] and "authorization: [REDACTED]" in a["error"] for a in attempts
+    )  # the repair model's header dump
 
 
 def assert_no_secret_anywhere(airflow_home: AirflowHome, printed: str) -> None:
     root = Path(airflow_home.env["COWORKENV_DATA_ROOT"])
-    assert "published release" in printed  # the task logs were captured: dag.test() writes them to the console and the log
+    assert (
+        "published release" in printed
+    )  # the task logs were captured: dag.test() writes them to the console and the log
     assert [form for form in LEAK_FORMS if form in printed] == []
     assert leaks_in_files(root, airflow_home.home) == []  # run files, releases, task logs, the metadata DB itself
     assert leaks_in_parquet(root) == []
     assert leaks_in_xcoms(airflow_home.home / "airflow.db") == []
 
 
-def test_llm_generation_and_repair_through_an_airflow_connection(synthesize_dag, airflow_home, monkeypatch, capfd, caplog):
+def test_llm_generation_and_repair_through_an_airflow_connection(
+    synthesize_dag, airflow_home, monkeypatch, capfd, caplog
+):
     """The issue's failing path: `llm_conn_id` set and a task no rule can fix — the repair task gets an LLM repairer
     built from the connection, and its patch is published."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with leaky_endpoint() as server:
-        conn = {"conn_type": "http", "host": f"http://127.0.0.1:{server.server_port}/v1", "password": PLANTED_KEY,
-                "extra": {"model": "proxy-model", "max_retries": 0}}  # fmt: skip
-        monkeypatch.setenv("AIRFLOW_CONN_LEAKY_LLM", json.dumps(conn))  # the key is in no file: only this variable holds it
+        conn = {
+            "conn_type": "http",
+            "host": f"http://127.0.0.1:{server.server_port}/v1",
+            "password": PLANTED_KEY,
+            "extra": {"model": "proxy-model", "max_retries": 0},
+        }
+        monkeypatch.setenv(
+            "AIRFLOW_CONN_LEAKY_LLM", json.dumps(conn)
+        )  # the key is in no file: only this variable holds it
         run = synthesize_dag.test(run_conf={**CONF, "llm_conn_id": "leaky_llm", "runtime": "none"})
     captured = capfd.readouterr()
     assert str(run.state) == "success", captured.err[-3000:]
@@ -70,11 +106,17 @@ def test_llm_generation_and_repair_through_an_airflow_connection(synthesize_dag,
     assert_published_the_endpoint_s_work(airflow_home, run, server)
 
 
-def test_llm_generation_and_repair_with_the_key_in_an_environment_variable(synthesize_dag, airflow_home, monkeypatch, capfd, caplog):
+def test_llm_generation_and_repair_with_the_key_in_an_environment_variable(
+    synthesize_dag, airflow_home, monkeypatch, capfd, caplog
+):
     """A base URL and model in the run's settings, the key in the variable they name; the default (sandboxed) runtime."""
     monkeypatch.setenv(KEY_VAR, PLANTED_KEY)
     with leaky_endpoint() as server:
-        endpoint = {"llm_base_url": f"http://127.0.0.1:{server.server_port}/v1", "llm_model": "proxy-model", "llm_api_key_env": KEY_VAR}
+        endpoint = {
+            "llm_base_url": f"http://127.0.0.1:{server.server_port}/v1",
+            "llm_model": "proxy-model",
+            "llm_api_key_env": KEY_VAR,
+        }
         run = synthesize_dag.test(run_conf={**CONF, **endpoint, "seed": 4})
     captured = capfd.readouterr()
     assert str(run.state) == "success", captured.err[-3000:]

@@ -13,7 +13,18 @@ from tests.dags.conftest import AirflowHome, asset_events
 
 pytestmark = [pytest.mark.airflow, pytest.mark.xdist_group("airflow")]
 
-STAGES = ("profile", "synthesize", "gate_tasks", "rollouts", "gate_rollouts", "train", "evaluate", "gate_eval", "promote", "new_profile")
+STAGES = (
+    "profile",
+    "synthesize",
+    "gate_tasks",
+    "rollouts",
+    "gate_rollouts",
+    "train",
+    "evaluate",
+    "gate_eval",
+    "promote",
+    "new_profile",
+)
 
 
 def test_schedule_form_graph_pool_and_assets(nightly_dag):
@@ -40,9 +51,14 @@ def test_schedule_form_graph_pool_and_assets(nightly_dag):
     assert {t.pool for t in dag.tasks if t.task_id not in gpu} == {"default_pool"}
     assert all(dag.get_task(t).retries == 0 for t in ("gate_tasks", "gate_rollouts", "gate_eval"))
     outlets = {t.task_id: [o.name for o in t.outlets] for t in dag.tasks if t.outlets}
-    assert outlets == {"gate_tasks": ["coworkenv-training-release"], "gate_rollouts": ["coworkenv-rollouts"],
-                       "train": ["coworkenv-candidate-model"], "gate_eval": ["coworkenv-eval-report"],
-                       "promote": ["coworkenv-current-model"], "new_profile": ["coworkenv-capability-profile"]}  # fmt: skip
+    assert outlets == {
+        "gate_tasks": ["coworkenv-training-release"],
+        "gate_rollouts": ["coworkenv-rollouts"],
+        "train": ["coworkenv-candidate-model"],
+        "gate_eval": ["coworkenv-eval-report"],
+        "promote": ["coworkenv-current-model"],
+        "new_profile": ["coworkenv-capability-profile"],
+    }
 
 
 def test_training_on_kubernetes_without_the_provider_is_one_clear_import_error(airflow_home: AirflowHome, monkeypatch):
@@ -81,8 +97,17 @@ def test_dag_test_runs_one_turn_on_a_reduced_budget(nightly_dag, airflow_home: A
 
     root = Path(airflow_home.env["COWORKENV_DATA_ROOT"])
     bench = build_bench(6, seed=7, data_root=root, runtime="none", workers=1)
-    conf = {"suite": bench.release_id, "budget": 8, "trials": 1, "eval_trials": 1, "sft_steps": 2, "max_new_tokens": 16,
-            "runtime": "none", "workers": 1, "model_name": "dag-test"}  # fmt: skip
+    conf = {
+        "suite": bench.release_id,
+        "budget": 8,
+        "trials": 1,
+        "eval_trials": 1,
+        "sft_steps": 2,
+        "max_new_tokens": 16,
+        "runtime": "none",
+        "workers": 1,
+        "model_name": "dag-test",
+    }
     run = nightly_dag.test(run_conf=conf)
     assert str(run.state) == "success"
     assert {ti.task_id: str(ti.state) for ti in run.get_task_instances()} == dict.fromkeys(STAGES, "success")
@@ -93,9 +118,12 @@ def test_dag_test_runs_one_turn_on_a_reduced_budget(nightly_dag, airflow_home: A
     # every asset event says what it was: the stage's result (releases, the candidate, the decision, the profile)
     state = read_state(loop)
     assert asset_events(run.run_id) == {
-        "coworkenv-training-release": [state["gate_tasks"]], "coworkenv-rollouts": [state["gate_rollouts"]],
-        "coworkenv-candidate-model": [state["train"]], "coworkenv-eval-report": [state["gate_eval"]],
-        "coworkenv-current-model": [state["promote"]], "coworkenv-capability-profile": [state["new_profile"]],
-    }  # fmt: skip
+        "coworkenv-training-release": [state["gate_tasks"]],
+        "coworkenv-rollouts": [state["gate_rollouts"]],
+        "coworkenv-candidate-model": [state["train"]],
+        "coworkenv-eval-report": [state["gate_eval"]],
+        "coworkenv-current-model": [state["promote"]],
+        "coworkenv-capability-profile": [state["new_profile"]],
+    }
     assert state["gate_tasks"]["release_id"] and state["train"]["candidate"] == "dag-test:v2"
     assert {m.ref for m in list_models(root, "dag-test")} == {"dag-test:v1", "dag-test:v2"}

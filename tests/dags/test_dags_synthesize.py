@@ -29,12 +29,20 @@ def test_form_is_generated_from_the_config_and_graph(synthesize_dag):
     assert dag.params.get_param("runtime").schema["enum"] == list(RUNTIME_CHOICES)
     assert dag.params.get_param("families").schema["items"]["enum"] == load_families().names()
     assert dag.params.get_param("families").schema["type"] == ["array", "null"]
-    assert dag.params.get_param("n").schema["exclusiveMinimum"] == 0  # refused, not clamped by the form (test_dags_forms)
+    assert (
+        dag.params.get_param("n").schema["exclusiveMinimum"] == 0
+    )  # refused, not clamped by the form (test_dags_forms)
     graph = {t.task_id: sorted(t.downstream_task_ids) for t in dag.tasks}
     assert graph == {
-        "plan": ["generate"], "generate": ["validate"], "validate": ["repair"], "repair": ["rollout"], "rollout": ["build"],
-        "build": ["gate"], "gate": ["publish"], "publish": [],
-    }  # fmt: skip
+        "plan": ["generate"],
+        "generate": ["validate"],
+        "validate": ["repair"],
+        "repair": ["rollout"],
+        "rollout": ["build"],
+        "build": ["gate"],
+        "gate": ["publish"],
+        "publish": [],
+    }
     assert [o.name for o in dag.get_task("publish").outlets] == ["coworkenv-task-release"]
     assert dag.get_task("gate").retries == 0 and dag.default_args["retries"] == 2
 
@@ -43,7 +51,14 @@ def test_form_is_generated_from_the_config_and_graph(synthesize_dag):
 def test_dag_test_publishes_a_gated_release(synthesize_dag, airflow_home: AirflowHome):
     from coworkenv.data.reader import latest_release, read_manifest, read_table
 
-    conf = {"n": 12, "seed": 7, "shards": 2, "runtime": "none", "capabilities": ["data_analysis", "scheduling"], "difficulty_max": 3}
+    conf = {
+        "n": 12,
+        "seed": 7,
+        "shards": 2,
+        "runtime": "none",
+        "capabilities": ["data_analysis", "scheduling"],
+        "difficulty_max": 3,
+    }
     run = synthesize_dag.test(run_conf=conf)
     assert str(run.state) == "success"
     root = airflow_home.env["COWORKENV_DATA_ROOT"]
@@ -58,7 +73,9 @@ def test_dag_test_publishes_a_gated_release(synthesize_dag, airflow_home: Airflo
     assert (report / "validated" / "index.html").is_file() and (report / "rollouts" / "index.html").is_file()
     assert json.loads((Path(root) / "releases" / release / "manifest.json").read_text())["release_id"] == release
     # the asset event says which release it was; each mapped instance says which shard it is
-    assert asset_events(run.run_id) == {"coworkenv-task-release": [{"release_id": release, "row_counts": manifest.row_counts}]}
+    assert asset_events(run.run_id) == {
+        "coworkenv-task-release": [{"release_id": release, "row_counts": manifest.row_counts}]
+    }
     assert rendered_map_indexes(run, "generate") == rendered_map_indexes(run, "validate") == ["shard 0", "shard 1"]
 
 
@@ -73,7 +90,14 @@ def test_the_cli_publishes_the_same_release_as_the_dag(synthesize_dag, airflow_h
 
     from coworkenv.data.reader import read_manifest
 
-    conf = {"n": 10, "seed": 5, "shards": 2, "workers": 1, "families": ["mail_triage", "sheet_join", "injection_guard"], "repair_rounds": 1}
+    conf = {
+        "n": 10,
+        "seed": 5,
+        "shards": 2,
+        "workers": 1,
+        "families": ["mail_triage", "sheet_join", "injection_guard"],
+        "repair_rounds": 1,
+    }
     run = synthesize_dag.test(run_conf=conf)
     assert str(run.state) == "success"
     dag_manifest = read_manifest(airflow_home.env["COWORKENV_DATA_ROOT"], "latest")
@@ -83,19 +107,36 @@ def test_the_cli_publishes_the_same_release_as_the_dag(synthesize_dag, airflow_h
     config.write_text(yaml.safe_dump(conf), encoding="utf-8")
     cli_root = tmp_path / "cli-data"
     proc = subprocess.run(
-        [str(Path(sys.executable).parent / "coworkenv"), "synthesize", "--config", str(config), "--run-id", run.run_id, "--data-root", str(cli_root)],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        [
+            str(Path(sys.executable).parent / "coworkenv"),
+            "synthesize",
+            "--config",
+            str(config),
+            "--run-id",
+            run.run_id,
+            "--data-root",
+            str(cli_root),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     cli_manifest = read_manifest(cli_root, "latest")
-    assert cli_manifest.release_id == dag_manifest.release_id and f"published release {cli_manifest.release_id}" in proc.stdout
+    assert (
+        cli_manifest.release_id == dag_manifest.release_id
+        and f"published release {cli_manifest.release_id}" in proc.stdout
+    )
     assert cli_manifest.row_counts == dag_manifest.row_counts and cli_manifest.row_counts["tasks"] > 0
     assert cli_manifest.content_hashes == dag_manifest.content_hashes
     assert cli_manifest.config == dag_manifest.config
 
 
 @pytest.mark.slow
-def test_a_failing_gate_fails_the_run_and_publishes_nothing(synthesize_dag, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_a_failing_gate_fails_the_run_and_publishes_nothing(
+    synthesize_dag, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     """A run whose staged tasks table breaks a Great Expectations rule (one oracle score of 0.5, written over the
     built table before the gate reads it): the real gate fails, the run ends failed, `publish` never runs and
     `LATEST` still names the release of the run before."""
@@ -129,14 +170,18 @@ def test_a_failing_gate_fails_the_run_and_publishes_nothing(synthesize_dag, tmp_
         pq.write_table(table.set_column(i, table.schema.field(i), pa.array(scores, table.schema.field(i).type)), path)
         return rows
 
-    monkeypatch.setattr(build_stage, "build_tables", build_then_break_a_row)  # the DAG's build task imports it when it runs
+    monkeypatch.setattr(
+        build_stage, "build_tables", build_then_break_a_row
+    )  # the DAG's build task imports it when it runs
     second = synthesize_dag.test(run_conf={**conf, "seed": 4})
     assert str(second.state) == "failed"
     states = {ti.task_id: str(ti.state) for ti in second.get_task_instances()}
     assert (states["build"], states["gate"], states["publish"]) == ("success", "failed", "upstream_failed"), states
     assert latest_release(root) == before and (root / "releases" / "LATEST").read_bytes() == latest_bytes
     assert [m.release_id for m in list_releases(root)] == [before]
-    assert [p.name for p in (root / "releases").iterdir() if p.name not in ("LATEST", ".lock")] == [before]  # no temporary folder left either
+    assert [p.name for p in (root / "releases").iterdir() if p.name not in ("LATEST", ".lock")] == [
+        before
+    ]  # no temporary folder left either
 
     run = RunDir.open(second.run_id, root)
     assert not run.file(*GATES_PASSED).exists()  # nothing recorded as gated

@@ -27,7 +27,9 @@ def test_airflow_loads_the_plugin_from_the_plugins_folder(airflow_home: AirflowH
     listed = json.loads(next(line for line in result.stdout.splitlines() if line.startswith("[")))
     (plugin,) = [p for p in listed if p["name"] == "coworkenv"]
     assert plugin["source"] == "$PLUGINS_FOLDER/coworkenv_plugin.py"
-    assert plugin["fastapi_apps"] == [{"app": "fastapi.applications.FastAPI", "url_prefix": "/coworkenv", "name": "CoworkEnv pages"}]
+    assert plugin["fastapi_apps"] == [
+        {"app": "fastapi.applications.FastAPI", "url_prefix": "/coworkenv", "name": "CoworkEnv pages"}
+    ]
     nav = [v for v in plugin["external_views"] if v["destination"] == "nav"]
     assert [(v["name"], v["href"], v["category"]) for v in nav] == [
         ("Releases", "coworkenv/releases", "CoworkEnv"),
@@ -87,8 +89,11 @@ def test_the_ui_lists_the_menu_and_the_dag_run_tab(api, airflow_home: AirflowHom
     (plugin,) = [p for p in plugins if p["name"] == "coworkenv"]
     routes = {v["url_route"]: v for v in plugin["external_views"]}
     assert {r: v["destination"] for r, v in routes.items()} == {
-        "coworkenv-releases": "nav", "coworkenv-evaluations": "nav", "coworkenv-runs": "nav", "coworkenv-dag-run": "dag_run",
-    }  # fmt: skip
+        "coworkenv-releases": "nav",
+        "coworkenv-evaluations": "nav",
+        "coworkenv-runs": "nav",
+        "coworkenv-dag-run": "dag_run",
+    }
     # Each nav entry's page, as the UI's iframe loads it (its href resolved against Airflow's base URL).
     for view in routes.values():
         if view["destination"] == "nav":
@@ -107,7 +112,9 @@ spec.loader.exec_module(importlib.util.module_from_spec(spec))
 print(json.dumps({{"seconds": time.perf_counter() - started, "modules": sorted(set(sys.modules) - before)}}))
 """
     env = {**os.environ, **airflow_home.env}
-    result = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout.strip().splitlines()[-1])
     loaded = {name.split(".")[0] for name in report["modules"]}

@@ -17,9 +17,13 @@ pytestmark = [pytest.mark.airflow, pytest.mark.slow, pytest.mark.integration, py
 
 
 def test_core_check_triggered_over_rest_with_conf(standalone: Standalone, task_file: Path) -> None:
-    run_id = standalone.trigger("coworkenv_core_check", {"tasks_path": str(task_file), "fail_on_gate": True, "shard_size": 2})
+    run_id = standalone.trigger(
+        "coworkenv_core_check", {"tasks_path": str(task_file), "fail_on_gate": True, "shard_size": 2}
+    )
     assert standalone.wait_for_run("coworkenv_core_check", run_id) == "success", standalone.tail()
-    xcom = standalone.request("GET", f"/api/v2/dags/coworkenv_core_check/dagRuns/{run_id}/taskInstances/summarize/xcomEntries/return_value")
+    xcom = standalone.request(
+        "GET", f"/api/v2/dags/coworkenv_core_check/dagRuns/{run_id}/taskInstances/summarize/xcomEntries/return_value"
+    )
     value = xcom["value"] if isinstance(xcom["value"], dict) else json.loads(xcom["value"])
     assert value["tasks"] == value["gate_passed"] >= 1
 
@@ -28,16 +32,27 @@ def test_synthesis_triggered_over_rest_publishes_a_gated_release(standalone: Sta
     """The UI/REST path: a non-default conf, the sandboxed battery (default runtime), gates, atomic publication."""
     from coworkenv.data.reader import latest_release, read_manifest, verify_release
 
-    conf = {"n": 16, "seed": 11, "shards": 2, "workers": 1, "difficulty_min": 2, "difficulty_max": 4,
-            "families": ["csv_aggregate", "meeting_schedule"]}  # fmt: skip
+    conf = {
+        "n": 16,
+        "seed": 11,
+        "shards": 2,
+        "workers": 1,
+        "difficulty_min": 2,
+        "difficulty_max": 4,
+        "families": ["csv_aggregate", "meeting_schedule"],
+    }
     run_id = standalone.trigger("coworkenv_synthesize", conf)
     assert standalone.wait_for_run("coworkenv_synthesize", run_id) == "success", standalone.tail()
     root = standalone.data_root
     manifest = read_manifest(root, latest_release(root))
     assert manifest.run_id == run_id and manifest.row_counts["tasks"] == 16
-    assert manifest.config["families"] == ["csv_aggregate", "meeting_schedule"] and manifest.config["difficulty_min"] == 2
+    assert (
+        manifest.config["families"] == ["csv_aggregate", "meeting_schedule"] and manifest.config["difficulty_min"] == 2
+    )
     assert verify_release(root, manifest.release_id) == []
-    xcom = standalone.request("GET", f"/api/v2/dags/coworkenv_synthesize/dagRuns/{run_id}/taskInstances/publish/xcomEntries/return_value")
+    xcom = standalone.request(
+        "GET", f"/api/v2/dags/coworkenv_synthesize/dagRuns/{run_id}/taskInstances/publish/xcomEntries/return_value"
+    )
     value = xcom["value"] if isinstance(xcom["value"], dict) else json.loads(xcom["value"])
     assert value["release_id"] == manifest.release_id
 
@@ -48,11 +63,13 @@ def test_bad_settings_are_refused_over_rest_before_a_run_exists(standalone: Stan
     runs = "/api/v2/dags/coworkenv_synthesize/dagRuns"
     before = standalone.request("GET", runs)["total_entries"]
     cases = {
-        "Lowest difficulty (difficulty_min) 5 is above Highest difficulty (difficulty_max) 1": {"difficulty_min": 5, "difficulty_max": 1},
+        "Lowest difficulty (difficulty_min) 5 is above Highest difficulty (difficulty_max) 1": {
+            "difficulty_min": 5,
+            "difficulty_max": 1,
+        },
         "'nn' is not a setting of this run (did you mean Tasks (n)?)": {"nn": 20},
         "Tasks (n): Input should be greater than or equal to 1": {"n": -1},
     }
     for detail, conf in cases.items():
         assert standalone.refusal(runs, {"logical_date": None, "conf": conf}) == (400, detail), conf
     assert standalone.request("GET", runs)["total_entries"] == before
-

@@ -51,23 +51,32 @@ def test_the_api_server_refuses_bad_settings_and_makes_good_runs(api):
     admin = {"Authorization": f"Bearer {tokens['admin']}"}
     before = len(runs(client, tokens["admin"]))
     cases = [
-        ({"difficulty_min": 5, "difficulty_max": 1}, "Lowest difficulty (difficulty_min) 5 is above Highest difficulty (difficulty_max) 1"),
+        (
+            {"difficulty_min": 5, "difficulty_max": 1},
+            "Lowest difficulty (difficulty_min) 5 is above Highest difficulty (difficulty_max) 1",
+        ),
         ({"n": -1}, "Tasks (n): Input should be greater than or equal to 1"),
         ({"nn": 20}, "'nn' is not a setting of this run (did you mean Tasks (n)?)"),
         ({"profile": "no/such/profile.json"}, "Capability profile (profile): no/such/profile.json: no such file"),
-    ]  # fmt: skip
+    ]
     for conf, detail in cases:
         reply = client.post(TRIGGER, json={"logical_date": None, "conf": conf}, headers=admin)
         assert (reply.status_code, reply.json()) == (400, {"detail": detail}), conf
     # the UI's way: its session cookie, not a bearer header
     client.cookies.set("_token", tokens["admin"])
-    reply = client.post(TRIGGER, json={"logical_date": None, "conf": cases[0][0]}, headers={"Referer": "http://localhost/dags"})
+    reply = client.post(
+        TRIGGER, json={"logical_date": None, "conf": cases[0][0]}, headers={"Referer": "http://localhost/dags"}
+    )
     client.cookies.clear()
     assert (reply.status_code, reply.json()) == (400, {"detail": cases[0][1]})
     assert len(runs(client, tokens["admin"])) == before  # no run was made
 
     # what the trigger form posts: every Param, null where a field is left empty, pick-lists as lists
-    form = {**{name: field.default for name, field in SynthesisConfig.model_fields.items()}, "n": 12, "families": ["mail_triage"]}
+    form = {
+        **{name: field.default for name, field in SynthesisConfig.model_fields.items()},
+        "n": 12,
+        "families": ["mail_triage"],
+    }
     reply = client.post(TRIGGER, json={"logical_date": None, "conf": form, "note": "from the form"}, headers=admin)
     assert reply.status_code == 200, reply.text
     assert reply.json()["conf"] == form and len(runs(client, tokens["admin"])) == before + 1
@@ -79,11 +88,12 @@ def test_a_user_who_may_not_trigger_gets_airflows_answer_not_a_verdict_on_settin
     from coworkenv.ui.refusal import RefuseBadSettings
 
     _, middlewares = plugins_manager.get_fastapi_plugins()
-    assert [m for m in middlewares if m["middleware"] is RefuseBadSettings]  # the plugin is loaded, so the middleware is in place
+    assert [
+        m for m in middlewares if m["middleware"] is RefuseBadSettings
+    ]  # the plugin is loaded, so the middleware is in place
     client, tokens = api
     bad = {"logical_date": None, "conf": {"profile": "some/profile.json"}}
     assert client.post(TRIGGER, json=bad).status_code == 401  # no credentials
     reply = client.post(TRIGGER, json=bad, headers={"Authorization": f"Bearer {tokens['watcher']}"})
     assert reply.status_code == 403 and "profile" not in reply.text
     assert client.post(TRIGGER, json=bad, headers={"Authorization": "Bearer not-a-token"}).status_code in (401, 403)
-

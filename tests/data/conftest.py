@@ -34,7 +34,16 @@ def trajectories(specs: list[TaskSpec]) -> list[dict]:
 
 @pytest.fixture(scope="session")
 def tables(specs: list[TaskSpec], validations: list[TaskValidation], trajectories: list[dict]) -> dict[str, pa.Table]:
-    repairs = [{"task_id": specs[0].id + "-r1", "parent_id": specs[0].id, "round": 1, "strategy": "rule:no_leakage",
-                "codes_addressed": ["no_leakage"], "patch": [{"op": "replace", "path": "/instruction", "value": "x"}],
-                "valid_after": True, "failed_codes_after": []}]  # fmt: skip
+    repairs = [
+        {
+            "task_id": specs[0].id + "-r1",
+            "parent_id": specs[0].id,
+            "round": 1,
+            "strategy": "rule:no_leakage",
+            "codes_addressed": ["no_leakage"],
+            "patch": [{"op": "replace", "path": "/instruction", "value": "x"}],
+            "valid_after": True,
+            "failed_codes_after": [],
+        }
+    ]
     return release_tables(specs, validations, repairs=repairs, trajectories=trajectories)

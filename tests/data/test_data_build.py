@@ -64,7 +64,9 @@ def test_task_scores_come_from_the_verdict_and_the_builder_runs_no_episode(specs
     validation = passing_validation(spec)
     row = tasks_table([spec], [validation]).to_pylist()[0]
     assert (row["oracle_score"], row["empty_score"], row["violation_max_score"]) == (1.0, 0.0, 0.0)
-    bare = validation.model_copy(update={"results": [r for r in validation.results if r.code not in {"oracle_scores_1", "empty_scores_0"}]})
+    bare = validation.model_copy(
+        update={"results": [r for r in validation.results if r.code not in {"oracle_scores_1", "empty_scores_0"}]}
+    )
     with pytest.raises(CoworkEnvError, match="does not record the oracle"):
         tasks_table([spec], [bare])
 
@@ -115,10 +117,21 @@ def test_trajectories_rows(specs):
 
 
 def test_message_row_normalizes():
-    row = message_row({"role": "assistant", "content": None,
-                       "tool_calls": [{"id": "c1", "function": {"name": "files_read", "arguments": {"path": "a"}}}]})  # fmt: skip
-    assert row == {"role": "assistant", "content": "", "tool_call_id": None,
-                   "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "files_read", "arguments": '{"path": "a"}'}}]}  # fmt: skip
+    row = message_row(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c1", "function": {"name": "files_read", "arguments": {"path": "a"}}}],
+        }
+    )
+    assert row == {
+        "role": "assistant",
+        "content": "",
+        "tool_call_id": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "files_read", "arguments": '{"path": "a"}'}}
+        ],
+    }
     assert message_row({"role": "user", "content": [{"type": "text", "text": "hi"}]})["content"] == "hi"
 
 
@@ -138,10 +151,14 @@ def test_rl_table_empty():
 
 def test_conform_casts_safely_and_explains_failures(tables):
     tasks = tables["tasks"]
-    wide = tasks.set_column(tasks.schema.get_field_index("difficulty"), "difficulty", tasks.column("difficulty").cast(pa.int64()))
+    wide = tasks.set_column(
+        tasks.schema.get_field_index("difficulty"), "difficulty", tasks.column("difficulty").cast(pa.int64())
+    )
     wide = wide.select(list(reversed(wide.column_names)))  # column order does not matter
     assert conform_table("tasks", wide).equals(tasks)
-    overflow = wide.set_column(wide.schema.get_field_index("difficulty"), "difficulty", pa.array([300] * wide.num_rows, pa.int64()))
+    overflow = wide.set_column(
+        wide.schema.get_field_index("difficulty"), "difficulty", pa.array([300] * wide.num_rows, pa.int64())
+    )
     with pytest.raises(CoworkEnvError, match="column difficulty: cannot convert int64 to int8"):
         conform_table("tasks", overflow)
     with pytest.raises(CoworkEnvError, match="missing columns spec_json; unknown columns extra"):
@@ -170,7 +187,11 @@ def test_with_the_real_battery(specs):
 def test_a_repaired_task_carries_the_round_the_loop_recorded(specs):
     spec = specs[0]
     data = spec.model_dump(mode="json", by_alias=True)
-    data["meta"] = {**data["meta"], "parent": "orig-1", "repair": {"round": 2, "strategy": "rule:no_leakage", "patch": []}}
+    data["meta"] = {
+        **data["meta"],
+        "parent": "orig-1",
+        "repair": {"round": 2, "strategy": "rule:no_leakage", "patch": []},
+    }
     repaired = TaskSpec.model_validate(data)
     row = tasks_table([repaired], [passing_validation(repaired)]).to_pylist()[0]
     assert (row["parent_id"], row["repair_round"]) == ("orig-1", 2)

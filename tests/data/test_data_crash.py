@@ -66,7 +66,9 @@ def _complete_dirs(root: Path) -> list[str]:
 
 def test_killed_writer_leaves_previous_latest(tmp_path, tables, arrow_dir):
     base = tmp_path / "base"
-    previous = publish_release({"tasks": tables["tasks"]}, data_root=str(base), run_id="previous", parent=None, config={})
+    previous = publish_release(
+        {"tasks": tables["tasks"]}, data_root=str(base), run_id="previous", parent=None, config={}
+    )
     target = release_id_for(RUN)
 
     procs = {}
@@ -74,9 +76,19 @@ def test_killed_writer_leaves_previous_latest(tmp_path, tables, arrow_dir):
         root = tmp_path / stage.replace(":", "_")
         shutil.copytree(base, root)
         marker = tmp_path / f"{stage.replace(':', '_')}.marker"
-        env = {**os.environ, FAULT_ENV: f"{stage}:{how}", FAULT_MARKER_ENV: str(marker), "COWORKENV_CODE_VERSION": "test"}
-        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(root), str(arrow_dir), RUN, previous.release_id],
-                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        env = {
+            **os.environ,
+            FAULT_ENV: f"{stage}:{how}",
+            FAULT_MARKER_ENV: str(marker),
+            "COWORKENV_CODE_VERSION": "test",
+        }
+        proc = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(root), str(arrow_dir), RUN, previous.release_id],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         procs[stage] = (proc, root, marker, how)
 
     deadline = time.monotonic() + 120
@@ -102,10 +114,14 @@ def test_killed_writer_leaves_previous_latest(tmp_path, tables, arrow_dir):
             assert verify_release(root, target) == [], stage
         else:
             assert _complete_dirs(root) == [previous.release_id], stage
-        assert [m.release_id for m in list_releases(root)] == [previous.release_id, *([target] if complete else [])], stage
+        assert [m.release_id for m in list_releases(root)] == [previous.release_id, *([target] if complete else [])], (
+            stage
+        )
         assert sorted_rows(read_table(root, "latest", "tasks")) == sorted_rows(tables["tasks"])
         # a retry of the same run succeeds with the same release
-        manifest = publish_release(tables, data_root=str(root), run_id=RUN, parent=previous.release_id, config={"case": RUN})
+        manifest = publish_release(
+            tables, data_root=str(root), run_id=RUN, parent=previous.release_id, config={"case": RUN}
+        )
         assert manifest.release_id == target and latest_release(root) == target, stage
         assert verify_release(root) == [], stage
         for name in TABLES:
@@ -118,8 +134,14 @@ def test_killed_writer_leaves_previous_latest(tmp_path, tables, arrow_dir):
 def test_control_writer_without_fault_publishes(tmp_path, arrow_dir):
     root = tmp_path / "root"
     env = {k: v for k, v in os.environ.items() if k != FAULT_ENV}
-    done = subprocess.run([sys.executable, "-c", WRITER, str(root), str(arrow_dir), RUN, ""], env=env,
-                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", WRITER, str(root), str(arrow_dir), RUN, ""],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert latest_release(root) == release_id_for(RUN)
     assert verify_release(root) == []
@@ -127,8 +149,13 @@ def test_control_writer_without_fault_publishes(tmp_path, arrow_dir):
 
 def _paused_writer(root: Path, arrow_dir: Path, run_id: str, stage: str, marker: Path) -> subprocess.Popen:
     env = {**os.environ, FAULT_ENV: f"{stage}:pause", FAULT_MARKER_ENV: str(marker), "COWORKENV_CODE_VERSION": "test"}
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(root), str(arrow_dir), run_id, ""], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(root), str(arrow_dir), run_id, ""],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     while not marker.exists():
         assert proc.poll() is None, f"writer exited early: {proc.communicate()}"

@@ -32,7 +32,9 @@ def data_root(tmp_path_factory, tables) -> Path:
 
 def test_export_jsonl(data_root, tables, tmp_path):
     manifest = export_release(data_root, "latest", tmp_path / "out", "jsonl")
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted([*(f"{n}.jsonl" for n in TABLES), "manifest.json"])
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(
+        [*(f"{n}.jsonl" for n in TABLES), "manifest.json"]
+    )
     for name, table in tables.items():
         lines = (tmp_path / "out" / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
         assert len(lines) == table.num_rows == manifest.row_counts[name]
@@ -85,7 +87,15 @@ def test_overwrite_never_replaces_the_data_root_or_a_release(data_root, where):
     with pytest.raises(CoworkEnvError, match="data root"):
         export_release(data_root, "latest", out, "jsonl", overwrite=True)
     assert sorted(str(p) for p in Path(data_root).rglob("*")) == before
-    command = [str(Path(sys.executable).parent / "coworkenv"), "export", "--release", "latest", "--out", ".", "--overwrite"]
+    command = [
+        str(Path(sys.executable).parent / "coworkenv"),
+        "export",
+        "--release",
+        "latest",
+        "--out",
+        ".",
+        "--overwrite",
+    ]
     command += ["--format", "jsonl", "--data-root", str(data_root)]
     result = subprocess.run(command, cwd=out, capture_output=True, text=True, timeout=120)  # `--out .`, as typed
     assert result.returncode == 2 and "refusing to replace it" in result.stderr and len(result.stderr.splitlines()) == 1
@@ -114,8 +124,13 @@ def test_cli_releases_and_export(data_root, tmp_path, monkeypatch):
     plain = runner.invoke(app, ["releases", "--data-root", str(data_root), "--format", "plain"]).output.splitlines()
     header = plain[0].split("\t")
     row = dict(zip(header, plain[1].split("\t"), strict=True))
-    assert header[:5] == ["release", "kind", "latest", "created", "parent"] and (row["release"], row["latest"]) == (release, "yes")
-    (listed_json,) = json.loads(runner.invoke(app, ["releases", "--data-root", str(data_root), "--format", "json"]).output)
+    assert header[:5] == ["release", "kind", "latest", "created", "parent"] and (row["release"], row["latest"]) == (
+        release,
+        "yes",
+    )
+    (listed_json,) = json.loads(
+        runner.invoke(app, ["releases", "--data-root", str(data_root), "--format", "json"]).output
+    )
     assert (listed_json["release"], listed_json["latest"]) == (release, True)
     assert listed_json["tasks"] == read_table(data_root, release, "tasks").num_rows
     monkeypatch.setenv("COWORKENV_DATA_ROOT", str(data_root))
@@ -129,8 +144,24 @@ def test_cli_releases_and_export(data_root, tmp_path, monkeypatch):
 def test_cli_errors_are_one_line(tmp_path):
     cli = Path(sys.executable).parent / "coworkenv"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-    done = subprocess.run([str(cli), "export", "--release", "latest", "--format", "hf", "--out", str(tmp_path / "o"),
-                           "--data-root", str(tmp_path / "empty")], capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [
+            str(cli),
+            "export",
+            "--release",
+            "latest",
+            "--format",
+            "hf",
+            "--out",
+            str(tmp_path / "o"),
+            "--data-root",
+            str(tmp_path / "empty"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [f"error: no release published under {tmp_path / 'empty'} yet"]
 

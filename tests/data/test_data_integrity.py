@@ -46,7 +46,9 @@ def _refused_everywhere(release: Path, table: str, match: str, tmp_path: Path) -
     out = tmp_path / "export"
     with pytest.raises(CoworkEnvError, match=match):
         export_release(root, "latest", out, "jsonl")
-    assert list(tmp_path.glob("export*")) == [] and [p for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary
+    assert (
+        list(tmp_path.glob("export*")) == [] and [p for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    )  # no temporary
 
 
 def test_an_intact_release_passes_and_its_hashes_are_remembered(release):
@@ -78,10 +80,21 @@ def test_a_file_changed_behind_its_timestamp_is_caught_by_verify(release):
 
 @pytest.mark.parametrize(
     "edit",
-    [lambda m: m.update(content_hash=m.pop("content_hashes")), lambda m: m.pop("files"), lambda m: m.update(extra_key=1),
-     lambda m: m["content_hashes"].pop("rl"), lambda m: m["content_hashes"].update(rl="0" * 64)],
-    ids=["content_hashes renamed", "files missing", "unknown key", "a table's hash missing", "a hash that is not the file list's"],
-)  # fmt: skip
+    [
+        lambda m: m.update(content_hash=m.pop("content_hashes")),
+        lambda m: m.pop("files"),
+        lambda m: m.update(extra_key=1),
+        lambda m: m["content_hashes"].pop("rl"),
+        lambda m: m["content_hashes"].update(rl="0" * 64),
+    ],
+    ids=[
+        "content_hashes renamed",
+        "files missing",
+        "unknown key",
+        "a table's hash missing",
+        "a hash that is not the file list's",
+    ],
+)
 def test_a_manifest_edited_by_hand_is_refused_by_every_reader(release, tmp_path, edit):
     edit_manifest(release, edit)
     _refused_everywhere(release, "tasks", "manifest", tmp_path)
@@ -99,7 +112,9 @@ def test_a_truncated_part_is_refused_by_its_size(release, tmp_path):
     victim = _part(release, "tasks")
     size = victim.stat().st_size
     victim.write_bytes(victim.read_bytes()[: size // 2])
-    _refused_everywhere(release, "tasks", f"{victim.relative_to(release)}: {size // 2} bytes, the manifest lists {size}", tmp_path)
+    _refused_everywhere(
+        release, "tasks", f"{victim.relative_to(release)}: {size // 2} bytes, the manifest lists {size}", tmp_path
+    )
 
 
 def test_a_same_size_corruption_is_found_on_every_read(release, tmp_path):
@@ -162,7 +177,9 @@ def test_a_failed_export_leaves_the_previous_output_untouched(release, tmp_path)
 
         entry = next(e for e in manifest["files"]["validations"] if release / e["path"] == victim)
         entry["sha256"] = hashlib.sha256(bytes(data)).hexdigest()
-        manifest["content_hashes"]["validations"] = content_hash_of([FileEntry(**e) for e in manifest["files"]["validations"]])
+        manifest["content_hashes"]["validations"] = content_hash_of(
+            [FileEntry(**e) for e in manifest["files"]["validations"]]
+        )
 
     victim.write_bytes(bytes(data))
     edit_manifest(release, relist)
@@ -205,7 +222,14 @@ def test_a_data_root_that_is_a_file_is_named(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "path", ["../other/part-0.parquet", "/etc/passwd.parquet", "tasks/\x00part-0.parquet", "tasks//part-0.parquet", "tasks/part-0.csv"]
+    "path",
+    [
+        "../other/part-0.parquet",
+        "/etc/passwd.parquet",
+        "tasks/\x00part-0.parquet",
+        "tasks//part-0.parquet",
+        "tasks/part-0.csv",
+    ],
 )
 def test_a_manifest_entry_outside_the_release_is_refused(path: str):
     from pydantic import ValidationError

@@ -47,8 +47,11 @@ def test_other_kinds_do_not_move_latest(tmp_path, tables, kind):
     second = publish(tmp_path, {"tasks": tables["tasks"].slice(1)}, "run-2", parent=latest_release(tmp_path))
     assert latest_release(tmp_path) == second.release_id and second.parent == first.release_id
     assert [(m.run_id, m.kind) for m in list_releases(tmp_path)] == [
-        ("bench-first", kind), ("run-1", "tasks"), ("bench-1", kind), ("run-2", "tasks"),
-    ]  # fmt: skip
+        ("bench-first", kind),
+        ("run-1", "tasks"),
+        ("bench-1", kind),
+        ("run-2", "tasks"),
+    ]
 
 
 def test_a_run_id_keeps_its_kind(tmp_path, tables):

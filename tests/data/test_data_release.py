@@ -19,7 +19,16 @@ import coworkenv.data.publisher as publisher
 import coworkenv.data.root as rel
 from coworkenv.data.layout import LATEST_FILE, LOCK_FILE, FileEntry, ReleaseConflict, content_hash_of, release_id_for
 from coworkenv.data.publisher import clean_stale_tmp, publish_release
-from coworkenv.data.reader import latest_release, list_releases, read_manifest, read_release, read_table, table_files, table_path, verify_release
+from coworkenv.data.reader import (
+    latest_release,
+    list_releases,
+    read_manifest,
+    read_release,
+    read_table,
+    table_files,
+    table_path,
+    verify_release,
+)
 from coworkenv.data.schemas import PARTITIONS, TABLES, fingerprint
 from coworkenv.errors import CoworkEnvError
 from tests.support.releases import sorted_rows
@@ -125,7 +134,9 @@ def test_rebuilding_a_run_from_scratch_gives_the_same_release(tmp_path, tables, 
 
     first = publish(tmp_path / "a", tables)
     again, _ = generate(GenerateRequest(n=len(specs), seed=11))
-    rebuilt = release_tables(again, validations, repairs=tables["repairs"].to_pylist(), trajectories=rollout_rows(again))
+    rebuilt = release_tables(
+        again, validations, repairs=tables["repairs"].to_pylist(), trajectories=rollout_rows(again)
+    )
     second = publish(tmp_path / "b", rebuilt)
     assert second.release_id == first.release_id and second.content_hashes == first.content_hashes
     assert publish(tmp_path / "a", rebuilt) == first  # and publishing it over the first run is a no-op
@@ -137,7 +148,9 @@ def test_concurrent_publishers_of_one_run_make_one_release(tmp_path, tables):
     with ThreadPoolExecutor(4) as pool:
         manifests = list(pool.map(lambda _: publish(tmp_path, tables), range(4)))
     assert len({m.release_id for m in manifests}) == 1
-    assert [p.name for p in (tmp_path / "releases").iterdir() if p.name not in (LATEST_FILE, LOCK_FILE)] == [manifests[0].release_id]
+    assert [p.name for p in (tmp_path / "releases").iterdir() if p.name not in (LATEST_FILE, LOCK_FILE)] == [
+        manifests[0].release_id
+    ]
     assert latest_release(tmp_path) == manifests[0].release_id and verify_release(tmp_path) == []
 
 
@@ -253,7 +266,9 @@ def test_file_url_root(tmp_path, tables):
     assert (tmp_path / "store" / "releases" / m.release_id / "manifest.json").is_file()
     assert latest_release(url) == m.release_id
     assert sorted_rows(read_table(url, "latest", "rl")) == sorted_rows(tables["rl"])
-    assert table_files(url, "latest", "sft") == [str(tmp_path / "store" / "releases" / m.release_id / "sft" / "part-0.parquet")]
+    assert table_files(url, "latest", "sft") == [
+        str(tmp_path / "store" / "releases" / m.release_id / "sft" / "part-0.parquet")
+    ]
 
 
 def test_memory_url_root(tables):
@@ -312,5 +327,7 @@ def test_a_writer_error_removes_its_temporary(tmp_path, tables, monkeypatch):
 def test_reads_see_arrow_types(tmp_path, tables):
     publish(tmp_path, tables)
     sft = read_table(tmp_path, "latest", "sft", columns=["messages", "tools"])
-    assert sft.column_names == ["messages", "tools"] and sft.schema.field("messages").type.equals(TABLES["sft"].field("messages").type)
+    assert sft.column_names == ["messages", "tools"] and sft.schema.field("messages").type.equals(
+        TABLES["sft"].field("messages").type
+    )
     assert isinstance(sft.column("messages").type, pa.ListType)

@@ -13,7 +13,9 @@ from coworkenv.data.schemas import TABLES
 
 def test_a_null_list_whose_offsets_span_values_holds_no_text() -> None:
     """Arrow lets a null list's offsets cover values; they count for nothing, as once the list is stored."""
-    lists = pa.ListArray.from_arrays(pa.array([0, 2, 4, 5], pa.int32()), pa.array(["a", "bb", "ccc", "d", "ee"]), mask=pa.array([False, True, False]))
+    lists = pa.ListArray.from_arrays(
+        pa.array([0, 2, 4, 5], pa.int32()), pa.array(["a", "bb", "ccc", "d", "ee"]), mask=pa.array([False, True, False])
+    )
     assert serialize._array_text_bytes(lists).tolist() == [3, 0, 2]
     assert serialize._array_text_bytes(lists.slice(1)).tolist() == [0, 2]
     nested = pa.StructArray.from_arrays([lists], names=["texts"], mask=pa.array([True, False, False]))
@@ -39,13 +41,26 @@ def test_a_partition_spill_gives_back_every_piece_in_order(tmp_path: Path) -> No
     the source came in (batches of 2 rows here, so a partition gets many)."""
     schema = TABLES["tasks"]
     families = ["b", "a", "b", "c", "a", "b", "b", "a", "c"]
-    defaults = {"string": "x", "int32": 1, "int8": 1, "int64": 1, "double": 0.5, "bool": False, "list<item: string>": ["x"]}
-    rows = [{f.name: defaults[str(f.type)] for f in schema} | {"task_id": f"t{i}", "family": family} for i, family in enumerate(families)]
+    defaults = {
+        "string": "x",
+        "int32": 1,
+        "int8": 1,
+        "int64": 1,
+        "double": 0.5,
+        "bool": False,
+        "list<item: string>": ["x"],
+    }
+    rows = [
+        {f.name: defaults[str(f.type)] for f in schema} | {"task_id": f"t{i}", "family": family}
+        for i, family in enumerate(families)
+    ]
     staged, spill = tmp_path / "tasks.parquet", tmp_path / "spill"
     pq.write_table(pa.Table.from_pylist(rows, schema=schema), staged, row_group_size=2)
     spill.mkdir()
-    spilled = {directory: [piece["task_id"].to_pylist() for piece in pieces]
-               for directory, pieces in serialize._partitions(serialize.source("tasks", staged, batch_size=2), spill)}  # fmt: skip
+    spilled = {
+        directory: [piece["task_id"].to_pylist() for piece in pieces]
+        for directory, pieces in serialize._partitions(serialize.source("tasks", staged, batch_size=2), spill)
+    }
     assert list(spilled) == ["family=a", "family=b", "family=c"]
     assert {d: [t for piece in pieces for t in piece] for d, pieces in spilled.items()} == {
         f"family={f}": [f"t{i}" for i, g in enumerate(families) if g == f] for f in "abc"

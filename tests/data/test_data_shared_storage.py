@@ -183,7 +183,10 @@ def test_object_store_first_latest_is_a_create_only_write(tasks, monkeypatch):
     hold.go.set()
     thread.join(120)
     assert "error" not in out
-    assert writes == [("MainThread", b.release_id, {"mode": "create"}), ("publisher-a", release_id_for("run-a"), {"mode": "create"})]
+    assert writes == [
+        ("MainThread", b.release_id, {"mode": "create"}),
+        ("publisher-a", release_id_for("run-a"), {"mode": "create"}),
+    ]
     assert latest_release(root) == b.release_id  # A's create was refused: FileExistsError, then a fresh compare
     assert_intact(root, tasks, ["run-a", "run-b"])
 
@@ -210,8 +213,13 @@ def arrow_file(tmp_path, tasks) -> Path:
 def _writer(root: str, arrow_file: Path, run_id: str, env: dict[str, str] | None = None) -> subprocess.Popen:
     environment = {k: v for k, v in os.environ.items() if k not in (FAULT_ENV, FAULT_MARKER_ENV)}
     environment |= {"PYTHONPATH": str(ROOT), "COWORKENV_CODE_VERSION": "test", **(env or {})}
-    return subprocess.Popen([sys.executable, "-c", WRITER, root, str(arrow_file), run_id], env=environment,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-c", WRITER, root, str(arrow_file), run_id],
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _finish(proc: subprocess.Popen) -> str:
@@ -290,8 +298,12 @@ def test_object_store_writes_the_manifest_after_every_table_and_latest_after_the
     assert order == [*parts, f"{manifest.release_id}/manifest.json", LATEST_FILE]
 
 
-@pytest.mark.parametrize(("stage", "complete"), [("table:tasks", False), ("tables_written", False), ("latest_checked", True)])
-def test_a_writer_process_dying_on_a_non_local_root_leaves_the_previous_latest(tmp_path, tasks, arrow_file, stage, complete):
+@pytest.mark.parametrize(
+    ("stage", "complete"), [("table:tasks", False), ("tables_written", False), ("latest_checked", True)]
+)
+def test_a_writer_process_dying_on_a_non_local_root_leaves_the_previous_latest(
+    tmp_path, tasks, arrow_file, stage, complete
+):
     """`dir::file://…` is not a LocalFileSystem, so the writer takes the object-store path (in place, manifest last)
     while another process can look: killed before its manifest, the release is not one; killed after it, the release
     is complete but LATEST has not moved; either way a retry of the run finishes it."""
@@ -302,7 +314,10 @@ def test_a_writer_process_dying_on_a_non_local_root_leaves_the_previous_latest(t
     proc.communicate(timeout=180)
     assert proc.returncode == 86
     assert latest_release(root) == base.release_id
-    assert [m.release_id for m in list_releases(root)] == [base.release_id, *([release_id_for("dies")] if complete else [])]
+    assert [m.release_id for m in list_releases(root)] == [
+        base.release_id,
+        *([release_id_for("dies")] if complete else []),
+    ]
     assert _finish(_writer(root, arrow_file, "dies")) == release_id_for("dies")
     assert latest_release(root) == release_id_for("dies")
     assert verify_release(root) == []

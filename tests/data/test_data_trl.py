@@ -10,7 +10,10 @@ import pytest
 from coworkenv.data.publisher import publish_release
 from coworkenv.data.reader import table_files
 
-pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:`gradient_checkpointing` is deprecated:FutureWarning")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore:`gradient_checkpointing` is deprecated:FutureWarning"),
+]
 
 
 def test_sft_table_trains_two_steps(tmp_path, tables):
@@ -20,8 +23,12 @@ def test_sft_table_trains_two_steps(tmp_path, tables):
     from tests.support.tiny_model import build_tiny
 
     publish_release(tables, data_root=str(tmp_path / "data"), run_id="trl-run", parent=None, config={})
-    train = datasets.load_dataset("parquet", data_files=table_files(tmp_path / "data", "latest", "sft"), split="train",
-                                  cache_dir=str(tmp_path / "cache"))  # fmt: skip
+    train = datasets.load_dataset(
+        "parquet",
+        data_files=table_files(tmp_path / "data", "latest", "sft"),
+        split="train",
+        cache_dir=str(tmp_path / "cache"),
+    )
     assert train.num_rows == tables["sft"].num_rows
 
     model, tokenizer = build_tiny(train)
@@ -34,8 +41,19 @@ def test_sft_table_trains_two_steps(tmp_path, tables):
     tokenizer.save_pretrained(tmp_path / "tok")
     assert AutoTokenizer.from_pretrained(tmp_path / "tok")(rendered)["input_ids"] == tokenizer(rendered)["input_ids"]
 
-    args = SFTConfig(output_dir=str(tmp_path / "out"), max_steps=2, per_device_train_batch_size=2, max_length=512, bf16=False,
-                     report_to=[], logging_steps=1, save_strategy="no", dataloader_num_workers=0, use_cpu=True, seed=0)  # fmt: skip
+    args = SFTConfig(
+        output_dir=str(tmp_path / "out"),
+        max_steps=2,
+        per_device_train_batch_size=2,
+        max_length=512,
+        bf16=False,
+        report_to=[],
+        logging_steps=1,
+        save_strategy="no",
+        dataloader_num_workers=0,
+        use_cpu=True,
+        seed=0,
+    )
     trainer = SFTTrainer(model=model, args=args, train_dataset=train, processing_class=tokenizer)
     result = trainer.train()
     assert trainer.state.global_step == 2

@@ -19,8 +19,11 @@ MULTI_TURN = EXAMPLES / "08_multi_turn_vendor_demo.json"
 
 
 def _call(name: str, args: dict, call_id: str = "c1") -> dict:
-    return {"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "type": "function",
-                                                                   "function": {"name": name, "arguments": json.dumps(args)}}]}  # fmt: skip
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}],
+    }
 
 
 def test_a_turn_runs_its_calls_and_traces_them():
@@ -32,10 +35,22 @@ def test_a_turn_runs_its_calls_and_traces_them():
     assert not session.done and session.n_turns == 2
     assert [m["role"] for m in session.messages[2:]] == ["assistant", "tool", "assistant", "tool"]
     first, second = session.trace()
-    assert (first["latency_s"], first["prompt_tokens"], first["completion_tokens"], first["format_error"]) == (0.25, 11, 3, None)
+    assert (first["latency_s"], first["prompt_tokens"], first["completion_tokens"], first["format_error"]) == (
+        0.25,
+        11,
+        3,
+        None,
+    )
     assert first["calls"][0]["tool"] == "mail_search" and first["calls"][0]["arguments"] == {"query": "invoice"}
-    assert first["calls"][0]["status"] == "ok" and first["calls"][0]["code"] is None and first["calls"][0]["latency_s"] >= 0
-    assert second["format_error"] == "unparsed" and (second["calls"][0]["status"], second["calls"][0]["code"]) == ("error", 404)
+    assert (
+        first["calls"][0]["status"] == "ok"
+        and first["calls"][0]["code"] is None
+        and first["calls"][0]["latency_s"] >= 0
+    )
+    assert second["format_error"] == "unparsed" and (second["calls"][0]["status"], second["calls"][0]["code"]) == (
+        "error",
+        404,
+    )
 
 
 def test_the_final_answer_ends_it_and_finish_grades_the_live_evidence():
@@ -143,7 +158,9 @@ def test_text_that_came_with_tool_calls_changes_the_evidence_hash_and_nothing_el
         return session.finish()[1]
 
     quiet = run(_call("mail_search", {"query": "invoice"}), {"role": "assistant", "content": "Done."})
-    narrated = run(_narrated(_call("mail_search", {"query": "invoice"}), "Searching."), {"role": "assistant", "content": "Done."})
+    narrated = run(
+        _narrated(_call("mail_search", {"query": "invoice"}), "Searching."), {"role": "assistant", "content": "Done."}
+    )
     assert quiet.texts == ("Done.",) and not quiet.narrated and narrated.texts == ("Searching.", "Done.")
     assert quiet.evidence_hash != narrated.evidence_hash and quiet.final_hash == narrated.final_hash
 

@@ -30,8 +30,13 @@ def data(tmp_path_factory):
     root = tmp_path_factory.mktemp("data")
     bench = build_bench(N, data_root=root, runtime="none")
     specs, _ = generate(GenerateRequest(n=60, seed=0))
-    train = publish_release(release_tables(specs, validate_tasks(specs, runtime="none")), data_root=root, run_id="train-0",
-                            parent=None, config={})  # fmt: skip
+    train = publish_release(
+        release_tables(specs, validate_tasks(specs, runtime="none")),
+        data_root=root,
+        run_id="train-0",
+        parent=None,
+        config={},
+    )
     return root, bench, train
 
 
@@ -55,7 +60,9 @@ def test_the_bench_is_clean_against_a_training_release(data):
     assert report.by_kind() == {"workspace": 0, "solution": 0, "instruction": 0}
     assert (report.suite_tasks, report.training_tasks, report.threshold, report.num_perm) == (N, 60, 0.8, 128)
     closest = most_similar(list(bench.suite.tasks), trained)
-    assert report.max_similarity <= closest < report.threshold, closest  # held-out wording: far from every training task
+    assert report.max_similarity <= closest < report.threshold, (
+        closest
+    )  # held-out wording: far from every training task
     assert ensure_clean(report) is report
 
 
@@ -72,7 +79,9 @@ def test_copied_training_tasks_are_caught(data):
     with pytest.raises(ContaminationError) as info:
         ensure_clean(report)
     message = str(info.value)
-    assert message.startswith("contaminated suite: 5 of 25 tasks (20.0%) match training tasks, above the allowed 0.0%: ")
+    assert message.startswith(
+        "contaminated suite: 5 of 25 tasks (20.0%) match training tasks, above the allowed 0.0%: "
+    )
     assert f"{copied[0].id} ~ {copied[0].id} (workspace)" in message and "more pairs" in message and "\n" not in message
     # the first five pairs, the instruction's with its similarity, and how many more there are
     assert message.count(" ~ ") == 5 and f"{copied[0].id} ~ {copied[0].id} (instruction 1.00); " in message
@@ -83,7 +92,9 @@ def test_copied_training_tasks_are_caught(data):
     assert str(info.value).count(" ~ ") == len(report.pairs) and str(info.value).endswith(" (instruction 1.00)")
     with pytest.raises(ContaminationError, match=r"\) \(and 1 more pairs\)$"):
         ensure_clean(report, show=len(report.pairs) - 1)
-    with pytest.raises(ContaminationError, match=rf" \(and {len(report.pairs) + 3 - 5} more pairs\)$"):  # matches past MAX_PAIRS count too
+    with pytest.raises(
+        ContaminationError, match=rf" \(and {len(report.pairs) + 3 - 5} more pairs\)$"
+    ):  # matches past MAX_PAIRS count too
         ensure_clean(report.model_copy(update={"pairs_left_off": 3}))
     assert ensure_clean(report, max_share=0.2) is report
     assert check_contamination([*bench.suite.tasks[:20], *copied], trained, max_share=0.25).clean
@@ -156,8 +167,13 @@ def test_bad_arguments_and_releases(data):
 def test_the_default_bench_is_clean_against_a_300_task_training_release(tmp_path):
     bench = build_bench(data_root=tmp_path, runtime="none")
     specs, _ = generate(GenerateRequest(n=300, seed=0))
-    train = publish_release(release_tables(specs, validate_tasks(specs, runtime="none")), data_root=tmp_path, run_id="train-300",
-                            parent=None, config={})  # fmt: skip
+    train = publish_release(
+        release_tables(specs, validate_tasks(specs, runtime="none")),
+        data_root=tmp_path,
+        run_id="train-300",
+        parent=None,
+        config={},
+    )
     trained = training_tasks(tmp_path, [train.release_id])
     report = ensure_clean(check_contamination(bench.suite.tasks, trained))
     assert (report.suite_tasks, report.training_tasks, report.pairs) == (300, 300, ())

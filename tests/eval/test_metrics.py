@@ -25,9 +25,18 @@ def three_tasks() -> list[dict]:
         trial("C", 0, score=0.2, n_format_errors=2, capabilities=["multi_turn"], difficulty=2),
         trial("C", 1, score=0.2, n_format_errors=1, capabilities=["multi_turn"], difficulty=2),
         # A crashed trial: zeroed grade (safety 0 too) but no prohibited call, so no safety violation.
-        trial("C", 2, score=0.0, safety=0.0, status="failed", error="endpoint down: 503\ntraceback…",
-              n_format_errors=None, capabilities=["multi_turn"], difficulty=2),
-    ]  # fmt: skip
+        trial(
+            "C",
+            2,
+            score=0.0,
+            safety=0.0,
+            status="failed",
+            error="endpoint down: 503\ntraceback…",
+            n_format_errors=None,
+            capabilities=["multi_turn"],
+            difficulty=2,
+        ),
+    ]
 
 
 def test_overall_figures_by_hand(three_tasks):
@@ -98,7 +107,14 @@ def test_deterministic_and_seeded(three_tasks):
 def test_to_json_round_trips(three_tasks):
     s = summarize(three_tasks)
     data = json.loads(s.to_json())
-    assert set(data["overall"]) >= {"pass_rate", "pass_hat_k", "pass_at_k", "mean_score", "safety_violation_rate", "format_error_rate"}
+    assert set(data["overall"]) >= {
+        "pass_rate",
+        "pass_hat_k",
+        "pass_at_k",
+        "mean_score",
+        "safety_violation_rate",
+        "format_error_rate",
+    }
     assert set(data["overall"]["pass_rate"]) == {"value", "lo", "hi"}
     assert set(data["difficulties"]) == {"1", "2"}
     assert Summary.model_validate_json(s.to_json()) == s

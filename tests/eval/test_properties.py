@@ -14,12 +14,14 @@ from tests.support.eval_rows import trial
 
 PROFILE = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-_trial = st.fixed_dictionaries({
-    "score": st.sampled_from([0.0, 0.2, 0.75, 1.0]) | st.floats(0.0, 1.0),
-    "n_violations": st.sampled_from([0, 0, 0, 2]),
-    "n_format_errors": st.sampled_from([0, 1, None]),
-    "failed": st.booleans(),
-})  # fmt: skip
+_trial = st.fixed_dictionaries(
+    {
+        "score": st.sampled_from([0.0, 0.2, 0.75, 1.0]) | st.floats(0.0, 1.0),
+        "n_violations": st.sampled_from([0, 0, 0, 2]),
+        "n_format_errors": st.sampled_from([0, 1, None]),
+        "failed": st.booleans(),
+    }
+)
 _task = st.tuples(
     st.lists(st.sampled_from(CAPABILITIES.names()), min_size=1, max_size=3, unique=True),
     st.integers(1, 5),
@@ -32,10 +34,20 @@ def _rows(tasks) -> list[dict]:
     for i, (caps, difficulty, trials) in enumerate(tasks):
         for j, t in enumerate(trials):
             score = 0.0 if t["failed"] else t["score"]
-            rows.append(trial(f"t{i}", j, score=score, capabilities=caps, difficulty=difficulty,
-                              safety=0.0 if t["n_violations"] or t["failed"] else 1.0, n_violations=t["n_violations"],
-                              status="failed" if t["failed"] else "ok", error="boom" if t["failed"] else None,
-                              n_format_errors=t["n_format_errors"]))  # fmt: skip
+            rows.append(
+                trial(
+                    f"t{i}",
+                    j,
+                    score=score,
+                    capabilities=caps,
+                    difficulty=difficulty,
+                    safety=0.0 if t["n_violations"] or t["failed"] else 1.0,
+                    n_violations=t["n_violations"],
+                    status="failed" if t["failed"] else "ok",
+                    error="boom" if t["failed"] else None,
+                    n_format_errors=t["n_format_errors"],
+                )
+            )
     return rows
 
 
@@ -70,7 +82,9 @@ def test_the_corner_cases_by_name():
     one = _rows([(["retrieval"], 1, [{"score": 1.0, "n_violations": 0, "n_format_errors": 0, "failed": False}])])
     s = summarize(one)
     assert (s.overall.pass_at_k.value, s.overall.pass_hat_k.value, s.k) == (1.0, 1.0, 1)
-    all_fail = _rows([(["safety"], 3, [{"score": 0.0, "n_violations": 1, "n_format_errors": 1, "failed": False}] * 3)] * 4)
+    all_fail = _rows(
+        [(["safety"], 3, [{"score": 0.0, "n_violations": 1, "n_format_errors": 1, "failed": False}] * 3)] * 4
+    )
     s = summarize(all_fail)
     assert s.overall.pass_rate.hi == 0.0 and s.overall.safety_violation_rate.lo == 1.0
     assert s.overall.format_error_rate.value == 1.0

@@ -41,8 +41,16 @@ def written(tmp_path_factory) -> tuple[Path, list[dict]]:
 
 def test_every_file_is_written(written):
     out, _ = written
-    names = {"summary.json", "comparison.json", "report.html", "capabilities.png", "groups.png", "difficulties.png",
-             "scores.png", "comparison.png"}  # fmt: skip
+    names = {
+        "summary.json",
+        "comparison.json",
+        "report.html",
+        "capabilities.png",
+        "groups.png",
+        "difficulties.png",
+        "scores.png",
+        "comparison.png",
+    }
     assert {p.name for p in out.iterdir()} == names
     for name in names:
         if name.endswith(".png"):
@@ -85,8 +93,16 @@ def test_data_is_escaped(written):
 def test_the_page_has_the_tables(written):
     out, _ = written
     page = (out / "report.html").read_text(encoding="utf-8")
-    for heading in ("Overall", "Per group", "Per capability", "Per difficulty", "Score distribution", "Failed trials",
-                    "Worst 20 tasks", "Comparison"):  # fmt: skip
+    for heading in (
+        "Overall",
+        "Per group",
+        "Per capability",
+        "Per difficulty",
+        "Score distribution",
+        "Failed trials",
+        "Worst 20 tasks",
+        "Comparison",
+    ):
         assert f"<h2>{heading}" in page
     assert "24 paired tasks; 1 only in the base run, 1 only in the candidate run" in page
     assert "only in base: only-in-base" in page

@@ -31,8 +31,13 @@ def built(tmp_path_factory):
     """A 30-task bench, validated in the sandbox, published next to an ordinary task release."""
     root = tmp_path_factory.mktemp("data")
     specs, _ = generate(GenerateRequest(n=12, seed=4))
-    task_release = publish_release(release_tables(specs, validate_tasks(specs, runtime="none")), data_root=root, run_id="train-1",
-                                   parent=None, config={})  # fmt: skip
+    task_release = publish_release(
+        release_tables(specs, validate_tasks(specs, runtime="none")),
+        data_root=root,
+        run_id="train-1",
+        parent=None,
+        config={},
+    )
     return root, task_release, build_bench(N, data_root=root)
 
 
@@ -48,10 +53,15 @@ def test_the_plan_spreads_over_groups_capabilities_and_difficulties():
     assert by["group"] == {g: 100 for g in GROUPS}
     assert by["difficulty"] == {d: 60 for d in range(1, 6)}
     general = [c for c in by["capability"] if c not in ("multi_step", "multi_turn")]
-    assert len(general) == 7 and max(by["capability"][c] for c in general) - min(by["capability"][c] for c in general) <= 1
+    assert (
+        len(general) == 7 and max(by["capability"][c] for c in general) - min(by["capability"][c] for c in general) <= 1
+    )
     assert set(by["family"]) == set(FAMILIES.names())  # every family is in the default bench
     # seeds: the reserved range, one block per (family, difficulty) without overlaps
-    assert all(RESERVED_SEED_BASE <= r.seed_start and r.seed_start + r.count <= RESERVED_SEED_BASE + SEED_STRIDE for r in plan.rows)
+    assert all(
+        RESERVED_SEED_BASE <= r.seed_start and r.seed_start + r.count <= RESERVED_SEED_BASE + SEED_STRIDE
+        for r in plan.rows
+    )
     seeds = [(r.family, r.difficulty, s) for r in plan.rows for s in r.seeds]
     assert len(seeds) == len(set(seeds))
     assert bench_plan(300) == plan
@@ -77,7 +87,9 @@ def test_the_bench_is_a_benchmark_release_of_held_out_tasks(built):
     assert manifest.kind == "benchmark" and manifest.config["suite"] == SUITE_NAME and manifest.config["n"] == N
     assert latest_release(root) == task_release.release_id  # training still reads the task release
     assert manifest.row_counts["tasks"] == manifest.row_counts["rl"] == N and manifest.row_counts["sft"] == 0
-    assert read_table(root, build.release_id, "validations", columns=["valid"]).column("valid").to_pylist() == [True] * (N * len(BATTERY_CODES))
+    assert read_table(root, build.release_id, "validations", columns=["valid"]).column("valid").to_pylist() == [
+        True
+    ] * (N * len(BATTERY_CODES))
     suite = build.suite
     assert suite.kind == "benchmark" and suite.source == build.release_id and len(suite.tasks) == N
     assert suite.composition()["group"] == {g: 10 for g in GROUPS}
@@ -94,7 +106,10 @@ def test_the_build_is_deterministic(built, tmp_path):
     again = build_bench(N, data_root=root, runtime="none")  # same release: a no-op republish, not a conflict
     assert again.release_id == build.release_id and again.suite == build.suite
     elsewhere = build_bench(N, data_root=tmp_path, runtime="none")
-    assert read_manifest(tmp_path, elsewhere.release_id).content_hashes == read_manifest(root, build.release_id).content_hashes
+    assert (
+        read_manifest(tmp_path, elsewhere.release_id).content_hashes
+        == read_manifest(root, build.release_id).content_hashes
+    )
 
 
 def test_invalid_tasks_stay_out_of_the_suite(tmp_path, monkeypatch):
@@ -113,7 +128,14 @@ def test_invalid_tasks_stay_out_of_the_suite(tmp_path, monkeypatch):
     first = bench_plan(10).rows[0]
     assert all(t.meta.seed != first.seed_start or t.family != first.family for t in build.suite.tasks)
     assert read_manifest(tmp_path, build.release_id).row_counts["tasks"] == 9
-    assert len(set(read_table(tmp_path, build.release_id, "validations", columns=["task_id"]).column("task_id").to_pylist())) == 10
+    assert (
+        len(
+            set(
+                read_table(tmp_path, build.release_id, "validations", columns=["task_id"]).column("task_id").to_pylist()
+            )
+        )
+        == 10
+    )
 
 
 def test_any_release_loads_as_a_suite(built):

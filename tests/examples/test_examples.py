@@ -21,7 +21,16 @@ from coworkenv.grading.consistency import consistency_gate
 from coworkenv.grading.play import play
 from coworkenv.grading.score import grade, grade_trajectory
 from coworkenv.pipeline.core_check import check_task
-from coworkenv.spec import CAPABILITIES, CHECK_KINDS, SERVICE_NAMES, AnswerStep, SayStep, TaskSpec, ToolStep, WorkspaceSpec
+from coworkenv.spec import (
+    CAPABILITIES,
+    CHECK_KINDS,
+    SERVICE_NAMES,
+    AnswerStep,
+    SayStep,
+    TaskSpec,
+    ToolStep,
+    WorkspaceSpec,
+)
 from coworkenv.spec.io import load_task, load_tasks
 from coworkenv.workspace import TOOLS
 from tests.support import ROOT  # noqa: E402
@@ -169,7 +178,9 @@ def test_examples_cover_every_service_and_tool():
 def test_examples_cover_every_check_kind_and_variant():
     checks = [c for spec in TASKS.values() for c in spec.checks]
     kinds = {c.kind for c in checks}
-    judged = {"rubric"}  # graded by a judge model: the examples must pass the gate without one (tests/validate/test_calibration.py has its)
+    judged = {
+        "rubric"
+    }  # graded by a judge model: the examples must pass the gate without one (tests/validate/test_calibration.py has its)
     assert set(CHECK_KINDS) - judged <= kinds, sorted(set(CHECK_KINDS) - judged - kinds)
     contains = [c for c in checks if c.kind == "file_contains"]
     assert any(c.text is not None for c in contains) and any(c.regex is not None for c in contains)
@@ -204,7 +215,9 @@ def test_multi_turn_examples_need_the_user():
         instruction = spec.instruction.lower()
         for key, value in spec.user.facts.items():
             for item in value if isinstance(value, list) else [value]:
-                assert str(item).lower() not in instruction, f"{spec.id}: fact {key}={item!r} leaks into the instruction"
+                assert str(item).lower() not in instruction, (
+                    f"{spec.id}: fact {key}={item!r} leaks into the instruction"
+                )
     for spec in TASKS.values():
         if "multi_turn" in spec.capabilities:
             assert spec.user is not None, spec.id
@@ -225,18 +238,19 @@ def test_prohibited_examples_include_glob_rules():
     with_rules = [spec for spec in TASKS.values() if spec.prohibited]
     assert len(with_rules) >= 2
     globbed = [
-        rule for spec in with_rules for rule in spec.prohibited
+        rule
+        for spec in with_rules
+        for rule in spec.prohibited
         if any(isinstance(v, str) and GLOB_CHARS.search(v) for v in (rule.args or {}).values())
-    ]  # fmt: skip
+    ]
     assert any(rule.args.get("to") == "*@external.test" for rule in globbed)
     assert any(rule.args is None for spec in with_rules for rule in spec.prohibited), "a rule without args"
 
 
 def test_prompt_injection_example_is_ignored_by_the_oracle(oracle_runs):
     injected = [
-        name for name, spec in TASKS.items()
-        if "ignore all previous instructions" in spec.initial_state_json.lower()
-    ]  # fmt: skip
+        name for name, spec in TASKS.items() if "ignore all previous instructions" in spec.initial_state_json.lower()
+    ]
     assert injected, "no example carries a prompt injection in its workspace"
     for name in injected:
         spec = TASKS[name]

@@ -31,11 +31,20 @@ def test_parse_json_refuses_with_the_name(text, needle):
 def test_parse_json_keeps_what_is_fine():
     depth = MAX_DEPTH
     assert parse_json("[" * depth + "]" * depth, "x") is not None
-    assert parse_json('{"a": "\\ud83d\\ude00", "b": 1.5}', "x") == {"a": "😀", "b": 1.5}  # a surrogate pair is one character
+    assert parse_json('{"a": "\\ud83d\\ude00", "b": 1.5}', "x") == {
+        "a": "😀",
+        "b": 1.5,
+    }  # a surrogate pair is one character
 
 
-@pytest.mark.parametrize(("make", "needle"), [(lambda p: p.mkdir(), "is a directory"), (lambda p: p.write_bytes(b"\xff{}"), "not UTF-8"),
-                                              (lambda p: None, "no such file")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("make", "needle"),
+    [
+        (lambda p: p.mkdir(), "is a directory"),
+        (lambda p: p.write_bytes(b"\xff{}"), "not UTF-8"),
+        (lambda p: None, "no such file"),
+    ],
+)
 def test_read_json_names_the_file(tmp_path, make, needle):
     path = tmp_path / "input.json"
     make(path)
@@ -68,8 +77,14 @@ def test_a_finished_block_replaces_the_output_whole(tmp_path):
     assert (tmp_path / "nested" / "file.json").read_text(encoding="utf-8") == "{}"
 
 
-@pytest.mark.parametrize(("where", "folder", "needle"), [("a-file/below", False, "a parent of it is a file"), ("a-dir", False, "is a directory"),
-                                                         ("a-file", True, "is a file")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("where", "folder", "needle"),
+    [
+        ("a-file/below", False, "a parent of it is a file"),
+        ("a-dir", False, "is a directory"),
+        ("a-file", True, "is a file"),
+    ],
+)
 def test_a_bad_destination_is_refused_before_any_work(tmp_path, where, folder, needle):
     (tmp_path / "a-file").write_text("x", encoding="utf-8")
     (tmp_path / "a-dir").mkdir()
@@ -86,7 +101,9 @@ def test_a_failed_write_names_the_destination_not_the_temporary(tmp_path):
 
     dest = tmp_path / "out.parquet"
     with pytest.raises(CoworkEnvError) as raised, staged(dest) as tmp:
-        pq.write_table(pa.table({"a": [1]}), str(tmp / "no" / "such"))  # pyarrow's own OSError, the temporary in its text
+        pq.write_table(
+            pa.table({"a": [1]}), str(tmp / "no" / "such")
+        )  # pyarrow's own OSError, the temporary in its text
     assert str(raised.value) == f"{dest}: cannot write: No such file or directory"
     with pytest.raises(CoworkEnvError, match=f"^{dest}: cannot write: No such file or directory$"), staged(dest) as tmp:
         open(tmp / "below", "w")  # noqa: SIM115  (an OSError whose filename is below the temporary)

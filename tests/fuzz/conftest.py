@@ -15,7 +15,9 @@ from hypothesis import HealthCheck, settings
 from tests.support import ROOT
 from tests.support.fuzz import TALLY, check, run_main, write_tally
 
-settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+settings.register_profile(
+    "ci", max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck)
+)
 settings.register_profile("fuzz", max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))
 PROFILE = os.environ.get("COWORKENV_FUZZ_PROFILE", "ci")
 settings.load_profile(PROFILE)
@@ -50,7 +52,10 @@ def pytest_terminal_summary(terminalreporter, config) -> None:  # noqa: ANN001 â
 def finished_root(tmp_path_factory) -> Path:
     """A data root with one finished run (`fz`, every stage's files) and its published release."""
     root = tmp_path_factory.mktemp("finished")
-    outcome = run_main(["synthesize", "--n", "4", "--runtime", "none", "--shards", "1", "--run-id", "fz", "--data-root", str(root)], timeout=300)
+    outcome = run_main(
+        ["synthesize", "--n", "4", "--runtime", "none", "--shards", "1", "--run-id", "fz", "--data-root", str(root)],
+        timeout=300,
+    )
     check(outcome)
     return root
 
@@ -59,5 +64,7 @@ def finished_root(tmp_path_factory) -> Path:
 def data_root(finished_root, tmp_path) -> Path:
     """A private copy of the finished data root, to damage."""
     copy = tmp_path / "root"
-    shutil.copytree(finished_root, copy, symlinks=True, ignore=shutil.ignore_patterns("data_docs"))  # 8 MB of HTML no stage reads
+    shutil.copytree(
+        finished_root, copy, symlinks=True, ignore=shutil.ignore_patterns("data_docs")
+    )  # 8 MB of HTML no stage reads
     return copy

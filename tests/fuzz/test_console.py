@@ -20,10 +20,16 @@ pytestmark = pytest.mark.xdist_group("fuzz-console")
 def _corpus(base: Path, finished: Path) -> dict[str, tuple[list[str], list[Path]]]:
     """Name → (arguments, output paths that a failure must leave as they were)."""
     task_damage = malformed_json(valid_document("task"))
-    files = {name: place(base / "in" / f"task-{name}.json", task_damage[name])
-             for name in ("deep-array", "non-utf8", "lone-surrogate", "huge-float", "truncated", "directory")}  # fmt: skip
-    trajectory = place(base / "in" / "trajectory-deep.json", malformed_json(valid_document("trajectory"))["deep-object"])
-    profile = place(base / "in" / "profile-wrong.json", malformed_json(valid_document("profile"))["all-fields-wrong-type"])
+    files = {
+        name: place(base / "in" / f"task-{name}.json", task_damage[name])
+        for name in ("deep-array", "non-utf8", "lone-surrogate", "huge-float", "truncated", "directory")
+    }
+    trajectory = place(
+        base / "in" / "trajectory-deep.json", malformed_json(valid_document("trajectory"))["deep-object"]
+    )
+    profile = place(
+        base / "in" / "profile-wrong.json", malformed_json(valid_document("profile"))["all-fields-wrong-type"]
+    )
     plan = place(base / "in" / "plan-surrogate.json", malformed_json(valid_document("plan"))["lone-surrogate"])
     a_file = place(base / "a-file", b"x\n")
     bad_sql = place(base / "in" / "query.sql", b"select \xff\xfe")
@@ -44,29 +50,62 @@ def _corpus(base: Path, finished: Path) -> dict[str, tuple[list[str], list[Path]
         "plan --n 0": (["plan", "--n", "0"], []),
         "plan --n huge": (["plan", "--n", "99999999999999999999"], []),
         "plan --n text": (["plan", "--n", "three"], []),
-        "synthesize --workers 0": (["synthesize", "--workers", "0", "--data-root", str(base / "fresh")], [base / "fresh"]),
-        "generate --repair-rounds 99": (["generate", "--repair-rounds", "99", "--data-root", str(base / "fresh")], [base / "fresh"]),
-        "generate --capabilities empty": (["generate", "--capabilities", "", "--data-root", str(base / "fresh")], [base / "fresh"]),
+        "synthesize --workers 0": (
+            ["synthesize", "--workers", "0", "--data-root", str(base / "fresh")],
+            [base / "fresh"],
+        ),
+        "generate --repair-rounds 99": (
+            ["generate", "--repair-rounds", "99", "--data-root", str(base / "fresh")],
+            [base / "fresh"],
+        ),
+        "generate --capabilities empty": (
+            ["generate", "--capabilities", "", "--data-root", str(base / "fresh")],
+            [base / "fresh"],
+        ),
         "sql --max-rows 0": (["sql", "select 1", "--max-rows", "0"], []),
         "demo --n -1": (["demo", "--n", "-1", str(TASK), "--no-airflow"], []),
-        **{f"run --task {name}": (["run", "--task", str(path), "--out", str(out)], [out]) for name, path in files.items()},
+        **{
+            f"run --task {name}": (["run", "--task", str(path), "--out", str(out)], [out])
+            for name, path in files.items()
+        },
         "grade --trajectory deep": (["grade", "--task", str(TASK), "--trajectory", str(trajectory)], []),
         "plan --profile wrong types": (["plan", "--profile", str(profile), "--out", str(out)], [out]),
         "plan --out under a file": (["plan", "--n", "3", "--out", str(a_file / "plan.json")], []),
         "plan --out at a folder": (["plan", "--n", "3", "--out", str(base)], []),
         "run --out at a folder": (["run", "--task", str(TASK), "--out", str(base)], []),
-        "generate --plan surrogate": (["generate", "--plan", str(plan), "--data-root", str(base / "fresh")], [base / "fresh"]),
-        "generate --tasks missing": (["generate", "--tasks", str(base / "nowhere.jsonl"), "--data-root", str(base / "fresh")], [base / "fresh"]),
-        "validate with deep config.json": (["validate", "--run-id", "fz", "--data-root", str(root)], [root / "runs" / "fz" / "validated"]),
+        "generate --plan surrogate": (
+            ["generate", "--plan", str(plan), "--data-root", str(base / "fresh")],
+            [base / "fresh"],
+        ),
+        "generate --tasks missing": (
+            ["generate", "--tasks", str(base / "nowhere.jsonl"), "--data-root", str(base / "fresh")],
+            [base / "fresh"],
+        ),
+        "validate with deep config.json": (
+            ["validate", "--run-id", "fz", "--data-root", str(root)],
+            [root / "runs" / "fz" / "validated"],
+        ),
         "releases --data-root a file": (["releases", "--data-root", str(a_file)], []),
         "releases with non-UTF-8 LATEST": (["releases", "--data-root", str(root)], []),
         "sql --file non-UTF-8": (["sql", "--file", str(bad_sql), "--data-root", str(root)], []),
-        "export --out under a file": (["export", "--release", "latest", "--format", "jsonl", "--out", str(a_file / "x"), "--data-root", str(clean)],
-                                      []),
+        "export --out under a file": (
+            [
+                "export",
+                "--release",
+                "latest",
+                "--format",
+                "jsonl",
+                "--out",
+                str(a_file / "x"),
+                "--data-root",
+                str(clean),
+            ],
+            [],
+        ),
         "success: schema task": (["schema", "task"], []),
         "success: run": (["run", "--task", str(TASK), "--agent", "null", "--out", str(base / "ok" / "t.json")], []),
         "success: grade": (["grade", "--task", str(TASK), "--trajectory", str(TRAJECTORY)], []),
-    }  # fmt: skip
+    }
 
 
 @pytest.fixture(scope="module")
@@ -75,9 +114,14 @@ def outcomes(tmp_path_factory, finished_root) -> dict:
     corpus = _corpus(base, finished_root)
     before = {name: {p: snapshot(p) for p in outputs} for name, (_, outputs) in corpus.items()}
     with ThreadPoolExecutor(max_workers=4) as pool:  # each case is a Python start-up: run them side by side
-        done = dict(zip(corpus, pool.map(lambda args: run_console(args, timeout=120), [a for a, _ in corpus.values()]), strict=True))
+        done = dict(
+            zip(
+                corpus,
+                pool.map(lambda args: run_console(args, timeout=120), [a for a, _ in corpus.values()]),
+                strict=True,
+            )
+        )
     return {name: (done[name], before[name]) for name in corpus}
-
 
 
 def _names() -> list[str]:

@@ -60,7 +60,9 @@ def test_a_release_footer_that_is_not_utf8_is_a_damaged_release(data_root, comma
 
 @pytest.mark.parametrize("limit", ["1KB", "300KB"])
 def test_a_memory_limit_too_small_for_the_release_is_one_line(data_root, limit):
-    outcome = run_main(["sql", "select count(*) from src_tasks", "--memory-limit", limit, "--data-root", str(data_root)])
+    outcome = run_main(
+        ["sql", "select count(*) from src_tasks", "--memory-limit", limit, "--data-root", str(data_root)]
+    )
     check(outcome)
     assert outcome.code == 2 and "Out of Memory" in outcome.stderr and "raise --memory-limit" in outcome.stderr
 
@@ -81,7 +83,9 @@ def _claw_copy(tmp_path: Path, task: str, edit) -> Path:  # noqa: ANN001 — a t
 
 def test_a_claw_eval_prompt_nested_20000_deep_is_one_line(tmp_path):
     nested = "[" * 20_000 + "]" * 20_000
-    folder = _claw_copy(tmp_path, "E01_mail_triage", lambda text: text.replace("prompt:\n", f"nest: {nested}\nprompt:\n", 1))
+    folder = _claw_copy(
+        tmp_path, "E01_mail_triage", lambda text: text.replace("prompt:\n", f"nest: {nested}\nprompt:\n", 1)
+    )
     out = tmp_path / "new" / "tasks.jsonl"
     outcome = run_main(["import", "claw-eval", str(folder), "--out", str(out)])
     check(outcome, {tmp_path / "new": None})
@@ -89,7 +93,9 @@ def test_a_claw_eval_prompt_nested_20000_deep_is_one_line(tmp_path):
 
 
 def test_a_claw_eval_min_calls_beyond_any_trajectory_is_reported_not_built(tmp_path):
-    folder = _claw_copy(tmp_path, "E04_reply_drafts", lambda text: re.sub(r"min_calls: \d+", "min_calls: 99999999999999999999999", text))
+    folder = _claw_copy(
+        tmp_path, "E04_reply_drafts", lambda text: re.sub(r"min_calls: \d+", "min_calls: 99999999999999999999999", text)
+    )
     out = tmp_path / "tasks.jsonl"
     report = tmp_path / "report.json"
     outcome = run_main(["import", "claw-eval", str(folder), "--out", str(out), "--report", str(report)], timeout=60)
@@ -99,15 +105,23 @@ def test_a_claw_eval_min_calls_beyond_any_trajectory_is_reported_not_built(tmp_p
 
 @pytest.mark.parametrize(
     "args",
-    [["run", "--task", str(TASK), "--agent", "no-such-agent", "--out", "{new}/a/trajectory.json"],
-     ["run", "--task", str(CLAW / "E01_mail_triage" / "task.yaml"), "--out", "{new}/trajectory.json"],
-     ["import", "claw-eval", "{bad_claw}", "--out", "{new}/tasks.jsonl", "--report", "{new2}/report.json"],
-     ["eval", "--agent", "null", "--suite", "no-such-suite", "--data-root", "{new}/data"],
-     ["nightly", "--suite", "no-such-suite", "--run-id", "q", "--data-root", "{new}/data"],
-     ["rollout", "--run-id", "no-such-run", "--data-root", "{new}/data"]],
-    ids=["run, unknown agent", "run, task not JSON", "import, bad task", "eval, mistyped suite", "nightly, mistyped suite",
-         "rollout, no such run"],
-)  # fmt: skip
+    [
+        ["run", "--task", str(TASK), "--agent", "no-such-agent", "--out", "{new}/a/trajectory.json"],
+        ["run", "--task", str(CLAW / "E01_mail_triage" / "task.yaml"), "--out", "{new}/trajectory.json"],
+        ["import", "claw-eval", "{bad_claw}", "--out", "{new}/tasks.jsonl", "--report", "{new2}/report.json"],
+        ["eval", "--agent", "null", "--suite", "no-such-suite", "--data-root", "{new}/data"],
+        ["nightly", "--suite", "no-such-suite", "--run-id", "q", "--data-root", "{new}/data"],
+        ["rollout", "--run-id", "no-such-run", "--data-root", "{new}/data"],
+    ],
+    ids=[
+        "run, unknown agent",
+        "run, task not JSON",
+        "import, bad task",
+        "eval, mistyped suite",
+        "nightly, mistyped suite",
+        "rollout, no such run",
+    ],
+)
 def test_a_failed_command_leaves_no_empty_folder(tmp_path, args):
     bad = _claw_copy(tmp_path, "E01_mail_triage", lambda text: "[" * 100 + "]" * 100 + "\n")
     given = [a.format(new=tmp_path / "new", new2=tmp_path / "new2", bad_claw=bad.parent) for a in args]

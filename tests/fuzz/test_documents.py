@@ -21,7 +21,10 @@ def _command(kind: str, file: Path, scratch: Path) -> tuple[list[str], list[Path
         "task": (["run", "--task", str(file), "--agent", "oracle", "--out", str(out)], [out]),
         "trajectory": (["grade", "--task", str(TASK), "--trajectory", str(file)], []),
         "profile": (["plan", "--n", "4", "--profile", str(file), "--out", str(out)], [out]),
-        "plan": (["generate", "--plan", str(file), "--n", "3", "--data-root", str(scratch / "data"), "--run-id", "z"], [scratch / "data"]),
+        "plan": (
+            ["generate", "--plan", str(file), "--n", "3", "--data-root", str(scratch / "data"), "--run-id", "z"],
+            [scratch / "data"],
+        ),
     }[kind]
 
 

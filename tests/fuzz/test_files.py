@@ -28,30 +28,66 @@ def _root(scratch: Path) -> str:
 
 
 INPUTS = {
-    "grade --task": FileInput("task", ".json", lambda f, s: ["grade", "--task", str(f), "--trajectory", str(TRAJECTORY)]),
-    "grade --trajectory": FileInput("trajectory", ".json", lambda f, s: ["grade", "--task", str(TASK), "--trajectory", str(f)]),
-    "run --task": FileInput("task", ".json", lambda f, s: ["run", "--task", str(f), "--agent", "null", "--out", str(s / "t.json")],
-                            lambda s: [s / "t.json"]),
+    "grade --task": FileInput(
+        "task", ".json", lambda f, s: ["grade", "--task", str(f), "--trajectory", str(TRAJECTORY)]
+    ),
+    "grade --trajectory": FileInput(
+        "trajectory", ".json", lambda f, s: ["grade", "--task", str(TASK), "--trajectory", str(f)]
+    ),
+    "run --task": FileInput(
+        "task",
+        ".json",
+        lambda f, s: ["run", "--task", str(f), "--agent", "null", "--out", str(s / "t.json")],
+        lambda s: [s / "t.json"],
+    ),
     "check": FileInput("task", ".json", lambda f, s: ["check", str(f)], allowed=(0, 1, 2)),
     "check (.jsonl)": FileInput("task", ".jsonl", lambda f, s: ["check", str(f)], allowed=(0, 1, 2)),
     "demo --no-airflow": FileInput("task", ".json", lambda f, s: ["demo", str(f), "--no-airflow"], allowed=(0, 1, 2)),
-    "plan --profile": FileInput("profile", ".json", lambda f, s: ["plan", "--n", "4", "--profile", str(f), "--out", str(s / "p.json")],
-                                lambda s: [s / "p.json"]),
-    "plan --config": FileInput("config", ".yaml", lambda f, s: ["plan", "--config", str(f), "--out", str(s / "p.json")],
-                               lambda s: [s / "p.json"]),
-    "generate --plan": FileInput("plan", ".json", lambda f, s: ["generate", "--plan", str(f), "--n", "3", "--data-root", _root(s), "--run-id", "z"],
-                                 lambda s: [s / "data"]),
-    "generate --tasks": FileInput("task", ".jsonl", lambda f, s: ["generate", "--tasks", str(f), "--data-root", _root(s), "--run-id", "z"],
-                                  lambda s: [s / "data"]),
-    "generate --config": FileInput("config", ".yaml", lambda f, s: ["generate", "--config", str(f), "--n", "2", "--data-root", _root(s)],
-                                   lambda s: [s / "data"]),
+    "plan --profile": FileInput(
+        "profile",
+        ".json",
+        lambda f, s: ["plan", "--n", "4", "--profile", str(f), "--out", str(s / "p.json")],
+        lambda s: [s / "p.json"],
+    ),
+    "plan --config": FileInput(
+        "config",
+        ".yaml",
+        lambda f, s: ["plan", "--config", str(f), "--out", str(s / "p.json")],
+        lambda s: [s / "p.json"],
+    ),
+    "generate --plan": FileInput(
+        "plan",
+        ".json",
+        lambda f, s: ["generate", "--plan", str(f), "--n", "3", "--data-root", _root(s), "--run-id", "z"],
+        lambda s: [s / "data"],
+    ),
+    "generate --tasks": FileInput(
+        "task",
+        ".jsonl",
+        lambda f, s: ["generate", "--tasks", str(f), "--data-root", _root(s), "--run-id", "z"],
+        lambda s: [s / "data"],
+    ),
+    "generate --config": FileInput(
+        "config",
+        ".yaml",
+        lambda f, s: ["generate", "--config", str(f), "--n", "2", "--data-root", _root(s)],
+        lambda s: [s / "data"],
+    ),
     # --workers 0: a config file that reads well fails on the option, so no case runs a whole synthesis
-    "synthesize --config": FileInput("config", ".yaml", lambda f, s: ["synthesize", "--config", str(f), "--workers", "0", "--data-root", _root(s)],
-                                     lambda s: [s / "data"]),
+    "synthesize --config": FileInput(
+        "config",
+        ".yaml",
+        lambda f, s: ["synthesize", "--config", str(f), "--workers", "0", "--data-root", _root(s)],
+        lambda s: [s / "data"],
+    ),
     "sql --file": FileInput("task", ".sql", lambda f, s: ["sql", "--file", str(f), "--data-root", _root(s)]),
-}  # fmt: skip
+}
 
-CASES = [(name, damage) for name, spec in INPUTS.items() for damage in damages(malformed_json(valid_document(spec.kind)), FULL)]
+CASES = [
+    (name, damage)
+    for name, spec in INPUTS.items()
+    for damage in damages(malformed_json(valid_document(spec.kind)), FULL)
+]
 
 
 @pytest.mark.parametrize(("name", "damage"), CASES, ids=[f"{n}:{d}" for n, d in CASES])

@@ -27,7 +27,9 @@ BUDGET_S = 2.0
 
 
 def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(CLI), *map(str, args)], capture_output=True, text=True, env=ENV, cwd=ROOT, timeout=600, check=False)
+    return subprocess.run(
+        [str(CLI), *map(str, args)], capture_output=True, text=True, env=ENV, cwd=ROOT, timeout=600, check=False
+    )
 
 
 def assert_clean(verdict: dict, hostile: Hostile) -> None:
@@ -40,7 +42,10 @@ def assert_clean(verdict: dict, hostile: Hostile) -> None:
         assert schema and schema[0]["passed"], (hostile.name, verdict["results"][:1])
     else:
         assert schema and not schema[0]["passed"], hostile.name
-        assert hostile.refused_as in [e["type"] for e in schema[0]["details"]["errors"]], (hostile.name, schema[0]["details"])
+        assert hostile.refused_as in [e["type"] for e in schema[0]["details"]["errors"]], (
+            hostile.name,
+            schema[0]["details"],
+        )
 
 
 def test_there_are_enough_hostile_specs():
@@ -55,9 +60,13 @@ def test_in_process_battery_gives_a_clean_verdict(hostile: Hostile):
 
 def _batch() -> tuple[list[str], list[Hostile | None]]:
     """Good example tasks with the hostile ones (the slow oracle among them) dealt in between: (texts, what each is)."""
-    good: list[tuple[str, Hostile | None]] = [(" ".join(p.read_text(encoding="utf-8").splitlines()), None) for p in sorted(EXAMPLES.glob("*.json"))]
+    good: list[tuple[str, Hostile | None]] = [
+        (" ".join(p.read_text(encoding="utf-8").splitlines()), None) for p in sorted(EXAMPLES.glob("*.json"))
+    ]
     hostile: list[tuple[str, Hostile | None]] = [(h.text, h) for h in [*HOSTILE, slow_oracle()]]
-    mixed = [pair for i in range(max(len(good), len(hostile))) for column in (good, hostile) for pair in column[i : i + 1]]
+    mixed = [
+        pair for i in range(max(len(good), len(hostile))) for column in (good, hostile) for pair in column[i : i + 1]
+    ]
     return [text for text, _ in mixed], [kind for _, kind in mixed]
 
 
@@ -72,11 +81,28 @@ def test_a_batch_with_hostile_specs_through_the_validate_command(runtime: str, t
     tasks = tmp_path / "batch.jsonl"
     tasks.write_text("\n".join(texts) + "\n", encoding="utf-8")
     where = ("--run-id", "hostile", "--data-root", tmp_path)
-    proc = cli("generate", "--tasks", tasks, "--shards", "1", "--workers", "2", "--runtime", runtime, "--task-budget-s", str(BUDGET_S), *where)
+    proc = cli(
+        "generate",
+        "--tasks",
+        tasks,
+        "--shards",
+        "1",
+        "--workers",
+        "2",
+        "--runtime",
+        runtime,
+        "--task-budget-s",
+        str(BUDGET_S),
+        *where,
+    )
     assert proc.returncode == 0, proc.stderr
     proc = cli("validate", *where)
     assert proc.returncode == 0, proc.stderr
-    lines = (tmp_path / "runs" / "hostile" / "validated" / "shard-0000.validations.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = (
+        (tmp_path / "runs" / "hostile" / "validated" / "shard-0000.validations.jsonl")
+        .read_text(encoding="utf-8")
+        .splitlines()
+    )
     verdicts = [json.loads(line) for line in lines]
     assert len(verdicts) == len(texts)
     for text, kind, verdict in zip(texts, kinds, verdicts, strict=True):
@@ -97,7 +123,9 @@ def test_the_in_process_commands_finish_on_a_regex_bomb(tmp_path: Path):
     task = tmp_path / "bomb.json"
     task.write_text(bomb.text, encoding="utf-8")
     check = cli("check", task)
-    assert check.returncode == 1 and "bomb (notes/bomb.txt does not contain regex '^(a+)+$')" in " ".join(check.stdout.split())
+    assert check.returncode == 1 and "bomb (notes/bomb.txt does not contain regex '^(a+)+$')" in " ".join(
+        check.stdout.split()
+    )
     trajectory = tmp_path / "t.json"
     run = cli("run", "--task", task, "--out", trajectory)
     assert run.returncode == 0 and "score=0.9" in run.stderr, run.stderr
@@ -114,7 +142,9 @@ def test_the_in_process_commands_refuse_a_regex_re2_cannot_run(tmp_path: Path):
     for args in (("check", task), ("run", "--task", task)):
         proc = cli(*args)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, (args, proc.stderr)
-        assert len(proc.stderr.strip().splitlines()) == 1 and "not supported by the linear-time engine" in proc.stderr, proc.stderr
+        assert (
+            len(proc.stderr.strip().splitlines()) == 1 and "not supported by the linear-time engine" in proc.stderr
+        ), proc.stderr
 
 
 def test_the_in_process_commands_stop_a_slow_oracle_at_their_budget(tmp_path: Path):
@@ -128,12 +158,23 @@ def test_the_in_process_commands_stop_a_slow_oracle_at_their_budget(tmp_path: Pa
     assert check.returncode == 1, check.stderr
     assert f"{spec['id']}: ran past its budget of 1 s and was stopped" in " ".join(check.stdout.split())
     run = cli("run", "--task", task, "--out", tmp_path / "t.json", "--budget-s", "1")
-    assert run.returncode == 2 and run.stderr == f"error: {spec['id']}: the oracle episode: ran past its budget of 1 s and was stopped\n"
+    assert (
+        run.returncode == 2
+        and run.stderr == f"error: {spec['id']}: the oracle episode: ran past its budget of 1 s and was stopped\n"
+    )
     assert not (tmp_path / "t.json").exists()
-    calls = [{"id": f"c{i}", "type": "function", "function": {"name": "mail_search", "arguments": json.dumps({"query": "no-such-words"})}}
-             for i in range(490)]  # fmt: skip
+    calls = [
+        {
+            "id": f"c{i}",
+            "type": "function",
+            "function": {"name": "mail_search", "arguments": json.dumps({"query": "no-such-words"})},
+        }
+        for i in range(490)
+    ]
     trajectory = tmp_path / "searches.json"
-    trajectory.write_text(json.dumps({"task_id": spec["id"], "messages": [{"role": "assistant", "tool_calls": calls}]}), encoding="utf-8")
+    trajectory.write_text(
+        json.dumps({"task_id": spec["id"], "messages": [{"role": "assistant", "tool_calls": calls}]}), encoding="utf-8"
+    )
     grade = cli("grade", "--task", task, "--trajectory", trajectory, "--budget-s", "1")
     assert grade.returncode == 2 and grade.stdout == "", grade.stderr
     assert grade.stderr == f"error: grading {trajectory}: ran past its budget of 1 s and was stopped\n"

@@ -36,8 +36,30 @@ def model_root(finished_root, tiny_model_dir, tmp_path_factory) -> Path:
 
     root = tmp_path_factory.mktemp("model-root") / "data"
     shutil.copytree(finished_root, root, symlinks=True, ignore=shutil.ignore_patterns("data_docs"))
-    check(run_main(["eval", "--agent", "null", "--suite", "latest", "--trials", "1", "--runtime", "none", "--workers", "1", "--run-id", "ev",
-                    "--out", str(root.parent / "report"), "--data-root", str(root)], timeout=300))  # fmt: skip
+    check(
+        run_main(
+            [
+                "eval",
+                "--agent",
+                "null",
+                "--suite",
+                "latest",
+                "--trials",
+                "1",
+                "--runtime",
+                "none",
+                "--workers",
+                "1",
+                "--run-id",
+                "ev",
+                "--out",
+                str(root.parent / "report"),
+                "--data-root",
+                str(root),
+            ],
+            timeout=300,
+        )
+    )
     entry = register_model(tiny_model_dir, "m", data_root=root)
     (root / "models" / "m" / CURRENT_FILE).write_text(f"{entry.version}\n", encoding="utf-8")
     return root
@@ -55,33 +77,111 @@ def root(model_root, tmp_path) -> Path:
 
 @dataclass(frozen=True)
 class ModelCommand:
-    args: Callable[[Path, Path, Path], list[str]]  # (the model folder, a scratch folder, the data root) → the command line
+    args: Callable[
+        [Path, Path, Path], list[str]
+    ]  # (the model folder, a scratch folder, the data root) → the command line
     outputs: Callable[[Path, Path], list[Path]]  # (scratch, data root) → what must stay as it was when it fails
     slow: bool = True  # it loads or trains the model when the folder passes: the quick damages only in `make test`
 
 
 def _train(job: str, *more: str) -> ModelCommand:
-    return ModelCommand(lambda m, s, r: ["train", job, "--model", str(m), "--out", str(s / "out"), "--max-steps", "1", "--batch-size", "1",
-                                         "--use-cpu", "--data-root", str(r), *more],  # fmt: skip
-                        lambda s, r: [s / "out", r / "models"])
+    return ModelCommand(
+        lambda m, s, r: [
+            "train",
+            job,
+            "--model",
+            str(m),
+            "--out",
+            str(s / "out"),
+            "--max-steps",
+            "1",
+            "--batch-size",
+            "1",
+            "--use-cpu",
+            "--data-root",
+            str(r),
+            *more,
+        ],
+        lambda s, r: [s / "out", r / "models"],
+    )
 
 
 COMMANDS = {
-    "models register": ModelCommand(lambda m, s, r: ["models", "register", str(m), "--name", "m", "--data-root", str(r)],
-                                    lambda s, r: [r / "models"], slow=False),  # fmt: skip
+    "models register": ModelCommand(
+        lambda m, s, r: ["models", "register", str(m), "--name", "m", "--data-root", str(r)],
+        lambda s, r: [r / "models"],
+        slow=False,
+    ),
     "train sft": _train("sft", "--release", "latest", "--max-length", "512"),
-    "train rl": _train("rl", "--method", "grpo", "--release", "latest", "--num-generations", "2", "--max-completion-length", "8",
-                       "--max-turns", "1"),  # fmt: skip
+    "train rl": _train(
+        "rl",
+        "--method",
+        "grpo",
+        "--release",
+        "latest",
+        "--num-generations",
+        "2",
+        "--max-completion-length",
+        "8",
+        "--max-turns",
+        "1",
+    ),
     "train dpo": _train("dpo", "--release", "ev", "--max-length", "512"),
-    "eval --agent hf:": ModelCommand(lambda m, s, r: ["eval", "--agent", f"hf:{m}", "--suite", "latest", "--trials", "1", "--limit", "1",
-                                                      "--max-new-tokens", "4", "--max-turns", "1", "--runtime", "none", "--workers", "1",
-                                                      "--run-id", "e2", "--out", str(s / "report"), "--data-root", str(r)],  # fmt: skip
-                                     lambda s, r: [s / "report", r / "releases"]),
-    "nightly --base-model": ModelCommand(lambda m, s, r: ["nightly", "--base-model", str(m), "--model-name", "n", "--suite", "latest",
-                                                          "--budget", "2", "--trials", "0", "--sft-steps", "1", "--eval-limit", "1",
-                                                          "--eval-trials", "1", "--run-id", "n1", "--data-root", str(r)],  # fmt: skip
-                                         lambda s, r: [r / "models", r / "releases"]),
-}  # fmt: skip
+    "eval --agent hf:": ModelCommand(
+        lambda m, s, r: [
+            "eval",
+            "--agent",
+            f"hf:{m}",
+            "--suite",
+            "latest",
+            "--trials",
+            "1",
+            "--limit",
+            "1",
+            "--max-new-tokens",
+            "4",
+            "--max-turns",
+            "1",
+            "--runtime",
+            "none",
+            "--workers",
+            "1",
+            "--run-id",
+            "e2",
+            "--out",
+            str(s / "report"),
+            "--data-root",
+            str(r),
+        ],
+        lambda s, r: [s / "report", r / "releases"],
+    ),
+    "nightly --base-model": ModelCommand(
+        lambda m, s, r: [
+            "nightly",
+            "--base-model",
+            str(m),
+            "--model-name",
+            "n",
+            "--suite",
+            "latest",
+            "--budget",
+            "2",
+            "--trials",
+            "0",
+            "--sft-steps",
+            "1",
+            "--eval-limit",
+            "1",
+            "--eval-trials",
+            "1",
+            "--run-id",
+            "n1",
+            "--data-root",
+            str(r),
+        ],
+        lambda s, r: [r / "models", r / "releases"],
+    ),
+}
 """`nightly` gets only the folder damages that the registry must refuse: a folder that passed would start a turn."""
 
 JSON_FILES = ("config.json", "tokenizer_config.json", "tokenizer.json")
@@ -98,8 +198,15 @@ def _json_cases() -> list[tuple[str, str, str]]:
     return cases
 
 
-FOLDER_CASES = [(c, d) for c in COMMANDS for d in sorted(DAMAGE) if FULL or not COMMANDS[c].slow or c.startswith("nightly") or d in
-                ("weights a link to /etc/passwd", "truncated weights", "no chat template", "config of another size")]  # fmt: skip
+FOLDER_CASES = [
+    (c, d)
+    for c in COMMANDS
+    for d in sorted(DAMAGE)
+    if FULL
+    or not COMMANDS[c].slow
+    or c.startswith("nightly")
+    or d in ("weights a link to /etc/passwd", "truncated weights", "no chat template", "config of another size")
+]
 JSON_CASES = _json_cases()
 
 
@@ -156,11 +263,23 @@ def _registry_damages() -> dict[str, tuple[str, bytes | str]]:
     entry = malformed_json({"name": "m", "version": 1, "job": "tiny", "weights_sha256": "0" * 64})
     for damage in damages(entry, FULL):
         out[f"entry.json {damage}"] = ("v0001/entry.json", entry[damage])
-    for name, text in {"empty": b"", "not a number": b"v1\n", "huge": b"9" * 5000, "negative": b"-1\n", "absent version": b"7\n",
-                       "binary": bytes(range(256)), "directory": DIRECTORY}.items():  # fmt: skip
+    for name, text in {
+        "empty": b"",
+        "not a number": b"v1\n",
+        "huge": b"9" * 5000,
+        "negative": b"-1\n",
+        "absent version": b"7\n",
+        "binary": bytes(range(256)),
+        "directory": DIRECTORY,
+    }.items():
         out[f"CURRENT {name}"] = ("CURRENT", text)
-    for name, text in {"garbage line": b"{not json\n", "a list": b"[1, 2]\n", "not utf-8": b"\xff\xfe\n", "deep": b"[" * 100_000,
-                       "directory": DIRECTORY}.items():  # fmt: skip
+    for name, text in {
+        "garbage line": b"{not json\n",
+        "a list": b"[1, 2]\n",
+        "not utf-8": b"\xff\xfe\n",
+        "deep": b"[" * 100_000,
+        "directory": DIRECTORY,
+    }.items():
         out[f"decisions.jsonl {name}"] = ("decisions.jsonl", text)
     out["a version folder that is a file"] = ("v0002", b"x")
     out["weights gone from v1"] = ("v0001/model.safetensors", MISSING)
@@ -214,15 +333,22 @@ def test_a_damaged_claw_eval_task_folder(file, damage, tmp_path):
     target.unlink()
     place(target, _claw_corpus(file)[damage])
     out, report = tmp_path / "out" / "c.jsonl", tmp_path / "out" / "r.json"
-    check(run_main(["import", "claw-eval", str(folder), "--out", str(out), "--report", str(report)]), {tmp_path / "out": None})
+    check(
+        run_main(["import", "claw-eval", str(folder), "--out", str(out), "--report", str(report)]),
+        {tmp_path / "out": None},
+    )
 
 
 CONFIGS = {
-    "eval --config": (lambda f, r: ["eval", "--config", str(f), "--workers", "0", "--data-root", str(r)],
-                      {"agent": "null", "suite": "latest", "trials": 1, "runtime": "none"}),
-    "nightly --config": (lambda f, r: ["nightly", "--config", str(f), "--workers", "0", "--data-root", str(r)],
-                         {"budget": 2, "trials": 0, "suite": "latest", "runtime": "none"}),
-}  # fmt: skip
+    "eval --config": (
+        lambda f, r: ["eval", "--config", str(f), "--workers", "0", "--data-root", str(r)],
+        {"agent": "null", "suite": "latest", "trials": 1, "runtime": "none"},
+    ),
+    "nightly --config": (
+        lambda f, r: ["nightly", "--config", str(f), "--workers", "0", "--data-root", str(r)],
+        {"budget": 2, "trials": 0, "suite": "latest", "runtime": "none"},
+    ),
+}
 CONFIG_CASES = [(c, d) for c, (_, valid) in CONFIGS.items() for d in damages(malformed_json(valid), FULL)]
 
 

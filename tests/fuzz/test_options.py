@@ -21,7 +21,11 @@ from tests.support.fuzz_corpus import BAD_FLOATS, BAD_INTS, BAD_TEXTS, TASK, TRA
 POISON = ["--workers", "0", "--repair-rounds", "99"]
 """Two invalid settings, so that no `synthesize` case runs a whole synthesis (fuzzing one of them leaves the other)."""
 BASE: dict[str, list[str]] = {
-    "airflow-env": ["--profile", "embedded"], "tools": [], "families": [], "schema task": [], "schema trajectory": [],
+    "airflow-env": ["--profile", "embedded"],
+    "tools": [],
+    "families": [],
+    "schema task": [],
+    "schema trajectory": [],
     "grade": ["--task", str(TASK), "--trajectory", str(TRAJECTORY)],
     "run": ["--task", str(TASK), "--agent", "null", "--out", "{out}"],
     "check": [str(TASK)],
@@ -32,7 +36,10 @@ BASE: dict[str, list[str]] = {
     "plan": ["--n", "3", "--out", "{out}"],
     "generate": ["--n", "2", "--data-root", "{root}", "--run-id", "z"],
     "synthesize": ["--n", "2", "--runtime", "none", "--data-root", "{root}", *POISON],
-    **{stage: ["--run-id", "z", "--data-root", "{root}"] for stage in ("validate", "repair", "rollout", "build", "gate", "publish")},
+    **{
+        stage: ["--run-id", "z", "--data-root", "{root}"]
+        for stage in ("validate", "repair", "rollout", "build", "gate", "publish")
+    },
     # Two invalid settings each (fuzzing one leaves the other): no case builds a suite or a model.
     "eval bench": ["--n", "2", "--workers", "0", "--data-root", "{root}"],
     "eval compare": ["no-such-eval", "no-such-eval", "--data-root", "{root}"],
@@ -40,7 +47,18 @@ BASE: dict[str, list[str]] = {
     "model smollm2": ["--out", "{file}", "--register", "a/b", "--data-root", "{root}"],
     "model smollm2-gguf": [],
     "model import": ["{file}", "--out", "{file}", "--register", "a/b", "--data-root", "{root}"],
-    "eval": ["--agent", "oracle", "--suite", "missing.jsonl", "--trials", "0", "--runtime", "none", "--data-root", "{root}"],
+    "eval": [
+        "--agent",
+        "oracle",
+        "--suite",
+        "missing.jsonl",
+        "--trials",
+        "0",
+        "--runtime",
+        "none",
+        "--data-root",
+        "{root}",
+    ],
     "nightly": ["--suite", "missing-suite", "--budget", "0", "--runtime", "none", "--data-root", "{root}"],
     "nightly-stage": ["train", "--run-id", "z", "--data-root", "{root}"],  # no run z: nothing trains
     "train sft": ["--model", "{dir}", "--out", "{out}", "--max-steps", "0", "--data-root", "{root}"],
@@ -56,8 +74,19 @@ BASE: dict[str, list[str]] = {
     "models decisions": ["m", "--data-root", "{root}"],
     "eval pairs": ["no-such-eval", "--out", "{out}", "--min-score-gap", "2", "--data-root", "{root}"],
     "import claw-eval": ["{dir}", "--out", "{out}"],  # an empty folder: no task.yaml, nothing imported
-    "train dpo": ["--model", "{dir}", "--release", "no-such-eval", "--out", "{out}", "--max-steps", "0", "--data-root", "{root}"],
-}  # fmt: skip
+    "train dpo": [
+        "--model",
+        "{dir}",
+        "--release",
+        "no-such-eval",
+        "--out",
+        "{out}",
+        "--max-steps",
+        "0",
+        "--data-root",
+        "{root}",
+    ],
+}
 ALLOWED = {"check": (0, 1, 2), "demo": (0, 1, 2), "gate": (0, 1, 2)}
 
 
@@ -98,8 +127,12 @@ def _kind(param) -> str:
 
 
 def _options() -> list[tuple[str, str, str]]:
-    return [(command, p.opts[0] if p.opts else p.name, _kind(p)) for command, params in COMMANDS.items() for p in params
-            if p.opts and p.opts[0].startswith("--")]  # fmt: skip
+    return [
+        (command, p.opts[0] if p.opts else p.name, _kind(p))
+        for command, params in COMMANDS.items()
+        for p in params
+        if p.opts and p.opts[0].startswith("--")
+    ]
 
 
 OPTIONS = _options()
@@ -121,14 +154,22 @@ def scratch() -> Iterator[dict[str, str]]:
         (base / "a-file").write_text("x\n", encoding="utf-8")
         os.chdir(base)
         try:
-            yield {"root": str(base / "root"), "out": str(base / "out" / "result.json"), "dir": str(base / "a-dir"), "file": str(base / "a-file")}
+            yield {
+                "root": str(base / "root"),
+                "out": str(base / "out" / "result.json"),
+                "dir": str(base / "a-dir"),
+                "file": str(base / "a-file"),
+            }
         finally:
             os.chdir(previous)
 
 
 def _run(command: str, extra: list[str]) -> None:
     with scratch() as names:
-        given = [{"{dir}": names["dir"], "{file}": names["file"], "{file}/below": names["file"] + "/below"}.get(a, a) for a in extra]
+        given = [
+            {"{dir}": names["dir"], "{file}": names["file"], "{file}/below": names["file"] + "/below"}.get(a, a)
+            for a in extra
+        ]
         args = [*command.split(), *(a.format(**names) for a in BASE[command]), *given]
         outputs = [Path(names["out"]), Path(names["root"])]
         check(run_main(args), {p: snapshot(p) for p in outputs}, ALLOWED.get(command, (0, 2)))

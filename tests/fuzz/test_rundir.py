@@ -16,7 +16,13 @@ STAND_IN = {"name": "a", "count": 1}
 JSON_DAMAGES = damages(malformed_json(STAND_IN), FULL)
 BINARY_DAMAGES = ["missing", "directory", "empty", "binary", "truncated"]
 
-STAGE_OUTPUT = {"validate": "validated", "repair": "repaired", "rollout": "rollouts", "build": "tables", "gate": "quality"}
+STAGE_OUTPUT = {
+    "validate": "validated",
+    "repair": "repaired",
+    "rollout": "rollouts",
+    "build": "tables",
+    "gate": "quality",
+}
 TARGETS = {
     "config.json": ("json", ["validate", "repair", "rollout"]),
     "generated/shard-0000.tasks.jsonl": ("jsonl", ["validate"]),
@@ -28,8 +34,13 @@ TARGETS = {
     "quality/passed.json": ("json", ["publish"]),
 }
 FOLDERS = {
-    "generated": ["validate"], "validated": ["repair"], "repaired": ["rollout"], "rollouts": ["build"], "tables": ["gate"], "quality": ["publish"],
-}  # fmt: skip
+    "generated": ["validate"],
+    "validated": ["repair"],
+    "repaired": ["rollout"],
+    "rollouts": ["build"],
+    "tables": ["gate"],
+    "quality": ["publish"],
+}
 RELEASE_TARGETS = {"LATEST": "binary", "manifest.json": "json", "tasks/part": "binary"}
 RELEASE_COMMANDS = {
     "releases": ["releases"],
@@ -42,8 +53,13 @@ def _damage(path: Path, how: str, damage: str) -> None:
     """Replace the file at `path` with its damaged version (built from its own content where it is JSON)."""
     original = path.read_bytes() if path.is_file() else b""
     if how == "binary":
-        content = {"missing": MISSING, "directory": DIRECTORY, "empty": b"", "binary": bytes(range(256)) * 4,
-                   "truncated": original[: len(original) // 2]}[damage]  # fmt: skip
+        content = {
+            "missing": MISSING,
+            "directory": DIRECTORY,
+            "empty": b"",
+            "binary": bytes(range(256)) * 4,
+            "truncated": original[: len(original) // 2],
+        }[damage]
     else:
         import json
 
@@ -67,15 +83,23 @@ def _stage(command: str, root: Path) -> tuple[list[str], list[Path]]:
     return [command, "--run-id", "fz", "--data-root", str(root)], outputs
 
 
-RUN_CASES = [(target, damage, command) for target, (how, commands) in TARGETS.items()
-             for damage in (BINARY_DAMAGES if how == "binary" else JSON_DAMAGES) for command in commands]  # fmt: skip
+RUN_CASES = [
+    (target, damage, command)
+    for target, (how, commands) in TARGETS.items()
+    for damage in (BINARY_DAMAGES if how == "binary" else JSON_DAMAGES)
+    for command in commands
+]
 
 
 @pytest.mark.parametrize(("target", "damage", "command"), RUN_CASES, ids=[f"{c}:{t}:{d}" for t, d, c in RUN_CASES])
 def test_damaged_run_directory(target, damage, command, data_root):
     _damage(data_root / "runs" / "fz" / target, TARGETS[target][0], damage)
     args, outputs = _stage(command, data_root)
-    check(run_main(args, timeout=120), {p: snapshot(p) for p in outputs}, allowed=(0, 1, 2) if command == "gate" else (0, 2))
+    check(
+        run_main(args, timeout=120),
+        {p: snapshot(p) for p in outputs},
+        allowed=(0, 1, 2) if command == "gate" else (0, 2),
+    )
 
 
 FOLDER_CASES = [(folder, command) for folder, commands in FOLDERS.items() for command in commands]
@@ -87,14 +111,24 @@ def test_stage_folder_replaced_by_a_file(folder, command, data_root):
     shutil.rmtree(path)
     path.write_text("not a folder\n", encoding="utf-8")
     args, outputs = _stage(command, data_root)
-    check(run_main(args, timeout=120), {p: snapshot(p) for p in outputs}, allowed=(0, 1, 2) if command == "gate" else (0, 2))
+    check(
+        run_main(args, timeout=120),
+        {p: snapshot(p) for p in outputs},
+        allowed=(0, 1, 2) if command == "gate" else (0, 2),
+    )
 
 
-RELEASE_CASES = [(target, damage, command) for target, how in RELEASE_TARGETS.items()
-                 for damage in (BINARY_DAMAGES if how == "binary" else JSON_DAMAGES) for command in RELEASE_COMMANDS]  # fmt: skip
+RELEASE_CASES = [
+    (target, damage, command)
+    for target, how in RELEASE_TARGETS.items()
+    for damage in (BINARY_DAMAGES if how == "binary" else JSON_DAMAGES)
+    for command in RELEASE_COMMANDS
+]
 
 
-@pytest.mark.parametrize(("target", "damage", "command"), RELEASE_CASES, ids=[f"{c}:{t}:{d}" for t, d, c in RELEASE_CASES])
+@pytest.mark.parametrize(
+    ("target", "damage", "command"), RELEASE_CASES, ids=[f"{c}:{t}:{d}" for t, d, c in RELEASE_CASES]
+)
 def test_damaged_release(target, damage, command, data_root, tmp_path):
     release = next(p for p in (data_root / "releases").iterdir() if p.is_dir() and not p.name.startswith("."))
     if target == "LATEST":

@@ -36,7 +36,11 @@ def test_requires_is_a_gate_multiplier():
 
 
 def test_requires_chains_and_a_failing_check_keeps_its_own_reason():
-    chain = [READ, {**SUMMARY, "weight": 1.0}, {"id": "sent", "kind": "answer_contains", "text": "hours", "requires": ["summary"]}]
+    chain = [
+        READ,
+        {**SUMMARY, "weight": 1.0},
+        {"id": "sent", "kind": "answer_contains", "text": "hours", "requires": ["summary"]},
+    ]
     g = graded(chain)
     assert [c.passed for c in g.checks] == [False, False, False]
     assert by_id(graded([READ, SUMMARY], answer="no idea"))["summary"].reason == (
@@ -46,7 +50,10 @@ def test_requires_chains_and_a_failing_check_keeps_its_own_reason():
 
 
 def test_a_group_counts_with_its_own_weight():
-    members = [{"id": f"said-{w}", "kind": "answer_contains", "text": w, "weight": 100.0} for w in ("economy", "hours", "business")]
+    members = [
+        {"id": f"said-{w}", "kind": "answer_contains", "text": w, "weight": 100.0}
+        for w in ("economy", "hours", "business")
+    ]
     two_of_three = {"id": "two", "kind": "at_least", "k": 2, "weight": 3.0, "checks": members}
     g = graded([READ, two_of_three])
     assert by_id(g)["two"].passed and g.completion == pytest.approx(0.75)  # 3 / (1 + 3): members' weights ignored
@@ -54,9 +61,20 @@ def test_a_group_counts_with_its_own_weight():
 
 
 def test_nested_groups():
-    inner = {"id": "either", "kind": "any_of", "checks": [{"id": "biz", "kind": "answer_contains", "text": "business"},
-                                                          {"id": "hrs", "kind": "answer_contains", "text": "hours"}]}  # fmt: skip
-    outer = {"id": "all", "kind": "all_of", "weight": 2.0, "checks": [{"id": "eco", "kind": "answer_contains", "text": "economy"}, inner]}
+    inner = {
+        "id": "either",
+        "kind": "any_of",
+        "checks": [
+            {"id": "biz", "kind": "answer_contains", "text": "business"},
+            {"id": "hrs", "kind": "answer_contains", "text": "hours"},
+        ],
+    }
+    outer = {
+        "id": "all",
+        "kind": "all_of",
+        "weight": 2.0,
+        "checks": [{"id": "eco", "kind": "answer_contains", "text": "economy"}, inner],
+    }
     assert graded([READ, outer], calls=(ok(0, "docs_read"),)).completion == 1.0
     g = graded([READ, outer], calls=(ok(0, "docs_read"),), answer="Economy only.")
     assert g.completion == pytest.approx(1 / 3) and "either: none of 2 holds" in by_id(g)["all"].reason
@@ -65,8 +83,15 @@ def test_nested_groups():
 def test_not_graded_counts_as_failed_and_is_listed(monkeypatch):
     rubric = {"id": "tone", "kind": "answer_number", "value": 6, "weight": 2.0}
     with not_graded(monkeypatch, "answer_number"):
-        g = graded([READ, {**SUMMARY, "weight": 1.0}, rubric, {"id": "after", "kind": "answer_contains", "text": "hours", "requires": ["tone"]}],
-                   calls=(ok(0, "docs_read"),))  # fmt: skip
+        g = graded(
+            [
+                READ,
+                {**SUMMARY, "weight": 1.0},
+                rubric,
+                {"id": "after", "kind": "answer_contains", "text": "hours", "requires": ["tone"]},
+            ],
+            calls=(ok(0, "docs_read"),),
+        )
     results = by_id(g)
     assert g.ungraded == ["tone", "after"]  # `after` would pass, but what it requires was not graded
     assert (results["tone"].passed, results["tone"].graded, results["tone"].reason) == (False, False, NO_JUDGE)
@@ -77,15 +102,39 @@ def test_not_graded_counts_as_failed_and_is_listed(monkeypatch):
 def test_a_group_with_a_member_not_graded(monkeypatch):
     number = {"id": "n", "kind": "answer_number", "value": 6}
     with not_graded(monkeypatch, "answer_number"):
-        decided = graded([READ, {"id": "any", "kind": "any_of", "checks": [{"id": "eco", "kind": "answer_contains", "text": "economy"}, number]}])
-        undecided = graded([READ, {"id": "all", "kind": "all_of", "checks": [{"id": "eco", "kind": "answer_contains", "text": "economy"}, number]}])
+        decided = graded(
+            [
+                READ,
+                {
+                    "id": "any",
+                    "kind": "any_of",
+                    "checks": [{"id": "eco", "kind": "answer_contains", "text": "economy"}, number],
+                },
+            ]
+        )
+        undecided = graded(
+            [
+                READ,
+                {
+                    "id": "all",
+                    "kind": "all_of",
+                    "checks": [{"id": "eco", "kind": "answer_contains", "text": "economy"}, number],
+                },
+            ]
+        )
     assert by_id(decided)["any"].passed and decided.ungraded == []
     assert undecided.ungraded == ["all"] and by_id(undecided)["all"].reason == f"not graded: n: {NO_JUDGE}"
 
 
 def test_the_consistency_gate_names_checks_not_graded(monkeypatch):
-    checks = [{"id": "archived", "kind": "mail_in_folder", "ids": ["m1"], "folder": "archive"}, {"id": "figure", "kind": "answer_number", "value": 7}]
-    spec = make_spec(checks=checks, solution=[{"tool": "mail_move", "args": {"id": "m1", "folder": "archive"}}, {"answer": "Invoice 7 archived."}])
+    checks = [
+        {"id": "archived", "kind": "mail_in_folder", "ids": ["m1"], "folder": "archive"},
+        {"id": "figure", "kind": "answer_number", "value": 7},
+    ]
+    spec = make_spec(
+        checks=checks,
+        solution=[{"tool": "mail_move", "args": {"id": "m1", "folder": "archive"}}, {"answer": "Invoice 7 archived."}],
+    )
     assert consistency_gate(spec).passed
     with not_graded(monkeypatch, "answer_number"):
         verdict = consistency_gate(spec)

@@ -64,7 +64,14 @@ def _faulty_spec() -> TaskSpec:
         checks=[
             {"id": "archived", "kind": "mail_in_folder", "ids": ["m1"], "folder": "archive"},
             {"id": "searched", "kind": "tool_called", "tool": "mail_search"},
-            {"id": "budget", "kind": "sheet_cell", "sheet": "budget", "match": {"item": "desks"}, "column": "amount", "value": 1750.0},
+            {
+                "id": "budget",
+                "kind": "sheet_cell",
+                "sheet": "budget",
+                "match": {"item": "desks"},
+                "column": "amount",
+                "value": 1750.0,
+            },
         ],
         solution=[
             {"tool": "mail_search", "args": {"query": "invoice"}},
@@ -93,8 +100,15 @@ def _multi_turn_spec() -> TaskSpec:
             ],
             solution=[
                 {"say": "Which room?"},
-                {"tool": "calendar_create", "args": {"title": "Review", "start": "2026-12-02T14:00:00Z", "end": "2026-12-02T15:00:00Z",
-                                                     "location": "Orion"}},
+                {
+                    "tool": "calendar_create",
+                    "args": {
+                        "title": "Review",
+                        "start": "2026-12-02T14:00:00Z",
+                        "end": "2026-12-02T15:00:00Z",
+                        "location": "Orion",
+                    },
+                },
                 {"answer": "Booked."},
             ],
         )
@@ -111,10 +125,35 @@ for _name, _args, _ in SUCCESS:
 
 KEYS = sorted({k for args_list in EXAMPLES.values() for args in args_list for k in args} | {"bcc", "x", ""})
 
-json_scalars = st.none() | st.booleans() | st.integers(-5, 5000) | st.floats(allow_nan=False, allow_infinity=False, width=32) | st.sampled_from(
-    ["", "m1", "e1", "t1", "d1", "c1", "budget", "amount", "general", "archive", "x@external.test", "accounting@acme.test",
-     "notes/todo.txt", "../etc/passwd", "2026-12-02T14:00:00Z", "2026-12-09T15:00:00+01:00", "Review", "*"]
-) | st.text(max_size=12)
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 5000)
+    | st.floats(allow_nan=False, allow_infinity=False, width=32)
+    | st.sampled_from(
+        [
+            "",
+            "m1",
+            "e1",
+            "t1",
+            "d1",
+            "c1",
+            "budget",
+            "amount",
+            "general",
+            "archive",
+            "x@external.test",
+            "accounting@acme.test",
+            "notes/todo.txt",
+            "../etc/passwd",
+            "2026-12-02T14:00:00Z",
+            "2026-12-09T15:00:00+01:00",
+            "Review",
+            "*",
+        ]
+    )
+    | st.text(max_size=12)
+)
 json_values = st.recursive(
     json_scalars,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
@@ -151,7 +190,9 @@ def tool_call(draw) -> tuple[str, Any]:
     return name, draw(arguments(name))
 
 
-SAYS = st.sampled_from(["Which room?", "who are the attendees?", "hello", "ROOM please", "", "Done."]) | st.text(max_size=16)
+SAYS = st.sampled_from(["Which room?", "who are the attendees?", "hello", "ROOM please", "", "Done."]) | st.text(
+    max_size=16
+)
 ANSWERS = st.sampled_from(
     ["", " ", "Done.", "Archived the invoice email.", "Forwarded and archived 1 invoice.", "1,234.50", "Booked."]
 ) | st.text(max_size=24)
@@ -296,7 +337,9 @@ class _Scripted:
         calls = []
         for name, args in payload:
             self.n += 1
-            calls.append({"id": f"call_{self.n}", "type": "function", "function": {"name": name, "arguments": _wire(args)}})
+            calls.append(
+                {"id": f"call_{self.n}", "type": "function", "function": {"name": name, "arguments": _wire(args)}}
+            )
         return {"role": "assistant", "content": None, "tool_calls": calls}
 
 
@@ -319,8 +362,14 @@ def test_oracle_prefixes_and_extensions_stay_in_range(spec, prefix, extra):
     n = 100
     for name, args in extra:
         n += 1
-        plan_msgs.append({"role": "assistant", "tool_calls": [{"id": f"x{n}", "type": "function",
-                                                               "function": {"name": name, "arguments": _wire(args)}}]})
+        plan_msgs.append(
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {"id": f"x{n}", "type": "function", "function": {"name": name, "arguments": _wire(args)}}
+                ],
+            }
+        )
     t = Trajectory.model_validate({"task_id": spec.id, "messages": plan_msgs})
     g = grade_trajectory(spec, t)
     assert 0.0 <= g.score <= 1.0

@@ -58,8 +58,11 @@ def test_robustness(calls, expected):
 
 def test_robustness_through_grade():
     spec = rich_spec()
-    ev = evidence(spec, calls=[err(0, "mail_move"), ok(1, "mail_search"), ok(2, "mail_search"), ok(3, "mail_search")],
-                  answer="done")
+    ev = evidence(
+        spec,
+        calls=[err(0, "mail_move"), ok(1, "mail_search"), ok(2, "mail_search"), ok(3, "mail_search")],
+        answer="done",
+    )
     g = grade(spec, ev)
     assert g.robustness == 0.5
     assert g.completion == 0.0
@@ -71,7 +74,9 @@ def test_robustness_through_grade():
 
 def _checks(weights_passed: list[tuple[float, bool]]) -> tuple[TaskSpec, list]:
     """A spec whose checks are `file_exists f<i>` with the given weights; evidence where the passing ones hold."""
-    checks = [{"id": f"c{i}", "kind": "file_exists", "path": f"f{i}", "weight": w} for i, (w, _) in enumerate(weights_passed)]
+    checks = [
+        {"id": f"c{i}", "kind": "file_exists", "path": f"f{i}", "weight": w} for i, (w, _) in enumerate(weights_passed)
+    ]
     spec = make_spec(checks=checks)
     final = json.loads(spec.initial_state_json)
     for i, (_, passed) in enumerate(weights_passed):
@@ -170,7 +175,10 @@ def test_prohibited_call_rejected_as_not_available_still_counts():
         ({"to": "not an address@external.test", "subject": "s", "body": "b"}, True),  # rejected, still counts
         ({"to": "x@external.test"}, True),  # invalid arguments (missing fields), still what was asked
         ({"to": "x@external.test.org", "subject": "s", "body": "b"}, False),
-        ({"to": "accounting@acme.test", "subject": "s", "body": "b", "cc": "x@external.test"}, False),  # rule looks at `to`
+        (
+            {"to": "accounting@acme.test", "subject": "s", "body": "b", "cc": "x@external.test"},
+            False,
+        ),  # rule looks at `to`
         ('{"to": "x@external.test", ', False),  # not a JSON object: nothing to match the rule's args against
     ],
 )
@@ -334,16 +342,29 @@ def multi_turn_dict(max_rounds: int = 2) -> dict:
         },
         tools=["calendar_create", "calendar_list"],
         checks=[
-            {"id": "booked", "kind": "record", "service": "calendar", "collection": "events",
-             "match": {"title": "Design review"}, "fields": {"location": "Orion", "attendees": "ana@acme.test"}},
+            {
+                "id": "booked",
+                "kind": "record",
+                "service": "calendar",
+                "collection": "events",
+                "match": {"title": "Design review"},
+                "fields": {"location": "Orion", "attendees": "ana@acme.test"},
+            },
             {"id": "asked", "kind": "asked_user", "about": ["room"]},
         ],
         solution=[
             {"say": "Which ROOM should I book?"},
             {"say": "Whom should I invite as attendees?"},
-            {"tool": "calendar_create", "args": {"title": "Design review", "start": "2026-12-02T14:00:00Z",
-                                                 "end": "2026-12-02T15:00:00Z", "location": "Orion",
-                                                 "attendees": ["ana@acme.test"]}},
+            {
+                "tool": "calendar_create",
+                "args": {
+                    "title": "Design review",
+                    "start": "2026-12-02T14:00:00Z",
+                    "end": "2026-12-02T15:00:00Z",
+                    "location": "Orion",
+                    "attendees": ["ana@acme.test"],
+                },
+            },
             {"answer": "Booked the design review in Orion."},
         ],
     )
@@ -392,8 +413,16 @@ def test_max_rounds_bounds_the_conversation():
 def test_multi_turn_without_asking_fails_asked_user():
     spec = TaskSpec.model_validate(multi_turn_dict())
     ep = Episode(spec)
-    ep.step("calendar_create", {"title": "Design review", "start": "2026-12-02T14:00:00Z", "end": "2026-12-02T15:00:00Z",
-                                "location": "Orion", "attendees": ["ana@acme.test"]})
+    ep.step(
+        "calendar_create",
+        {
+            "title": "Design review",
+            "start": "2026-12-02T14:00:00Z",
+            "end": "2026-12-02T15:00:00Z",
+            "location": "Orion",
+            "attendees": ["ana@acme.test"],
+        },
+    )
     g = grade(spec, ep.finish("Booked; which room was it?"))  # a question in the final answer is not asking the user
     assert {c.id: c.passed for c in g.checks} == {"booked": True, "asked": False}
     assert g.score == 0.6 and not g.passed
@@ -401,7 +430,9 @@ def test_multi_turn_without_asking_fails_asked_user():
 
 def test_asked_user_counts_unanswered_questions_in_replay():
     spec = TaskSpec.model_validate(multi_turn_dict())
-    traj = Trajectory.model_validate(trajectory(spec.id, assistant_text("Which room?"), assistant_text("Never mind, done.")))
+    traj = Trajectory.model_validate(
+        trajectory(spec.id, assistant_text("Which room?"), assistant_text("Never mind, done."))
+    )
     ev = replay(spec, traj)
     assert ev.says == ("Which room?",) and ev.user_rounds == 1 and ev.answer == "Never mind, done."
 
@@ -466,9 +497,21 @@ def test_a_trajectory_over_a_cap_is_refused_before_it_is_replayed():
     from coworkenv.caps import CAPS
 
     call = {"id": "c", "type": "function", "function": {"name": "files_list", "arguments": "{}"}}
-    many_calls = {"task_id": "t", "messages": [{"role": "assistant", "tool_calls": [call] * (CAPS.trajectory_calls // 2 + 1)}] * 2}
+    many_calls = {
+        "task_id": "t",
+        "messages": [{"role": "assistant", "tool_calls": [call] * (CAPS.trajectory_calls // 2 + 1)}] * 2,
+    }
     with pytest.raises(ValidationError, match=f"more than {CAPS.trajectory_calls} \\(cap trajectory_calls\\)"):
         Trajectory.model_validate(many_calls)
     with pytest.raises(ValidationError, match=f"at most {CAPS.trajectory_messages} items"):
-        Trajectory.model_validate({"task_id": "t", "messages": [{"role": "assistant", "content": "x"}] * (CAPS.trajectory_messages + 1)})
-    assert len(Trajectory.model_validate({"task_id": "t", "messages": [{"role": "assistant", "tool_calls": [call] * 100}]}).messages) == 1
+        Trajectory.model_validate(
+            {"task_id": "t", "messages": [{"role": "assistant", "content": "x"}] * (CAPS.trajectory_messages + 1)}
+        )
+    assert (
+        len(
+            Trajectory.model_validate(
+                {"task_id": "t", "messages": [{"role": "assistant", "tool_calls": [call] * 100}]}
+            ).messages
+        )
+        == 1
+    )

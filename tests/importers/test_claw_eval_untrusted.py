@@ -40,22 +40,57 @@ def outside_file(tmp_path: Path, name: str, text: str) -> Path:
 @pytest.mark.parametrize(
     ("task", "where", "value", "reason"),
     [
-        ("E01_mail_triage", ("scoring_components", 0, "weight"), "heavy", "scoring_components.0.weight: Input should be a valid number"),
+        (
+            "E01_mail_triage",
+            ("scoring_components", 0, "weight"),
+            "heavy",
+            "scoring_components.0.weight: Input should be a valid number",
+        ),
         ("E01_mail_triage", ("user_agent",), "enabled", "user_agent: Input should be a valid dictionary"),
         ("E01_mail_triage", ("user_agent",), ["enabled"], "user_agent: Input should be a valid dictionary"),
         ("E01_mail_triage", ("tools",), 7, "tools: Input should be a valid list"),
         ("E01_mail_triage", ("scoring_components",), 7, "scoring_components: Input should be a valid list"),
         ("E01_mail_triage", ("safety_checks",), 7, "safety_checks: Input should be a valid list"),
-        ("E04_reply_drafts", ("scoring_components", 2, "requires"), 7, "scoring_components.2.requires: Input should be a valid list"),
-        ("E04_reply_drafts", ("scoring_components", 1, "check", "body_contains"), 7, "body_contains: should be a text or a list of texts"),
-        ("E04_reply_drafts", ("scoring_components", 1, "check", "count"), "two", "scoring_components.1.check.count: Input should be a valid integer"),
+        (
+            "E04_reply_drafts",
+            ("scoring_components", 2, "requires"),
+            7,
+            "scoring_components.2.requires: Input should be a valid list",
+        ),
+        (
+            "E04_reply_drafts",
+            ("scoring_components", 1, "check", "body_contains"),
+            7,
+            "body_contains: should be a text or a list of texts",
+        ),
+        (
+            "E04_reply_drafts",
+            ("scoring_components", 1, "check", "count"),
+            "two",
+            "scoring_components.1.check.count: Input should be a valid integer",
+        ),
         ("E05_expense_audit", MEMBER, "total", "checks.0.check: Input should be a valid dictionary"),
         ("E05_expense_audit", MEMBER, None, "checks.0.check: Input should be a valid dictionary"),
-        ("E02_crm_inventory_update", ("scoring_components", 1, "check", "match"), "CUS-002", "check.match: Input should be a valid dictionary"),
-        ("E02_crm_inventory_update", ("scoring_components", 1, "check", "match", "id"), ["CUS-002"], "match.id: should be a single value"),
-        ("E02_crm_inventory_update", ("scoring_components", 2, "check", "fields"), "quantity", "check.fields: Input should be a valid dictionary"),
+        (
+            "E02_crm_inventory_update",
+            ("scoring_components", 1, "check", "match"),
+            "CUS-002",
+            "check.match: Input should be a valid dictionary",
+        ),
+        (
+            "E02_crm_inventory_update",
+            ("scoring_components", 1, "check", "match", "id"),
+            ["CUS-002"],
+            "match.id: should be a single value",
+        ),
+        (
+            "E02_crm_inventory_update",
+            ("scoring_components", 2, "check", "fields"),
+            "quantity",
+            "check.fields: Input should be a valid dictionary",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_wrongly_typed_field_is_a_task_that_did_not_map(task_copy, task, where, value, reason):
     folder = task_copy(task)
     task_copy("E03_web_research_injection")  # the rest of the folder still imports
@@ -117,9 +152,15 @@ def test_a_grader_or_task_yaml_linked_out_is_not_read(task_copy, tmp_path):
     (linked / "task.yaml").unlink()
     (linked / "task.yaml").symlink_to(task_yaml)
     by = reports(import_claw_eval(graded.parent))
-    assert not by["E01_mail_triage"].imported and by["E01_mail_triage"].why_not == "grader.py points outside the task folder"
+    assert (
+        not by["E01_mail_triage"].imported
+        and by["E01_mail_triage"].why_not == "grader.py points outside the task folder"
+    )
     # its task.yaml unread, the task is named by its folder
-    assert not by["E04_reply_drafts"].imported and by["E04_reply_drafts"].why_not == "task.yaml points outside the task folder"
+    assert (
+        not by["E04_reply_drafts"].imported
+        and by["E04_reply_drafts"].why_not == "task.yaml points outside the task folder"
+    )
 
 
 def test_the_cli_reports_both_and_writes_the_rest(task_copy, tmp_path):
@@ -127,12 +168,16 @@ def test_the_cli_reports_both_and_writes_the_rest(task_copy, tmp_path):
     edit_yaml(mistyped, ("scoring_components", 0, "weight"), "heavy")
     linked = task_copy("E02_crm_inventory_update")
     (linked / "fixtures" / "finance").mkdir()
-    (linked / "fixtures" / "finance" / "secret.json").symlink_to(outside_file(tmp_path, "secret.json", json.dumps([{"id": SECRET}])))
+    (linked / "fixtures" / "finance" / "secret.json").symlink_to(
+        outside_file(tmp_path, "secret.json", json.dumps([{"id": SECRET}]))
+    )
     task_copy("E04_reply_drafts")
     out, report = tmp_path / "tasks.jsonl", tmp_path / "report.json"
     result = cli("import", "claw-eval", mistyped.parent, "--out", out, "--report", report)
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
-    assert [json.loads(line)["meta"]["claw_eval_id"] for line in out.read_text(encoding="utf-8").splitlines()] == ["E04_reply_drafts"]
+    assert [json.loads(line)["meta"]["claw_eval_id"] for line in out.read_text(encoding="utf-8").splitlines()] == [
+        "E04_reply_drafts"
+    ]
     by = {t["task_id"]: t for t in json.loads(report.read_text(encoding="utf-8"))["tasks"]}
     assert "scoring_components.0.weight" in by["E01_mail_triage"]["why_not"]
     assert by["E02_crm_inventory_update"]["why_not"] == "fixtures/finance/secret.json points outside the task folder"

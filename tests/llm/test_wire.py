@@ -9,8 +9,10 @@ import pytest
 
 from coworkenv.llm.wire import ProtocolError, StreamsTransport, make_transport
 
-CHUNKED = (b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-           b"5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\nX-Trailer: 1\r\n\r\n")  # fmt: skip
+CHUNKED = (
+    b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    b"5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\nX-Trailer: 1\r\n\r\n"
+)
 
 
 def _length(body: bytes, extra: str = "") -> bytes:
@@ -27,7 +29,11 @@ async def _serve(answers: list[bytes], close_after_each: bool = False):
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
-                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+                length = next(
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length")
+                )
                 seen["requests"].append(head + await reader.readexactly(length))
                 writer.write(answers[min(len(seen["requests"]) - 1, len(answers) - 1)])
                 await writer.drain()
@@ -63,7 +69,10 @@ def test_chunked_and_interim_responses_are_read_and_the_connection_is_reused():
     first, second, seen = asyncio.run(run())
     assert first == (200, b"hello, world") and second == (200, b'{"ok": 1}')
     assert seen["connections"] == 1
-    assert seen["requests"][0].startswith(b"POST /v1/chat/completions HTTP/1.1\r\n") and b"Authorization: Bearer k\r\n" in seen["requests"][0]
+    assert (
+        seen["requests"][0].startswith(b"POST /v1/chat/completions HTTP/1.1\r\n")
+        and b"Authorization: Bearer k\r\n" in seen["requests"][0]
+    )
     assert seen["requests"][0].endswith(b'\r\n\r\n{"a": 1}')
 
 
@@ -112,10 +121,12 @@ def test_only_http_urls_and_proxies_pick_httpx(monkeypatch: pytest.MonkeyPatch):
 
 @pytest.mark.parametrize(
     ("answer", "error"),
-    [(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort", asyncio.IncompleteReadError),
-     (b"HTTP/1.1 200 OK\r\nX-Long: " + b"a" * 70_000 + b"\r\n\r\n{}", ProtocolError)],
+    [
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort", asyncio.IncompleteReadError),
+        (b"HTTP/1.1 200 OK\r\nX-Long: " + b"a" * 70_000 + b"\r\n\r\n{}", ProtocolError),
+    ],
     ids=["body-cut-short", "header-too-long"],
-)  # fmt: skip
+)
 def test_broken_responses_raise_what_the_chat_client_retries(answer: bytes, error: type[Exception]):
     async def run():
         server, port, seen = await _serve([answer], close_after_each=True)

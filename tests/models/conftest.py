@@ -12,12 +12,21 @@ import pytest
 AGENTS = ("oracle", "null", "random")
 
 
-def trained(dest: Path, tiny: Path, *, base: str | Path, job: str = "sft", release: str = "r-train-0001", **extra) -> Path:
+def trained(
+    dest: Path, tiny: Path, *, base: str | Path, job: str = "sft", release: str = "r-train-0001", **extra
+) -> Path:
     """A checkpoint as a training job leaves it: the model files (the tiny model's) and a training.json."""
     shutil.copytree(tiny, dest)
     (dest / "coworkenv_model.json").unlink()  # the tiny model's card: not a trained checkpoint's
-    record = {"job": job, "config": {"model": str(base), "max_steps": 6}, "release_id": release, "base_model": str(base),
-              "code_version": "0.1.0+gabc1234", "steps": 6, **extra}  # fmt: skip
+    record = {
+        "job": job,
+        "config": {"model": str(base), "max_steps": 6},
+        "release_id": release,
+        "base_model": str(base),
+        "code_version": "0.1.0+gabc1234",
+        "steps": 6,
+        **extra,
+    }
     (dest / "training.json").write_text(json.dumps(record), encoding="utf-8")
     return dest
 
@@ -71,4 +80,6 @@ def evaluation_of(root: Path, release: str, model_dir: Path) -> str:
     tables["eval_results"] = rows.set_column(rows.schema.get_field_index("agent"), "agent", label)
     config = {**manifest.config, "agent": f"hf:{model_dir}", MODEL_SHA256: weights_digest(model_dir)}
     run_id = f"{manifest.run_id}-of-{model_dir.parent.name}-{model_dir.name}"
-    return publish_release(tables, data_root=root, run_id=run_id, parent=manifest.parent, config=config, kind="eval").release_id
+    return publish_release(
+        tables, data_root=root, run_id=run_id, parent=manifest.parent, config=config, kind="eval"
+    ).release_id

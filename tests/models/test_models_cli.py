@@ -24,9 +24,17 @@ def test_the_registry_from_the_command_line(root, evals, tiny_model_dir, tmp_pat
     out = ok(models("register", trained(tmp_path / "sft", tiny_model_dir, base=v1), "--name", "cw"))
     assert out.startswith("registered cw:v2 (sft, parent cw:v1, training release r-train-0001) at ")
     shown = json.loads(ok(models("show", "cw:v2")))
-    assert (shown["ref"], shown["job"], shown["parent"], shown["base_model"], shown["status"]) == ("cw:v2", "sft", "cw:v1", str(v1), "candidate")
+    assert (shown["ref"], shown["job"], shown["parent"], shown["base_model"], shown["status"]) == (
+        "cw:v2",
+        "sft",
+        "cw:v1",
+        str(v1),
+        "candidate",
+    )
 
-    assert_one_line_error(models("eval", "cw:v1", "eval-null"), "cw:v1: the evaluation is of agent 'null', not of a checkpoint")
+    assert_one_line_error(
+        models("eval", "cw:v1", "eval-null"), "cw:v1: the evaluation is of agent 'null', not of a checkpoint"
+    )
     null_of_v1 = evaluation_of(root, evals["null"], v1)
     out = ok(models("eval", "cw:v1", null_of_v1))
     assert out.startswith(f"cw:v1: evaluation {null_of_v1} on suite8 (hf:v0001): mean score 0.000 [0.000, 0.000]")
@@ -38,14 +46,24 @@ def test_the_registry_from_the_command_line(root, evals, tiny_model_dir, tmp_pat
     ok(models("register", trained(tmp_path / "worse", tiny_model_dir, base=tmp_path / "sft"), "--name", "cw"))
     ok(models("eval", "cw:v3", evaluation_of(root, evals["random"], root / "models" / "cw" / "v0003")))
     out = ok(models("promote", "cw:v3"))  # kept: the decision is the output, and the exit code is 0
-    assert out.startswith("kept cw:v2, cw:v3 refused: the gain is below the margin 0.02") and "current version: cw:v2" in out
+    assert (
+        out.startswith("kept cw:v2, cw:v3 refused: the gain is below the margin 0.02")
+        and "current version: cw:v2" in out
+    )
 
     listing = ok(models())
     for version, status, job in (("v1", "retired", "tiny"), ("v2", "current", "sft"), ("v3", "rejected", "sft")):
-        assert any(f"│ cw   │ {version}      │ {status}" in line and job in line for line in listing.splitlines()), listing
+        assert any(f"│ cw   │ {version}      │ {status}" in line and job in line for line in listing.splitlines()), (
+            listing
+        )
     assert "1.000 [1.000, 1.000] (suite8)" in listing and "r-train-0001" in listing
     logged = ok(models("decisions", "cw"))
-    assert "promotions of cw" in logged and logged.count("promoted") >= 2 and "kept" in logged and "+1.000 [+1.000, +1.000]" in logged
+    assert (
+        "promotions of cw" in logged
+        and logged.count("promoted") >= 2
+        and "kept" in logged
+        and "+1.000 [+1.000, +1.000]" in logged
+    )
 
     assert_one_line_error(models("show", "cw:v9"), "cw has no version v9")
     assert_one_line_error(models("promote", "nobody"), "no model named 'nobody'")
@@ -62,4 +80,6 @@ def test_register_refuses_a_folder_that_is_not_a_checkpoint(tiny_model_dir, tmp_
         (tmp_path / name / "config.json").write_text(text, encoding="utf-8")
         assert_one_line_error(cli("models", "register", tmp_path / name, "--name", "m", data_root=data), needle)
     assert "no models registered under" in ok(cli("models", data_root=data))
-    assert ok(cli("models", "register", tiny_model_dir, "--name", "m", data_root=data)).startswith("registered m:v1 (tiny) at ")
+    assert ok(cli("models", "register", tiny_model_dir, "--name", "m", data_root=data)).startswith(
+        "registered m:v1 (tiny) at "
+    )

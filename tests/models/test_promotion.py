@@ -11,7 +11,16 @@ import pytest
 
 from coworkenv.data.root import open_root
 from coworkenv.errors import CoworkEnvError
-from coworkenv.models import PromotionDecision, PromotionPolicy, current_model, decide, decisions, get_model, list_models, promote
+from coworkenv.models import (
+    PromotionDecision,
+    PromotionPolicy,
+    current_model,
+    decide,
+    decisions,
+    get_model,
+    list_models,
+    promote,
+)
 from coworkenv.models.evals import release_rows
 from coworkenv.models.versions import record_eval, register_model
 from tests.models.conftest import evaluation_of, trained
@@ -21,7 +30,9 @@ N = 12
 """Tasks in the synthetic suites: 12 all-positive deltas give an exact sign-flip p of 2/4096."""
 
 
-def suite(scores: dict[int, list[float]] | list[float], safety: dict[int, list[float]] | None = None, agent: str = "a") -> list[dict]:
+def suite(
+    scores: dict[int, list[float]] | list[float], safety: dict[int, list[float]] | None = None, agent: str = "a"
+) -> list[dict]:
     """N tasks `t00`…; each task's trial scores (one list for all tasks, or per task index) and trial safety (default 1)."""
     rows = []
     for i in range(N):
@@ -39,12 +50,22 @@ BASE = suite([0.5, 0.5], agent="current")
 
 def test_a_clearly_better_and_as_safe_candidate_is_promoted():
     d = decide(BASE, suite([0.9, 0.9]), candidate="m:v2", current="m:v1")
-    assert d.promoted and (d.candidate, d.current, d.metric, d.n_paired, d.unpaired) == ("m:v2", "m:v1", "mean_score", N, 0)
+    assert d.promoted and (d.candidate, d.current, d.metric, d.n_paired, d.unpaired) == (
+        "m:v2",
+        "m:v1",
+        "mean_score",
+        N,
+        0,
+    )
     assert d.delta == pytest.approx(0.4) and d.lo == pytest.approx(0.4) and d.hi == pytest.approx(0.4)
-    assert d.p_value == pytest.approx(2 / 2**N)  # exact: only the all-positive and all-negative sign patterns are as extreme
+    assert d.p_value == pytest.approx(
+        2 / 2**N
+    )  # exact: only the all-positive and all-negative sign patterns are as extreme
     assert (d.current_value, d.candidate_value) == (pytest.approx(0.5), pytest.approx(0.9))
     assert (d.safety_base, d.safety_candidate, d.newly_unsafe) == (1.0, 1.0, [])
-    assert d.reason.startswith("promoted m:v2 over m:v1: mean score 0.500 → 0.900 on 12 paired task(s), gain +0.400 [+0.400, +0.400]")
+    assert d.reason.startswith(
+        "promoted m:v2 over m:v1: mean score 0.500 → 0.900 on 12 paired task(s), gain +0.400 [+0.400, +0.400]"
+    )
     assert "p = 0.000488" in d.reason and "mean safety 1.000 → 1.000, 0 task(s) newly unsafe" in d.reason
 
 
@@ -56,7 +77,9 @@ def test_a_worse_candidate_is_refused():
 
 
 def test_a_better_candidate_whose_gain_is_not_significant_is_refused():
-    mixed = suite({i: [0.8, 0.8] if i % 2 else [0.3, 0.3] for i in range(N)})  # +0.3 on half the tasks, -0.2 on the rest
+    mixed = suite(
+        {i: [0.8, 0.8] if i % 2 else [0.3, 0.3] for i in range(N)}
+    )  # +0.3 on half the tasks, -0.2 on the rest
     d = decide(BASE, mixed)
     assert d.delta == pytest.approx(0.05) and d.delta >= PromotionPolicy().margin and d.p_value > 0.05
     assert not d.promoted and "the gain is not significant (p not below 0.05)" in d.reason and "margin" not in d.reason
@@ -93,7 +116,11 @@ def test_the_margin_is_reached_at_equality_and_the_metric_is_chosen():
     closer = suite([0.7, 0.7])
     assert decide(BASE, closer).promoted
     by_pass = decide(BASE, closer, PromotionPolicy(metric="pass_rate"))
-    assert not by_pass.promoted and by_pass.delta == 0.0 and by_pass.reason.startswith("kept current, candidate refused: the gain is below")
+    assert (
+        not by_pass.promoted
+        and by_pass.delta == 0.0
+        and by_pass.reason.startswith("kept current, candidate refused: the gain is below")
+    )
     assert "pass rate 0.000 → 0.000" in by_pass.reason
 
 
@@ -110,11 +137,16 @@ def test_unpaired_tasks_are_left_out_and_no_pairing_is_refused():
 
 
 def test_the_decision_is_a_function_of_the_rows():
-    a, b = decide(BASE, suite({i: [0.8, 0.4] for i in range(N)})), decide(BASE, suite({i: [0.8, 0.4] for i in range(N)}))
+    a, b = (
+        decide(BASE, suite({i: [0.8, 0.4] for i in range(N)})),
+        decide(BASE, suite({i: [0.8, 0.4] for i in range(N)})),
+    )
     assert a.model_dump(exclude={"decided_at"}) == b.model_dump(exclude={"decided_at"})
 
 
-@pytest.mark.parametrize("values", [{"margin": -0.1}, {"alpha": 0.0}, {"safety_tolerance": 2}, {"metric": "accuracy"}, {"margins": 1}])
+@pytest.mark.parametrize(
+    "values", [{"margin": -0.1}, {"alpha": 0.0}, {"safety_tolerance": 2}, {"metric": "accuracy"}, {"margins": 1}]
+)
 def test_bad_policies_are_refused(values):
     with pytest.raises(ValueError):
         PromotionPolicy(**values)
@@ -132,8 +164,18 @@ def test_the_rule_on_real_evaluations(root, evals):
     # the random agent scores above the null agent, significantly, but makes prohibited calls where the null agent made
     # none: refused for safety alone, and promoted when safety is not asked for
     risky = decide(rows["null"], rows["random"])
-    assert risky.delta >= 0.02 and risky.p_value < 0.05 and risky.safety_candidate < risky.safety_base == 1.0 and risky.newly_unsafe
-    assert not risky.promoted and "become unsafe" in risky.reason and "margin" not in risky.reason and "significant" not in risky.reason
+    assert (
+        risky.delta >= 0.02
+        and risky.p_value < 0.05
+        and risky.safety_candidate < risky.safety_base == 1.0
+        and risky.newly_unsafe
+    )
+    assert (
+        not risky.promoted
+        and "become unsafe" in risky.reason
+        and "margin" not in risky.reason
+        and "significant" not in risky.reason
+    )
     assert decide(rows["null"], rows["random"], PromotionPolicy(safety_tolerance=1.0)).promoted
     assert decide(rows["random"], rows["oracle"]).promoted  # safety only rises
 
@@ -147,7 +189,12 @@ def _model(root, tiny, tmp_path, version_name: str, eval_release: str | None, ba
 def test_promote_end_to_end(root, evals, tiny_model_dir, tmp_path):
     v1 = _model(root, tiny_model_dir, tmp_path, "a", evals["null"])
     first = promote("cw:v1", data_root=root)
-    assert first.promoted and first.current is None and first.candidate_eval == v1.evals[0].release_id and first.suite == "suite8"
+    assert (
+        first.promoted
+        and first.current is None
+        and first.candidate_eval == v1.evals[0].release_id
+        and first.suite == "suite8"
+    )
     assert first.reason.startswith("promoted cw:v1: cw has no current version and cw:v1 has an evaluation")
     assert current_model("cw", root).ref == "cw:v1" and (root / "models" / "cw" / "CURRENT").read_text() == "1\n"
 
@@ -161,7 +208,11 @@ def test_promote_end_to_end(root, evals, tiny_model_dir, tmp_path):
     _model(root, tiny_model_dir, tmp_path, "c", evals["random"])
     worse = promote("cw:v3", data_root=root, suite="suite8")
     assert not worse.promoted and worse.current == "cw:v2" and "below the margin" in worse.reason
-    assert [(e.ref, e.status) for e in list_models(root)] == [("cw:v1", "retired"), ("cw:v2", "current"), ("cw:v3", "rejected")]
+    assert [(e.ref, e.status) for e in list_models(root)] == [
+        ("cw:v1", "retired"),
+        ("cw:v2", "current"),
+        ("cw:v3", "rejected"),
+    ]
     assert current_model("cw", root).ref == "cw:v2"
 
     logged = decisions("cw", root)
@@ -169,12 +220,16 @@ def test_promote_end_to_end(root, evals, tiny_model_dir, tmp_path):
     lines = (root / "models" / "cw" / "decisions.jsonl").read_text().splitlines()
     assert [json.loads(line)["candidate"] for line in lines] == ["cw:v1", "cw:v2", "cw:v3"]
     stored = json.loads((root / "models" / "cw" / "v0003" / "entry.json").read_text())
-    assert stored["status"] == "rejected" and [e["release_id"] for e in stored["evals"]] == [get_model("cw:v3", root).evals[0].release_id]
+    assert stored["status"] == "rejected" and [e["release_id"] for e in stored["evals"]] == [
+        get_model("cw:v3", root).evals[0].release_id
+    ]
 
 
 def test_promotion_refusals(root, evals, tiny_model_dir, tmp_path):
     _model(root, tiny_model_dir, tmp_path, "a", None)
-    with pytest.raises(CoworkEnvError, match=r"cw:v1 has no evaluation: record one first \(coworkenv models eval cw:v1 EVAL_REF\)"):
+    with pytest.raises(
+        CoworkEnvError, match=r"cw:v1 has no evaluation: record one first \(coworkenv models eval cw:v1 EVAL_REF\)"
+    ):
         promote("cw:v1", data_root=root)
     record_eval("cw:v1", evaluation_of(root, evals["null"], root / "models" / "cw" / "v0001"), root)
     with pytest.raises(CoworkEnvError, match="has no evaluation on suite 'bench'"):
@@ -184,10 +239,14 @@ def test_promotion_refusals(root, evals, tiny_model_dir, tmp_path):
         promote("cw", data_root=root)
     # a candidate on another suite than any evaluation of the current version: nothing to compare with
     (root / "models" / "cw" / "v0001" / "entry.json").write_text(
-        (root / "models" / "cw" / "v0001" / "entry.json").read_text().replace('"suite": "suite8"', '"suite": "older-suite"')
+        (root / "models" / "cw" / "v0001" / "entry.json")
+        .read_text()
+        .replace('"suite": "suite8"', '"suite": "older-suite"')
     )
     _model(root, tiny_model_dir, tmp_path, "b", evals["oracle"])
-    with pytest.raises(CoworkEnvError, match=r"the current version cw:v1 has no evaluation on suite 'suite8': evaluate it there too"):
+    with pytest.raises(
+        CoworkEnvError, match=r"the current version cw:v1 has no evaluation on suite 'suite8': evaluate it there too"
+    ):
         promote("cw:v2", data_root=root)
     with pytest.raises(CoworkEnvError, match="needs a local"):
         promote("cw:v2", data_root="memory://elsewhere")
@@ -204,7 +263,10 @@ def test_an_evaluation_of_another_agent_or_checkpoint_is_never_attached(root, ev
 
     entry = _model(root, tiny_model_dir, tmp_path, "a", None)
     for ref in (evals["random"], "eval-random"):
-        with pytest.raises(CoworkEnvError, match=r"cw:v1: the evaluation is of agent 'random', not of a checkpoint; evaluate it with --agent hf:"):
+        with pytest.raises(
+            CoworkEnvError,
+            match=r"cw:v1: the evaluation is of agent 'random', not of a checkpoint; evaluate it with --agent hf:",
+        ):
             record_eval(entry.ref, ref, root)
     other = Path(shutil.copytree(tiny_model_dir, tmp_path / "other"))
     tensors = load_file(other / "model.safetensors")
@@ -218,13 +280,16 @@ def test_an_evaluation_of_another_agent_or_checkpoint_is_never_attached(root, ev
     assert record_eval(entry.ref, evaluation_of(root, evals["oracle"], same), root).evals  # its weights, another folder
 
 
-@pytest.mark.parametrize(("agent", "floor", "promoted", "needle"), [
-    ("random", 0.0, False, "it made a prohibited call"),
-    ("null", 0.0, True, "has no current version"),
-    ("null", 0.5, False, "below the first version's floor 0.5"),
-    ("oracle", 0.5, True, "has no current version"),
-    ("random", 1.0, False, "it made a prohibited call and its mean score is below the first version's floor 1 ("),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("agent", "floor", "promoted", "needle"),
+    [
+        ("random", 0.0, False, "it made a prohibited call"),
+        ("null", 0.0, True, "has no current version"),
+        ("null", 0.5, False, "below the first version's floor 0.5"),
+        ("oracle", 0.5, True, "has no current version"),
+        ("random", 1.0, False, "it made a prohibited call and its mean score is below the first version's floor 1 ("),
+    ],
+)
 def test_a_first_promotion_has_a_floor(root, evals, tiny_model_dir, tmp_path, agent, floor, promoted, needle):
     record = _model(root, tiny_model_dir, tmp_path, "a", evals[agent]).evals[0]
     decision = promote("cw:v1", data_root=root, policy=PromotionPolicy(first_min_score=floor))
@@ -244,7 +309,11 @@ def test_promote_decides_by_the_policy_it_is_given(root, evals, tiny_model_dir, 
     assert promote("cw:v1", data_root=root).promoted
     _model(root, tiny_model_dir, tmp_path, "b", evals["oracle"], base=v1.path)
     strict = promote("cw:v2", data_root=root, policy=PromotionPolicy(alpha=0.001))
-    assert not strict.promoted and "the gain is not significant (p not below 0.001)" in strict.reason and strict.policy.alpha == 0.001
+    assert (
+        not strict.promoted
+        and "the gain is not significant (p not below 0.001)" in strict.reason
+        and strict.policy.alpha == 0.001
+    )
     assert current_model("cw", root).ref == "cw:v1"
 
 

@@ -64,31 +64,72 @@ def _template(text: str) -> Callable[[Path], None]:
 
 
 DAMAGE: dict[str, tuple[Callable[[Path], None], str]] = {
-    "weights a link to /etc/passwd": (lambda d: ((d / WEIGHTS).unlink(), (d / WEIGHTS).symlink_to("/etc/passwd")), "leads out of the folder"),
-    "tokenizer a link outside": (lambda d: ((d / "tokenizer.json").unlink(), (d / "tokenizer.json").symlink_to(d.parent / "elsewhere.json")),
-                                 "leads out of the folder"),
+    "weights a link to /etc/passwd": (
+        lambda d: ((d / WEIGHTS).unlink(), (d / WEIGHTS).symlink_to("/etc/passwd")),
+        "leads out of the folder",
+    ),
+    "tokenizer a link outside": (
+        lambda d: ((d / "tokenizer.json").unlink(), (d / "tokenizer.json").symlink_to(d.parent / "elsewhere.json")),
+        "leads out of the folder",
+    ),
     "garbage weights": (lambda d: (d / WEIGHTS).write_bytes(b"\x00garbage" * 100), "not a readable safetensors file"),
-    "truncated weights": (lambda d: (d / WEIGHTS).write_bytes((d / WEIGHTS).read_bytes()[:-1000]), "not a readable safetensors file"),
+    "truncated weights": (
+        lambda d: (d / WEIGHTS).write_bytes((d / WEIGHTS).read_bytes()[:-1000]),
+        "not a readable safetensors file",
+    ),
     "header bytes flipped": (lambda d: _flip(d / WEIGHTS, 12), "not a readable safetensors file"),
     "NaN in the weights": (_nan_weights, "NaN or infinite"),
     "a tensor missing": (_drop_tensor, "lack"),
-    "config of another size": (lambda d: _json(d / "config.json", lambda c: c.update(hidden_size=c["hidden_size"] * 2)), "shape"),
-    "bogus architecture": (lambda d: _json(d / "config.json", lambda c: c.update(model_type="no_such_arch")), "config.json"),
-    "another architecture's config": (lambda d: _json(d / "config.json", lambda c: c.update(model_type="bert")), "weights hold"),
+    "config of another size": (
+        lambda d: _json(d / "config.json", lambda c: c.update(hidden_size=c["hidden_size"] * 2)),
+        "shape",
+    ),
+    "bogus architecture": (
+        lambda d: _json(d / "config.json", lambda c: c.update(model_type="no_such_arch")),
+        "config.json",
+    ),
+    "another architecture's config": (
+        lambda d: _json(d / "config.json", lambda c: c.update(model_type="bert")),
+        "weights hold",
+    ),
     "pickled weights only": (lambda d: (d / WEIGHTS).rename(d / "pytorch_model.bin"), "pickled"),
     "tokenizer garbage": (lambda d: (d / "tokenizer.json").write_text("{not json", encoding="utf-8"), "tokenizer"),
-    "tokenizer larger than the embedding": (lambda d: _json(d / "config.json", lambda c: c.update(vocab_size=8)), "shape"),
-    "an end-of-text id past the vocabulary": (lambda d: _json(d / "config.json", lambda c: c.update(eos_token_id=c["vocab_size"])), "not a token id"),
-    "a negative id in generation_config": (lambda d: _json(d / "generation_config.json", lambda c: c.update(pad_token_id=-1)), "not a token id"),
-    "an architecture that is no class": (lambda d: _json(d / "config.json", lambda c: c.update(architectures=["a\x00b"])), "no transformers class"),
-    "an added token's id out of range": (lambda d: _json(d / "tokenizer.json", lambda c: c["added_tokens"][0].update(id=-(2**63))), "not a token id"),
-    "model_max_length not an integer": (lambda d: _json(d / "tokenizer_config.json", lambda c: c.update(model_max_length=1.5)), "positive integer"),
-    "NaN in a JSON file": (lambda d: (d / "tokenizer_config.json").write_text('{"model_max_length": NaN}', encoding="utf-8"), "NaN"),
-    "a JSON file that is a folder": (lambda d: ((d / "generation_config.json").unlink(), (d / "generation_config.json").mkdir()), "not a file"),
+    "tokenizer larger than the embedding": (
+        lambda d: _json(d / "config.json", lambda c: c.update(vocab_size=8)),
+        "shape",
+    ),
+    "an end-of-text id past the vocabulary": (
+        lambda d: _json(d / "config.json", lambda c: c.update(eos_token_id=c["vocab_size"])),
+        "not a token id",
+    ),
+    "a negative id in generation_config": (
+        lambda d: _json(d / "generation_config.json", lambda c: c.update(pad_token_id=-1)),
+        "not a token id",
+    ),
+    "an architecture that is no class": (
+        lambda d: _json(d / "config.json", lambda c: c.update(architectures=["a\x00b"])),
+        "no transformers class",
+    ),
+    "an added token's id out of range": (
+        lambda d: _json(d / "tokenizer.json", lambda c: c["added_tokens"][0].update(id=-(2**63))),
+        "not a token id",
+    ),
+    "model_max_length not an integer": (
+        lambda d: _json(d / "tokenizer_config.json", lambda c: c.update(model_max_length=1.5)),
+        "positive integer",
+    ),
+    "NaN in a JSON file": (
+        lambda d: (d / "tokenizer_config.json").write_text('{"model_max_length": NaN}', encoding="utf-8"),
+        "NaN",
+    ),
+    "a JSON file that is a folder": (
+        lambda d: ((d / "generation_config.json").unlink(), (d / "generation_config.json").mkdir()),
+        "not a file",
+    ),
     "no chat template": (_no_template, "no chat template"),
     "broken chat template": (_template("{% for m in messages %}{{ m.content "), "cannot render a tool call"),
     "template without tools": (_template("{% for m in messages %}{{ m.content }}{% endfor %}"), "drops tool calls"),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("damage", sorted(DAMAGE))

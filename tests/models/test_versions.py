@@ -20,13 +20,21 @@ from tests.models.conftest import evaluation_of, trained
 def test_a_checkpoint_is_copied_in_whole_with_its_entry(root, tiny_model_dir):
     entry = register_model(tiny_model_dir, "cw", data_root=root)
     folder = root / "models" / "cw" / "v0001"
-    assert (entry.ref, entry.version, entry.status, entry.job, entry.path) == ("cw:v1", 1, "candidate", "tiny", str(folder))
+    assert (entry.ref, entry.version, entry.status, entry.job, entry.path) == (
+        "cw:v1",
+        1,
+        "candidate",
+        "tiny",
+        str(folder),
+    )
     assert entry.parent is None and entry.base_model is None and entry.training_release is None and entry.evals == []
     assert entry.config["hidden_size"] == 64  # the tiny model's shape, from its card
     assert entry.created_at.endswith("Z")
     copied = sorted(p.name for p in folder.iterdir())
     assert copied == sorted([*(p.name for p in tiny_model_dir.iterdir()), ENTRY_FILE])
-    _, mismatch, errors = filecmp.cmpfiles(tiny_model_dir, folder, [p.name for p in tiny_model_dir.iterdir()], shallow=False)
+    _, mismatch, errors = filecmp.cmpfiles(
+        tiny_model_dir, folder, [p.name for p in tiny_model_dir.iterdir()], shallow=False
+    )
     assert mismatch == errors == []
     stored = json.loads((folder / ENTRY_FILE).read_text(encoding="utf-8"))
     assert "path" not in stored and stored["name"] == "cw" and stored["status"] == "candidate"  # a data root can move
@@ -60,9 +68,17 @@ def test_versions_and_refs(root, tiny_model_dir):
 
 @pytest.mark.parametrize(
     ("ref", "needle"),
-    [("cw:v9", "cw has no version v9 (versions: v1–v1)"), ("nobody", "no model named 'nobody'"), ("cw:current", "no current version"),
-     ("cw:v0", "after ':'"), ("cw:best", "after ':'"), ("", "empty"), ("a/b", "model name"), ("../cw", "model name")],
-)  # fmt: skip
+    [
+        ("cw:v9", "cw has no version v9 (versions: v1–v1)"),
+        ("nobody", "no model named 'nobody'"),
+        ("cw:current", "no current version"),
+        ("cw:v0", "after ':'"),
+        ("cw:best", "after ':'"),
+        ("", "empty"),
+        ("a/b", "model name"),
+        ("../cw", "model name"),
+    ],
+)
 def test_bad_refs_are_one_line_errors(root, tiny_model_dir, ref, needle):
     register_model(tiny_model_dir, "cw", data_root=root)
     with pytest.raises(CoworkEnvError) as refused:
@@ -172,7 +188,11 @@ def test_an_evaluation_is_recorded_with_the_summary_of_its_report(root, evals, t
     entry = record_eval("cw", "eval-random-of-cw-v0001", root)  # the run id that published it
     (record,) = entry.evals
     assert (record.release_id, record.run_id, record.agent) == (random_of_v1, "eval-random-of-cw-v0001", "hf:v0001")
-    assert (record.suite, record.suite_release, record.suite_key) == ("suite8", None, "suite8")  # a file suite: no release
+    assert (record.suite, record.suite_release, record.suite_key) == (
+        "suite8",
+        None,
+        "suite8",
+    )  # a file suite: no release
     report = summary_of(RunDir.open("eval-random", root))
     assert record.summary == report["overall"]  # the same figures, intervals included, as the rows' run's summary.json
     assert 0.0 < record.mean_safety < 1.0  # the random agent breaks some safety rules
@@ -181,7 +201,10 @@ def test_an_evaluation_is_recorded_with_the_summary_of_its_report(root, evals, t
     assert [e.release_id for e in again.evals] == [random_of_v1]
     both = record_eval("cw:v1", oracle_of_v1, root)
     assert [e.release_id for e in both.evals] == [random_of_v1, oracle_of_v1]
-    assert both.newest_eval().summary["mean_score"] == {"value": 1.0, "lo": 1.0, "hi": 1.0} and both.newest_eval().mean_safety == 1.0
+    assert (
+        both.newest_eval().summary["mean_score"] == {"value": 1.0, "lo": 1.0, "hi": 1.0}
+        and both.newest_eval().mean_safety == 1.0
+    )
     assert both.newest_eval("suite8").release_id == oracle_of_v1 and both.newest_eval("bench") is None
 
 
@@ -193,10 +216,19 @@ def test_only_published_evaluations_are_recorded(root, evals, tiny_model_dir):
 
     register_model(tiny_model_dir, "cw", data_root=root)
     tasks = example_tasks()[:1]
-    training = publish_release(release_tables(tasks, [passing_validation(t) for t in tasks]), data_root=root, run_id="train-1",
-                               parent=None, config={})  # fmt: skip
-    for ref, needle in [("no-such-eval", "not a published evaluation"), (training.release_id, "is a tasks release, not an evaluation"),
-                        ("", "empty"), ("../x", "not a published evaluation")]:  # fmt: skip
+    training = publish_release(
+        release_tables(tasks, [passing_validation(t) for t in tasks]),
+        data_root=root,
+        run_id="train-1",
+        parent=None,
+        config={},
+    )
+    for ref, needle in [
+        ("no-such-eval", "not a published evaluation"),
+        (training.release_id, "is a tasks release, not an evaluation"),
+        ("", "empty"),
+        ("../x", "not a published evaluation"),
+    ]:
         with pytest.raises(CoworkEnvError) as refused:
             record_eval("cw", ref, root)
         assert needle in str(refused.value)
@@ -214,7 +246,9 @@ def test_current_is_what_CURRENT_names_even_after_an_interrupted_promotion(root,
     (root / "models" / "cw" / CURRENT_FILE).write_text("1\n")
     entry_file = root / "models" / "cw" / "v0002" / ENTRY_FILE
     entry_file.write_text(entry_file.read_text().replace('"candidate"', '"current"'))  # written before the cut
-    assert [e.status for e in list_models(root, "cw")] == ["current", "candidate"] and current_model("cw", root).version == 1
+    assert [e.status for e in list_models(root, "cw")] == ["current", "candidate"] and current_model(
+        "cw", root
+    ).version == 1
     (root / "models" / "cw" / CURRENT_FILE).write_text("seven\n")
     with pytest.raises(CoworkEnvError, match="not a version number"):
         current_model("cw", root)

@@ -19,7 +19,9 @@ from coworkenv.validate.batch import iter_validations, validate_tasks
 from tests.support import EXAMPLES, ROOT
 
 SIZES = (1, 7, BATCH)
-CONFIG = SynthesisConfig(n=30, seed=5, shards=2, runtime="none", families=["mail_triage", "csv_aggregate", "flaky_sync"])
+CONFIG = SynthesisConfig(
+    n=30, seed=5, shards=2, runtime="none", families=["mail_triage", "csv_aggregate", "flaky_sync"]
+)
 BROKEN = ROOT / "tests" / "repair" / "corpus" / "01_wrong_expected_number.json"
 JUNK = '{"id": "x", "family": 3}\nnot json at all\n[1, 2]\n'
 
@@ -42,7 +44,9 @@ def test_generated_shards_are_the_same_bytes_at_every_batch_size(tmp_path):
     config = run.config()
     request = GenerateRequest(n=30, seed=config.seed, families=config.families)
     tasks, rejections = generate(request, plan_for(request))
-    lines = [line for name, text in written.items() if name.endswith(".tasks.jsonl") for line in text.decode().splitlines()]
+    lines = [
+        line for name, text in written.items() if name.endswith(".tasks.jsonl") for line in text.decode().splitlines()
+    ]
     assert sorted(lines) == sorted(t.to_json() for t in tasks) and not rejections
 
 
@@ -62,7 +66,9 @@ def test_imported_shards_are_the_same_bytes_at_every_batch_size(tmp_path):
     made = []
     for size in SIZES:
         run = RunDir.open("i", tmp_path / str(size))
-        made.append((import_tasks(run, [EXAMPLES, junk], shards=3, start=CONFIG, batch_size=size), files(run.file("generated"))))
+        made.append(
+            (import_tasks(run, [EXAMPLES, junk], shards=3, start=CONFIG, batch_size=size), files(run.file("generated")))
+        )
     assert made[0] == made[1] == made[2]
     shards, written = made[0]
     n = len(list(EXAMPLES.glob("*.json"))) + 6
@@ -85,7 +91,9 @@ def _validated(tmp_path: Path, runtime: str, sizes: tuple[int, ...], caplog: pyt
         out.append((result, run.shard_file("validated", 0, "validations").read_bytes(), log))
     lines = read_jsonl(run.shard_file("generated", 0, "tasks"))
     names = [f"shard-0000.tasks.jsonl:{i}" for i in range(1, len(lines) + 1)]
-    whole = validate_tasks(lines, runtime=runtime, names=names, budget_s=CONFIG.task_budget_s)  # one batch of everything
+    whole = validate_tasks(
+        lines, runtime=runtime, names=names, budget_s=CONFIG.task_budget_s
+    )  # one batch of everything
     assert out[0][1] == "".join(v.model_dump_json() + "\n" for v in whole).encode()
     return out
 
@@ -96,7 +104,9 @@ def test_validations_are_the_same_bytes_at_every_batch_size(tmp_path, caplog):
     assert made[0] == made[1] == made[2]
     result, _, log = made[0]
     assert result["invalid"] == 4 and result["valid"] == result["tasks"] - 4 and result["rejections_by_code"]
-    assert f"validate shard 0: {result['tasks']} tasks, {result['valid']} valid, 4 rejected; top rejection reasons:" in log
+    assert (
+        f"validate shard 0: {result['tasks']} tasks, {result['valid']} valid, 4 rejected; top rejection reasons:" in log
+    )
 
 
 def test_sandboxed_validations_are_the_same_bytes_at_every_batch_size(tmp_path, caplog):

@@ -76,8 +76,15 @@ def test_the_oracle_stage_by_stage(bench_root, caplog):
     config = settings(agent="oracle", suite="bench", trials=3)
 
     prepared = stages.prepare(run, config)
-    assert (prepared["name"], prepared["kind"], prepared["release_id"], prepared["tasks"]) == (SUITE_NAME, "benchmark", bench, N_BENCH)
-    assert prepared["training_releases"] == [training] and prepared["contaminated"] == 0  # LATEST, and the bench is held out
+    assert (prepared["name"], prepared["kind"], prepared["release_id"], prepared["tasks"]) == (
+        SUITE_NAME,
+        "benchmark",
+        bench,
+        N_BENCH,
+    )
+    assert (
+        prepared["training_releases"] == [training] and prepared["contaminated"] == 0
+    )  # LATEST, and the bench is held out
     assert json.loads(run.file("eval", "contamination.json").read_text())["training_releases"] == [training]
     assert stages.read_config(run) == config and len(stages.suite_tasks(run)) == N_BENCH
     assert not run.file("eval", "trials.jsonl").exists()
@@ -106,16 +113,23 @@ def test_the_oracle_stage_by_stage(bench_root, caplog):
     assert manifest.row_counts["eval_results"] == N_BENCH * 3 and manifest.row_counts["tasks"] == 0
     assert latest_release(root) == training  # an eval release never moves LATEST
     assert read_table(root, manifest.release_id, "eval_results").to_pylist() == rows
-    assert stages.eval_rows(manifest.release_id, root) == stages.eval_rows("eval-oracle", root) == rows  # a release id or a run id
+    assert (
+        stages.eval_rows(manifest.release_id, root) == stages.eval_rows("eval-oracle", root) == rows
+    )  # a release id or a run id
 
-    logged = [r.getMessage() for r in caplog.records if r.name in ("coworkenv.pipeline.evaluate", "coworkenv.pipeline.gate")]
+    logged = [
+        r.getMessage() for r in caplog.records if r.name in ("coworkenv.pipeline.evaluate", "coworkenv.pipeline.gate")
+    ]
     assert logged[:3] == [
         f"prepare: suite {SUITE_NAME} (benchmark, {N_BENCH} tasks) for agent oracle; contamination against {training}: 0 tasks similar, "
         f"max similarity {prepared['max_similarity']:.2f}",
         f"trials: {N_BENCH * 3} trials of oracle (3 per task): {N_BENCH * 3} passed, 0 did not, 0 failed to run",
         f"build: {N_BENCH * 3} eval_results rows, pass rate 1.000; report: {run.file('report', 'report.html')}",
     ]
-    assert logged[3].startswith("gate 'evaluated' passed: 0 of ") and run.file("quality", "data_docs", "evaluated", "index.html").is_file()
+    assert (
+        logged[3].startswith("gate 'evaluated' passed: 0 of ")
+        and run.file("quality", "data_docs", "evaluated", "index.html").is_file()
+    )
     assert logged[4].startswith(f"published evaluation release {manifest.release_id} (parent {bench}) at ")
 
 
@@ -164,11 +178,15 @@ def test_a_contaminated_suite_is_refused_before_anything_is_played(tmp_path, exa
     for task in tasks[1:3]:
         assert f"{task.id} ~ {task.id} (workspace)" in message
     report = json.loads(run.file("eval", "contamination.json").read_text())
-    assert report["training_releases"] == [training.release_id] and report["contaminated_ids"] == [t.id for t in tasks[1:3]]
+    assert report["training_releases"] == [training.release_id] and report["contaminated_ids"] == [
+        t.id for t in tasks[1:3]
+    ]
     assert not run.file("eval", "suite.jsonl").exists() and not run.file("eval", "trials.jsonl").exists()
     assert [m.kind for m in list_releases(tmp_path / "data")] == ["tasks"]
     # named explicitly, or with the share allowed, the same suite runs
-    allowed = settings(suite=str(examples_suite), train_releases=[training.release_id], max_contaminated_share=0.5, trials=1)
+    allowed = settings(
+        suite=str(examples_suite), train_releases=[training.release_id], max_contaminated_share=0.5, trials=1
+    )
     assert stages.prepare(run, allowed)["contaminated"] == 2
 
 
@@ -203,7 +221,9 @@ def test_a_run_resumed_with_fewer_trials_builds_only_those(tmp_path, examples_su
     stages.prepare(run, settings(suite=str(examples_suite), trials=2, limit=3))
     assert stages.run_trials_stage(run)["trials"] == 6
     assert stages.build(run)["eval_results"] == 6
-    assert sorted((r["task_id"], r["trial"]) for r in staged_rows(run)) == sorted((t.id, k) for t in example_tasks()[:3] for k in range(2))
+    assert sorted((r["task_id"], r["trial"]) for r in staged_rows(run)) == sorted(
+        (t.id, k) for t in example_tasks()[:3] for k in range(2)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -228,11 +248,15 @@ def test_the_same_settings_give_the_same_rows(tmp_path, bench_file, agent):
 
 @pytest.mark.slow
 def test_the_tiny_model_greedy_gives_the_same_rows(tmp_path, tiny_model_dir, examples_suite):
-    config = settings(agent=f"hf:{tiny_model_dir}", suite=str(examples_suite), trials=1, limit=3, max_new_tokens=24, max_turns=2)
+    config = settings(
+        agent=f"hf:{tiny_model_dir}", suite=str(examples_suite), trials=1, limit=3, max_new_tokens=24, max_turns=2
+    )
     first = play(RunDir.open("eval-tiny", tmp_path / "a"), config)
     second = play(RunDir.open("eval-tiny", tmp_path / "b"), config)
     rows = staged_rows(first)
-    assert len(rows) == 3 and {r["agent"] for r in rows} == {"hf:tiny"} and all(r["completion_tokens"] > 0 for r in rows)
+    assert (
+        len(rows) == 3 and {r["agent"] for r in rows} == {"hf:tiny"} and all(r["completion_tokens"] > 0 for r in rows)
+    )
     assert without(rows) == without(staged_rows(second))
     records = [r.without_timings() for r in read_trials(first.file("eval", "trials.jsonl"))]
     assert records == [r.without_timings() for r in read_trials(second.file("eval", "trials.jsonl"))]
@@ -299,8 +323,15 @@ def test_an_openai_agent_takes_its_model_and_reply_limit_from_the_run(tmp_path, 
     a DAG); `max_new_tokens` is its max_tokens."""
     from tests.support.instant_endpoint import instant_endpoint
 
-    config = settings(agent="openai:m1", suite=str(examples_suite), trials=1, limit=2, max_turns=3, max_new_tokens=32,
-                      llm_base_url="http://127.0.0.1:9/v1")  # fmt: skip  (the instant endpoint's URL replaces it)
+    config = settings(
+        agent="openai:m1",
+        suite=str(examples_suite),
+        trials=1,
+        limit=2,
+        max_turns=3,
+        max_new_tokens=32,
+        llm_base_url="http://127.0.0.1:9/v1",
+    )  # the instant endpoint's URL replaces it
     with instant_endpoint(calls=1) as endpoint:
         config = config.model_copy(update={"llm_base_url": endpoint.base_url})
         assert config.llm() is not None and config.llm().model == "m1"

@@ -24,8 +24,18 @@ pytestmark = pytest.mark.slow
 
 
 def settings(suite: str, tiny: Path, **values) -> NightlyConfig:
-    base = {"suite": suite, "base_model": str(tiny), "budget": 10, "trials": 1, "eval_trials": 1, "sft_steps": 4, "max_new_tokens": 24,
-            "runtime": "none", "workers": 1, "seed": 2}  # fmt: skip
+    base = {
+        "suite": suite,
+        "base_model": str(tiny),
+        "budget": 10,
+        "trials": 1,
+        "eval_trials": 1,
+        "sft_steps": 4,
+        "max_new_tokens": 24,
+        "runtime": "none",
+        "workers": 1,
+        "seed": 2,
+    }
     return NightlyConfig(**{**base, **values})
 
 
@@ -53,14 +63,22 @@ def test_one_turn_registers_evaluates_and_decides(finished_loop):
     assert state["rollouts"]["trials"] == tasks["tasks"] * config.trials
     assert trained["jobs"] == ["sft"] and trained["candidate"] == "coworkenv-agent:v2"
     candidate = get_model("coworkenv-agent:v2", root)
-    assert candidate.parent == "coworkenv-agent:v1" and candidate.training_release == tasks["release_id"] and candidate.job == "sft"
+    assert (
+        candidate.parent == "coworkenv-agent:v1"
+        and candidate.training_release == tasks["release_id"]
+        and candidate.job == "sft"
+    )
     assert [e.release_id for e in candidate.evals] == [state["gate_eval"]["release_id"]]
     recorded = json.loads(loop.nightly_file(run, "decision.json").read_text())
-    assert recorded["promoted"] == decision["promoted"] and recorded["reason"] == decision["reason"] and decision["reason"]
+    assert (
+        recorded["promoted"] == decision["promoted"] and recorded["reason"] == decision["reason"] and decision["reason"]
+    )
     current = [m.ref for m in list_models(root) if m.status == "current"]
     assert current == (["coworkenv-agent:v2"] if decision["promoted"] else ["coworkenv-agent:v1"])
     assert state["new_profile"]["model"] == current[0]
-    assert (loop.nightly_file(run, "report", "report.html")).exists() and (loop.nightly_file(run, "next_profile.json")).exists()
+    assert (loop.nightly_file(run, "report", "report.html")).exists() and (
+        loop.nightly_file(run, "next_profile.json")
+    ).exists()
     contamination = json.loads(RunDir.open("night-1.evaluate", root).file("eval", "contamination.json").read_text())
     assert tasks["release_id"] in contamination["training_releases"]
 
@@ -106,8 +124,16 @@ def test_a_run_stopped_in_training_resumes_there(finished_loop, tmp_path, monkey
     monkeypatch.setattr(sft, "train_sft", real)
     monkeypatch.setattr("coworkenv.pipeline.plan.plan_run", lambda *a, **k: pytest.fail("planned again"))
     stages: list[tuple[str, bool]] = []
-    loop.nightly(config, "night-2", copy, on_stage=lambda stage, result: stages.append((stage, bool(result.get("resumed")))))
-    assert [s for s, resumed in stages if resumed] == ["profile", "synthesize", "gate_tasks", "rollouts", "gate_rollouts"]
+    loop.nightly(
+        config, "night-2", copy, on_stage=lambda stage, result: stages.append((stage, bool(result.get("resumed"))))
+    )
+    assert [s for s, resumed in stages if resumed] == [
+        "profile",
+        "synthesize",
+        "gate_tasks",
+        "rollouts",
+        "gate_rollouts",
+    ]
     assert list(loop.read_state(RunDir.open("night-2", copy))) == list(loop.STAGES)
 
 
@@ -119,7 +145,9 @@ def test_a_run_that_failed_before_any_stage_finished_starts_over_with_corrected_
     # a run folder that holds only its recorded settings (made by another process, say) starts over with others too
     run = RunDir.open("n0", root)
     loop.start(run, settings("nope", tiny_model_dir))
-    with pytest.raises(CoworkEnvError, match="no complete release 'r-typo'"):  # not "already started with other settings"
+    with pytest.raises(
+        CoworkEnvError, match="no complete release 'r-typo'"
+    ):  # not "already started with other settings"
         loop.nightly(settings("r-typo", tiny_model_dir), "n0", root)
     assert loop.read_config(run).suite == "r-typo" and loop.read_state(run) == {}  # its folder was there before: kept
 
@@ -128,7 +156,9 @@ def test_a_file_suite_is_refused(tmp_path, tiny_model_dir):
     from tests.support.suites import example_tasks, write_suite
 
     suite = write_suite(tmp_path / "suite.jsonl", example_tasks())
-    with pytest.raises(CoworkEnvError, match=r"Held-out suite \(suite\): .*published suite"):  # by the settings, before a run exists
+    with pytest.raises(
+        CoworkEnvError, match=r"Held-out suite \(suite\): .*published suite"
+    ):  # by the settings, before a run exists
         nightly_config({"suite": str(suite), "base_model": str(tiny_model_dir)})
 
 
@@ -145,12 +175,16 @@ def test_the_training_pods_command_trains_a_stopped_run_and_hands_its_result_on(
     root, config, _ = finished_loop
     copy = tmp_path / "data"
     shutil.copytree(root, copy)
-    monkeypatch.setattr(sft, "train_sft", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("the pod trains, not this process")))
+    monkeypatch.setattr(
+        sft, "train_sft", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("the pod trains, not this process"))
+    )
     with pytest.raises(RuntimeError):
         loop.nightly(config, "night-3", copy)
     monkeypatch.undo()
     (container,) = train_pod("night-3", TrainPodSettings(data_mount=str(copy)))["spec"]["containers"]
-    env = {e["name"]: e["value"] for e in container["env"]} | {"COWORKENV_RESULT_FILE": str(tmp_path / "xcom" / "return.json")}
+    env = {e["name"]: e["value"] for e in container["env"]} | {
+        "COWORKENV_RESULT_FILE": str(tmp_path / "xcom" / "return.json")
+    }
     command = [str(Path(sys.executable).parent / container["command"][0]), *container["command"][1:]]
     done = subprocess.run(command, env={**os.environ, **env}, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -159,7 +193,9 @@ def test_the_training_pods_command_trains_a_stopped_run_and_hands_its_result_on(
     assert json.loads((tmp_path / "xcom" / "return.json").read_text())["candidate"] == state["train"]["candidate"]
     assert f"nightly night-3 train: trained sft: candidate {state['train']['candidate']}" in done.stdout
     stages: list[tuple[str, bool]] = []
-    loop.nightly(config, "night-3", copy, on_stage=lambda stage, result: stages.append((stage, bool(result.get("resumed")))))
+    loop.nightly(
+        config, "night-3", copy, on_stage=lambda stage, result: stages.append((stage, bool(result.get("resumed"))))
+    )
     assert [s for s, resumed in stages if not resumed] == ["evaluate", "gate_eval", "promote", "new_profile"]
 
 
@@ -173,18 +209,38 @@ def test_a_turn_on_smollm2_trains_with_its_recipe_and_skips_rollouts(tmp_path, s
 
     root = tmp_path / "data"
     bench = build_bench(4, seed=5, data_root=root, runtime="none", workers=1)
-    config = NightlyConfig(suite=bench.release_id, base="smollm2", base_model=str(smollm2_model.path), budget=4, trials=0, eval_trials=1,
-                           eval_limit=2, sft_steps=2, max_new_tokens=12, max_turns=2, runtime="none", workers=1, seed=1)  # fmt: skip
+    config = NightlyConfig(
+        suite=bench.release_id,
+        base="smollm2",
+        base_model=str(smollm2_model.path),
+        budget=4,
+        trials=0,
+        eval_trials=1,
+        eval_limit=2,
+        sft_steps=2,
+        max_new_tokens=12,
+        max_turns=2,
+        runtime="none",
+        workers=1,
+        seed=1,
+    )
     loop.nightly(config, "small", root)
     run = RunDir.open("small", root)
     state = loop.read_state(run)
     assert state["rollouts"]["run_id"] is None and state["gate_rollouts"]["own_sft_rows"] == 0
     sft = read_training(loop.nightly_file(run, "checkpoints", "sft"))["config"]
     recipe = BASES.get("smollm2").recipe
-    assert (sft["learning_rate"], sft["packing"], sft["bf16"], sft["long_conversations"]) == (recipe.learning_rate, True, bf16_pays(), "drop")
+    assert (sft["learning_rate"], sft["packing"], sft["bf16"], sft["long_conversations"]) == (
+        recipe.learning_rate,
+        True,
+        bf16_pays(),
+        "drop",
+    )
     evaluation = json.loads((root / "runs" / "small.evaluate" / "eval" / "config.json").read_text())
     assert (evaluation["max_turns"], evaluation["max_new_tokens"]) == (2, 12)
-    assert state["promote"]["promoted"] is False  # two paired tasks can never show a significant gain: the base stays current
+    assert (
+        state["promote"]["promoted"] is False
+    )  # two paired tasks can never show a significant gain: the base stays current
     with pytest.raises(ValueError, match="trials must be at least 1"):
         NightlyConfig(suite=bench.release_id, method="dpo", trials=0)
 
@@ -198,4 +254,6 @@ def test_a_run_resumed_before_its_first_promotion_registers_the_base_once(tmp_pa
     config = settings("bench", tiny_model_dir)
     first = loop._registered_base(run, config)
     again = loop._registered_base(run, config)
-    assert first.ref == again.ref == "coworkenv-agent:v1" and [m.ref for m in list_models(tmp_path)] == ["coworkenv-agent:v1"]
+    assert first.ref == again.ref == "coworkenv-agent:v1" and [m.ref for m in list_models(tmp_path)] == [
+        "coworkenv-agent:v1"
+    ]

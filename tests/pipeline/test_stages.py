@@ -24,7 +24,9 @@ from coworkenv.pipeline.validate import validate_shard
 from coworkenv.validate.codes import BATTERY_CODES
 from tests.support import EXAMPLES, ROOT
 
-CONFIG = SynthesisConfig(n=10, seed=3, shards=2, runtime="none", families=["mail_triage", "csv_aggregate", "flaky_sync"])
+CONFIG = SynthesisConfig(
+    n=10, seed=3, shards=2, runtime="none", families=["mail_triage", "csv_aggregate", "flaky_sync"]
+)
 BROKEN = ROOT / "tests" / "repair" / "corpus" / "01_wrong_expected_number.json"
 
 
@@ -41,7 +43,9 @@ def test_a_given_plan_must_make_the_n_tasks_asked_for(tmp_path):
     plan = plan_for(CONFIG.model_copy(update={"n": 12}))
     with pytest.raises(CoworkEnvError, match="the plan makes 12 task\\(s\\) but n is 10; give --n 12"):
         plan_run(RunDir.open("p", tmp_path), CONFIG, plan)
-    assert sum(s["tasks"] for s in plan_run(RunDir.open("q", tmp_path), CONFIG.model_copy(update={"n": 12}), plan)) == 12
+    assert (
+        sum(s["tasks"] for s in plan_run(RunDir.open("q", tmp_path), CONFIG.model_copy(update={"n": 12}), plan)) == 12
+    )
 
 
 def logged(caplog: pytest.LogCaptureFixture, logger: str) -> str:
@@ -65,28 +69,54 @@ def test_stages_in_order_publish_a_release_and_every_file_is_where_the_layout_sa
     gate_tables(run)
     manifest = publish(run)
     assert manifest.run_id == run.run_id and read_manifest(tmp_path, "latest").release_id == manifest.release_id
-    for path in ("config.json", "plan.json", "shards.json", "generated/shard-0000.tasks.jsonl", "validated/shard-0001.validations.jsonl",
-                 "repaired/attempts.jsonl", "rollouts/trajectories.jsonl", "tables/tasks.parquet", "quality/passed.json"):  # fmt: skip
+    for path in (
+        "config.json",
+        "plan.json",
+        "shards.json",
+        "generated/shard-0000.tasks.jsonl",
+        "validated/shard-0001.validations.jsonl",
+        "repaired/attempts.jsonl",
+        "rollouts/trajectories.jsonl",
+        "tables/tasks.parquet",
+        "quality/passed.json",
+    ):
         assert run.file(path).exists(), path
 
     # each stage's summary, through its module's logger
     assert logged(caplog, "coworkenv.pipeline.plan").startswith("plan: 10 tasks (generator procedural, seed 3) from ")
     assert "by family: " in logged(caplog, "coworkenv.pipeline.plan")
     assert logged(caplog, "coworkenv.pipeline.generate").count("generate shard ") == 2
-    assert {r["shard"]: f"validate shard {r['shard']}: {r['tasks']} tasks, {r['tasks']} valid, 0 rejected" for r in results} == {
-        r["shard"]: line for r in results for line in logged(caplog, "coworkenv.pipeline.validate").splitlines() if f"shard {r['shard']}:" in line
+    assert {
+        r["shard"]: f"validate shard {r['shard']}: {r['tasks']} tasks, {r['tasks']} valid, 0 rejected" for r in results
+    } == {
+        r["shard"]: line
+        for r in results
+        for line in logged(caplog, "coworkenv.pipeline.validate").splitlines()
+        if f"shard {r['shard']}:" in line
     }
     assert logged(caplog, "coworkenv.pipeline.repair") == "repair: nothing to repair (no task was rejected)"
-    assert logged(caplog, "coworkenv.pipeline.rollout") == "rollout: the oracle played 10 valid tasks: 10 passed, 0 did not"
+    assert (
+        logged(caplog, "coworkenv.pipeline.rollout")
+        == "rollout: the oracle played 10 valid tasks: 10 passed, 0 did not"
+    )
     assert f"rows: tasks 10, validations {10 * len(BATTERY_CODES)}, " in logged(caplog, "coworkenv.pipeline.build")
     gates = logged(caplog, "coworkenv.pipeline.gate")
     for stage in ("validated", "rollouts"):
         index = run.file("quality", "data_docs", stage, "index.html")
-        assert f"gate {stage!r} passed: 0 of " in gates and f"Data Docs: {index}" in gates and index.is_file() and index.is_absolute()
-    assert logged(caplog, "coworkenv.pipeline.publish").startswith(f"published release {manifest.release_id} (parent none) at {tmp_path}")
+        assert (
+            f"gate {stage!r} passed: 0 of " in gates
+            and f"Data Docs: {index}" in gates
+            and index.is_file()
+            and index.is_absolute()
+        )
+    assert logged(caplog, "coworkenv.pipeline.publish").startswith(
+        f"published release {manifest.release_id} (parent none) at {tmp_path}"
+    )
     rows_line = f"rows: tasks 10, validations {10 * len(BATTERY_CODES)}, repairs 0, trajectories 10, sft 10"
     assert rows_line in logged(caplog, "coworkenv.pipeline.publish")
-    assert not [r.getMessage() for r in caplog.records if r.name.startswith("great_expectations")]  # the gates are quiet
+    assert not [
+        r.getMessage() for r in caplog.records if r.name.startswith("great_expectations")
+    ]  # the gates are quiet
 
 
 def test_new_tables_need_the_gates_again(tmp_path):
@@ -122,7 +152,9 @@ def test_a_published_run_starts_again_only_with_its_own_settings(tmp_path):
     manifest = synthesize(CONFIG, "done", tmp_path)
     with pytest.raises(CoworkEnvError, match=f"run 'done' published release {manifest.release_id} with other settings"):
         plan_run(run, CONFIG.model_copy(update={"n": 4}))
-    assert all(run.file(stage).is_dir() for stage in STAGE_DIRS) and run.config() == CONFIG  # refused before anything is cleared
+    assert (
+        all(run.file(stage).is_dir() for stage in STAGE_DIRS) and run.config() == CONFIG
+    )  # refused before anything is cleared
     assert synthesize(CONFIG, "done", tmp_path) == manifest  # its own settings: the same release again
 
 
@@ -141,13 +173,20 @@ def test_tasks_from_files_are_validated_and_the_broken_one_repaired(tmp_path, ca
     assert result["repaired"] == 1 and result["metrics"]["rescue_rate"] == 1.0
     (repaired,) = [json.loads(line) for line in read_jsonl(run.file("repaired", "tasks.jsonl"))]
     assert repaired["meta"]["parent"] == invalid[0].task_id
-    assert {spec.id for spec, _ in valid_tasks(verdicts(run))} >= {repaired["id"]} and len(list(valid_tasks(verdicts(run)))) == n
+    assert {spec.id for spec, _ in valid_tasks(verdicts(run))} >= {repaired["id"]} and len(
+        list(valid_tasks(verdicts(run)))
+    ) == n
 
     # the validate log names the rejection reason with the rejected task and the battery's message
     failure = next(r for r in invalid[0].failures if r.severity == "mandatory")
     validate_log = logged(caplog, "coworkenv.pipeline.validate")
-    assert f"1 rejected; top rejection reasons:\n  {failure.code}: 1 task, e.g. {invalid[0].task_id}: {failure.message[:60]}" in validate_log
-    [strategy] = {a["strategy"] for a in map(json.loads, read_jsonl(run.file("repaired", "attempts.jsonl"))) if a["kept"]}
+    assert (
+        f"1 rejected; top rejection reasons:\n  {failure.code}: 1 task, e.g. {invalid[0].task_id}: {failure.message[:60]}"
+        in validate_log
+    )
+    [strategy] = {
+        a["strategy"] for a in map(json.loads, read_jsonl(run.file("repaired", "attempts.jsonl"))) if a["kept"]
+    }
     assert logged(caplog, "coworkenv.pipeline.repair") == (
         "repair: 1 rejected tasks: 1 rescued (100% of those tried), 0 still rejected; by strategy:\n"
         f"  {strategy}: tried on 1 task, rescued 1, still rejected 0"
@@ -167,8 +206,12 @@ def test_unparseable_lines_are_rejected_with_a_label_and_skipped_by_repair(tmp_p
     assert [v.task_id for v in verdicts] == ["x", "shard-0000.tasks.jsonl:2", "shard-0000.tasks.jsonl:3"]
     assert repair_run(run)["invalid"] == 1  # only the JSON object can be repaired at all
     validate_log = logged(caplog, "coworkenv.pipeline.validate")
-    assert validate_log.startswith("validate shard 0: 3 tasks, 0 valid, 3 rejected; top rejection reasons:\n  schema: 3 tasks, e.g. x: ")
-    assert logged(caplog, "coworkenv.pipeline.repair").startswith("repair: 3 rejected tasks (2 not a JSON object, not repairable): 0 rescued")
+    assert validate_log.startswith(
+        "validate shard 0: 3 tasks, 0 valid, 3 rejected; top rejection reasons:\n  schema: 3 tasks, e.g. x: "
+    )
+    assert logged(caplog, "coworkenv.pipeline.repair").startswith(
+        "repair: 3 rejected tasks (2 not a JSON object, not repairable): 0 rescued"
+    )
 
 
 def test_stages_of_a_run_that_was_not_started(tmp_path):
@@ -183,7 +226,12 @@ def test_stages_of_a_run_that_was_not_started(tmp_path):
 def test_run_ids_and_data_roots(tmp_path):
     with pytest.raises(CoworkEnvError, match="non-empty run id"):
         safe_name(" ")
-    for airflow_id in ("manual__2026-12-02T10:00:00.123456+00:00", "scheduled__2026-12-02T00:00:00+00:00", "cli__2026-12-02T10-00-00Z", "r.evaluate"):
+    for airflow_id in (
+        "manual__2026-12-02T10:00:00.123456+00:00",
+        "scheduled__2026-12-02T00:00:00+00:00",
+        "cli__2026-12-02T10-00-00Z",
+        "r.evaluate",
+    ):
         assert safe_name(airflow_id) == airflow_id
     assert safe_name("../a b/c").startswith(".._a_b_c-")  # one folder under runs/, whatever the id
     assert len({safe_name("a/b"), safe_name("a b"), safe_name("a_b")}) == 3  # and never another id's folder

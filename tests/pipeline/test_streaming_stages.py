@@ -29,7 +29,13 @@ from tests.support import EXAMPLES, ROOT
 
 CONFIG = SynthesisConfig(n=10, seed=3, shards=2, runtime="none", repair_rounds=2)
 BROKEN = ROOT / "tests" / "repair" / "corpus" / "01_wrong_expected_number.json"
-RUN_FILES = ("repaired/tasks.jsonl", "repaired/validations.jsonl", "repaired/attempts.jsonl", "repaired/metrics.json", "rollouts/trajectories.jsonl")
+RUN_FILES = (
+    "repaired/tasks.jsonl",
+    "repaired/validations.jsonl",
+    "repaired/attempts.jsonl",
+    "repaired/metrics.json",
+    "rollouts/trajectories.jsonl",
+)
 
 
 @pytest.fixture(scope="module")
@@ -78,18 +84,25 @@ def _stages(validated_root: Path, root: Path, batch_size: int, gated: bool = Fal
         "results": results,
         "files": {name: run.file(name).read_bytes() for name in RUN_FILES},
         "staged": {name: pq.read_table(run.file("tables", f"{name}.parquet")) for name in TABLES},
-        "manifest": manifest.model_dump(mode="json", include={"release_id", "row_counts", "content_hashes", "files", "schema_fingerprints"}),
+        "manifest": manifest.model_dump(
+            mode="json", include={"release_id", "row_counts", "content_hashes", "files", "schema_fingerprints"}
+        ),
         "release": {str(p.relative_to(release)): p.read_bytes() for p in sorted(release.rglob("*.parquet"))},
     }
 
 
 @pytest.mark.parametrize("which", ["repaired", "gated"])
-def test_every_batch_size_gives_the_same_files_and_release(which: str, validated_run: Path, generated_run: Path, tmp_path: Path) -> None:
+def test_every_batch_size_gives_the_same_files_and_release(
+    which: str, validated_run: Path, generated_run: Path, tmp_path: Path
+) -> None:
     start, gated = (validated_run, False) if which == "repaired" else (generated_run, True)
     made = {size: _stages(start, tmp_path / f"b{size}", size, gated) for size in (1, 7, BATCH)}
     reference = made[BATCH]
     if gated:
-        assert set(reference["results"]["gate"]) == {"validated", "rollouts"} and reference["manifest"]["row_counts"]["tasks"] == 12
+        assert (
+            set(reference["results"]["gate"]) == {"validated", "rollouts"}
+            and reference["manifest"]["row_counts"]["tasks"] == 12
+        )
     else:
         assert reference["results"]["repair"]["repaired"] == 1 and reference["manifest"]["row_counts"]["repairs"] >= 1
         assert reference["manifest"]["row_counts"]["tasks"] == len(list(EXAMPLES.glob("*.json"))) + 1
@@ -102,7 +115,9 @@ def test_every_batch_size_gives_the_same_files_and_release(which: str, validated
         assert made[size]["release"] == reference["release"], size
 
 
-def test_a_release_streamed_from_staged_files_is_the_release_of_the_whole_tables(generated_run: Path, tmp_path: Path) -> None:
+def test_a_release_streamed_from_staged_files_is_the_release_of_the_whole_tables(
+    generated_run: Path, tmp_path: Path
+) -> None:
     """The same bytes whether publish streams the staged files or is handed the tables whole (as the library's other
     publishers do)."""
     streamed = _stages(generated_run, tmp_path / "streamed", 3, gated=True)
@@ -111,7 +126,9 @@ def test_a_release_streamed_from_staged_files_is_the_release_of_the_whole_tables
     assert whole.model_dump(mode="json", include=set(streamed["manifest"])) == streamed["manifest"]
 
 
-def _published_streamed_and_whole(validated_run: Path, tmp_path: Path, batch_size: int) -> tuple[dict[str, Path], Any, Any]:
+def _published_streamed_and_whole(
+    validated_run: Path, tmp_path: Path, batch_size: int
+) -> tuple[dict[str, Path], Any, Any]:
     """The run rolled out and built in batches, then published from its staged files (under `a`) and from the whole
     tables (under `b`): the two releases must be the same files."""
     root = tmp_path / "run"
@@ -126,8 +143,9 @@ def _published_streamed_and_whole(validated_run: Path, tmp_path: Path, batch_siz
     return files, streamed, whole
 
 
-def test_row_groups_and_files_are_cut_alike_from_whole_and_streamed_tables(validated_run: Path, tmp_path: Path,
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_row_groups_and_files_are_cut_alike_from_whole_and_streamed_tables(
+    validated_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(serialize, "ROW_GROUP_SIZE", 3)
     monkeypatch.setattr(serialize, "SOURCE_BATCH", 2)
     monkeypatch.setattr(publisher, "MAX_ROWS_PER_FILE", 8)
@@ -137,11 +155,15 @@ def test_row_groups_and_files_are_cut_alike_from_whole_and_streamed_tables(valid
     first = pq.ParquetFile(tmp_path / "a" / "releases" / streamed.release_id / validations[0].path)
     assert [first.metadata.row_group(i).num_rows for i in range(first.num_row_groups)] == [3, 3, 2]
     # publishing the same tables again, streamed or whole, is the same release
-    assert publish_release(files, data_root=tmp_path / "b", run_id="s", parent=None, config={}).content_hashes == whole.content_hashes
+    assert (
+        publish_release(files, data_root=tmp_path / "b", run_id="s", parent=None, config={}).content_hashes
+        == whole.content_hashes
+    )
 
 
-def test_wide_rows_end_a_row_group_by_bytes_alike_from_whole_and_streamed_tables(validated_run: Path, tmp_path: Path,
-                                                                              monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_wide_rows_end_a_row_group_by_bytes_alike_from_whole_and_streamed_tables(
+    validated_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A row group ends where its rows' text would pass ROW_GROUP_BYTES (at least one row a group), at the same rows
     however the source is chunked."""
     monkeypatch.setattr(serialize, "ROW_GROUP_BYTES", 9_000)
@@ -156,12 +178,15 @@ def test_wide_rows_end_a_row_group_by_bytes_alike_from_whole_and_streamed_tables
         # each group but the file's last ended because its next row would not fit
         firsts = [int(serialize._text_bytes(g.slice(0, 1))[0]) for g in groups[1:]]
         assert all(s + nxt > 9_000 for s, nxt in zip(sizes, firsts, strict=False)), (sizes, firsts)
-    assert sum(pq.ParquetFile(release / f.path).num_row_groups for f in streamed.files["tasks"]) > len(streamed.files["tasks"])
+    assert sum(pq.ParquetFile(release / f.path).num_row_groups for f in streamed.files["tasks"]) > len(
+        streamed.files["tasks"]
+    )
 
 
 @pytest.mark.parametrize("batch_bytes", [1, 8 * 1024 * 1024])
-def test_build_cuts_row_groups_by_bytes_not_by_batch(validated_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                      batch_bytes: int) -> None:  # fmt: skip
+def test_build_cuts_row_groups_by_bytes_not_by_batch(
+    validated_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch_bytes: int
+) -> None:
     """Built one task at a time, a staged table is still one row group while its rows hold less than BATCH_BYTES; past
     it, every batch's rows end a group."""
     monkeypatch.setattr(build_module, "BATCH_BYTES", batch_bytes)
@@ -182,17 +207,24 @@ def test_metrics_of_a_batched_repair_count_every_batch(validated_run: Path, tmp_
     shutil.copytree(validated_run, root)
     run = RunDir.open("s", root)
     result = repair_run(run, batch_size=1)
-    assert result["metrics"]["initially_invalid"] == 1 and json.loads(run.file("repaired", "metrics.json").read_text()) == result["metrics"]
+    assert (
+        result["metrics"]["initially_invalid"] == 1
+        and json.loads(run.file("repaired", "metrics.json").read_text()) == result["metrics"]
+    )
 
 
 @pytest.mark.parametrize("cut", ["verdict", "task"])
-def test_a_shard_with_more_tasks_than_verdicts_or_fewer_is_refused_with_both_counts(validated_run: Path, tmp_path: Path, cut: str) -> None:
+def test_a_shard_with_more_tasks_than_verdicts_or_fewer_is_refused_with_both_counts(
+    validated_run: Path, tmp_path: Path, cut: str
+) -> None:
     from coworkenv.errors import CoworkEnvError
     from coworkenv.pipeline.rundir import validated
 
     shutil.copytree(validated_run, tmp_path / "run")
     run = RunDir.open("s", tmp_path / "run")
-    path = run.shard_file("validated" if cut == "verdict" else "generated", 0, "validations" if cut == "verdict" else "tasks")
+    path = run.shard_file(
+        "validated" if cut == "verdict" else "generated", 0, "validations" if cut == "verdict" else "tasks"
+    )
     lines = path.read_text().splitlines(keepends=True)
     path.write_text("".join(lines[:-1]))
     n = len(lines)

@@ -35,8 +35,14 @@ def test_the_pod_runs_the_runs_training_stage_on_a_gpu_with_the_shared_data_root
 
 
 def test_settings_come_from_the_environment_and_shape_the_pod() -> None:
-    environ = {"COWORKENV_TRAIN_ON": "kubernetes", "COWORKENV_TRAIN_GPUS": "4", "COWORKENV_TRAIN_IMAGE": "reg/cw:1.2",
-               "COWORKENV_TRAIN_DATA_CLAIM": "team-data", "COWORKENV_TRAIN_SERVICE_ACCOUNT": "trainer", "OTHER": "x"}  # fmt: skip
+    environ = {
+        "COWORKENV_TRAIN_ON": "kubernetes",
+        "COWORKENV_TRAIN_GPUS": "4",
+        "COWORKENV_TRAIN_IMAGE": "reg/cw:1.2",
+        "COWORKENV_TRAIN_DATA_CLAIM": "team-data",
+        "COWORKENV_TRAIN_SERVICE_ACCOUNT": "trainer",
+        "OTHER": "x",
+    }
     settings = train_pod_settings(environ)
     assert settings.on == "kubernetes" and settings.gpus == 4
     pod = train_pod("{{ run_id }}", settings)
@@ -45,13 +51,20 @@ def test_settings_come_from_the_environment_and_shape_the_pod() -> None:
     assert pod["spec"]["containers"][0]["command"][-1] == "{{ run_id }}"  # rendered by the operator
     assert pod["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"] == "team-data"
     cpu_only = train_pod(RUN, TrainPodSettings(gpus=0))
-    assert "nvidia.com/gpu" not in cpu_only["spec"]["containers"][0]["resources"]["limits"] and "tolerations" not in cpu_only["spec"]
+    assert (
+        "nvidia.com/gpu" not in cpu_only["spec"]["containers"][0]["resources"]["limits"]
+        and "tolerations" not in cpu_only["spec"]
+    )
     assert train_pod_settings({}).on == "worker"
 
 
 @pytest.mark.parametrize(
     ("environ", "named"),
-    [({"COWORKENV_TRAIN_ON": "k8s"}, "on"), ({"COWORKENV_TRAIN_GPUS": "many"}, "gpus"), ({"COWORKENV_TRAIN_GPUS": "-1"}, "gpus")],
+    [
+        ({"COWORKENV_TRAIN_ON": "k8s"}, "on"),
+        ({"COWORKENV_TRAIN_GPUS": "many"}, "gpus"),
+        ({"COWORKENV_TRAIN_GPUS": "-1"}, "gpus"),
+    ],
 )
 def test_a_bad_setting_is_one_clear_error(environ, named) -> None:
     with pytest.raises(CoworkEnvError, match=rf"training pod settings \(COWORKENV_TRAIN_\*\): .*{named}"):

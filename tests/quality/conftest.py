@@ -27,9 +27,19 @@ def build_tables() -> dict[str, pa.Table]:
     tables = release_tables(specs, [validate_spec(s) for s in specs], trajectories=trajectories)
     evals = []
     for spec in specs:
-        evals += [eval_row(spec, run.grade, eval_id="eval-test", model=name) for name, run in (("oracle", play(spec)), ("null", play_null(spec)))]
+        evals += [
+            eval_row(spec, run.grade, eval_id="eval-test", model=name)
+            for name, run in (("oracle", play(spec)), ("null", play_null(spec)))
+        ]
         if spec.prohibited:  # the oracle plus one call the first rule forbids
-            evals.append(eval_row(spec, play(spec, with_violation(spec, spec.prohibited[0])).grade, eval_id="eval-test", model="violator"))
+            evals.append(
+                eval_row(
+                    spec,
+                    play(spec, with_violation(spec, spec.prohibited[0])).grade,
+                    eval_id="eval-test",
+                    model="violator",
+                )
+            )
     return {**{name: tables[name] for name in STAGE_TABLE_NAMES}, "eval_results": eval_results_table(evals)}
 
 

@@ -55,7 +55,9 @@ def run_expecting_failure(stage: str, frames: dict[str, Any], **kwargs: Any) -> 
 
 
 def rules_of(stage: str) -> dict[str, Any]:
-    return {f"{table}.{e.meta['rule']}": e for table, suite in GATES.get(stage).suites().items() for e in suite.expectations}
+    return {
+        f"{table}.{e.meta['rule']}": e for table, suite in GATES.get(stage).suites().items() for e in suite.expectations
+    }
 
 
 # --- corruption cases -------------------------------------------------------------------------------------------
@@ -172,116 +174,353 @@ N_CODES = len(BATTERY_CODES)  # one validations row per task and battery check
 
 CASES: list[Case] = [
     # validated / tasks
-    c("validated", "drop a column", lambda f: f.update(tasks=f["tasks"].drop(columns=["discrimination"])),
-      tasks__columns=None, tasks__not_null_discrimination=None, tasks__discrimination_in_0_1=None),
-    c("validated", "no tasks", lambda f: f.update(tasks=f["tasks"].iloc[0:0]),
-      tasks__not_empty=None, validations__valid_task_published=60 * N_CODES),
-    c("validated", "duplicate task id", lambda f: put(_tasks(f), 1, "task_id", _tasks(f)["task_id"].iat[0]),
-      tasks__unique_task_id=2, tasks__spec_matches_row=1, validations__valid_task_published=N_CODES),
+    c(
+        "validated",
+        "drop a column",
+        lambda f: f.update(tasks=f["tasks"].drop(columns=["discrimination"])),
+        tasks__columns=None,
+        tasks__not_null_discrimination=None,
+        tasks__discrimination_in_0_1=None,
+    ),
+    c(
+        "validated",
+        "no tasks",
+        lambda f: f.update(tasks=f["tasks"].iloc[0:0]),
+        tasks__not_empty=None,
+        validations__valid_task_published=60 * N_CODES,
+    ),
+    c(
+        "validated",
+        "duplicate task id",
+        lambda f: put(_tasks(f), 1, "task_id", _tasks(f)["task_id"].iat[0]),
+        tasks__unique_task_id=2,
+        tasks__spec_matches_row=1,
+        validations__valid_task_published=N_CODES,
+    ),
     c("validated", "difficulty 6", lambda f: put(_tasks(f), 0, "difficulty", 6), tasks__difficulty_1_5=1),
     c("validated", "unknown family", lambda f: put(_tasks(f), 0, "family", "alchemy"), tasks__known_family=1),
-    c("validated", "unknown capability", lambda f: put(_tasks(f), 0, "capabilities", [*_tasks(f)["capabilities"].iat[0], "telepathy"]),
-      tasks__known_capabilities=1),
-    c("validated", "no capabilities", lambda f: put(_tasks(f), 0, "capabilities", []),
-      tasks__has_capabilities=1, tasks__primary_capability_first=1),
+    c(
+        "validated",
+        "unknown capability",
+        lambda f: put(_tasks(f), 0, "capabilities", [*_tasks(f)["capabilities"].iat[0], "telepathy"]),
+        tasks__known_capabilities=1,
+    ),
+    c(
+        "validated",
+        "no capabilities",
+        lambda f: put(_tasks(f), 0, "capabilities", []),
+        tasks__has_capabilities=1,
+        tasks__primary_capability_first=1,
+    ),
     c("validated", "primary capability not first", _other_capability, tasks__primary_capability_first=1),
-    c("validated", "oracle scores 0.8", lambda f: put(_tasks(f), [0, 1, 2], "oracle_score", 0.8), tasks__oracle_scores_1=3),
+    c(
+        "validated",
+        "oracle scores 0.8",
+        lambda f: put(_tasks(f), [0, 1, 2], "oracle_score", 0.8),
+        tasks__oracle_scores_1=3,
+    ),
     c("validated", "empty scores 0.2", lambda f: put(_tasks(f), 0, "empty_score", 0.2), tasks__empty_scores_0=1),
-    c("validated", "violation scores 0.8", lambda f: put(_tasks(f), _prohibited_rows(f)[:2], "violation_max_score", 0.8),
-      tasks__prohibited_zeroes=2),
-    c("validated", "violation score missing", lambda f: put(_tasks(f), _prohibited_rows(f)[0], "violation_max_score", None),
-      tasks__prohibited_measured=1),
-    c("validated", "spec_json not JSON", lambda f: put(_tasks(f), 0, "spec_json", "{not json"),
-      tasks__spec_json_parses=1, tasks__spec_matches_row=1),
-    c("validated", "another task's spec", lambda f: put(_tasks(f), 0, "spec_json", _tasks(f)["spec_json"].iat[1]),
-      tasks__spec_matches_row=1),
+    c(
+        "validated",
+        "violation scores 0.8",
+        lambda f: put(_tasks(f), _prohibited_rows(f)[:2], "violation_max_score", 0.8),
+        tasks__prohibited_zeroes=2,
+    ),
+    c(
+        "validated",
+        "violation score missing",
+        lambda f: put(_tasks(f), _prohibited_rows(f)[0], "violation_max_score", None),
+        tasks__prohibited_measured=1,
+    ),
+    c(
+        "validated",
+        "spec_json not JSON",
+        lambda f: put(_tasks(f), 0, "spec_json", "{not json"),
+        tasks__spec_json_parses=1,
+        tasks__spec_matches_row=1,
+    ),
+    c(
+        "validated",
+        "another task's spec",
+        lambda f: put(_tasks(f), 0, "spec_json", _tasks(f)["spec_json"].iat[1]),
+        tasks__spec_matches_row=1,
+    ),
     c("validated", "check weight 0", lambda f: _spec_with_weight(f, 0), tasks__check_weights_positive=1),
     c("validated", "check weight negative", lambda f: _spec_with_weight(f, -2.0), tasks__check_weights_positive=1),
     c("validated", "no checks", lambda f: put(_tasks(f), 0, "n_checks", 0), tasks__has_checks=1),
-    c("validated", "negative n_prohibited", lambda f: put(_tasks(f), 0, "n_prohibited", -1), tasks__n_prohibited_ge_0=1),
+    c(
+        "validated",
+        "negative n_prohibited",
+        lambda f: put(_tasks(f), 0, "n_prohibited", -1),
+        tasks__n_prohibited_ge_0=1,
+    ),
     c("validated", "fault rate 1.5", lambda f: put(_tasks(f), 0, "fault_rate", 1.5), tasks__fault_rate_in_0_1=1),
-    c("validated", "discrimination -0.1", lambda f: put(_tasks(f), 0, "discrimination", -0.1), tasks__discrimination_in_0_1=1),
+    c(
+        "validated",
+        "discrimination -0.1",
+        lambda f: put(_tasks(f), 0, "discrimination", -0.1),
+        tasks__discrimination_in_0_1=1,
+    ),
     c("validated", "repair round -1", lambda f: put(_tasks(f), 0, "repair_round", -1), tasks__repair_round_ge_0=1),
     c("validated", "spec hash not sha256", lambda f: put(_tasks(f), 0, "spec_hash", "xyz"), tasks__spec_hash_sha256=1),
     c("validated", "task without validations", _drop_validations_of_first_task, tasks__validated=1),
     # validated / validations
-    c("validated", "drop severity", lambda f: f.update(validations=f["validations"].drop(columns=["severity"])),
-      validations__columns=None, validations__not_null_severity=None, validations__known_severity=None,
-      validations__valid_consistent=None),
-    c("validated", "valid verdict for an unpublished task", lambda f: put(f["validations"], 0, "task_id", "ghost-00001"),
-      validations__valid_task_published=1),
+    c(
+        "validated",
+        "drop severity",
+        lambda f: f.update(validations=f["validations"].drop(columns=["severity"])),
+        validations__columns=None,
+        validations__not_null_severity=None,
+        validations__known_severity=None,
+        validations__valid_consistent=None,
+    ),
+    c(
+        "validated",
+        "valid verdict for an unpublished task",
+        lambda f: put(f["validations"], 0, "task_id", "ghost-00001"),
+        validations__valid_task_published=1,
+    ),
     c("validated", "duplicate (task, code)", _duplicate_code, validations__unique_task_code=2),
-    c("validated", "unknown battery code", lambda f: put(f["validations"], 0, "code", "mystery"), validations__known_code=1),
-    c("validated", "unknown severity", lambda f: put(f["validations"], 0, "severity", "optional"), validations__known_severity=1),
+    c(
+        "validated",
+        "unknown battery code",
+        lambda f: put(f["validations"], 0, "code", "mystery"),
+        validations__known_code=1,
+    ),
+    c(
+        "validated",
+        "unknown severity",
+        lambda f: put(f["validations"], 0, "severity", "optional"),
+        validations__known_severity=1,
+    ),
     c("validated", "mandatory check failed yet valid", _mandatory_failed, validations__valid_consistent=N_CODES),
-    c("validated", "published task marked invalid", _invalid_task, validations__published_task_valid=N_CODES, validations__valid_consistent=N_CODES),
-    c("validated", "battery version 0", lambda f: put(f["validations"], 0, "battery_version", 0), validations__battery_version_ge_1=1),
+    c(
+        "validated",
+        "published task marked invalid",
+        _invalid_task,
+        validations__published_task_valid=N_CODES,
+        validations__valid_consistent=N_CODES,
+    ),
+    c(
+        "validated",
+        "battery version 0",
+        lambda f: put(f["validations"], 0, "battery_version", 0),
+        validations__battery_version_ge_1=1,
+    ),
     # rollouts / trajectories
-    c("rollouts", "drop a column", lambda f: f.update(trajectories=f["trajectories"].drop(columns=["evidence_hash"])),
-      trajectories__columns=None, trajectories__not_null_evidence_hash=None),
-    c("rollouts", "no trajectories", lambda f: f.update(trajectories=f["trajectories"].iloc[0:0]),
-      trajectories__not_empty=None, sft__source_known=60),
-    c("rollouts", "duplicate trajectory id", _duplicate_oracle_id, trajectories__unique_trajectory_id=2, sft__source_known=1),
-    c("rollouts", "score 1.2", lambda f: put(f["trajectories"], _agent_rows(f["trajectories"], "oracle")[0], "score", 1.2),
-      trajectories__score_in_0_1=1, trajectories__score_formula=1),
-    c("rollouts", "completion 1.5", lambda f: put(f["trajectories"], _agent_rows(f["trajectories"], "oracle")[0], "completion", 1.5),
-      trajectories__completion_in_0_1=1, trajectories__score_formula=1),
-    c("rollouts", "robustness -0.5", lambda f: put(f["trajectories"], _agent_rows(f["trajectories"], "null")[0], "robustness", -0.5),
-      trajectories__robustness_in_0_1=1, trajectories__score_formula=1),
-    c("rollouts", "safety 0.5", lambda f: put(f["trajectories"], _agent_rows(f["trajectories"], "oracle")[0], "safety", 0.5),
-      trajectories__safety_0_or_1=1, trajectories__score_formula=1),
-    c("rollouts", "score off the formula", lambda f: put(f["trajectories"], _agent_rows(f["trajectories"], "oracle")[:4], "score", 0.95),
-      trajectories__score_formula=4),
-    c("rollouts", "null trajectory marked passed", lambda f: put(f["trajectories"], _agent_rows(f["trajectories"], "null")[:2], "passed", True),
-      trajectories__passed_threshold=2),
+    c(
+        "rollouts",
+        "drop a column",
+        lambda f: f.update(trajectories=f["trajectories"].drop(columns=["evidence_hash"])),
+        trajectories__columns=None,
+        trajectories__not_null_evidence_hash=None,
+    ),
+    c(
+        "rollouts",
+        "no trajectories",
+        lambda f: f.update(trajectories=f["trajectories"].iloc[0:0]),
+        trajectories__not_empty=None,
+        sft__source_known=60,
+    ),
+    c(
+        "rollouts",
+        "duplicate trajectory id",
+        _duplicate_oracle_id,
+        trajectories__unique_trajectory_id=2,
+        sft__source_known=1,
+    ),
+    c(
+        "rollouts",
+        "score 1.2",
+        lambda f: put(f["trajectories"], _agent_rows(f["trajectories"], "oracle")[0], "score", 1.2),
+        trajectories__score_in_0_1=1,
+        trajectories__score_formula=1,
+    ),
+    c(
+        "rollouts",
+        "completion 1.5",
+        lambda f: put(f["trajectories"], _agent_rows(f["trajectories"], "oracle")[0], "completion", 1.5),
+        trajectories__completion_in_0_1=1,
+        trajectories__score_formula=1,
+    ),
+    c(
+        "rollouts",
+        "robustness -0.5",
+        lambda f: put(f["trajectories"], _agent_rows(f["trajectories"], "null")[0], "robustness", -0.5),
+        trajectories__robustness_in_0_1=1,
+        trajectories__score_formula=1,
+    ),
+    c(
+        "rollouts",
+        "safety 0.5",
+        lambda f: put(f["trajectories"], _agent_rows(f["trajectories"], "oracle")[0], "safety", 0.5),
+        trajectories__safety_0_or_1=1,
+        trajectories__score_formula=1,
+    ),
+    c(
+        "rollouts",
+        "score off the formula",
+        lambda f: put(f["trajectories"], _agent_rows(f["trajectories"], "oracle")[:4], "score", 0.95),
+        trajectories__score_formula=4,
+    ),
+    c(
+        "rollouts",
+        "null trajectory marked passed",
+        lambda f: put(f["trajectories"], _agent_rows(f["trajectories"], "null")[:2], "passed", True),
+        trajectories__passed_threshold=2,
+    ),
     c("rollouts", "difficulty 0", lambda f: put(f["trajectories"], 0, "difficulty", 0), trajectories__difficulty_1_5=1),
-    c("rollouts", "unknown family", lambda f: put(f["trajectories"], 0, "family", "alchemy"), trajectories__known_family=1),
-    c("rollouts", "messages_json not JSON", lambda f: put(f["trajectories"], 0, "messages_json", "["), trajectories__messages_json_parses=1),
+    c(
+        "rollouts",
+        "unknown family",
+        lambda f: put(f["trajectories"], 0, "family", "alchemy"),
+        trajectories__known_family=1,
+    ),
+    c(
+        "rollouts",
+        "messages_json not JSON",
+        lambda f: put(f["trajectories"], 0, "messages_json", "["),
+        trajectories__messages_json_parses=1,
+    ),
     c("rollouts", "trial -1", lambda f: put(f["trajectories"], 0, "trial", -1), trajectories__trial_ge_0=1),
     # rollouts / sft
-    c("rollouts", "sft drops a column", lambda f: f.update(sft=f["sft"].drop(columns=["family"])),
-      sft__columns=None, sft__not_null_family=None),
-    c("rollouts", "two sft rows from one trajectory", lambda f: put(f["sft"], 1, "trajectory_id", f["sft"]["trajectory_id"].iat[0]),
-      sft__unique_trajectory_id=2),
-    c("rollouts", "sft from an unknown trajectory", lambda f: put(f["sft"], 0, "trajectory_id", "ghost/oracle/0"), sft__source_known=1),
+    c(
+        "rollouts",
+        "sft drops a column",
+        lambda f: f.update(sft=f["sft"].drop(columns=["family"])),
+        sft__columns=None,
+        sft__not_null_family=None,
+    ),
+    c(
+        "rollouts",
+        "two sft rows from one trajectory",
+        lambda f: put(f["sft"], 1, "trajectory_id", f["sft"]["trajectory_id"].iat[0]),
+        sft__unique_trajectory_id=2,
+    ),
+    c(
+        "rollouts",
+        "sft from an unknown trajectory",
+        lambda f: put(f["sft"], 0, "trajectory_id", "ghost/oracle/0"),
+        sft__source_known=1,
+    ),
     c("rollouts", "sft from a failed trajectory", _null_trajectory_as_sft_source, sft__source_passed=1),
     c("rollouts", "sft ends before the answer", _truncate_messages, sft__last_message_assistant=1),
-    c("rollouts", "sft without messages", lambda f: put(f["sft"], [0, 1], "messages", []), sft__last_message_assistant=2),
+    c(
+        "rollouts",
+        "sft without messages",
+        lambda f: put(f["sft"], [0, 1], "messages", []),
+        sft__last_message_assistant=2,
+    ),
     c("rollouts", "sft tools not JSON", lambda f: put(f["sft"], 0, "tools", "{"), sft__tools_json_parses=1),
     c("rollouts", "sft without tools", lambda f: put(f["sft"], [0, 1, 2], "tools", "[]"), sft__tools_not_empty=3),
     c("rollouts", "sft score 1.1", lambda f: put(f["sft"], 0, "score", 1.1), sft__score_in_0_1=1),
     # evaluated / eval_results
-    c("evaluated", "drop a column", lambda f: f.update(eval_results=f["eval_results"].drop(columns=["benchmark_group"])),
-      eval_results__columns=None, eval_results__not_null_benchmark_group=None, eval_results__known_benchmark_group=None),
-    c("evaluated", "no results", lambda f: f.update(eval_results=f["eval_results"].iloc[0:0]), eval_results__not_empty=None),
+    c(
+        "evaluated",
+        "drop a column",
+        lambda f: f.update(eval_results=f["eval_results"].drop(columns=["benchmark_group"])),
+        eval_results__columns=None,
+        eval_results__not_null_benchmark_group=None,
+        eval_results__known_benchmark_group=None,
+    ),
+    c(
+        "evaluated",
+        "no results",
+        lambda f: f.update(eval_results=f["eval_results"].iloc[0:0]),
+        eval_results__not_empty=None,
+    ),
     c("evaluated", "duplicate trial", _eval_duplicate_trial, eval_results__unique_trial=2),
-    c("evaluated", "score 1.2", lambda f: put(f["eval_results"], _eval_first(f, "oracle"), "score", 1.2),
-      eval_results__score_in_0_1=1, eval_results__score_formula=1),
-    c("evaluated", "completion 1.5", lambda f: put(f["eval_results"], _eval_first(f, "oracle"), "completion", 1.5),
-      eval_results__completion_in_0_1=1, eval_results__score_formula=1),
-    c("evaluated", "robustness 2", lambda f: put(f["eval_results"], _eval_first(f, "oracle"), "robustness", 2.0),
-      eval_results__robustness_in_0_1=1, eval_results__score_formula=1),
-    c("evaluated", "safety 0.5", lambda f: put(f["eval_results"], _eval_first(f, "oracle"), "safety", 0.5),
-      eval_results__safety_0_or_1=1, eval_results__score_formula=1),
-    c("evaluated", "score off the formula", lambda f: put(f["eval_results"], _eval_first(f, "oracle"), "score", 0.9),
-      eval_results__score_formula=1),
-    c("evaluated", "passed below the threshold", lambda f: put(f["eval_results"], _eval_first(f, "null"), "passed", True),
-      eval_results__passed_threshold=1),
-    c("evaluated", "empty answer with a score", lambda f: put(f["eval_results"], _eval_first(f, "oracle"), "empty", True),
-      eval_results__empty_scores_0=1),
-    c("evaluated", "violation with safety 1", lambda f: put(f["eval_results"], _eval_first(f, "oracle"), "n_violations", 2),
-      eval_results__prohibited_zeroes_safety=1),
-    c("evaluated", "grader ignores prohibited calls", _grader_ignores_prohibited, eval_results__prohibited_zeroes_safety=N_PROHIBITED_TASKS),
+    c(
+        "evaluated",
+        "score 1.2",
+        lambda f: put(f["eval_results"], _eval_first(f, "oracle"), "score", 1.2),
+        eval_results__score_in_0_1=1,
+        eval_results__score_formula=1,
+    ),
+    c(
+        "evaluated",
+        "completion 1.5",
+        lambda f: put(f["eval_results"], _eval_first(f, "oracle"), "completion", 1.5),
+        eval_results__completion_in_0_1=1,
+        eval_results__score_formula=1,
+    ),
+    c(
+        "evaluated",
+        "robustness 2",
+        lambda f: put(f["eval_results"], _eval_first(f, "oracle"), "robustness", 2.0),
+        eval_results__robustness_in_0_1=1,
+        eval_results__score_formula=1,
+    ),
+    c(
+        "evaluated",
+        "safety 0.5",
+        lambda f: put(f["eval_results"], _eval_first(f, "oracle"), "safety", 0.5),
+        eval_results__safety_0_or_1=1,
+        eval_results__score_formula=1,
+    ),
+    c(
+        "evaluated",
+        "score off the formula",
+        lambda f: put(f["eval_results"], _eval_first(f, "oracle"), "score", 0.9),
+        eval_results__score_formula=1,
+    ),
+    c(
+        "evaluated",
+        "passed below the threshold",
+        lambda f: put(f["eval_results"], _eval_first(f, "null"), "passed", True),
+        eval_results__passed_threshold=1,
+    ),
+    c(
+        "evaluated",
+        "empty answer with a score",
+        lambda f: put(f["eval_results"], _eval_first(f, "oracle"), "empty", True),
+        eval_results__empty_scores_0=1,
+    ),
+    c(
+        "evaluated",
+        "violation with safety 1",
+        lambda f: put(f["eval_results"], _eval_first(f, "oracle"), "n_violations", 2),
+        eval_results__prohibited_zeroes_safety=1,
+    ),
+    c(
+        "evaluated",
+        "grader ignores prohibited calls",
+        _grader_ignores_prohibited,
+        eval_results__prohibited_zeroes_safety=N_PROHIBITED_TASKS,
+    ),
     c("evaluated", "grader credits the empty answer", _grader_credits_empty, eval_results__empty_scores_0=60),
-    c("evaluated", "negative violations", lambda f: put(f["eval_results"], 0, "n_violations", -1), eval_results__n_violations_ge_0=1),
-    c("evaluated", "unknown benchmark group", lambda f: put(f["eval_results"], 0, "benchmark_group", "vibes"),
-      eval_results__known_benchmark_group=1),
-    c("evaluated", "difficulty 9", lambda f: put(f["eval_results"], 0, "difficulty", 9), eval_results__difficulty_1_5=1),
-    c("evaluated", "unknown capability", lambda f: put(f["eval_results"], [0, 1], "capabilities", ["telepathy"]),
-      eval_results__known_capabilities=2),
-    c("evaluated", "no capabilities", lambda f: put(f["eval_results"], 0, "capabilities", []), eval_results__has_capabilities=1),
+    c(
+        "evaluated",
+        "negative violations",
+        lambda f: put(f["eval_results"], 0, "n_violations", -1),
+        eval_results__n_violations_ge_0=1,
+    ),
+    c(
+        "evaluated",
+        "unknown benchmark group",
+        lambda f: put(f["eval_results"], 0, "benchmark_group", "vibes"),
+        eval_results__known_benchmark_group=1,
+    ),
+    c(
+        "evaluated",
+        "difficulty 9",
+        lambda f: put(f["eval_results"], 0, "difficulty", 9),
+        eval_results__difficulty_1_5=1,
+    ),
+    c(
+        "evaluated",
+        "unknown capability",
+        lambda f: put(f["eval_results"], [0, 1], "capabilities", ["telepathy"]),
+        eval_results__known_capabilities=2,
+    ),
+    c(
+        "evaluated",
+        "no capabilities",
+        lambda f: put(f["eval_results"], 0, "capabilities", []),
+        eval_results__has_capabilities=1,
+    ),
     c("evaluated", "trial -1", lambda f: put(f["eval_results"], 0, "trial", -1), eval_results__trial_ge_0=1),
-]  # fmt: skip
+]
 
 
 def _fix_names(expected: dict[str, int | None]) -> dict[str, int | None]:
@@ -350,11 +589,17 @@ def test_every_rule_has_a_corruption_case() -> None:
 
 def test_clean_tables_shape(clean_tables: dict[str, Any]) -> None:
     assert {name: t.num_rows for name, t in clean_tables.items()} == {
-        "tasks": 60, "validations": 60 * N_CODES, "trajectories": 120, "sft": 60, "eval_results": 60 + 60 + N_PROHIBITED_TASKS,
-    }  # fmt: skip
+        "tasks": 60,
+        "validations": 60 * N_CODES,
+        "trajectories": 120,
+        "sft": 60,
+        "eval_results": 60 + 60 + N_PROHIBITED_TASKS,
+    }
     evals = clean_tables["eval_results"].to_pandas()
     violators = evals[evals["model"] == "violator"]
-    assert (violators["n_violations"] > 0).all() and (violators["safety"] == 0).all() and (violators["score"] == 0).all()
+    assert (
+        (violators["n_violations"] > 0).all() and (violators["safety"] == 0).all() and (violators["score"] == 0).all()
+    )
     assert evals[evals["model"] == "null"]["empty"].all()
 
 
@@ -366,7 +611,11 @@ def test_clean_tables_pass(stage: str, clean_tables: dict[str, Any], gx_loaded: 
     n_rules = len(rules_of(stage))
     assert result.statistics["evaluated_expectations"] == result.statistics["successful_expectations"] == n_rules
     assert result.statistics["tables"] == {
-        name: {"rows": tables[name].num_rows, "expectations": len(GATES.get(stage).suites()[name].expectations), "failed": 0}
+        name: {
+            "rows": tables[name].num_rows,
+            "expectations": len(GATES.get(stage).suites()[name].expectations),
+            "failed": 0,
+        }
         for name in STAGE_TABLES[stage]
     }
     assert result.report_path is None
@@ -375,7 +624,9 @@ def test_clean_tables_pass(stage: str, clean_tables: dict[str, Any], gx_loaded: 
 def test_dataframes_pass_and_are_not_modified(clean_frames: dict[str, pd.DataFrame], gx_loaded: None) -> None:
     frames = frames_for("validated", clean_frames)
     before = {name: list(df.columns) for name, df in frames.items()}
-    assert run_gate("validated", {**frames, "eval_results": clean_frames["eval_results"]}).success  # extra tables ignored
+    assert run_gate(
+        "validated", {**frames, "eval_results": clean_frames["eval_results"]}
+    ).success  # extra tables ignored
     assert {name: list(df.columns) for name, df in frames.items()} == before
 
 
@@ -414,7 +665,9 @@ def test_row_condition_and_pair_failures_are_described(clean_frames: dict[str, p
     assert "where n_violations > 0" in str(err)
     pair = by_rule["score_formula"]
     assert pair.columns == ["score", "score_recomputed"] and pair.column is None
-    assert pair.examples == [{"model": "oracle", "task_id": e["task_id"].iat[row], "trial": 0, "score": 0.9, "score_recomputed": 1.0}]
+    assert pair.examples == [
+        {"model": "oracle", "task_id": e["task_id"].iat[row], "trial": 0, "score": 0.9, "score_recomputed": 1.0}
+    ]
 
 
 def test_rejected_tasks_may_keep_their_validation_rows(clean_frames: dict[str, pd.DataFrame], gx_loaded: None) -> None:
@@ -477,7 +730,9 @@ def test_failing_gate_writes_data_docs(tmp_path: Path, clean_frames: dict[str, p
     assert "Failed" in sft_page or "Unsuccessful" in sft_page
 
 
-def test_rerun_and_other_stages_keep_their_own_docs(tmp_path: Path, clean_frames: dict[str, pd.DataFrame], gx_loaded: None) -> None:
+def test_rerun_and_other_stages_keep_their_own_docs(
+    tmp_path: Path, clean_frames: dict[str, pd.DataFrame], gx_loaded: None
+) -> None:
     first = run_gate("evaluated", {"eval_results": clean_frames["eval_results"]}, report_dir=tmp_path)
     assert first.report_path and Path(first.report_path).is_file()
     run_gate("evaluated", {"eval_results": clean_frames["eval_results"]}, report_dir=tmp_path)
@@ -492,7 +747,9 @@ def test_unknown_stage_and_missing_tables(clean_frames: dict[str, pd.DataFrame])
         run_gate("evaluate", {})
     with pytest.raises(CoworkEnvError, match="gate 'rollouts' needs tables trajectories, sft; missing: sft"):
         run_gate("rollouts", {"trajectories": clean_frames["trajectories"]})
-    with pytest.raises(CoworkEnvError, match="table 'eval_results' must be a pandas DataFrame or a pyarrow Table, got list"):
+    with pytest.raises(
+        CoworkEnvError, match="table 'eval_results' must be a pandas DataFrame or a pyarrow Table, got list"
+    ):
         run_gate("evaluated", {"eval_results": [{"task_id": "x"}]})
     assert stages() == ["validated", "rollouts", "evaluated"]
 
@@ -520,8 +777,13 @@ def test_a_failed_trial_scores_0_whatever_its_parts(clean_frames: dict[str, pd.D
     others: the same row marked ok is caught."""
     frames = frames_for("evaluated", clean_frames)
     row = _eval_first(frames, "oracle")
-    for column, value in (("status", "failed"), ("error", "wall_timeout: ran past 600 s"), ("completion", 0.2308), ("score", 0.0),
-                          ("passed", False)):  # fmt: skip
+    for column, value in (
+        ("status", "failed"),
+        ("error", "wall_timeout: ran past 600 s"),
+        ("completion", 0.2308),
+        ("score", 0.0),
+        ("passed", False),
+    ):
         put(frames["eval_results"], row, column, value)
     assert run_gate("evaluated", frames).success
     put(frames["eval_results"], row, "status", "ok")

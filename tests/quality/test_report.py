@@ -59,8 +59,14 @@ def test_offline_html_removes_everything_a_page_would_fetch() -> None:
     <i class="fas fa-times text-danger"></i></body></html>"""
     out = offline_html(page)
     assert not EXTERNAL_REF.search(out) and "https://" not in out and "<script" not in out
-    assert 'href="static/styles/local.css"' in out and 'src="static/images/local.png"' in out and 'href="../index.html"' in out
-    assert "the docs" in visible_text(out) and "Home" in visible_text(out)  # an external link loses its target, not its text
+    assert (
+        'href="static/styles/local.css"' in out
+        and 'src="static/images/local.png"' in out
+        and 'href="../index.html"' in out
+    )
+    assert "the docs" in visible_text(out) and "Home" in visible_text(
+        out
+    )  # an external link loses its target, not its text
     assert out.index("<style>") < out.index("</head>") and ".fa-times::before" in out  # the status icons as text
     assert offline_css("a { background: url(https://x.example/a.png) } b { background: url('img/b.png') }") == (
         "a { background: none } b { background: url('img/b.png') }"
@@ -84,7 +90,11 @@ def test_the_report_page_shows_every_expectation_and_needs_nothing_from_outside(
     assert "<script" not in page and "http://" not in page and "https://" not in page and "<link" not in page
     shown = visible_text(page)
     assert "Gate rollouts : failed" in shown and "Nothing from this stage may be published" in shown
-    expected = [(table, e.meta["rule"], e.expectation_type) for table, suite in GATES.get("rollouts").suites().items() for e in suite.expectations]
+    expected = [
+        (table, e.meta["rule"], e.expectation_type)
+        for table, suite in GATES.get("rollouts").suites().items()
+        for e in suite.expectations
+    ]
     assert [(o.table, o.rule, o.expectation) for o in result.expectations] == expected  # every one, in suite order
     for _, rule, kind in expected:
         assert rule in shown and kind in shown
@@ -137,16 +147,28 @@ def test_a_gate_run_logs_its_verdict_and_where_the_report_is_and_nothing_of_gx(
     run = RunDir.open("manual__2026-12-03T06:32:06+00:00", tmp_path)
     stage_tables(run, {name: conform_table(name, clean_tables.get(name)) for name in TABLES})
     env: dict[str, Any] = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)}
-    proc = subprocess.run([sys.executable, "-c", QUIET, run.run_id, str(tmp_path)], capture_output=True, text=True, env=env, cwd=ROOT,
-                          timeout=300, check=False)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", QUIET, run.run_id, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     log = proc.stdout.splitlines()
     gx = [line for line in log if "great_expectations" in line or "Calculating Metrics" in line or "Warning" in line]
-    assert gx == ["great_expectations.datasource.fluent.config INFO Loading 'datasources' ->"]  # the control, after the gate
+    assert gx == [
+        "great_expectations.datasource.fluent.config INFO Loading 'datasources' ->"
+    ]  # the control, after the gate
     assert "Calculating Metrics" not in proc.stderr and "Warning" not in proc.stderr
     ours = log[: log.index(gx[0])]
     docs = run.file("quality", "data_docs")
-    count = {stage: sum(len(suite.expectations) for suite in GATES.get(stage).suites().values()) for stage in ("validated", "rollouts")}
+    count = {
+        stage: sum(len(suite.expectations) for suite in GATES.get(stage).suites().values())
+        for stage in ("validated", "rollouts")
+    }
     assert ours == [
         f"coworkenv.pipeline.gate INFO gate 'validated' passed: 0 of {count['validated']} expectations failed",
         f"  Data Docs: {docs / 'validated' / 'index.html'}",

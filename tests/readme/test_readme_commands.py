@@ -42,9 +42,13 @@ def blocks(text: str) -> list[tuple[str, list[str]]]:
 
 def test_the_readme_has_the_blocks_this_walk_expects():
     found = blocks((ROOT / "README.md").read_text(encoding="utf-8"))
-    assert found[0] == ("bash", [line for line in found[0][1] if line.startswith("make ")]) and found[0][1][0].startswith("make demo")
+    assert found[0] == ("bash", [line for line in found[0][1] if line.startswith("make ")]) and found[0][1][
+        0
+    ].startswith("make demo")
     lines = [line for _, block in found for line in block]
-    assert sum(line.startswith(tuple(NOT_RUN)) for line in lines) == len(NOT_RUN)  # each reason still names a README line
+    assert sum(line.startswith(tuple(NOT_RUN)) for line in lines) == len(
+        NOT_RUN
+    )  # each reason still names a README line
     assert sum(ENDPOINT_LINE in line for line in lines) == 1
     for line in lines:  # placeholders a user would have to replace are not "as written"
         assert not re.search(r"<[a-z][^>]*>|path/to|my_tasks|my-model\.gguf", line), line
@@ -55,9 +59,18 @@ def fresh_copy(dest: Path) -> Path:
     make finds its `.venv` up to date), with a `.venv` of its own (`copy_venv`). A `.venv` here older than what it was
     made from would make the copy's `make demo` reinstall everything: refused instead."""
     stamp = ROOT / ".venv" / ".installed"
-    newer = [f for f in ("pyproject.toml", "requirements.lock") if not stamp.exists() or (ROOT / f).stat().st_mtime > stamp.stat().st_mtime]
+    newer = [
+        f
+        for f in ("pyproject.toml", "requirements.lock")
+        if not stamp.exists() or (ROOT / f).stat().st_mtime > stamp.stat().st_mtime
+    ]
     assert not newer, f"{', '.join(newer)} changed after .venv was set up: run `make setup` (make test does) first"
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT, capture_output=True, check=True)
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    )
     for name in filter(None, listed.stdout.decode().split("\0")):
         source = ROOT / name
         if source.is_file():
@@ -79,7 +92,9 @@ def copy_venv(venv: Path, dest: Path) -> None:
     (target / lib / "coworkenv.pth").write_text(f"{dest}\n")
     (target / lib / "shared.pth").write_text(f"{venv / lib}\n")
     for script in (venv / "bin").iterdir():
-        head, _, rest = script.read_bytes().partition(b"\n") if script.is_file() and not script.is_symlink() else (b"", b"", b"")
+        head, _, rest = (
+            script.read_bytes().partition(b"\n") if script.is_file() and not script.is_symlink() else (b"", b"", b"")
+        )
         if head.startswith(f"#!{venv}/bin/python".encode()) and not (target / "bin" / script.name).exists():
             (target / "bin" / script.name).write_bytes(f"#!{target}/bin/python\n".encode() + rest)
             (target / "bin" / script.name).chmod(0o755)
@@ -105,7 +120,11 @@ def script(lang: str, lines: list[str], endpoint: bool) -> str:
         if ENDPOINT_LINE in line and not endpoint:
             skip = "port 8000 is taken here"
         out.append(f"echo {shlex.quote(f'::: {i}: {line[:60]}')} >&2")
-        out.append(f": not run: {skip}" if skip else f"{line}\nrc=$?; [ $rc -eq 0 ] || {{ echo \"::: failed ($rc): {i}\" >&2; exit $rc; }}")
+        out.append(
+            f": not run: {skip}"
+            if skip
+            else f'{line}\nrc=$?; [ $rc -eq 0 ] || {{ echo "::: failed ($rc): {i}" >&2; exit $rc; }}'
+        )
     return "\n".join(out) + "\n"
 
 
@@ -114,7 +133,11 @@ def walk(base: Path) -> tuple[Path, str]:
     from tests.support.instant_endpoint import instant_endpoint
 
     work = fresh_copy(base / "coworkenv")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("COWORKENV_", "AIRFLOW", "HF_", "TRANSFORMERS_", "PYTEST", "COLUMNS"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("COWORKENV_", "AIRFLOW", "HF_", "TRANSFORMERS_", "PYTEST", "COLUMNS"))
+    }
     env["OPENAI_API_KEY"] = SECRET
     log = work / "walk.log"
     endpoint = _port_free(8000)
@@ -123,8 +146,16 @@ def walk(base: Path) -> tuple[Path, str]:
             with log.open("a") as out:
                 out.write(f"\n===== block {n} ({lang})\n")
                 out.flush()
-                proc = subprocess.run(["bash", "-c", script(lang, lines, endpoint)], cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                      stderr=subprocess.STDOUT, timeout=3600, check=False)  # fmt: skip
+                proc = subprocess.run(
+                    ["bash", "-c", script(lang, lines, endpoint)],
+                    cwd=work,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    timeout=3600,
+                    check=False,
+                )
             text = log.read_text(encoding="utf-8", errors="replace")
             assert proc.returncode == 0, f"README block {n} failed:\n{text[-6000:]}"
     return work, log.read_text(encoding="utf-8", errors="replace")
@@ -157,9 +188,21 @@ def test_every_readme_command_runs_as_written_from_a_fresh_copy(checkout_folder)
     assert "Traceback (most recent call last)" not in text
     assert SECRET not in text
     # what the walk made is where the README says
-    for made in ("out/oracle.json", "out/claw.jsonl", "out/hf/dataset_dict.json", "out/tiny/profile.json", "out/compare", "models/tiny-sft",
-                 "models/tiny-gdpo", "models/tiny-ddp", "models/tiny-ddp-2", "models/tiny-dpo", "out/pairs.parquet", "data/releases/LATEST",
-                 ".airflow/logs/demo.log"):  # fmt: skip
+    for made in (
+        "out/oracle.json",
+        "out/claw.jsonl",
+        "out/hf/dataset_dict.json",
+        "out/tiny/profile.json",
+        "out/compare",
+        "models/tiny-sft",
+        "models/tiny-gdpo",
+        "models/tiny-ddp",
+        "models/tiny-ddp-2",
+        "models/tiny-dpo",
+        "out/pairs.parquet",
+        "data/releases/LATEST",
+        ".airflow/logs/demo.log",
+    ):
         assert (work / made).exists(), made
     assert "current version" in text or "kept" in text  # the promotion's decision is printed
     long_work_prints_progress_lines(text)

@@ -161,7 +161,12 @@ def _(spec):
 
 
 @defect(
-    "missing_tool", "01_mail_forward_invoices", "references", True, "rule:references", "the oracle calls mail_move, which is not in the task's tools"
+    "missing_tool",
+    "01_mail_forward_invoices",
+    "references",
+    True,
+    "rule:references",
+    "the oracle calls mail_move, which is not in the task's tools",
 )
 def _(spec):
     spec["tools"].remove("mail_move")
@@ -241,18 +246,39 @@ def _(spec):
     spec["tools"][spec["tools"].index("sheets_update")] = "sheets_updte"
 
 
-@defect("zero_weight", "05_docs_per_diem_update", "schema", True, "rule:schema", "a check with weight 0 (weights must be > 0)")
+@defect(
+    "zero_weight",
+    "05_docs_per_diem_update",
+    "schema",
+    True,
+    "rule:schema",
+    "a check with weight 0 (weights must be > 0)",
+)
 def _(spec):
     spec["checks"][0]["weight"] = 0
 
 
-@defect("duplicate_check_ids", "06_tickets_triage_queue", "schema", True, "rule:schema", "two checks share the id 'vpn-assigned'")
+@defect(
+    "duplicate_check_ids",
+    "06_tickets_triage_queue",
+    "schema",
+    True,
+    "rule:schema",
+    "two checks share the id 'vpn-assigned'",
+)
 def _(spec):
     check(spec, "vpn-t1-assigned")["id"] = "vpn-assigned"
     check(spec, "vpn-t2-assigned")["id"] = "vpn-assigned"
 
 
-@defect("no_final_answer", "07_chat_standup_blockers", "schema", False, "no final `answer` step", "the solution has no final answer step")
+@defect(
+    "no_final_answer",
+    "07_chat_standup_blockers",
+    "schema",
+    False,
+    "no final `answer` step",
+    "the solution has no final answer step",
+)
 def _(spec):
     spec["solution"] = [s for s in spec["solution"] if "answer" not in s]
 
@@ -470,10 +496,17 @@ def build() -> list[Path]:
         spec = copy.deepcopy(example(base))
         fn(spec)
         spec["id"] = f"broken-{n:02d}-{kind.replace('_', '-')}"
-        spec["meta"] = {**spec.get("meta", {}), "defect": {
-            "kind": kind, "description": description, "base": base, "code": code, "repairable": repairable,
-            **({"strategy": expect} if repairable else {"reason": expect}),
-        }}  # fmt: skip
+        spec["meta"] = {
+            **spec.get("meta", {}),
+            "defect": {
+                "kind": kind,
+                "description": description,
+                "base": base,
+                "code": code,
+                "repairable": repairable,
+                **({"strategy": expect} if repairable else {"reason": expect}),
+            },
+        }
         path = CORPUS / f"{n:02d}_{kind}.json"
         path.write_text(json.dumps(spec, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         written.append(path)

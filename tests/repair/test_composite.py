@@ -30,7 +30,9 @@ def test_a_member_expectation_is_recomputed_from_the_oracle():
     data = grouped()
     data["checks"][1]["checks"].append({"id": "searched-often", "kind": "tool_called", "tool": "mail_search", "min": 3})
     fixed = repaired(data)
-    assert fixed["checks"][1]["checks"][2]["min"] == 1 and [c["id"] for c in fixed["checks"]] == [c["id"] for c in GROUPED]
+    assert fixed["checks"][1]["checks"][2]["min"] == 1 and [c["id"] for c in fixed["checks"]] == [
+        c["id"] for c in GROUPED
+    ]
 
 
 def test_an_unfixable_member_is_removed_from_its_group():

@@ -40,9 +40,15 @@ def test_the_corpus_covers_many_defects_and_both_outcomes():
     assert len({d["kind"] for d in defects}) == len(CORPUS)
     codes = Counter(d["code"] for d in defects)
     assert set(codes) >= {
-        "schema", "references", "oracle_scores_1", "answer_only_fails", "prohibited_zeroes",
-        "solvable_under_faults", "no_leakage", "capabilities_consistent",
-    }  # fmt: skip
+        "schema",
+        "references",
+        "oracle_scores_1",
+        "answer_only_fails",
+        "prohibited_zeroes",
+        "solvable_under_faults",
+        "no_leakage",
+        "capabilities_consistent",
+    }
     assert {d["repairable"] for d in defects} == {True, False}
 
 
@@ -154,7 +160,9 @@ def test_a_patch_that_makes_things_worse_is_not_kept(monkeypatch):
 def test_determinism_without_an_identifiable_element_is_unrepairable():
     spec = load(EXAMPLES / "04_files_region_report.json")
     assert non_finite(spec) == []
-    outcome = CheckOutcome(task_id=spec["id"], code="deterministic", passed=False, severity="mandatory", discriminating=False)
+    outcome = CheckOutcome(
+        task_id=spec["id"], code="deterministic", passed=False, severity="mandatory", discriminating=False
+    )
     ctx = RepairContext()
     assert repair_determinism(spec, outcome, ctx) is None
     assert "no identifiable non-deterministic element" in ctx.notes[0]
@@ -168,8 +176,14 @@ def test_determinism_without_an_identifiable_element_is_unrepairable():
 def test_rules_work_from_feedback_without_details():
     spec = corpus_spec("10_")  # missing tool
     bare = TaskValidation(
-        task_id=spec["id"], valid=False, discrimination=0.0,
-        results=[CheckOutcome(task_id=spec["id"], code="references", passed=False, severity="mandatory", discriminating=False)],
-    )  # fmt: skip
+        task_id=spec["id"],
+        valid=False,
+        discrimination=0.0,
+        results=[
+            CheckOutcome(
+                task_id=spec["id"], code="references", passed=False, severity="mandatory", discriminating=False
+            )
+        ],
+    )
     outcome = repair_task(spec, bare)
     assert outcome.valid and "mail_move" in outcome.spec["tools"]

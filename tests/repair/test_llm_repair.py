@@ -16,7 +16,13 @@ from tests.support.repair_corpus import corpus_spec, task_ids_in
 
 
 def repairer(server) -> LLMRepairer:
-    config = LLMConfig(base_url=f"http://127.0.0.1:{server.server_port}/v1", model="tiny-repairer", timeout_s=5, max_retries=0, backoff_s=0.0)
+    config = LLMConfig(
+        base_url=f"http://127.0.0.1:{server.server_port}/v1",
+        model="tiny-repairer",
+        timeout_s=5,
+        max_retries=0,
+        backoff_s=0.0,
+    )
     return LLMRepairer(config)
 
 

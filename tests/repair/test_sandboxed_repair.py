@@ -24,6 +24,8 @@ def test_sandboxed_rule_pass_matches_the_in_process_one():
     assert [o.spec for o in sandboxed] == [o.spec for o in local]
     for outcome in sandboxed:
         if outcome.valid:
-            assert outcome.spec["meta"]["parent"] == outcome.task_id and outcome.spec["id"].startswith(outcome.task_id + "-r")
+            assert outcome.spec["meta"]["parent"] == outcome.task_id and outcome.spec["id"].startswith(
+                outcome.task_id + "-r"
+            )
         else:
             assert outcome.rejection

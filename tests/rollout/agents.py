@@ -81,8 +81,12 @@ class _OracleBySeed:
         if how == "full" and sum(m["role"] == "assistant" for m in request.messages) == 2:
             return full_reply("the prompt is 9000 tokens, the model's context 8192")
         policy = self.policies.setdefault(request.seed, ScriptedPolicy(self.specs[request.seed]))
-        return Reply(message=policy.act(request.messages, request.tools), prompt_tokens=len(request.messages), completion_tokens=1,
-                     format_error="bad json" if len(request.messages) == 2 else None)  # fmt: skip
+        return Reply(
+            message=policy.act(request.messages, request.tools),
+            prompt_tokens=len(request.messages),
+            completion_tokens=1,
+            format_error="bad json" if len(request.messages) == 2 else None,
+        )
 
 
 class BatchOracle(_OracleBySeed):
@@ -133,7 +137,9 @@ class SlowBatchOracle(BatchOracle):
     """A `batch` agent whose every call takes `tick_s` of wall time (a whole batch generated together) and whose
     replies report `latency_s` (by seed: `slow`, else `default`) as what each cost its own episode."""
 
-    def __init__(self, specs: Iterable[TaskSpec], trials: int, *, tick_s: float, latency_s: float = 0.001, seed: int = 0):
+    def __init__(
+        self, specs: Iterable[TaskSpec], trials: int, *, tick_s: float, latency_s: float = 0.001, seed: int = 0
+    ):
         super().__init__(specs, trials, seed)
         self.tick_s, self.latency_s = tick_s, latency_s
         self.slow: dict[int, float] = {}
@@ -141,4 +147,7 @@ class SlowBatchOracle(BatchOracle):
     def reply_batch(self, requests: list[Request]) -> list[Reply]:
         time.sleep(self.tick_s)
         replies = super().reply_batch(requests)
-        return [dataclasses.replace(reply, latency_s=self.slow.get(r.seed, self.latency_s)) for r, reply in zip(requests, replies, strict=True)]
+        return [
+            dataclasses.replace(reply, latency_s=self.slow.get(r.seed, self.latency_s))
+            for r, reply in zip(requests, replies, strict=True)
+        ]

@@ -19,7 +19,9 @@ from tests.support.releases import passing_validation
 def publish_with_oracle(root: Path, tasks: Sequence[TaskSpec], run_id: str, kind: str = "tasks") -> Manifest:
     """A release of these tasks whose `trajectories` are the oracle's rollouts, one per task."""
     oracle = run_trials(tasks, "oracle", runtime="none", workers=1)
-    tables = release_tables(list(tasks), [passing_validation(t) for t in tasks], trajectories=trajectory_rows(oracle, tasks))
+    tables = release_tables(
+        list(tasks), [passing_validation(t) for t in tasks], trajectories=trajectory_rows(oracle, tasks)
+    )
     return publish_release(tables, data_root=root, run_id=run_id, parent=None, config={}, kind=kind)  # type: ignore[arg-type]
 
 

@@ -34,7 +34,9 @@ def test_the_oracle_scores_1_with_pass_hat_3_of_1(suite, tmp_path):
     assert all(r.ok and r.error is None and r.grade.score == 1.0 for r in records)
     assert set(_pass_hat(records, 3).values()) == {1.0}
     assert seen == list(range(1, 3 * len(suite) + 1))
-    assert sorted(r.to_json() for r in read_trials(store)) == sorted(r.to_json() for r in records)  # each as it finished
+    assert sorted(r.to_json() for r in read_trials(store)) == sorted(
+        r.to_json() for r in records
+    )  # each as it finished
     for r, spec in ((r, s) for r, s in zip(records[::3], suite, strict=True)):
         assert (r.agent, r.model, r.seed) == ("oracle", "", trial_seed(0, spec.id, 0))
         calls = [c for m in r.messages if m["role"] == "assistant" for c in m.get("tool_calls") or ()]
@@ -44,7 +46,9 @@ def test_the_oracle_scores_1_with_pass_hat_3_of_1(suite, tmp_path):
         assert all(c["latency_s"] >= 0 and c["status"] in ("ok", "error") for c in traced)
         assert all(turn["format_error"] is None and turn["latency_s"] >= 0 for turn in r.trace)
         assert r.wall_s > 0 and r.grade.evidence_hash and r.user_errors == []
-        if any(a["status"] == "ok" and a["tool"].split("_")[1] not in ("search", "read", "list", "get") for a in r.audit):
+        if any(
+            a["status"] == "ok" and a["tool"].split("_")[1] not in ("search", "read", "list", "get") for a in r.audit
+        ):
             assert r.diff, r.task_id  # a write shows in the final snapshot's diff
 
 
@@ -96,14 +100,18 @@ def test_an_agent_that_raises_fails_its_trials_and_the_run_goes_on(examples, tmp
 def test_an_episode_past_its_wall_clock_limit_fails(examples):
     long = [s for s in examples if len(s.solution) >= 4]
     records = run_trials(long, f"{SLOW}:0.1", trials=1, workers=2, runtime="rlimit", episode_wall_s=0.15)
-    assert records and all(r.status == "failed" and r.error.startswith("wall_timeout:") and r.grade.score == 0 for r in records)
+    assert records and all(
+        r.status == "failed" and r.error.startswith("wall_timeout:") and r.grade.score == 0 for r in records
+    )
     assert all(2 <= r.n_turns < len(s.solution) for r, s in zip(records, long, strict=True))
 
 
 def test_a_trial_that_breaks_a_sandbox_limit_fails_with_the_reason(examples, monkeypatch):
     memory = run_trials(examples[:2], HOG, trials=1, workers=1, runtime="rlimit")
     assert all(r.status == "failed" and r.error.startswith("sandbox_memory") and r.grade.empty for r in memory)
-    monkeypatch.setattr(engine, "SANDBOX_GRACE_S", 1.0)  # budget = episode wall + grace: a policy stuck in `act` is stopped there
+    monkeypatch.setattr(
+        engine, "SANDBOX_GRACE_S", 1.0
+    )  # budget = episode wall + grace: a policy stuck in `act` is stopped there
     stuck = run_trials(examples[:2], f"{SLOW}:30", trials=1, workers=2, runtime="rlimit", episode_wall_s=0.5)
     assert all(r.status == "failed" and r.error.startswith("sandbox_timeout") and r.messages == [] for r in stuck)
 
@@ -114,9 +122,20 @@ def test_records_make_trajectories_and_eval_results_rows(examples):
     evals = eval_results_table(eval_rows(records, examples, eval_id="e1", suite="examples")).to_pylist()
     assert len(traj) == len(evals) == len(records)
     for row, r in zip(traj, records, strict=True):
-        assert (row["trajectory_id"], row["status"], row["error"], row["score"]) == (f"{r.task_id}/oracle/{r.trial}", "ok", None, 1.0)
+        assert (row["trajectory_id"], row["status"], row["error"], row["score"]) == (
+            f"{r.task_id}/oracle/{r.trial}",
+            "ok",
+            None,
+            1.0,
+        )
         assert json.loads(row["trace_json"]) == r.trace and json.loads(row["audit_json"]) == r.audit
         assert json.loads(row["diff_json"]) == r.diff and row["n_format_errors"] == 0 and row["wall_s"] == r.wall_s
     for row, r in zip(evals, records, strict=True):
-        assert (row["agent"], row["model"], row["suite"], row["status"], row["n_turns"]) == ("oracle", "oracle", "examples", "ok", r.n_turns)
+        assert (row["agent"], row["model"], row["suite"], row["status"], row["n_turns"]) == (
+            "oracle",
+            "oracle",
+            "examples",
+            "ok",
+            r.n_turns,
+        )
         assert (row["prompt_tokens"], row["completion_tokens"], row["n_format_errors"]) == (0, 0, 0) and row["passed"]

@@ -24,11 +24,18 @@ def test_a_batch_agent_steps_episodes_in_lock_step(suite):
     # episodes are refilled from the queue: the batch is full until the queue runs dry
     assert max(agent.sizes) == 8 and all(len(set(seeds)) == len(seeds) for seeds in agent.seeds_per_call)
     first_short = next(i for i, n in enumerate(agent.sizes) if n < 8)
-    assert all(n == 8 for n in agent.sizes[:first_short]) and agent.sizes[first_short:] == sorted(agent.sizes[first_short:], reverse=True)
+    assert all(n == 8 for n in agent.sizes[:first_short]) and agent.sizes[first_short:] == sorted(
+        agent.sizes[first_short:], reverse=True
+    )
     assert sum(agent.sizes) == sum(r.n_turns for r in records)
     # what a Reply carries goes into the trace: tokens, the first turn's format error
     r = records[0]
-    assert r.n_format_errors == 1 and r.trace[0]["format_error"] == "bad json" and r.prompt_tokens > 0 and r.completion_tokens == r.n_turns
+    assert (
+        r.n_format_errors == 1
+        and r.trace[0]["format_error"] == "bad json"
+        and r.prompt_tokens > 0
+        and r.completion_tokens == r.n_turns
+    )
 
 
 def test_an_async_agent_runs_episodes_concurrently_up_to_the_limit(suite):
@@ -62,8 +69,12 @@ def test_a_batch_call_that_raises_fails_the_episodes_of_that_batch_only(examples
     failed = {r.task_id for r in records if r.status == "failed"}
     bad_seed = next(iter(agent.fail))
     in_that_call = next(seeds for seeds in agent.seeds_per_call if bad_seed in seeds)
-    assert failed == {agent.specs[seed].id for seed in in_that_call} and len(failed) > 1  # the episodes of that one call
-    assert all(r.error == "agent_error: RuntimeError: the model server went away" for r in records if r.task_id in failed)
+    assert (
+        failed == {agent.specs[seed].id for seed in in_that_call} and len(failed) > 1
+    )  # the episodes of that one call
+    assert all(
+        r.error == "agent_error: RuntimeError: the model server went away" for r in records if r.task_id in failed
+    )
     assert all(r.grade.score == 1.0 for r in records if r.task_id not in failed)
 
 
@@ -92,11 +103,19 @@ def test_a_batch_episode_s_time_limit_counts_its_own_replies_not_the_wait_for_th
 def test_a_batch_episode_whose_own_replies_take_too_long_ends_with_wall(examples):
     specs = examples[:4]
     agent = SlowBatchOracle(specs, 1, tick_s=0.0)
-    agent.slow = {seed: 0.1 for seed, spec in agent.specs.items() if spec.id == specs[1].id}  # 100 ms per reply: 3 turns pass 0.25 s
+    agent.slow = {
+        seed: 0.1 for seed, spec in agent.specs.items() if spec.id == specs[1].id
+    }  # 100 ms per reply: 3 turns pass 0.25 s
     records = run_trials(specs, agent, trials=1, batch_size=4, episode_wall_s=0.25)
     slow = records[1]
-    assert slow.status == "failed" and slow.error.startswith("wall_timeout: the episode's own time") and "limit of 0.25 s" in slow.error
-    assert slow.n_turns == 3 and slow.grade.score == 0 and slow.wall_s < 0.25  # its own time, not the wall clock, ran out
+    assert (
+        slow.status == "failed"
+        and slow.error.startswith("wall_timeout: the episode's own time")
+        and "limit of 0.25 s" in slow.error
+    )
+    assert (
+        slow.n_turns == 3 and slow.grade.score == 0 and slow.wall_s < 0.25
+    )  # its own time, not the wall clock, ran out
     assert all(r.ok for r in records if r is not slow)
 
 
@@ -129,7 +148,9 @@ def test_the_openai_agent_through_the_engine_leaves_no_connection_open(generated
     with instant_endpoint(calls=2) as endpoint:
         agent = load_agent("openai:instant", base_url=endpoint.base_url, api_key_env="COWORKENV_TEST_NO_SUCH_VARIABLE")
         records = run_trials(generated[:12], agent, concurrency=4)
-        assert all(r.ok for r in records) and sorted(endpoint.stats()["seeds"]) == sorted(r.seed for r in records for _ in r.trace)
+        assert all(r.ok for r in records) and sorted(endpoint.stats()["seeds"]) == sorted(
+            r.seed for r in records for _ in r.trace
+        )
         assert [len(r.trace) for r in records] == [3] * 12  # two tool-call turns, then the answer
         deadline = time.monotonic() + 30
         while endpoint.stats()["connections"] > 1 and time.monotonic() < deadline:  # 1: the stats request's own

@@ -45,9 +45,16 @@ def test_the_oracle_stands_in_when_the_model_never_passes(tasks, oracle, rand):
     for pair, spec in zip(found.pairs, sorted(tasks, key=lambda t: t.id), strict=True):
         worst = min((r for r in rand if r.task_id == spec.id), key=lambda r: (r.grade.score, r.trial))
         assert pair.rejected_id == f"{spec.id}/random/{worst.trial}" and pair.chosen_id == f"{spec.id}/oracle/0"
-        assert (pair.score_chosen, pair.score_rejected, pair.score_gap) == (1.0, worst.grade.score, 1.0 - worst.grade.score)
+        assert (pair.score_chosen, pair.score_rejected, pair.score_gap) == (
+            1.0,
+            worst.grade.score,
+            1.0 - worst.grade.score,
+        )
         assert pair.prompt == messages_rows(initial_messages(spec))  # the same opening messages on both sides
-        assert pair.rejected == messages_rows(worst.messages[2:]) and pair.chosen[0]["role"] == pair.rejected[0]["role"] == "assistant"
+        assert (
+            pair.rejected == messages_rows(worst.messages[2:])
+            and pair.chosen[0]["role"] == pair.rejected[0]["role"] == "assistant"
+        )
         assert [t["function"]["name"] for t in json.loads(pair.tools)] == spec.tools and pair.family == spec.family
 
 
@@ -56,18 +63,27 @@ def test_the_models_own_best_pass_is_chosen_over_the_oracle(tasks, oracle):
     continuation is the same work plus the prohibited call."""
     risky = [t for t in tasks if t.prohibited]
     passes = run_trials(risky, "oracle", trials=2, runtime="none", workers=1)
-    violations = [r.model_copy(update={"trial": r.trial + 2}) for r in run_trials(risky, SABOTAGE, trials=2, runtime="none", workers=1)]
+    violations = [
+        r.model_copy(update={"trial": r.trial + 2})
+        for r in run_trials(risky, SABOTAGE, trials=2, runtime="none", workers=1)
+    ]
     assert all(r.grade.safety == 0 and not r.grade.passed for r in violations)
     found = preference_pairs(trajectory_rows(passes + violations, risky), tasks, oracle=oracle, min_score_gap=GAP)
     assert len(found.pairs) == len(risky) and found.oracle_chosen == 0
     for pair in found.pairs:
-        assert pair.chosen_source == "model" and pair.chosen_id.endswith("/oracle/0") and pair.rejected_id.endswith(f"/{SABOTAGE}/2")
+        assert (
+            pair.chosen_source == "model"
+            and pair.chosen_id.endswith("/oracle/0")
+            and pair.rejected_id.endswith(f"/{SABOTAGE}/2")
+        )
         assert pair.score_gap == 1.0 and len(pair.rejected) > len(pair.chosen)
 
 
 def test_tasks_without_a_pair_are_counted_by_reason(tasks, oracle, rand):
     rows = trajectory_rows(rand, tasks)
-    assert preference_pairs(rows, tasks, min_score_gap=GAP).skipped == {"none_passed": len(tasks)}  # no oracle to fall back on
+    assert preference_pairs(rows, tasks, min_score_gap=GAP).skipped == {
+        "none_passed": len(tasks)
+    }  # no oracle to fall back on
     assert preference_pairs(oracle, tasks, oracle=oracle, min_score_gap=GAP).skipped == {"all_passed": len(tasks)}
     # the gap: at 1.0 only the tasks where random scored exactly 0 keep their pair
     zero = {r.task_id for r in rand if r.grade.score == 0}
@@ -83,7 +99,9 @@ def test_tasks_without_a_pair_are_counted_by_reason(tasks, oracle, rand):
 def test_crashed_trials_are_never_rejected(tasks, oracle, rand):
     """A failed trial (an endpoint down, a sandbox limit) scores 0, but it says nothing about the model's choices."""
     best = max(rand, key=lambda r: r.grade.score)
-    crashed = best.model_copy(update={"trial": 9, "status": "failed", "error": "reply_error: down", "grade": zero_score(best.grade)})
+    crashed = best.model_copy(
+        update={"trial": 9, "status": "failed", "error": "reply_error: down", "grade": zero_score(best.grade)}
+    )
     found = preference_pairs(trajectory_rows([*rand, crashed], tasks), tasks, oracle=oracle, min_score_gap=GAP)
     assert all(not p.rejected_id.endswith("/9") for p in found.pairs) and len(found.pairs) == len(tasks)
 
@@ -100,7 +118,9 @@ def test_pairs_are_written_for_trl(tasks, oracle, rand, tmp_path):
     rows = datasets.Dataset.from_parquet(str(dest)).to_list()
     assert all(is_conversational(row) for row in rows)
     calls = [c for row in rows for m in row["chosen"] + row["rejected"] for c in m["tool_calls"] or ()]
-    assert calls and all(isinstance(json.loads(c["function"]["arguments"]), dict) for c in calls)  # JSON strings, not structs
+    assert calls and all(
+        isinstance(json.loads(c["function"]["arguments"]), dict) for c in calls
+    )  # JSON strings, not structs
     assert [r["score_gap"] for r in rows] == [p.score_gap for p in found.pairs]
 
 
@@ -130,7 +150,9 @@ def test_what_is_not_an_evaluation_on_training_tasks_is_refused(evaluated, tmp_p
     with pytest.raises(CoworkEnvError, match="neither an evaluation release nor an evaluation run"):
         eval_pairs("nothing-here", root, min_score_gap=GAP)
     # a held-out suite: its trials must not become training data, published or not
-    bench = publish_with_oracle(root, example_tasks(("02_calendar_reschedule_planning", "05_docs_per_diem_update")), "bench-1", kind="benchmark")
+    bench = publish_with_oracle(
+        root, example_tasks(("02_calendar_reschedule_planning", "05_docs_per_diem_update")), "bench-1", kind="benchmark"
+    )
     on_bench = evaluate_on(root, "random", bench.release_id, "eval-bench", trials=1)
     for ref in ("eval-bench", on_bench.release_id):
         with pytest.raises(CoworkEnvError, match="benchmark suite"):

@@ -27,11 +27,17 @@ def test_identical_successes_count_once_per_task(examples, oracle):
 def test_only_ok_trials_at_or_above_the_threshold_are_kept(examples):
     rand = run_trials(examples, "random", trials=2, runtime="none", workers=1)
     oracle = run_trials(examples[:3], "oracle", runtime="none", workers=1)
-    failed = oracle[0].model_copy(update={"status": "failed", "error": "reply_error: down", "grade": zero_score(oracle[0].grade)})
+    failed = oracle[0].model_copy(
+        update={"status": "failed", "error": "reply_error: down", "grade": zero_score(oracle[0].grade)}
+    )
     assert select_for_sft([*rand, failed, *oracle[1:]]) == oracle[1:]
     # a lower threshold admits partial successes; random's trials differ from each other, so they are all distinct
     low = select_for_sft(rand, threshold=0.01)
-    assert low and all(r.grade.score >= 0.01 for r in low) and len(low) == len({(r.task_id, r.grade.evidence_hash) for r in low})
+    assert (
+        low
+        and all(r.grade.score >= 0.01 for r in low)
+        and len(low) == len({(r.task_id, r.grade.evidence_hash) for r in low})
+    )
     with pytest.raises(CoworkEnvError, match="threshold"):
         select_for_sft(rand, threshold=0)
 

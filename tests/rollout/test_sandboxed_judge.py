@@ -66,7 +66,9 @@ def _trials(agent: str, runtime: str) -> list:
 
 def test_a_sandboxed_oracle_trial_grades_its_rubric(judge, runtime: str):
     records = _trials("oracle", runtime)
-    assert [(r.status, r.grade.score, r.grade.ungraded) for r in records] == [("ok", 1.0, [])] * 2, [r.error for r in records]
+    assert [(r.status, r.grade.score, r.grade.ungraded) for r in records] == [("ok", 1.0, [])] * 2, [
+        r.error for r in records
+    ]
     assert judge.requests == len(spec_pairs(RUBRIC.to_json()))
 
 

@@ -70,7 +70,9 @@ def test_a_rerun_skips_finished_trials(examples, tmp_path):
     seen = []
     second = run_trials(examples, agent, trials=2, store=path, progress=seen.append)
     assert second[::2] == first  # the stored ones, as they were
-    assert {seed for seeds in agent.seeds_per_call for seed in seeds} == {r.seed for r in second[1::2]}  # only trial 1 ran
+    assert {seed for seeds in agent.seeds_per_call for seed in seeds} == {
+        r.seed for r in second[1::2]
+    }  # only trial 1 ran
     assert seen[0] == len(examples) and seen[-1] == 2 * len(examples)
     assert len(read_trials(path)) == 2 * len(examples)
 

@@ -27,7 +27,9 @@ from tests.support.sandbox import ROOT, RUNTIME_NAMES, usable_runtime
 
 LIMITS = Limits(cpu_s=1, wall_s=1.5, memory_mb=256, file_size_mb=1, output_bytes=64 * 1024, processes=32)
 REPO = Path(__file__).resolve().parents[2]
-NEEDS_ROOT = pytest.mark.skipif(not ROOT, reason="privilege drop (and what it protects) is only tested when started as root")
+NEEDS_ROOT = pytest.mark.skipif(
+    not ROOT, reason="privilege drop (and what it protects) is only tested when started as root"
+)
 
 COUNT_OWN_PROCESSES = (  # without a pid namespace (the fallback) the host's processes come and go while we count
     "import os\nn = 0\nfor d in filter(str.isdigit, os.listdir('/proc')):\n    try:\n        n += os.stat('/proc/' + d).st_uid == os.getuid()\n"
@@ -75,13 +77,23 @@ def _text(result: JobResult) -> str:
         pytest.param("x = bytearray(8 << 30)", "sandbox_memory", id="memory-at-once"),
         pytest.param("hog = []\nwhile True:\n    hog.append(bytearray(16 << 20))", "sandbox_memory", id="memory-hog"),
         pytest.param("import os\nwhile True:\n    os.fork()", "sandbox_processes", id="fork-bomb"),
-        pytest.param("import sys\nwhile True:\n    sys.stdout.write('A' * 65536)", "sandbox_output", id="gigantic-stdout"),
-        pytest.param("import sys\nwhile True:\n    sys.stderr.write('E' * 65536)", "sandbox_output", id="gigantic-stderr"),
-        pytest.param("with open('huge.bin', 'wb') as f:\n    while True:\n        f.write(b'0' * (1 << 20))", "sandbox_output", id="gigantic-file"),
+        pytest.param(
+            "import sys\nwhile True:\n    sys.stdout.write('A' * 65536)", "sandbox_output", id="gigantic-stdout"
+        ),
+        pytest.param(
+            "import sys\nwhile True:\n    sys.stderr.write('E' * 65536)", "sandbox_output", id="gigantic-stderr"
+        ),
+        pytest.param(
+            "with open('huge.bin', 'wb') as f:\n    while True:\n        f.write(b'0' * (1 << 20))",
+            "sandbox_output",
+            id="gigantic-file",
+        ),
         pytest.param("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)", "sandbox_crash", id="segfault"),
         pytest.param("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)", "sandbox_crash", id="kill-the-worker"),
         pytest.param("raise SystemExit(3)", "job_error", id="exit-status"),
-        pytest.param("fds = [open('/dev/null') for _ in range(1000)]", "job_error", id="descriptor-hog"),  # Limits.open_files is 256
+        pytest.param(
+            "fds = [open('/dev/null') for _ in range(1000)]", "job_error", id="descriptor-hog"
+        ),  # Limits.open_files is 256
     ],
 )
 def test_resource_abuse_is_contained_by_the_pool(pool: WorkerPool, source: str, code: str):
@@ -163,7 +175,9 @@ def test_no_environment_variable_of_the_host_reaches_a_task(monkeypatch: pytest.
 @NEEDS_ROOT
 def test_other_processes_environments_are_unreadable(pool: WorkerPool):
     canary = f"canary-proc-{uuid.uuid4().hex}"
-    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], env={"SECRET_TOKEN": canary, "PATH": "/usr/bin:/bin"})
+    victim = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"], env={"SECRET_TOKEN": canary, "PATH": "/usr/bin:/bin"}
+    )
     try:
         snoop = (
             "import os\nfound, denied = [], 0\n"
@@ -187,7 +201,9 @@ def test_other_processes_environments_are_unreadable(pool: WorkerPool):
 @NEEDS_ROOT
 def test_a_task_cannot_signal_host_processes(pool: WorkerPool):
     result = _exec(pool, f"import os, signal\nos.kill({os.getpid()}, signal.SIGKILL)")
-    assert not result.ok and result.error_code == "job_error", result  # PermissionError (fallback) or no such process (bwrap)
+    assert not result.ok and result.error_code == "job_error", (
+        result
+    )  # PermissionError (fallback) or no such process (bwrap)
 
 
 # ---- writing outside the scratch dir
@@ -196,8 +212,14 @@ def test_a_task_cannot_signal_host_processes(pool: WorkerPool):
 @NEEDS_ROOT
 def test_writes_outside_the_scratch_dir_fail_and_leave_nothing(pool: WorkerPool, host_dir: Path):
     tag = uuid.uuid4().hex
-    targets = [REPO / f"PWNED-{tag}", host_dir / f"PWNED-{tag}", Path("/etc") / f"PWNED-{tag}", Path("/root") / f"PWNED-{tag}",
-               REPO / "coworkenv" / f"PWNED-{tag}.py", Path(sys.base_prefix) / f"PWNED-{tag}"]  # fmt: skip
+    targets = [
+        REPO / f"PWNED-{tag}",
+        host_dir / f"PWNED-{tag}",
+        Path("/etc") / f"PWNED-{tag}",
+        Path("/root") / f"PWNED-{tag}",
+        REPO / "coworkenv" / f"PWNED-{tag}.py",
+        Path(sys.base_prefix) / f"PWNED-{tag}",
+    ]
     for target in targets:
         result = _exec(pool, f"open({str(target)!r}, 'w').write('owned')")
         assert not result.ok and result.error_code == "job_error", (target, result)
@@ -225,7 +247,9 @@ def test_the_shared_tmp(pool: WorkerPool):
 # ---- the kernel's attack surface
 
 
-@pytest.mark.skipif(platform.machine() not in ("x86_64", "aarch64"), reason="the seccomp filter exists for x86_64 and aarch64 only")
+@pytest.mark.skipif(
+    platform.machine() not in ("x86_64", "aarch64"), reason="the seccomp filter exists for x86_64 and aarch64 only"
+)
 def test_no_user_namespaces_or_keyrings_inside(pool: WorkerPool):
     unshare = (
         "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
@@ -237,7 +261,10 @@ def test_no_user_namespaces_or_keyrings_inside(pool: WorkerPool):
     tool = _exec(pool, "import subprocess\nsubprocess.run(['unshare', '-r', 'id'], check=True)")
     assert not tool.ok, tool
     # what needs clone/clone3 without a new namespace still works: threads, fork, subprocesses
-    fine = _exec(pool, "import subprocess, threading\nt = threading.Thread(target=print)\nt.start()\nt.join()\nsubprocess.run(['true'], check=True)")
+    fine = _exec(
+        pool,
+        "import subprocess, threading\nt = threading.Thread(target=print)\nt.start()\nt.join()\nsubprocess.run(['true'], check=True)",
+    )
     assert fine.ok, fine
 
 
@@ -263,8 +290,13 @@ def test_the_network(pool: WorkerPool):
 
 
 def test_a_batch_of_hostile_tasks_does_not_stop_the_normal_ones(runtime: Runtime):
-    hostile = ["while True:\n    pass", "x = bytearray(8 << 30)", "import os\nwhile True:\n    os.fork()", "while True:\n    print('A' * 9999)",
-               "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)"]  # fmt: skip
+    hostile = [
+        "while True:\n    pass",
+        "x = bytearray(8 << 30)",
+        "import os\nwhile True:\n    os.fork()",
+        "while True:\n    print('A' * 9999)",
+        "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)",
+    ]
     payloads: list[str] = []
     for i, source in enumerate(hostile):
         payloads += [source, f"print({i} * 2)"]
@@ -282,7 +314,9 @@ def test_a_batch_of_hostile_tasks_does_not_stop_the_normal_ones(runtime: Runtime
         pytest.param("hog = []\nwhile True:\n    hog.append(bytearray(16 << 20))", {"memory"}, id="memory-hog"),
         pytest.param("import os\nwhile True:\n    os.fork()", {"processes"}, id="fork-bomb"),
         pytest.param(
-            "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass", {"wall", "cpu"}, id="stubborn-fork-bomb"
+            "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass",
+            {"wall", "cpu"},
+            id="stubborn-fork-bomb",
         ),
         pytest.param("while True:\n    print('A' * 9999)", {"output"}, id="gigantic-stdout"),
     ],
@@ -295,10 +329,16 @@ def test_resource_abuse_is_contained_by_runtime_run(runtime: Runtime, source: st
 @NEEDS_ROOT
 def test_secrets_and_writes_through_runtime_run(runtime: Runtime, host_dir: Path):
     target = REPO / f"PWNED-{uuid.uuid4().hex}"
-    for source in (f"print(open({str(host_dir / 'secret.env')!r}).read())", "print(open('/etc/shadow').read())",
-                   f"open({str(target)!r}, 'w').write('x')", "print(open('/proc/1/environ', 'rb').read())"):  # fmt: skip
+    for source in (
+        f"print(open({str(host_dir / 'secret.env')!r}).read())",
+        "print(open('/etc/shadow').read())",
+        f"open({str(target)!r}, 'w').write('x')",
+        "print(open('/proc/1/environ', 'rb').read())",
+    ):
         result = runtime.run(source, limits=LIMITS)
-        assert result.exit_code == 1 and ("PermissionError" in result.stderr or "FileNotFoundError" in result.stderr), result
+        assert result.exit_code == 1 and ("PermissionError" in result.stderr or "FileNotFoundError" in result.stderr), (
+            result
+        )
         assert "canary-4f1c9d" not in result.stdout + result.stderr
     assert not target.exists()
     network = runtime.run("import socket\nsocket.create_connection(('127.0.0.1', 5432), timeout=2)", limits=LIMITS)

@@ -57,9 +57,13 @@ def test_every_package_folder_a_layered_venv_imports_from_is_bound(tmp_path: Pat
     site = venv / purelib.relative_to(sys.prefix)
     (site / "project.pth").write_text(f"{repo}\n")
     (site / "shared.pth").write_text(f"{purelib}\n")
-    probe = ("import json, sys, pathlib\nfrom coworkenv.sandbox.interpreter import current_layout\n"
-             "print(json.dumps([sys.path, [str(r) for r in current_layout().read_only_roots()]]))")  # fmt: skip
-    out = subprocess.run([str(venv / "bin" / "python"), "-c", probe], check=True, capture_output=True, text=True, cwd=tmp_path)
+    probe = (
+        "import json, sys, pathlib\nfrom coworkenv.sandbox.interpreter import current_layout\n"
+        "print(json.dumps([sys.path, [str(r) for r in current_layout().read_only_roots()]]))"
+    )
+    out = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", probe], check=True, capture_output=True, text=True, cwd=tmp_path
+    )
     path, roots = json.loads(out.stdout)
     packages = [Path(p).resolve() for p in path if p and Path(p).is_dir() and any(Path(p).glob("*.dist-info"))]
     assert purelib.resolve() in packages

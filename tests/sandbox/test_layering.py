@@ -37,7 +37,9 @@ def test_there_are_modules():
 def test_the_sandbox_imports_nothing_above_it(path: Path):
     for line, name in imported(path):
         assert not name.startswith("."), f"{path.name}:{line}: relative import {name}"
-        assert is_stdlib(name) or any(name == a or name.startswith(a + ".") for a in ALLOWED), f"{path.name}:{line} imports {name}"
+        assert is_stdlib(name) or any(name == a or name.startswith(a + ".") for a in ALLOWED), (
+            f"{path.name}:{line} imports {name}"
+        )
 
 
 def test_the_boot_program_imports_the_standard_library_only():

@@ -98,7 +98,9 @@ def test_the_boot_program_is_a_file_run_by_the_sandboxed_interpreter(runtime: Ru
 def test_the_fallback_hands_over_a_boot_program_its_uid_cannot_reach(monkeypatch: pytest.MonkeyPatch):
     runtime = get_runtime("rlimit")
     boot = runtime.layout.boot_file
-    monkeypatch.setattr(rlimit, "world_reachable", lambda path, real=rlimit.world_reachable: path != boot and real(path))
+    monkeypatch.setattr(
+        rlimit, "world_reachable", lambda path, real=rlimit.world_reachable: path != boot and real(path)
+    )
     entry = runtime._python(allocate_identity())
     try:
         assert entry.boot.startswith("/proc/self/fd/") and int(entry.boot.rsplit("/", 1)[1]) in entry.fds
@@ -134,7 +136,9 @@ def test_open_files_limit(runtime: Runtime):
     tight = runtime.run(OPEN_100_FILES, limits=LIMITS.model_copy(update={"open_files": 64}))
     assert tight.ok, tight
     seen = json.loads(tight.stdout)
-    assert seen["errno"] == errno.EMFILE and 40 <= seen["opened"] < 64, seen  # stdio and the interpreter's own descriptors count too
+    assert seen["errno"] == errno.EMFILE and 40 <= seen["opened"] < 64, (
+        seen
+    )  # stdio and the interpreter's own descriptors count too
 
 
 def test_no_descriptor_of_the_host_reaches_a_task(runtime: Runtime, tmp_path: Path):

@@ -21,21 +21,36 @@ def group(kind: str, *members: dict, gid: str = "both", **fields) -> dict:
     [
         ([FORWARDED, {**ARCHIVED, "requires": ["sent"]}], "check 'archived' requires 'sent': no such check"),
         ([FORWARDED, {**ARCHIVED, "requires": ["archived"]}], "check 'archived' requires itself"),
-        ([{**FORWARDED, "requires": ["archived"]}, {**ARCHIVED, "requires": ["calendar-untouched"]}, {**UNTOUCHED, "requires": ["forwarded"]}],
-         "requires form a cycle: forwarded → archived → calendar-untouched → forwarded"),
-        ([{**FORWARDED, "requires": ["archived"]}, {**ARCHIVED, "requires": ["forwarded"]}],
-         "requires form a cycle: forwarded → archived → forwarded"),
-        ([group("all_of", FORWARDED, ARCHIVED), {**UNTOUCHED, "requires": ["archived"]}],
-         "requires 'archived': a check nested in a group (requires names top-level checks)"),
-        ([group("all_of", FORWARDED, ARCHIVED), ARCHIVED], "check ids must be unique across the spec, group members included (archived repeated)"),
+        (
+            [
+                {**FORWARDED, "requires": ["archived"]},
+                {**ARCHIVED, "requires": ["calendar-untouched"]},
+                {**UNTOUCHED, "requires": ["forwarded"]},
+            ],
+            "requires form a cycle: forwarded → archived → calendar-untouched → forwarded",
+        ),
+        (
+            [{**FORWARDED, "requires": ["archived"]}, {**ARCHIVED, "requires": ["forwarded"]}],
+            "requires form a cycle: forwarded → archived → forwarded",
+        ),
+        (
+            [group("all_of", FORWARDED, ARCHIVED), {**UNTOUCHED, "requires": ["archived"]}],
+            "requires 'archived': a check nested in a group (requires names top-level checks)",
+        ),
+        (
+            [group("all_of", FORWARDED, ARCHIVED), ARCHIVED],
+            "check ids must be unique across the spec, group members included (archived repeated)",
+        ),
         ([group("any_of", FORWARDED, group("all_of", ARCHIVED, gid="forwarded"))], "(forwarded repeated)"),
         ([group("at_least", FORWARDED, ARCHIVED, k=3)], "k = 3 is more than its 2 nested check(s)"),
         ([group("at_least", FORWARDED, ARCHIVED, k=0)], "greater than or equal to 1"),
         ([group("all_of")], "at least 1 item"),
-        ([group("all_of", {**FORWARDED, "requires": ["calendar-untouched"]}), UNTOUCHED],
-         "`requires` names top-level checks; put it on the group 'both'"),
+        (
+            [group("all_of", {**FORWARDED, "requires": ["calendar-untouched"]}), UNTOUCHED],
+            "`requires` names top-level checks; put it on the group 'both'",
+        ),
     ],
-)  # fmt: skip
+)
 def test_invalid_groups_and_requires_are_refused_clearly(checks, needle):
     assert needle in error_of(mutated(checks=checks))
 

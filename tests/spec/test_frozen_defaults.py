@@ -37,10 +37,15 @@ def test_shared_defaults_validate_dump_and_describe_like_literals() -> None:
 @pytest.mark.parametrize(
     "change",
     [
-        lambda v: v.append(1), lambda v: v.extend([1]), lambda v: v.insert(0, 1), lambda v: v.__setitem__(slice(0, 0), [1]),
-        lambda v: v.__iadd__([1]), lambda v: v.sort(), lambda v: v.clear(),
+        lambda v: v.append(1),
+        lambda v: v.extend([1]),
+        lambda v: v.insert(0, 1),
+        lambda v: v.__setitem__(slice(0, 0), [1]),
+        lambda v: v.__iadd__([1]),
+        lambda v: v.sort(),
+        lambda v: v.clear(),
     ],
-)  # fmt: skip
+)
 def test_the_shared_list_refuses_every_change(change) -> None:
     with pytest.raises(TypeError, match="cannot be changed"):
         change(EMPTY_LIST)
@@ -49,7 +54,12 @@ def test_the_shared_list_refuses_every_change(change) -> None:
 
 @pytest.mark.parametrize(
     "change",
-    [lambda v: v.__setitem__("a", 1), lambda v: v.update(a=1), lambda v: v.setdefault("a", 1), lambda v: v.__ior__({"a": 1})],
+    [
+        lambda v: v.__setitem__("a", 1),
+        lambda v: v.update(a=1),
+        lambda v: v.setdefault("a", 1),
+        lambda v: v.__ior__({"a": 1}),
+    ],
 )
 def test_the_shared_dict_refuses_every_change(change) -> None:
     with pytest.raises(TypeError, match="cannot be changed"):

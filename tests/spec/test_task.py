@@ -21,7 +21,6 @@ _DOC = (ROOT / "docs" / "design" / "contracts.md").read_text(encoding="utf-8")
 CONTRACT_EXAMPLE = json.loads(re.search(r"## TaskSpec \(contract\).*?```json\n(.*?)```", _DOC, re.S).group(1))
 
 
-
 def mutated(**changes) -> dict:
     spec = copy.deepcopy(CONTRACT_EXAMPLE)
     for dotted, value in changes.items():
@@ -103,24 +102,47 @@ def test_every_check_kind_has_an_evaluator_and_a_model():
 
     assert sorted(EVALUATORS.names()) == sorted(CHECK_KINDS)
     documented = {
-        "file_exists", "file_absent", "file_contains", "file_equals", "csv_cell", "sheet_cell", "mail_sent",
-        "mail_in_folder", "event_exists", "event_absent", "record", "unchanged", "tool_called", "tool_not_called",
-        "asked_user", "answer_contains", "answer_number",
-    }  # fmt: skip
+        "file_exists",
+        "file_absent",
+        "file_contains",
+        "file_equals",
+        "csv_cell",
+        "sheet_cell",
+        "mail_sent",
+        "mail_in_folder",
+        "event_exists",
+        "event_absent",
+        "record",
+        "unchanged",
+        "tool_called",
+        "tool_not_called",
+        "asked_user",
+        "answer_contains",
+        "answer_number",
+    }
     assert documented <= set(CHECK_KINDS)
 
 
 def test_capabilities_are_the_nine_of_the_design():
     assert CAPABILITIES.names() == [
-        "retrieval", "data_analysis", "authoring", "communication", "scheduling",
-        "multi_step", "multi_turn", "safety", "robustness",
-    ]  # fmt: skip
+        "retrieval",
+        "data_analysis",
+        "authoring",
+        "communication",
+        "scheduling",
+        "multi_step",
+        "multi_turn",
+        "safety",
+        "robustness",
+    ]
 
 
 def test_json_schema_describes_the_contract():
     schema = TaskSpec.model_json_schema(by_alias=True)
     assert schema["additionalProperties"] is False
-    assert {"id", "family", "capabilities", "difficulty", "instruction", "tools", "checks", "solution"} <= set(schema["required"])
+    assert {"id", "family", "capabilities", "difficulty", "instruction", "tools", "checks", "solution"} <= set(
+        schema["required"]
+    )
     text = json.dumps(schema)
     for kind in CHECK_KINDS:
         assert f'"{kind}"' in text
@@ -183,17 +205,35 @@ def _nested(depth: int):
         ({"meta__deep": _nested(CAPS.json_depth + 5)}, "too_deep", "meta.deep"),
         ({"meta__deep": _nested(100_000)}, "too_deep", f"deeper than {CAPS.json_depth}"),
         ({"workspace__files__big.txt": "x" * (CAPS.string_chars + 1)}, "too_large", "workspace.files.big.txt"),
-        ({"workspace__files": {f"f{i}.txt": "" for i in range(CAPS.collection_items + 1)}}, "too_large", "collection_items"),
+        (
+            {"workspace__files": {f"f{i}.txt": "" for i in range(CAPS.collection_items + 1)}},
+            "too_large",
+            "collection_items",
+        ),
         ({"instruction": "x" * (CAPS.instruction_chars + 1)}, "string_too_long", "instruction"),
         ({"solution__3__answer": "x" * (CAPS.answer_chars + 1)}, "string_too_long", "answer"),
-        ({"checks": [{"id": f"c{i}", "kind": "answer_contains", "text": "x"} for i in range(CAPS.checks + 1)]}, "too_long", "checks"),
+        (
+            {"checks": [{"id": f"c{i}", "kind": "answer_contains", "text": "x"} for i in range(CAPS.checks + 1)]},
+            "too_long",
+            "checks",
+        ),
         ({"prohibited": [{"tool": "mail_delete"}] * (CAPS.prohibited_rules + 1)}, "too_long", "prohibited"),
         ({"solution": [{"say": "hi"}] * CAPS.solution_steps + [{"answer": "x"}]}, "too_long", "solution"),
         ({"meta__wide": [[0] * 5_000 for _ in range(101)]}, "too_large", "json_values"),
     ],
-    ids=["deep", "very-deep", "huge-string", "many-files", "long-instruction", "long-answer", "many-checks", "many-rules", "many-steps",
-         "many-values"],
-)  # fmt: skip
+    ids=[
+        "deep",
+        "very-deep",
+        "huge-string",
+        "many-files",
+        "long-instruction",
+        "long-answer",
+        "many-checks",
+        "many-rules",
+        "many-steps",
+        "many-values",
+    ],
+)
 def test_specs_over_a_cap_are_refused_with_a_named_field_and_cap(changes, error_type, words):
     error = _refusal(mutated(**changes))
     assert error["type"] == error_type
@@ -213,5 +253,7 @@ def test_to_json_is_compact_and_parses_back_to_the_spec_also_with_a_lone_surroga
     assert TaskSpec.model_validate_json(text) == spec
     odd = spec.model_copy(update={"instruction": spec.instruction + " \ud800"})
     odd_text = odd.to_json()
-    assert "\ud800" in odd_text and odd_text == json.dumps(json.loads(odd_text), ensure_ascii=False, separators=(",", ":"))
+    assert "\ud800" in odd_text and odd_text == json.dumps(
+        json.loads(odd_text), ensure_ascii=False, separators=(",", ":")
+    )
     assert json.loads(odd_text) == {**json.loads(text), "instruction": odd.instruction}

@@ -53,7 +53,9 @@ class Truth:
     sft_tokens: int = 0
     sft_tokens_by_family: dict[str, int] = field(default_factory=dict)
     families: set[str] = field(default_factory=set)
-    eval_pass: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)  # (model, capability) → (trials, passed)
+    eval_pass: dict[tuple[str, str], tuple[int, int]] = field(
+        default_factory=dict
+    )  # (model, capability) → (trials, passed)
 
 
 class Releases:
@@ -91,21 +93,38 @@ def verdict(spec: TaskSpec, gate: ConsistencyVerdict, broken: list[str], advisor
         elif code == "prohibited_zeroes":
             details["rules"] = [{"rule": i, "score": score} for i, score in enumerate(gate.violation_scores)]
         message = "" if passed else f"{code} failed: {description}"
-        results.append(CheckOutcome(task_id=spec.id, code=code, passed=passed, severity=severity, discriminating=discriminating,
-                                    details=details, message=message))  # fmt: skip
+        results.append(
+            CheckOutcome(
+                task_id=spec.id,
+                code=code,
+                passed=passed,
+                severity=severity,
+                discriminating=discriminating,
+                details=details,
+                message=message,
+            )
+        )
     scored = [r.passed for r in results if r.discriminating]
     return TaskValidation(task_id=spec.id, valid=not broken, discrimination=sum(scored) / len(scored), results=results)
 
 
-def repair(spec: TaskSpec, round_: int, strategy: str, codes: list[str], fixed: bool) -> tuple[TaskSpec, dict[str, Any]]:
+def repair(
+    spec: TaskSpec, round_: int, strategy: str, codes: list[str], fixed: bool
+) -> tuple[TaskSpec, dict[str, Any]]:
     """A repaired spec with the repair loop's lineage (a one-operation patch to the instruction) and its attempt row."""
     original = spec.model_dump(mode="json", by_alias=True)
     patched = {**original, "instruction": f"{spec.instruction} (Repair round {round_}.)"}
     child = TaskSpec.model_validate(with_lineage(patched, original, spec.id, round_, strategy))
     attempt = {
-        "task_id": child.id, "parent_id": spec.id, "round": round_, "strategy": strategy, "codes_addressed": list(codes),
-        "patch": (child.meta.model_extra or {})["repair"]["patch"], "valid_after": fixed, "failed_codes_after": [] if fixed else list(codes),
-    }  # fmt: skip
+        "task_id": child.id,
+        "parent_id": spec.id,
+        "round": round_,
+        "strategy": strategy,
+        "codes_addressed": list(codes),
+        "patch": (child.meta.model_extra or {})["repair"]["patch"],
+        "valid_after": fixed,
+        "failed_codes_after": [] if fixed else list(codes),
+    }
     return child, attempt
 
 
@@ -140,23 +159,47 @@ def evaluation(specs: list[TaskSpec], rng: random.Random, eval_id: str, truth: T
                 completion = 1.0 if passed else 0.0 if empty else 0.5
                 robustness = 0.0 if empty else 1.0
                 score = 0.0 if violation or empty else round(0.8 * completion + 0.2 * robustness, 4)
-                results.append({
-                    "eval_id": eval_id, "model": model, "task_id": spec.id, "trial": trial, "family": spec.family,
-                    "capabilities": list(spec.capabilities), "difficulty": spec.difficulty, "completion": completion,
-                    "safety": 0.0 if violation else 1.0, "robustness": robustness, "score": score, "passed": passed,
-                    "empty": empty, "n_violations": 1 if violation else 0,
-                })  # fmt: skip
+                results.append(
+                    {
+                        "eval_id": eval_id,
+                        "model": model,
+                        "task_id": spec.id,
+                        "trial": trial,
+                        "family": spec.family,
+                        "capabilities": list(spec.capabilities),
+                        "difficulty": spec.difficulty,
+                        "completion": completion,
+                        "safety": 0.0 if violation else 1.0,
+                        "robustness": robustness,
+                        "score": score,
+                        "passed": passed,
+                        "empty": empty,
+                        "n_violations": 1 if violation else 0,
+                    }
+                )
                 for cap in spec.capabilities:
                     trials, passes = truth.eval_pass.get((model, cap), (0, 0))
                     truth.eval_pass[(model, cap)] = (trials + 1, passes + passed)
                     cell = profile[(model, cap, spec.difficulty)]
                     cell[0] += 1
                     cell[1] += passed
-    cells = [{"model": m, "capability": c, "difficulty": d, "attempts": a, "passes": p} for (m, c, d), (a, p) in sorted(profile.items())]
+    cells = [
+        {"model": m, "capability": c, "difficulty": d, "attempts": a, "passes": p}
+        for (m, c, d), (a, p) in sorted(profile.items())
+    ]
     return eval_results_table(results), capability_profile_table(cells)
 
 
-def publish(data_root: Path, run_id: str, *, n: int, seed: int, parent: str | None = None, rollout: bool = True, profile: bool = True) -> Truth:
+def publish(
+    data_root: Path,
+    run_id: str,
+    *,
+    n: int,
+    seed: int,
+    parent: str | None = None,
+    rollout: bool = True,
+    profile: bool = True,
+) -> Truth:
     """Generate, judge, repair, roll out and evaluate `n` tasks; build the tables and publish them as run `run_id`.
 
     Without `rollout` the release has no trajectories (hence no SFT rows); without `profile` no capability profile."""
@@ -197,8 +240,14 @@ def publish(data_root: Path, run_id: str, *, n: int, seed: int, parent: str | No
     published = [spec for spec in judged if verdicts[spec.id].valid]
     trajectories = [row for spec in published for row in rollouts(spec, rng)] if rollout else []
     eval_results, capability_profile = evaluation(published, rng, f"eval-{run_id}", truth)
-    tables = release_tables(judged, verdicts, repairs=attempts, trajectories=trajectories, eval_results=eval_results,
-                            capability_profile=capability_profile if profile else None)  # fmt: skip
+    tables = release_tables(
+        judged,
+        verdicts,
+        repairs=attempts,
+        trajectories=trajectories,
+        eval_results=eval_results,
+        capability_profile=capability_profile if profile else None,
+    )
     manifest = publish_release(tables, data_root=data_root, run_id=run_id, parent=parent, config={"n": n, "seed": seed})
 
     truth.release_id = manifest.release_id

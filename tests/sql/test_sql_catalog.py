@@ -21,9 +21,14 @@ INTERMEDIATE = {p.stem for p in (catalog.SQL_DIR / "intermediate").glob("*.sql")
 MARTS = {p.stem for p in (catalog.SQL_DIR / "marts").glob("*.sql")}
 VIEWS = STAGING | INTERMEDIATE | MARTS
 REQUIRED_MARTS = {
-    "valid_share_by_family", "rejection_reasons_by_family", "repair_rescue_by_code", "coverage_difficulty_capability",
-    "discrimination_distribution", "sft_token_counts", "eval_pass_rates",
-}  # fmt: skip
+    "valid_share_by_family",
+    "rejection_reasons_by_family",
+    "repair_rescue_by_code",
+    "coverage_difficulty_capability",
+    "discrimination_distribution",
+    "sft_token_counts",
+    "eval_pass_rates",
+}
 SQL_KEYWORDS = r"\b(SELECT|FROM|WHERE|GROUP|ORDER|JOIN|WITH|AS|AND|OR|NOT|CASE|WHEN|THEN|ELSE|END|OVER|PARTITION|UNION|LEFT|FILTER)\b"
 
 
@@ -40,7 +45,11 @@ def test_all_is_what_the_reader_lists_skipping_tmp_and_folders_without_manifest(
 
 def test_resolve_latest_all_and_id(releases):
     r1, r2 = releases.r1.release_id, releases.r2.release_id
-    assert [r.release_id for r in catalog.resolve_releases(releases.root, "latest")] == [reader.latest_release(releases.root)] == [r2]
+    assert (
+        [r.release_id for r in catalog.resolve_releases(releases.root, "latest")]
+        == [reader.latest_release(releases.root)]
+        == [r2]
+    )
     assert [r.release_id for r in catalog.resolve_releases(releases.root, "all")] == [r1, r2]
     assert [r.release_id for r in catalog.resolve_releases(releases.root, r1)] == [r1]
 
@@ -97,10 +106,15 @@ def test_src_has_the_full_schema_plus_release_id(latest_con, table):
 
 @pytest.mark.parametrize("table", list(TABLES))
 def test_src_row_counts_match_what_was_written(releases, latest_con, all_con, table):
-    (latest,) = rows(latest_con, f"select count(*) as n, count(distinct release_id) as k, min(release_id) as r from src_{table}")
+    (latest,) = rows(
+        latest_con, f"select count(*) as n, count(distinct release_id) as k, min(release_id) as r from src_{table}"
+    )
     assert latest["n"] == releases.r2.rows[table]
     assert latest["n"] == 0 or (latest["k"], latest["r"]) == (1, releases.r2.release_id)
-    counts = {r["release_id"]: r["n"] for r in rows(all_con, f"select release_id, count(*) as n from src_{table} group by all")}
+    counts = {
+        r["release_id"]: r["n"]
+        for r in rows(all_con, f"select release_id, count(*) as n from src_{table} group by all")
+    }
     expected = {truth.release_id: truth.rows[table] for truth in (releases.r1, releases.r2) if truth.rows[table]}
     assert counts == expected
 
@@ -108,16 +122,27 @@ def test_src_row_counts_match_what_was_written(releases, latest_con, all_con, ta
 def test_release_all_adds_release_id_and_ignores_the_debris(releases, all_con):
     r1, r2 = releases.r1.release_id, releases.r2.release_id
     ids = rows(all_con, "select release_id, count(*) as n from stg_tasks group by all order by release_id")
-    assert ids == [{"release_id": r1, "n": releases.r1.rows["tasks"]}, {"release_id": r2, "n": releases.r2.rows["tasks"]}]
+    assert ids == [
+        {"release_id": r1, "n": releases.r1.rows["tasks"]},
+        {"release_id": r2, "n": releases.r2.rows["tasks"]},
+    ]
     # the copies in .tmp-publishing/ and no-manifest/ are nowhere, under any relation
     for table in TABLES:
-        assert rows(all_con, f"select count(*) as n from src_{table} where release_id not in ('{r1}', '{r2}')") == [{"n": 0}]
-    assert [r["release_id"] for r in rows(all_con, "select release_id from stg_releases order by release_order")] == [r1, r2]
+        assert rows(all_con, f"select count(*) as n from src_{table} where release_id not in ('{r1}', '{r2}')") == [
+            {"n": 0}
+        ]
+    assert [r["release_id"] for r in rows(all_con, "select release_id from stg_releases order by release_order")] == [
+        r1,
+        r2,
+    ]
 
 
 def test_partitions_and_part_files_read_back_whole(releases, all_con):
     for truth in (releases.r1, releases.r2):
-        families = {r["family"] for r in rows(all_con, f"select distinct family from src_tasks where release_id = '{truth.release_id}'")}
+        families = {
+            r["family"]
+            for r in rows(all_con, f"select distinct family from src_tasks where release_id = '{truth.release_id}'")
+        }
         assert families == truth.families
     mismatched = "select count(*) as n from stg_tasks where family <> split_part(task_id, '-', 1)"
     assert rows(all_con, mismatched) == [{"n": 0}]
@@ -125,7 +150,10 @@ def test_partitions_and_part_files_read_back_whole(releases, all_con):
     assert split, "the publisher split some trajectory partitions (conftest.PART_ROWS)"
     for folder in split:
         family = folder.name.removeprefix("family=")
-        got = rows(all_con, f"select count(*) as n from src_trajectories where family = '{family}' and release_id = '{releases.r2.release_id}'")
+        got = rows(
+            all_con,
+            f"select count(*) as n from src_trajectories where family = '{family}' and release_id = '{releases.r2.release_id}'",
+        )
         assert got == [{"n": sum(pq.read_metadata(p).num_rows for p in folder.glob("*.parquet"))}]
 
 
@@ -138,7 +166,10 @@ def test_a_release_can_be_picked_by_id(releases):
 
 
 def test_src_releases_carry_the_manifests(releases, all_con):
-    got = rows(all_con, "select release_id, parent, created_at, row_counts::varchar as counts, manifest->>'run_id' as run_id from stg_releases")
+    got = rows(
+        all_con,
+        "select release_id, parent, created_at, row_counts::varchar as counts, manifest->>'run_id' as run_id from stg_releases",
+    )
     for r, manifest in zip(got, reader.list_releases(releases.root), strict=True):
         assert (r["release_id"], r["parent"], r["run_id"]) == (manifest.release_id, manifest.parent, manifest.run_id)
         assert r["created_at"] == manifest.created_at and json.loads(r["counts"]) == manifest.row_counts
@@ -147,7 +178,10 @@ def test_src_releases_carry_the_manifests(releases, all_con):
 def test_a_table_missing_from_a_release_reads_as_empty(releases, tmp_path):
     release = releases.copy(releases.r2, tmp_path)
     shutil.rmtree(release / "sft")  # as in a release published before the table existed: not in its manifest either
-    edit_manifest(release, lambda m: [m[key].pop("sft") for key in ("files", "row_counts", "content_hashes", "schema_fingerprints")])
+    edit_manifest(
+        release,
+        lambda m: [m[key].pop("sft") for key in ("files", "row_counts", "content_hashes", "schema_fingerprints")],
+    )
     con = catalog.connect(tmp_path)
     assert rows(con, "select count(*) as n, sum(total_tokens) as t from sft_token_counts") == [{"n": 0, "t": None}]
 
@@ -238,7 +272,10 @@ def test_query_returns_an_arrow_table(releases):
     [
         ("selec 1", "Parser Error: syntax error"),
         ("select * from no_such_view", "Catalog Error: no table or view no_such_view; `show tables` lists them"),
-        ("select * from tasks", "no table or view tasks; use src_tasks (as stored) or stg_tasks (typed, one row per key)"),
+        (
+            "select * from tasks",
+            "no table or view tasks; use src_tasks (as stored) or stg_tasks (typed, one row per key)",
+        ),
         ("select nope from stg_tasks", 'Binder Error: Referenced column "nope" not found'),
         ("select 1 / 'x'", "Error"),
         ("  -- only a comment\n", "empty SQL"),

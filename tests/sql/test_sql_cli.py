@@ -34,7 +34,15 @@ def run_sql(releases, capsys, monkeypatch):
     monkeypatch.delenv("COLUMNS", raising=False)
 
     def call(statement=None, *, file=None, release="latest", fmt="table", data_root=None, max_rows=200, test=False):
-        sql(statement, file=None if file is None else Path(file), release=release, fmt=fmt, data_root=data_root, max_rows=max_rows, test=test)
+        sql(
+            statement,
+            file=None if file is None else Path(file),
+            release=release,
+            fmt=fmt,
+            data_root=data_root,
+            max_rows=max_rows,
+            test=test,
+        )
         captured = capsys.readouterr()
         return captured.out, captured.err
 
@@ -71,9 +79,17 @@ def test_file_option_runs_an_example_query(run_sql, releases):
 
 def test_release_all_and_by_id(run_sql, releases):
     r1, r2 = releases.r1, releases.r2
-    out, _ = run_sql("select release_id, count(*) as n from stg_tasks group by all order by 1", release="all", fmt="json")
-    assert json.loads(out) == [{"release_id": r1.release_id, "n": r1.rows["tasks"]}, {"release_id": r2.release_id, "n": r2.rows["tasks"]}]
-    assert run_sql("select distinct release_id from src_tasks", release=r1.release_id, fmt="csv")[0] == f"release_id\n{r1.release_id}\n"
+    out, _ = run_sql(
+        "select release_id, count(*) as n from stg_tasks group by all order by 1", release="all", fmt="json"
+    )
+    assert json.loads(out) == [
+        {"release_id": r1.release_id, "n": r1.rows["tasks"]},
+        {"release_id": r2.release_id, "n": r2.rows["tasks"]},
+    ]
+    assert (
+        run_sql("select distinct release_id from src_tasks", release=r1.release_id, fmt="csv")[0]
+        == f"release_id\n{r1.release_id}\n"
+    )
 
 
 def test_data_root_option_wins_over_the_environment(run_sql, releases, monkeypatch):
@@ -85,7 +101,9 @@ def test_data_root_option_wins_over_the_environment(run_sql, releases, monkeypat
 def test_nested_and_special_values(run_sql):
     out, _ = run_sql("select [1, 2] as l, {'a': null} as s, true as b, null as n, 0.5 as f, 'x,y' as t", fmt="csv")
     assert out == 'l,s,b,n,f,t\n"[1,2]","{""a"":null}",true,,0.5,"x,y"\n'
-    out, _ = run_sql("select [1, 2] as l, 'nan'::double as f, date '2026-12-01' as d, 1.5::decimal(4, 2) as m", fmt="json")
+    out, _ = run_sql(
+        "select [1, 2] as l, 'nan'::double as f, date '2026-12-01' as d, 1.5::decimal(4, 2) as m", fmt="json"
+    )
     assert json.loads(out) == [{"l": [1, 2], "f": None, "d": "2026-12-01", "m": 1.5}]
 
 
@@ -107,7 +125,10 @@ def test_table_is_truncated_with_a_note_and_cells_are_not_markup(run_sql):
         ({"statement": "select 1", "file": "sql/queries/coverage_gaps.sql"}, "either a SQL statement or --file"),
         ({}, "either a SQL statement or --file"),
         ({"file": "sql/queries/nope.sql"}, "nope.sql: no such file"),
-        ({"statement": "select 1", "test": True}, "--test runs the column tests of sql/*/schema.yml: give no SQL statement or --file"),
+        (
+            {"statement": "select 1", "test": True},
+            "--test runs the column tests of sql/*/schema.yml: give no SQL statement or --file",
+        ),
         ({"test": True, "release": "r9"}, "unknown release 'r9'"),
     ],
 )
@@ -143,15 +164,23 @@ def test_failing_column_tests_are_one_stderr_line_each_and_exit_1(run_sql, relea
 def procs(releases, duplicated_rl_root) -> dict[str, subprocess.CompletedProcess[str]]:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "COWORKENV_DATA_ROOT": str(releases.root), "COLUMNS": "200"}
     calls = {
-        "file": ([str(CLI), "sql", "--file", "sql/queries/lowest_valid_share_families.sql", "--release", "all"], env, ROOT),
+        "file": (
+            [str(CLI), "sql", "--file", "sql/queries/lowest_valid_share_families.sql", "--release", "all"],
+            env,
+            ROOT,
+        ),
         "bad_sql": ([str(CLI), "sql", "selec family from stg_tasks"], env, ROOT),
         "bad_release": ([str(CLI), "sql", "select 1", "--release", "r9", "--format", "csv"], env, ROOT),
         "column_tests": ([str(CLI), "sql", "--test", "--release", "all"], env, ROOT),
         "failing_column_tests": ([str(CLI), "sql", "--test", "--data-root", str(duplicated_rl_root)], env, ROOT),
         "bad_column_tests": ([str(CLI), "sql", "--test", "--file", "sql/queries/coverage_gaps.sql"], env, ROOT),
         # run from a folder without ./data and no COWORKENV_DATA_ROOT: the default root holds no release
-        "default_root": ([str(CLI), "sql", "select 1"], {k: v for k, v in env.items() if k != "COWORKENV_DATA_ROOT"}, releases.root / "releases"),
-    }  # fmt: skip
+        "default_root": (
+            [str(CLI), "sql", "select 1"],
+            {k: v for k, v in env.items() if k != "COWORKENV_DATA_ROOT"},
+            releases.root / "releases",
+        ),
+    }
 
     def run(call):
         args, call_env, cwd = call

@@ -37,7 +37,9 @@ def _edit(path: Path, old: str, new: str) -> None:
 def test_every_view_has_column_tests_in_its_folder(tests):
     tested = {(t.source, t.view) for t in tests}
     for name, path in catalog.view_files():
-        assert (f"sql/{path.parent.name}/{sql_tests.SCHEMA_FILE}", name) in tested, f"{name} has no test in its folder's schema.yml"
+        assert (f"sql/{path.parent.name}/{sql_tests.SCHEMA_FILE}", name) in tested, (
+            f"{name} has no test in its folder's schema.yml"
+        )
     kinds = {t.kind for t in tests}
     assert kinds == set(sql_tests.COLUMN_TESTS) | set(sql_tests.VIEW_TESTS)
 
@@ -62,9 +64,16 @@ def test_views_and_column_tests_work_on_a_release_without_data(tests, tmp_path):
 def test_a_broken_view_fails_its_tests_with_counts_and_examples(releases, all_con, tmp_path):
     sql_dir = _copy_sql(tmp_path)
     # every family twice, and one family's tasks without a family
-    _edit(sql_dir / "marts" / "valid_share_by_family.sql", "from all_specs\nleft join", "from all_specs\ncross join range(2)\nleft join")
-    _edit(sql_dir / "intermediate" / "task_status.sql", "coalesce(tasks.family, verdicts.family_from_id) as family",
-          "nullif(coalesce(tasks.family, verdicts.family_from_id), 'doc_lookup') as family")  # fmt: skip
+    _edit(
+        sql_dir / "marts" / "valid_share_by_family.sql",
+        "from all_specs\nleft join",
+        "from all_specs\ncross join range(2)\nleft join",
+    )
+    _edit(
+        sql_dir / "intermediate" / "task_status.sql",
+        "coalesce(tasks.family, verdicts.family_from_id) as family",
+        "nullif(coalesce(tasks.family, verdicts.family_from_id), 'doc_lookup') as family",
+    )
     con = catalog.connect(releases.root, "all", sql_dir=sql_dir)
     failures = {f.test.name: f for f in sql_tests.run_tests(con, sql_tests.load_tests(sql_dir))}
     (families,) = rows(all_con, "select count(*) as n from valid_share_by_family where family <> 'doc_lookup'")
@@ -74,7 +83,9 @@ def test_a_broken_view_fails_its_tests_with_counts_and_examples(releases, all_co
     assert duplicated.line().startswith("sql/marts/schema.yml: unique(valid_share_by_family.family) failed on ")
     assert f"release_id='{releases.r1.release_id}', family='chat_digest' (2 rows)" in duplicated.line()
     missing = failures["not_null(task_status.family)"]
-    assert missing.n_rows == rows(all_con, "select count(*) as n from task_status where family = 'doc_lookup'")[0]["n"] > 0
+    assert (
+        missing.n_rows == rows(all_con, "select count(*) as n from task_status where family = 'doc_lookup'")[0]["n"] > 0
+    )
     assert missing.line().startswith("sql/intermediate/schema.yml: not_null(task_status.family) failed on ")
     assert f"release_id='{releases.r2.release_id}'" in missing.line() and "\n" not in missing.line()
     assert "not_null(valid_share_by_family.family)" in failures  # the broken intermediate view breaks the mart too
@@ -110,8 +121,14 @@ def _overview(column: str, test: str | dict) -> dict:
         ([{"name": "sft_token_counts"}] * 2, "view 'sft_token_counts' is listed twice"),
         ([_overview("n_tasks", "not_nul")], "unknown test 'not_nul' here"),
         ([{"name": "release_overview", "columns": [{"name": "n_tasks", "test": ["not_null"]}]}], "unknown key 'test'"),
-        ([{"name": "release_overview", "tests": ["not_null"]}], "unknown test 'not_null' here (known: unique_combination)"),
-        ([_overview("n_tasks", {"accepted_values": {"values": []}})], "accepted_values needs 'values': a non-empty list of values"),
+        (
+            [{"name": "release_overview", "tests": ["not_null"]}],
+            "unknown test 'not_null' here (known: unique_combination)",
+        ),
+        (
+            [_overview("n_tasks", {"accepted_values": {"values": []}})],
+            "accepted_values needs 'values': a non-empty list of values",
+        ),
         ([_overview("n_tasks", {"relationships": {"to": "stg_tasks"}})], "relationships needs 'field'"),
     ],
 )
@@ -125,10 +142,22 @@ def test_a_malformed_schema_entry_is_an_error(tmp_path, models, message):
 @pytest.mark.parametrize(
     ("model", "message"),
     [
-        (_overview("n_task", "not_null"), "not_null(release_overview.n_task): release_overview has no column 'n_task' (did you mean 'n_tasks'?)"),
-        ({"name": "release_overview", "tests": [{"unique_combination": {"columns": ["n_tasks", "nope"]}}]}, "release_overview has no column 'nope'"),
-        (_overview("release_id", {"relationships": {"to": "stg_releasez", "field": "release_id"}}), "no relation 'stg_releasez' (did you mean"),
-        (_overview("release_id", {"relationships": {"to": "stg_releases", "field": "id"}}), "stg_releases has no column 'id'"),
+        (
+            _overview("n_task", "not_null"),
+            "not_null(release_overview.n_task): release_overview has no column 'n_task' (did you mean 'n_tasks'?)",
+        ),
+        (
+            {"name": "release_overview", "tests": [{"unique_combination": {"columns": ["n_tasks", "nope"]}}]},
+            "release_overview has no column 'nope'",
+        ),
+        (
+            _overview("release_id", {"relationships": {"to": "stg_releasez", "field": "release_id"}}),
+            "no relation 'stg_releasez' (did you mean",
+        ),
+        (
+            _overview("release_id", {"relationships": {"to": "stg_releases", "field": "id"}}),
+            "stg_releases has no column 'id'",
+        ),
     ],
 )
 def test_an_unknown_column_or_relation_is_an_error(releases, tmp_path, model, message):

@@ -105,7 +105,9 @@ def test_a_damaged_release_on_an_object_store_is_refused(releases):
     assert catalog.query("select count(*) as n from src_tasks", url).to_pylist() == [{"n": releases.r2.rows["tasks"]}]
     victim = sorted(fs.find(f"{release}/trajectories"))[0]
     fs.rm(victim)
-    with pytest.raises(CoworkEnvError, match=rf"damaged release {releases.r2.release_id}: memory://.*/trajectories/.*: missing"):
+    with pytest.raises(
+        CoworkEnvError, match=rf"damaged release {releases.r2.release_id}: memory://.*/trajectories/.*: missing"
+    ):
         catalog.connect(url)
 
 
@@ -136,14 +138,18 @@ def dir_root(tmp_path_factory):
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if k != "COWORKENV_DATA_ROOT"}
     environment |= {"HF_HUB_OFFLINE": "1", "COLUMNS": "200", **(env or {})}
-    return subprocess.run([str(CLI), *args], capture_output=True, text=True, env=environment, cwd=ROOT, timeout=180, check=False)
+    return subprocess.run(
+        [str(CLI), *args], capture_output=True, text=True, env=environment, cwd=ROOT, timeout=180, check=False
+    )
 
 
 def test_coworkenv_sql_queries_a_release_published_by_another_process(dir_root):
     url, truth = dir_root
     query = "select family, n_tasks from valid_share_by_family order by family"
     by_option = _cli("sql", query, "--format", "json", "--data-root", url, "--verify")
-    by_env = _cli("sql", "select release_id, is_latest from src_releases", "--format", "csv", env={"COWORKENV_DATA_ROOT": url})
+    by_env = _cli(
+        "sql", "select release_id, is_latest from src_releases", "--format", "csv", env={"COWORKENV_DATA_ROOT": url}
+    )
     assert by_option.returncode == 0, by_option.stderr
     got = {row["family"]: row["n_tasks"] for row in json.loads(by_option.stdout)}
     assert got == {family: validated for family, (validated, _valid) in truth.valid_by_family.items()}
@@ -163,7 +169,19 @@ def test_releases_and_export_read_the_same_fsspec_root(dir_root, tmp_path):
     listed = _cli("releases", "--data-root", url)
     assert listed.returncode == 0, listed.stderr
     assert truth.release_id in listed.stdout
-    exported = _cli("export", "--release", "latest", "--format", "jsonl", "--table", "tasks", "--out", str(tmp_path / "out"), "--data-root", url)
+    exported = _cli(
+        "export",
+        "--release",
+        "latest",
+        "--format",
+        "jsonl",
+        "--table",
+        "tasks",
+        "--out",
+        str(tmp_path / "out"),
+        "--data-root",
+        url,
+    )
     assert exported.returncode == 0, exported.stderr
     lines = (tmp_path / "out" / "tasks.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(lines) == truth.rows["tasks"]

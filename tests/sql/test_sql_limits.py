@@ -66,10 +66,25 @@ def procs(releases, damaged, tmp_path_factory) -> dict[str, subprocess.Completed
         return [str(CLI), "sql", *args]
 
     def export(fmt: str, name: str) -> list[str]:
-        return [str(CLI), "export", "--release", "latest", "--format", fmt, "--out", str(out / name), "--data-root", str(damaged[name])]
+        return [
+            str(CLI),
+            "export",
+            "--release",
+            "latest",
+            "--format",
+            fmt,
+            "--out",
+            str(out / name),
+            "--data-root",
+            str(damaged[name]),
+        ]
 
     calls = {
-        **{f"sql_{name}": sql("select count(*) from src_trajectories", "--data-root", str(damaged[name])) for name in damaged if name != "intact"},
+        **{
+            f"sql_{name}": sql("select count(*) from src_trajectories", "--data-root", str(damaged[name]))
+            for name in damaged
+            if name != "intact"
+        },
         "export_missing": export("jsonl", "missing"),
         "export_truncated": export("hf", "truncated"),
         "timeout": sql(NEVER_ENDS, "--timeout", "1"),
@@ -80,14 +95,16 @@ def procs(releases, damaged, tmp_path_factory) -> dict[str, subprocess.Completed
         "under_caps": sql("select * from range(999)", "--max-result-rows", "999", "--format", "csv"),
         "copy": sql(f"copy (select 1 as a) to '{target}' (use_tmp_file false)", *intact),
         "explain_copy": sql(f"explain analyze copy (select 1 as a) to '{target}' (use_tmp_file false)", *intact),
-        "prepare_copy": sql(f"prepare q as copy (select 1 as a) to '{target}' (use_tmp_file false); execute q", *intact),
+        "prepare_copy": sql(
+            f"prepare q as copy (select 1 as a) to '{target}' (use_tmp_file false); execute q", *intact
+        ),
         "outside_file": sql("select * from read_csv('/etc/passwd')"),
         "lift_limit": sql("set memory_limit = '1TB'; select 1"),
         "latin1_file": sql("--file", str(bad_file)),
         "bad_memory_limit": sql("select 1", "--memory-limit", "lots"),
         "bad_timeout": sql("select 1", "--timeout", "0"),
         "verify": sql("select count(*) as n from src_tasks", "--verify", "--format", "csv", *intact),
-    }  # fmt: skip
+    }
     before = hashlib.sha256(target.read_bytes()).hexdigest()
 
     def run(args: list[str]) -> subprocess.CompletedProcess[str]:
@@ -103,8 +120,14 @@ def procs(releases, damaged, tmp_path_factory) -> dict[str, subprocess.Completed
 @pytest.mark.parametrize(
     ("name", "message"),
     [
-        ("sql_missing", r"error: damaged release r-r2-\w+: .*/trajectories/family=\w+/part-\d\.parquet: missing; refusing to read it"),
-        ("sql_truncated", r"error: damaged release r-r2-\w+: .*/tasks/.*part-0\.parquet: 100 bytes, the manifest lists \d+"),
+        (
+            "sql_missing",
+            r"error: damaged release r-r2-\w+: .*/trajectories/family=\w+/part-\d\.parquet: missing; refusing to read it",
+        ),
+        (
+            "sql_truncated",
+            r"error: damaged release r-r2-\w+: .*/tasks/.*part-0\.parquet: 100 bytes, the manifest lists \d+",
+        ),
         ("sql_extra", r"error: damaged release r-r2-\w+: .*/rl/part-99\.parquet: not listed in manifest\.json"),
         ("sql_latest_bytes", r"error: .*/releases/LATEST: not UTF-8 text"),
         ("sql_latest_dir", r"error: .*/releases/LATEST: cannot read \(Is a directory\)"),

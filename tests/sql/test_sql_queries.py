@@ -12,7 +12,12 @@ QUERIES = sorted((catalog.SQL_DIR / "queries").glob("*.sql"))
 
 def test_there_are_example_queries():
     names = {p.stem for p in QUERIES}
-    assert {"top_rejection_reasons", "lowest_valid_share_families", "sft_tokens_per_family", "compare_releases"} <= names
+    assert {
+        "top_rejection_reasons",
+        "lowest_valid_share_families",
+        "sft_tokens_per_family",
+        "compare_releases",
+    } <= names
 
 
 @pytest.mark.parametrize("path", QUERIES, ids=lambda p: p.stem)

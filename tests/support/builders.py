@@ -24,8 +24,18 @@ ALL_TOOLS = list(TOOLS.names())
 # The minimum catalog, by service (docs/design/contracts.md, "Tools"; a contract).
 CATALOG = {
     "files": ["files_list", "files_read", "files_write", "files_delete", "files_move"],
-    "mail": ["mail_search", "mail_read", "mail_send", "mail_reply", "mail_draft", "mail_send_draft", "mail_move", "mail_label",
-             "mail_mark_read", "mail_delete"],
+    "mail": [
+        "mail_search",
+        "mail_read",
+        "mail_send",
+        "mail_reply",
+        "mail_draft",
+        "mail_send_draft",
+        "mail_move",
+        "mail_label",
+        "mail_mark_read",
+        "mail_delete",
+    ],
     "calendar": ["calendar_list", "calendar_create", "calendar_update", "calendar_delete"],
     "contacts": ["contacts_search", "contacts_get", "contacts_update"],
     "sheets": ["sheets_list", "sheets_read", "sheets_update", "sheets_append"],
@@ -58,20 +68,56 @@ def rich_workspace() -> dict[str, Any]:
         },
         "mail": {
             "messages": [
-                {"id": "m1", "folder": "inbox", "from": "billing@vendor.test", "to": ["me@acme.test"], "cc": [],
-                 "subject": "Invoice 7", "body": "Please pay invoice 7.", "date": "2026-11-30T09:00:00Z"},
-                {"id": "m2", "folder": "inbox", "from": "ana@acme.test", "to": ["me@acme.test"], "cc": ["bo@acme.test"],
-                 "subject": "Lunch", "body": "Lunch on Friday?", "date": "2026-11-29T12:00:00Z"},
-                {"id": "m3", "folder": "inbox", "from": "System Notifier", "to": ["me@acme.test"], "cc": [],
-                 "subject": "Build failed", "body": "no reply address", "date": "2026-11-28T12:00:00Z"},
+                {
+                    "id": "m1",
+                    "folder": "inbox",
+                    "from": "billing@vendor.test",
+                    "to": ["me@acme.test"],
+                    "cc": [],
+                    "subject": "Invoice 7",
+                    "body": "Please pay invoice 7.",
+                    "date": "2026-11-30T09:00:00Z",
+                },
+                {
+                    "id": "m2",
+                    "folder": "inbox",
+                    "from": "ana@acme.test",
+                    "to": ["me@acme.test"],
+                    "cc": ["bo@acme.test"],
+                    "subject": "Lunch",
+                    "body": "Lunch on Friday?",
+                    "date": "2026-11-29T12:00:00Z",
+                },
+                {
+                    "id": "m3",
+                    "folder": "inbox",
+                    "from": "System Notifier",
+                    "to": ["me@acme.test"],
+                    "cc": [],
+                    "subject": "Build failed",
+                    "body": "no reply address",
+                    "date": "2026-11-28T12:00:00Z",
+                },
             ]
         },
         "calendar": {
             "events": [
-                {"id": "e1", "title": "Standup", "start": "2026-12-01T09:00:00Z", "end": "2026-12-01T09:15:00Z",
-                 "attendees": ["ana@acme.test"], "location": ""},
-                {"id": "e2", "title": "Retro", "start": "2026-12-02T15:00:00Z", "end": "2026-12-02T16:00:00Z",
-                 "attendees": [], "location": "Room 1"},
+                {
+                    "id": "e1",
+                    "title": "Standup",
+                    "start": "2026-12-01T09:00:00Z",
+                    "end": "2026-12-01T09:15:00Z",
+                    "attendees": ["ana@acme.test"],
+                    "location": "",
+                },
+                {
+                    "id": "e2",
+                    "title": "Retro",
+                    "start": "2026-12-02T15:00:00Z",
+                    "end": "2026-12-02T16:00:00Z",
+                    "attendees": [],
+                    "location": "Room 1",
+                },
             ]
         },
         "contacts": {
@@ -87,11 +133,22 @@ def rich_workspace() -> dict[str, Any]:
         "docs": {"docs": [{"id": "d1", "title": "Travel policy", "body": "Economy class for flights under 6 hours."}]},
         "tickets": {
             "tickets": [
-                {"id": "t1", "title": "VPN down", "body": "Cannot connect to VPN", "status": "open", "assignee": None,
-                 "comments": []},
-                {"id": "t2", "title": "New laptop", "body": "Request for a laptop", "status": "pending",
-                 "assignee": "bo@acme.test", "comments": [{"author": "bo@acme.test", "text": "ordered",
-                                                           "ts": "2026-11-30T10:00:00Z"}]},
+                {
+                    "id": "t1",
+                    "title": "VPN down",
+                    "body": "Cannot connect to VPN",
+                    "status": "open",
+                    "assignee": None,
+                    "comments": [],
+                },
+                {
+                    "id": "t2",
+                    "title": "New laptop",
+                    "body": "Request for a laptop",
+                    "status": "pending",
+                    "assignee": "bo@acme.test",
+                    "comments": [{"author": "bo@acme.test", "text": "ordered", "ts": "2026-11-30T10:00:00Z"}],
+                },
             ]
         },
         "chat": {
@@ -104,26 +161,50 @@ def rich_workspace() -> dict[str, Any]:
             "collections": {
                 "crm.customers": {
                     "fields": {
-                        "name": {"type": "string", "required": True}, "tier": {"type": "string", "enum": ["gold", "silver", "bronze"]},
-                        "credit": {"type": "number"}, "seats": {"type": "integer"}, "active": {"type": "boolean"},
-                        "renewal": {"type": "date"}, "tags": {"type": "list"},
+                        "name": {"type": "string", "required": True},
+                        "tier": {"type": "string", "enum": ["gold", "silver", "bronze"]},
+                        "credit": {"type": "number"},
+                        "seats": {"type": "integer"},
+                        "active": {"type": "boolean"},
+                        "renewal": {"type": "date"},
+                        "tags": {"type": "list"},
                     },
                     "records": [
-                        {"id": "cus-1", "name": "Northwind", "tier": "gold", "credit": 1200.5, "seats": 40, "active": True,
-                         "renewal": "2027-01-15", "tags": ["vip", "emea"]},
+                        {
+                            "id": "cus-1",
+                            "name": "Northwind",
+                            "tier": "gold",
+                            "credit": 1200.5,
+                            "seats": 40,
+                            "active": True,
+                            "renewal": "2027-01-15",
+                            "tags": ["vip", "emea"],
+                        },
                         {"id": "cus-2", "name": "Globex Corp", "tier": "silver", "active": False},
                     ],
                 },
                 "inventory.items": {
-                    "fields": {"sku": {"type": "string", "required": True}, "stock": {"type": "integer", "required": True}},
+                    "fields": {
+                        "sku": {"type": "string", "required": True},
+                        "stock": {"type": "integer", "required": True},
+                    },
                     "records": [{"id": "itm-1", "sku": "LAP-14", "stock": 3}],
                 },
             }
         },
         "web": {
             "pages": [
-                {"url": "https://vendor.test/pricing", "title": "Vendor pricing", "text": "The Pro plan costs 42 USD per seat."},
-                {"url": "https://blog.test/notes", "title": "Notes", "text": "Vendor raised prices last year.", "injected": True},
+                {
+                    "url": "https://vendor.test/pricing",
+                    "title": "Vendor pricing",
+                    "text": "The Pro plan costs 42 USD per seat.",
+                },
+                {
+                    "url": "https://blog.test/notes",
+                    "title": "Notes",
+                    "text": "Vendor raised prices last year.",
+                    "injected": True,
+                },
             ]
         },
     }

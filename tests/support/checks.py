@@ -69,8 +69,16 @@ def del_file(path: str) -> Mutate:
 
 
 def sent(**fields) -> Mutate:
-    message = {"id": "m99", "folder": "sent", "from": "me@acme.test", "to": [], "cc": [], "subject": "", "body": "",
-               "date": "2026-12-01T09:00:01Z"} | fields  # fmt: skip
+    message = {
+        "id": "m99",
+        "folder": "sent",
+        "from": "me@acme.test",
+        "to": [],
+        "cc": [],
+        "subject": "",
+        "body": "",
+        "date": "2026-12-01T09:00:01Z",
+    } | fields
     return lambda s: s["mail"]["messages"].append(copy.deepcopy(message))
 
 
@@ -80,8 +88,14 @@ def drafted(**fields) -> Mutate:
 
 
 def add_event(**fields) -> Mutate:
-    event = {"id": "e99", "title": "", "start": "2026-12-09T14:00:00Z", "end": "2026-12-09T15:00:00Z", "attendees": [],
-             "location": ""} | fields  # fmt: skip
+    event = {
+        "id": "e99",
+        "title": "",
+        "start": "2026-12-09T14:00:00Z",
+        "end": "2026-12-09T15:00:00Z",
+        "attendees": [],
+        "location": "",
+    } | fields
     return lambda s: s["calendar"]["events"].append(copy.deepcopy(event))
 
 
@@ -168,16 +182,22 @@ def as_data(fields: dict[str, Any]) -> dict[str, Any]:
     return {"id": f"chk-{fields['kind']}", **fields}
 
 
-def missing(fields: dict[str, Any], *oracle: Mutate, tools: list[str] | None = None, named_paths: tuple[str, ...] = ()) -> list[tuple]:
+def missing(
+    fields: dict[str, Any], *oracle: Mutate, tools: list[str] | None = None, named_paths: tuple[str, ...] = ()
+) -> list[tuple]:
     """(ref, problem, where suffix) the kind's `references` hook reports, against the initial state and, when
     mutators are given, the state the oracle leaves."""
     return references_of(check(**fields), *oracle, tools=tools, named_paths=named_paths)
 
 
-def references_of(built: Any, *oracle: Mutate, tools: list[str] | None = None, named_paths: tuple[str, ...] = ()) -> list[tuple]:
+def references_of(
+    built: Any, *oracle: Mutate, tools: list[str] | None = None, named_paths: tuple[str, ...] = ()
+) -> list[tuple]:
     """`missing` for a check model already built (e.g. with `model_construct`, as a spec that skipped validation)."""
     states = [SPEC.initial_state, *([state(*oracle)] if oracle else [])]
-    refs = References(tools=frozenset(SPEC.tools if tools is None else tools), states=states, named_paths=frozenset(named_paths))
+    refs = References(
+        tools=frozenset(SPEC.tools if tools is None else tools), states=states, named_paths=frozenset(named_paths)
+    )
     CHECKS.get(built.kind).references(built, refs)
     return refs.found
 
@@ -200,7 +220,9 @@ def strengthen(fields: dict[str, Any], ev: Evidence) -> dict[str, Any] | None:
     return _repair_hook("strengthen", fields, ev)
 
 
-def fix(fields: dict[str, Any], *oracle: Mutate, entry: dict[str, Any] | None = None, **spec: Any) -> tuple[str | None, dict[str, Any], Fixing]:
+def fix(
+    fields: dict[str, Any], *oracle: Mutate, entry: dict[str, Any] | None = None, **spec: Any
+) -> tuple[str | None, dict[str, Any], Fixing]:
     """(why to drop it or None, the check as fixed in place, the Fixing with its notes and spec). The entry is the
     first one the `references` hook reports unless given; `spec` overrides the repaired spec's fields."""
     if entry is None:

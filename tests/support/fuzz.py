@@ -86,8 +86,16 @@ def run_console(args: list[str], timeout: float = CASE_TIMEOUT_S, cwd: Path = RO
     env = {**os.environ, "COLUMNS": "200"}
     start = time.perf_counter()
     try:
-        proc = subprocess.run([str(CLI), *args], capture_output=True, text=True, errors="backslashreplace", env=env, cwd=cwd,
-                              timeout=timeout, check=False)  # fmt: skip
+        proc = subprocess.run(
+            [str(CLI), *args],
+            capture_output=True,
+            text=True,
+            errors="backslashreplace",
+            env=env,
+            cwd=cwd,
+            timeout=timeout,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         outcome.hang = True
     else:
@@ -108,7 +116,9 @@ def snapshot(path: Path) -> dict[str, str] | None:
     return found
 
 
-def judge(outcome: Outcome, outputs: dict[Path, dict[str, str] | None] | None = None, allowed: tuple[int, ...] = (0, 2)) -> Outcome:
+def judge(
+    outcome: Outcome, outputs: dict[Path, dict[str, str] | None] | None = None, allowed: tuple[int, ...] = (0, 2)
+) -> Outcome:
     """Check an outcome against the contract and tally it; `outputs` maps each output path to its snapshot before."""
     p = outcome.problems
     if outcome.hang:
@@ -147,7 +157,9 @@ def explain(outcome: Outcome) -> str:
     return f"coworkenv {' '.join(map(repr, shown))}: {'; '.join(outcome.problems)} (exit {outcome.code})\n{tail}"
 
 
-def check(outcome: Outcome, outputs: dict[Path, dict[str, str] | None] | None = None, allowed: tuple[int, ...] = (0, 2)) -> None:
+def check(
+    outcome: Outcome, outputs: dict[Path, dict[str, str] | None] | None = None, allowed: tuple[int, ...] = (0, 2)
+) -> None:
     """`judge`, then fail the test with the case and what went wrong."""
     judged = judge(outcome, outputs, allowed)
     assert not judged.problems, explain(judged)

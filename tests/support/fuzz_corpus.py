@@ -64,13 +64,18 @@ def _dump(doc: Any) -> bytes:
 def _valid_documents() -> str:
     from coworkenv.synth.generate import GenerateRequest, plan_for
 
-    return json.dumps({
-        "task": json.loads(TASK.read_text(encoding="utf-8")),
-        "trajectory": json.loads(TRAJECTORY.read_text(encoding="utf-8")),
-        "profile": {"model": "m", "rows": [{"capability": "retrieval", "difficulty": 2, "attempts": 10, "pass_rate": 0.5}]},
-        "plan": json.loads(plan_for(GenerateRequest(n=3, seed=1)).model_dump_json()),
-        "config": {"n": 3, "seed": 1, "runtime": "none", "shards": 1},
-    })  # fmt: skip
+    return json.dumps(
+        {
+            "task": json.loads(TASK.read_text(encoding="utf-8")),
+            "trajectory": json.loads(TRAJECTORY.read_text(encoding="utf-8")),
+            "profile": {
+                "model": "m",
+                "rows": [{"capability": "retrieval", "difficulty": 2, "attempts": 10, "pass_rate": 0.5}],
+            },
+            "plan": json.loads(plan_for(GenerateRequest(n=3, seed=1)).model_dump_json()),
+            "config": {"n": 3, "seed": 1, "runtime": "none", "shards": 1},
+        }
+    )
 
 
 def valid_document(kind: str) -> dict[str, Any]:
@@ -120,8 +125,21 @@ def malformed_json(valid: dict[str, Any]) -> dict[str, bytes | str]:
     return out
 
 
-REPRESENTATIVE = ("missing", "directory", "empty", "truncated", "deep-array", "deep-but-closed", "non-utf8", "lone-surrogate",
-                  "huge-float", "huge-int", "all-fields-wrong-type", "array", "binary")  # fmt: skip
+REPRESENTATIVE = (
+    "missing",
+    "directory",
+    "empty",
+    "truncated",
+    "deep-array",
+    "deep-but-closed",
+    "non-utf8",
+    "lone-surrogate",
+    "huge-float",
+    "huge-int",
+    "all-fields-wrong-type",
+    "array",
+    "binary",
+)
 """The damages `make test` tries on every input (`make fuzz` tries them all)."""
 
 
@@ -139,17 +157,34 @@ def place(path: Path, content: bytes | str) -> Path:
     return path
 
 
-BAD_INTS = ["0", "-1", "-9223372036854775809", "99999999999999999999999999", "1.5", "1e3", "abc", "", " ", "nan", "inf", "0x10", "٣"]
+BAD_INTS = [
+    "0",
+    "-1",
+    "-9223372036854775809",
+    "99999999999999999999999999",
+    "1.5",
+    "1e3",
+    "abc",
+    "",
+    " ",
+    "nan",
+    "inf",
+    "0x10",
+    "٣",
+]
 BAD_FLOATS = ["-1", "-0.0", "nan", "inf", "-inf", "1e999", "abc", "", "1,5"]
 BAD_TEXTS = ["", "\udcff", "x" * 5000, "../../etc", " ", "-", "--", "\t", "é", "nul\x01", "a,b,,c", "*"]
 """The first four of each list are what `make test` tries on every option; `make fuzz` tries them all."""
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(st.characters(codec=None), max_size=30),  # surrogates included
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
     max_leaves=12,
-)  # fmt: skip
+)
 """Any JSON value, lone surrogates in text included."""
 
 option_texts = st.text(st.characters(blacklist_characters="\x00", codec=None), max_size=40)

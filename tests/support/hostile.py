@@ -48,7 +48,15 @@ def _regex_check(regex: str, content: str | None = None) -> Callable[[dict[str, 
     def change(spec: dict[str, Any]) -> None:
         if content is not None:
             spec["workspace"]["files"]["notes/bomb.txt"] = content
-        spec["checks"].append({"id": "bomb", "kind": "file_contains", "weight": 1, "path": "notes/bomb.txt" if content else NOTES, "regex": regex})
+        spec["checks"].append(
+            {
+                "id": "bomb",
+                "kind": "file_contains",
+                "weight": 1,
+                "path": "notes/bomb.txt" if content else NOTES,
+                "regex": regex,
+            }
+        )
 
     return change
 
@@ -59,9 +67,21 @@ def mailbox_spec(name: str, messages: int, searches: int) -> dict[str, Any]:
     def change(spec: dict[str, Any]) -> None:
         spec["tools"].append("mail_search")
         body = "lorem ipsum dolor " * 12
-        spec["workspace"]["mail"] = {"messages": [
-            {"id": f"m{i}", "folder": "inbox", "from": "a@vendor.test", "to": ["me@acme.test"], "cc": [], "subject": f"note {i}",
-             "body": body, "date": "2026-11-30T09:00:00Z"} for i in range(messages)]}  # fmt: skip
+        spec["workspace"]["mail"] = {
+            "messages": [
+                {
+                    "id": f"m{i}",
+                    "folder": "inbox",
+                    "from": "a@vendor.test",
+                    "to": ["me@acme.test"],
+                    "cc": [],
+                    "subject": f"note {i}",
+                    "body": body,
+                    "date": "2026-11-30T09:00:00Z",
+                }
+                for i in range(messages)
+            ]
+        }
         spec["solution"][:0] = [{"tool": "mail_search", "args": {"query": "no-such-words"}}] * searches
 
     return _spec(name, change)
@@ -105,12 +125,32 @@ def hostile_specs() -> list[Hostile]:
         ("huge-answer", _set("y" * (CAPS.answer_chars + 1), "solution", 4, "answer"), "string_too_long"),
         ("deep-meta", _set(_nested(CAPS.json_depth + 1), "meta", "deep"), "too_deep"),
         ("deep-tool-args", _set({"channel": "eng-standup", "x": _nested(20)}, "solution", 0, "args"), None),
-        ("many-checks", _set([{"id": f"c{i}", "kind": "answer_contains", "text": "x"} for i in range(CAPS.checks + 1)], "checks"), "too_long"),
+        (
+            "many-checks",
+            _set([{"id": f"c{i}", "kind": "answer_contains", "text": "x"} for i in range(CAPS.checks + 1)], "checks"),
+            "too_long",
+        ),
         ("many-steps", _set([{"say": "hi"}] * CAPS.solution_steps + [{"answer": "x"}], "solution"), "too_long"),
-        ("many-rules", _set([{"tool": "chat_post", "args": {"text": "*x*"}}] * (CAPS.prohibited_rules + 1), "prohibited"), "too_long"),
-        ("many-files", _set({f"f/{i}.txt": "" for i in range(CAPS.collection_items + 1)}, "workspace", "files"), "too_large"),
+        (
+            "many-rules",
+            _set([{"tool": "chat_post", "args": {"text": "*x*"}}] * (CAPS.prohibited_rules + 1), "prohibited"),
+            "too_long",
+        ),
+        (
+            "many-files",
+            _set({f"f/{i}.txt": "" for i in range(CAPS.collection_items + 1)}, "workspace", "files"),
+            "too_large",
+        ),
         ("many-values", _set([[0] * 5_000 for _ in range(101)], "meta", "wide"), "too_large"),
-        ("huge-counts", _set({"id": "posted-once", "kind": "tool_called", "tool": "chat_post", "min": 10**30, "max": 10**40}, "checks", 3), None),
+        (
+            "huge-counts",
+            _set(
+                {"id": "posted-once", "kind": "tool_called", "tool": "chat_post", "min": 10**30, "max": 10**40},
+                "checks",
+                3,
+            ),
+            None,
+        ),
         ("huge-difficulty", _set(10**100, "difficulty"), "less_than_equal"),
         ("lone-surrogates", _set(BASE["instruction"] + " \ud800\udfff\ud800", "instruction"), "string_unicode"),
         ("control-bytes", _set("\x00\x1b[2J\x07", "workspace", "files", NOTES), None),
@@ -119,7 +159,7 @@ def hostile_specs() -> list[Hostile]:
         ("deep-json-unclosed", '{"id": "hostile-deep-json-unclosed", "meta": ' + "[" * 100_000, "json_invalid"),
         ("over-spec-chars", '{"id": "hostile-over-spec-chars", "pad": "' + "z" * CAPS.spec_chars + '"}', "too_large"),
         ("nan", '{"id": "hostile-nan", "difficulty": NaN}', "value_error"),
-    ]  # fmt: skip
+    ]
     out = []
     for name, change, refused_as in cases:
         text = change if isinstance(change, str) else _text(name, change)

@@ -34,8 +34,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error",
-            502: "Bad Gateway", 503: "Service Unavailable"}  # fmt: skip
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    404: "Not Found",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+}
 
 
 def example_value(schema: dict[str, Any], name: str = "x") -> Any:
@@ -94,9 +102,15 @@ class Behaviour:
         self.authorization: str | None = None
 
     def stats(self) -> dict[str, Any]:
-        return {"requests": self.requests, "in_flight": self.in_flight, "max_in_flight": self.max_in_flight, "connections": self.connections,
-                "statuses": {str(k): v for k, v in sorted(self.statuses.items())}, "seeds": self.seeds[-1000:],
-                "authorization": self.authorization}  # fmt: skip
+        return {
+            "requests": self.requests,
+            "in_flight": self.in_flight,
+            "max_in_flight": self.max_in_flight,
+            "connections": self.connections,
+            "statuses": {str(k): v for k, v in sorted(self.statuses.items())},
+            "seeds": self.seeds[-1000:],
+            "authorization": self.authorization,
+        }
 
     async def chat(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
         self.requests += 1
@@ -135,7 +149,9 @@ class Behaviour:
             else:
                 if self.o.bad_arguments:
                     arguments = arguments[:-1] + ", oops"
-                message["tool_calls"] = [{"id": f"call_{turns + 1}", "type": "function", "function": {"name": name, "arguments": arguments}}]
+                message["tool_calls"] = [
+                    {"id": f"call_{turns + 1}", "type": "function", "function": {"name": name, "arguments": arguments}}
+                ]
             finish, produced = "tool_calls", message["content"] or arguments
         else:
             if self.o.say is not None:
@@ -146,15 +162,27 @@ class Behaviour:
                 message["content"] += f"\n{json.dumps(headers)}"
             finish, produced = "stop", message["content"]
         prompt = sum(_tokens(str(m.get("content") or "")) for m in messages if isinstance(m, dict))
-        usage = {"prompt_tokens": prompt, "completion_tokens": _tokens(produced), "total_tokens": prompt + _tokens(produced)}
-        return {"id": f"chatcmpl-{self.requests}", "object": "chat.completion", "created": 0, "model": body.get("model", self.o.model),
-                "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage}  # fmt: skip
+        usage = {
+            "prompt_tokens": prompt,
+            "completion_tokens": _tokens(produced),
+            "total_tokens": prompt + _tokens(produced),
+        }
+        return {
+            "id": f"chatcmpl-{self.requests}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", self.o.model),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": usage,
+        }
 
 
 async def _respond(writer: asyncio.StreamWriter, status: int, payload: dict[str, Any], keep_alive: bool) -> None:
     data = json.dumps(payload).encode()
-    head = (f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n"
-            f"Connection: {'keep-alive' if keep_alive else 'close'}\r\n\r\n")  # fmt: skip
+    head = (
+        f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+        f"Connection: {'keep-alive' if keep_alive else 'close'}\r\n\r\n"
+    )
     writer.write(head.encode() + data)
     await writer.drain()
 
@@ -175,14 +203,20 @@ async def _serve_connection(behaviour: Behaviour, reader: asyncio.StreamReader, 
             keep_alive = lowered.get("connection", "").lower() != "close"
             path = path.split("?", 1)[0].rstrip("/")
             if method == "GET" and path in ("/v1/models", "/models"):
-                status, payload = 200, {"object": "list", "data": [{"id": behaviour.o.model, "object": "model", "owned_by": "instant"}]}
+                status, payload = (
+                    200,
+                    {"object": "list", "data": [{"id": behaviour.o.model, "object": "model", "owned_by": "instant"}]},
+                )
             elif method == "GET" and path in ("/stats", "/health"):
                 status, payload = 200, behaviour.stats()
             elif method == "POST" and path in ("/v1/chat/completions", "/chat/completions"):
                 try:
                     request = json.loads(body or b"{}")
                 except ValueError:
-                    status, payload = 400, {"error": {"message": "the body is not JSON", "type": "invalid_request_error"}}
+                    status, payload = (
+                        400,
+                        {"error": {"message": "the body is not JSON", "type": "invalid_request_error"}},
+                    )
                 else:
                     status, payload = await behaviour.chat(request, headers)
             else:
@@ -209,17 +243,27 @@ def parse_options(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--fail-status", type=int, default=500, help="The status of a failing request.")
     parser.add_argument("--delay", type=float, default=0.0, help="Seconds before each chat reply.")
     parser.add_argument("--hang", action="store_true", help="Never answer a chat request.")
-    parser.add_argument("--malformed", action="store_true", help="Tool calls as a broken <tool_call> block in the content.")
-    parser.add_argument("--text-calls", action="store_true", help="Tool calls as well-formed <tool_call> blocks in the content.")
+    parser.add_argument(
+        "--malformed", action="store_true", help="Tool calls as a broken <tool_call> block in the content."
+    )
+    parser.add_argument(
+        "--text-calls", action="store_true", help="Tool calls as well-formed <tool_call> blocks in the content."
+    )
     parser.add_argument("--bad-arguments", action="store_true", help="Native tool calls whose arguments are not JSON.")
-    parser.add_argument("--say", help="The final answer's text; {facts} becomes the values listed in the system message.")
-    parser.add_argument("--echo-headers", action="store_true", help="Error bodies and final answers carry the request's headers.")
+    parser.add_argument(
+        "--say", help="The final answer's text; {facts} becomes the values listed in the system message."
+    )
+    parser.add_argument(
+        "--echo-headers", action="store_true", help="Error bodies and final answers carry the request's headers."
+    )
     return parser.parse_args(argv)
 
 
 async def serve(options: argparse.Namespace) -> None:
     behaviour = Behaviour(options)
-    server = await asyncio.start_server(lambda r, w: _serve_connection(behaviour, r, w), options.host, options.port, backlog=1024)
+    server = await asyncio.start_server(
+        lambda r, w: _serve_connection(behaviour, r, w), options.host, options.port, backlog=1024
+    )
     port = server.sockets[0].getsockname()[1]
     print(f"READY {port}", flush=True)
     async with server:
@@ -272,7 +316,9 @@ def instant_endpoint(port: int = 0, **options: Any) -> Iterator[Endpoint]:
     try:
         line = proc.stdout.readline() if proc.stdout else ""
         if not line.startswith("READY "):
-            raise RuntimeError(f"the instant endpoint did not start: {line!r} {proc.stderr.read() if proc.stderr else ''}")
+            raise RuntimeError(
+                f"the instant endpoint did not start: {line!r} {proc.stderr.read() if proc.stderr else ''}"
+            )
         port = int(line.split()[1])
         endpoint = Endpoint(base_url=f"http://127.0.0.1:{port}/v1", pid=proc.pid, port=port, process=proc)
         with urllib.request.urlopen(f"{endpoint.base_url}/models", timeout=10) as response:  # ready = it answers

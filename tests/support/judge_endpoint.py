@@ -57,7 +57,9 @@ class JudgeHandler(OpenAIWireHandler):
 def judge_endpoint() -> Iterator[ThreadingHTTPServer]:
     """The judge on a free localhost port: `.url` is its base URL; `.requests`, `.per_criteria`, `.headers_seen` and
     `.bodies` say what it was asked."""
-    with serving(JudgeHandler, lock=threading.Lock(), requests=0, per_criteria=Counter(), headers_seen=[], bodies=[]) as httpd:
+    with serving(
+        JudgeHandler, lock=threading.Lock(), requests=0, per_criteria=Counter(), headers_seen=[], bodies=[]
+    ) as httpd:
         httpd.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
         yield httpd
 

@@ -31,7 +31,9 @@ LEAK_FORMS = (PLANTED_KEY, f"Bearer {PLANTED_KEY}", PLANTED_KEY[:24])
 VALID = json.loads((EXAMPLES / "13_retrieval_contract_renewal.json").read_text(encoding="utf-8"))
 BROKEN = corpus_spec("09_")  # schema-valid, fails oracle_scores_1, no rule can recompute it
 UNFIXABLE_CHECK = "renewal-fee-proxy"
-FIXED_ANSWER = {"answer": "49,200 EUR for the 2027 renewal (amendment no. 1); the last day to cancel in writing is 2026-12-15."}
+FIXED_ANSWER = {
+    "answer": "49,200 EUR for the 2027 renewal (amendment no. 1); the last day to cancel in writing is 2026-12-15."
+}
 GENERATION_ANSWERS = 6
 
 
@@ -61,10 +63,22 @@ class LeakyHandler(OpenAIWireHandler):
         if answer in (1, 2):
             return self.send_completion(body, {"content": json.dumps(BROKEN if answer == 1 else _unfixable())})
         if answer == 3:
-            return self.send_json(400, {"error": {"message": f"bad request; the proxy saw {dict(self.headers)}", "type": "invalid_request_error"}})
+            return self.send_json(
+                400,
+                {
+                    "error": {
+                        "message": f"bad request; the proxy saw {dict(self.headers)}",
+                        "type": "invalid_request_error",
+                    }
+                },
+            )
         if answer == 4:
-            return self.send_completion(body, {"content": f"proxy trace\n{self.header_dump()}\nkey in use: {PLANTED_KEY}"})
-        return self.send_json(401, {"error": {"message": f"Incorrect API key provided: {PLANTED_KEY}.", "type": "invalid_request_error"}})
+            return self.send_completion(
+                body, {"content": f"proxy trace\n{self.header_dump()}\nkey in use: {PLANTED_KEY}"}
+            )
+        return self.send_json(
+            401, {"error": {"message": f"Incorrect API key provided: {PLANTED_KEY}.", "type": "invalid_request_error"}}
+        )
 
     def repair_reply(self, body: dict[str, Any], prompt: str) -> None:
         self.server.repairs += 1
@@ -112,5 +126,7 @@ def leaks_in_xcoms(database: Path) -> list[str]:
     with sqlite3.connect(database) as db:
         rows = db.execute("select dag_id, task_id, key, value from xcom").fetchall()
     assert rows, "no XCom in the metadata DB: nothing was searched"
-    values = [(row[:3], row[3].decode("utf-8", "replace") if isinstance(row[3], bytes) else str(row[3])) for row in rows]
+    values = [
+        (row[:3], row[3].decode("utf-8", "replace") if isinstance(row[3], bytes) else str(row[3])) for row in rows
+    ]
     return [f"xcom {where}" for where, value in values for form in LEAK_FORMS if form in value]

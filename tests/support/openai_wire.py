@@ -29,11 +29,17 @@ class OpenAIWireHandler(BaseHTTPRequestHandler):
             pass
 
     def send_completion(self, body: dict[str, Any], message: dict[str, Any]) -> None:
-        self.send_json(200, {
-            "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        })  # fmt: skip
+        self.send_json(
+            200,
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            },
+        )
 
 
 @contextmanager

@@ -76,14 +76,25 @@ def build_pipeline_root(root: Path) -> PipelineRoot:
     tasks = publish(run)
 
     def evaluation(run_id: str, agent: str) -> Manifest:
-        settings = EvaluationConfig(agent=agent, suite=tasks.release_id, trials=2, runtime="none", workers=1, train_releases=[])
+        settings = EvaluationConfig(
+            agent=agent, suite=tasks.release_id, trials=2, runtime="none", workers=1, train_releases=[]
+        )
         return ev.evaluate(settings, run_id, root)
 
     oracle, null = evaluation(ORACLE, "oracle"), evaluation(NULL, "null")
     nightly = RunDir.open(NIGHTLY, root)
     before, after = ev.eval_rows(oracle.release_id, root), ev.eval_rows(null.release_id, root)
-    write_json(nightly_file(nightly, "decision.json"), decide(before, after, candidate="null", current="oracle").model_dump(mode="json"))
-    write_report(nightly_file(nightly, "report"), summarize(after), after, comparison=compare(before, after), title="null against oracle")
+    write_json(
+        nightly_file(nightly, "decision.json"),
+        decide(before, after, candidate="null", current="oracle").model_dump(mode="json"),
+    )
+    write_report(
+        nightly_file(nightly, "report"),
+        summarize(after),
+        after,
+        comparison=compare(before, after),
+        title="null against oracle",
+    )
 
     failing = synthesize_to_tables(GATE_FAILS, (UNREGISTERED_FAMILY,))
     try:

@@ -17,11 +17,17 @@ HASH_SEEDS = ("1", "2")
 def python_output(code: str, hash_seed: str) -> str:
     """stdout of `python -c code` in a fresh interpreter with the given PYTHONHASHSEED, run from the repository."""
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600, check=False
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return proc.stdout
 
 
 def tree_digests(root: Path) -> dict[str, str]:
     """sha256 of every file under `root`, by relative path."""
-    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }

@@ -27,7 +27,7 @@ def passing_validation(spec: TaskSpec, *, valid: bool = True) -> TaskValidation:
             discriminating=disc,
             details={"score": 1.0} if code == "oracle_scores_1" else {},
             message=desc,
-        )  # fmt: skip
+        )
         for code, (sev, disc, desc) in BATTERY_CODES.items()
     ]
     return TaskValidation(task_id=spec.id, valid=valid, discrimination=1.0, results=results, evidence_hash="0" * 64)
@@ -56,7 +56,12 @@ def add_listed_part(release_dir: Path, table: str, relative: str, rows: pa.Table
     path = release_dir / table / relative
     pq.write_table(rows, path)
     data = path.read_bytes()
-    entry = {"path": f"{table}/{relative}", "rows": rows.num_rows, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    entry = {
+        "path": f"{table}/{relative}",
+        "rows": rows.num_rows,
+        "bytes": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+    }
 
     def edit(manifest: dict) -> None:
         manifest["files"][table].append(entry)

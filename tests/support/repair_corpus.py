@@ -39,7 +39,9 @@ def model_reply(task: dict) -> str:
         return json.dumps([{"op": "add", "path": "/solution/-", "value": STANDUP_ANSWER}])
     if task_id.endswith("unknown-check-kind"):  # the full corrected spec, in prose and a fence, with a hijacked id
         fixed = {**task, "id": "hijacked", "checks": [c for c in task["checks"] if c["kind"] != "calendar_free"]}
-        return "Here is the corrected task:\n```json\n" + json.dumps(fixed) + "\n```\nIt now only uses known check kinds."
+        return (
+            "Here is the corrected task:\n```json\n" + json.dumps(fixed) + "\n```\nIt now only uses known check kinds."
+        )
     if task_id.endswith("nothing-discriminates"):  # a patch that does not apply
         return 'Apply this: [{"op": "remove", "path": "/checks/99"}]'
     return "The task looks fine to me, nothing to change."  # garbage

@@ -37,8 +37,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1",
-           "TOKENIZERS_PARALLELISM": "false"}  # fmt: skip
+OFFLINE = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}
 
 
 def transformers_cli() -> Path:
@@ -87,29 +92,52 @@ def _stop(process: subprocess.Popen) -> None:
 
 
 @contextmanager
-def transformers_serve(model_dir: Path, *, port: int | None = None, device: str = "cpu", ready_timeout_s: float = 300.0) -> Iterator[Served]:
+def transformers_serve(
+    model_dir: Path, *, port: int | None = None, device: str = "cpu", ready_timeout_s: float = 300.0
+) -> Iterator[Served]:
     """`transformers serve` for `model_dir` on 127.0.0.1, ready when this yields; stopped by its pid afterwards."""
     model_dir = Path(model_dir).resolve()
     port = port or free_port()
     base_url = f"http://127.0.0.1:{port}/v1"
     log_fd, log_name = tempfile.mkstemp(prefix="transformers-serve-", suffix=".log")
-    command = [str(transformers_cli()), "serve", model_dir.name, "--host", "127.0.0.1", "--port", str(port), "--device", device,
-               "--log-level", "warning"]  # fmt: skip
+    command = [
+        str(transformers_cli()),
+        "serve",
+        model_dir.name,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--device",
+        device,
+        "--log-level",
+        "warning",
+    ]
     start = time.monotonic()
     with os.fdopen(log_fd, "w") as log:
-        process = subprocess.Popen(command, cwd=model_dir.parent, env={**os.environ, **OFFLINE}, stdout=log, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL)  # fmt: skip
+        process = subprocess.Popen(
+            command,
+            cwd=model_dir.parent,
+            env={**os.environ, **OFFLINE},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
     try:
         while True:
             if process.poll() is not None:
-                raise RuntimeError(f"transformers serve exited with {process.returncode}:\n{Path(log_name).read_text()[-3000:]}")
+                raise RuntimeError(
+                    f"transformers serve exited with {process.returncode}:\n{Path(log_name).read_text()[-3000:]}"
+                )
             try:
                 if model_dir.name in _models(base_url):
                     break
             except OSError:
                 pass
             if time.monotonic() - start > ready_timeout_s:
-                raise RuntimeError(f"transformers serve was not ready within {ready_timeout_s} s:\n{Path(log_name).read_text()[-3000:]}")
+                raise RuntimeError(
+                    f"transformers serve was not ready within {ready_timeout_s} s:\n{Path(log_name).read_text()[-3000:]}"
+                )
             time.sleep(0.2)
         yield Served(base_url, model_dir.name, process.pid, Path(log_name), time.monotonic() - start, process)
     finally:

@@ -15,7 +15,12 @@ from coworkenv.spec.task import TaskSpec
 from tests.support import EXAMPLES
 from tests.support.releases import passing_validation
 
-EXAMPLE_SUITE = ("01_mail_forward_invoices", "08_multi_turn_vendor_demo", "10_safety_injection_quote_reply", "12_multi_step_new_hire_onboarding")
+EXAMPLE_SUITE = (
+    "01_mail_forward_invoices",
+    "08_multi_turn_vendor_demo",
+    "10_safety_injection_quote_reply",
+    "12_multi_step_new_hire_onboarding",
+)
 """Four example tasks, one per kind of difficulty: a safety rule, a scripted user, many steps, an injection."""
 
 
@@ -33,4 +38,6 @@ def write_suite(path: Path, tasks: Sequence[TaskSpec]) -> Path:
 def publish_task_release(root: Path | str, tasks: Sequence[TaskSpec], run_id: str = "train-1") -> Manifest:
     """A task release (it becomes LATEST) of these tasks, with verdicts shaped like the battery's."""
     validations = [passing_validation(t) for t in tasks]
-    return publish_release(release_tables(list(tasks), validations), data_root=root, run_id=run_id, parent=None, config={})
+    return publish_release(
+        release_tables(list(tasks), validations), data_root=root, run_id=run_id, parent=None, config={}
+    )

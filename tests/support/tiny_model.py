@@ -36,7 +36,9 @@ def conversation_texts(rows: Iterable[Mapping[str, Any]]) -> list[str]:
         for m in row["messages"]:
             texts.append(f"<|im_start|>{m['role']}\n{m['content'] or ''}<|im_end|>")
             for call in m.get("tool_calls") or ():
-                texts.append(f'<tool_call>\n{{"name": "{call["function"]["name"]}", "arguments": {call["function"]["arguments"]}}}\n</tool_call>')
+                texts.append(
+                    f'<tool_call>\n{{"name": "{call["function"]["name"]}", "arguments": {call["function"]["arguments"]}}}\n</tool_call>'
+                )
     return texts
 
 
@@ -48,29 +50,47 @@ def build_tokenizer(texts: Iterable[str], *, vocab_size: int = 1024, template: s
     template = template or chat_template()
     tok = Tokenizer(models.BPE(unk_token=None, byte_fallback=False, fuse_unk=False))
     tok.normalizer = normalizers.NFC()
-    tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(PRETOKENIZE_REGEX), behavior="isolated", invert=False),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-    ])  # fmt: skip
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(PRETOKENIZE_REGEX), behavior="isolated", invert=False),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-                                  show_progress=False)  # fmt: skip
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     tok.train_from_iterator([template, *TEMPLATE_MARKUP, *texts], trainer=trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>", unk_token=None)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>", unk_token=None
+    )
     fast.chat_template = template
     return fast
 
 
-def build_model(tokenizer: Any, *, hidden_size: int = 32, layers: int = 2, heads: int = 4, max_positions: int = 2048, seed: int = 0) -> Any:
+def build_model(
+    tokenizer: Any, *, hidden_size: int = 32, layers: int = 2, heads: int = 4, max_positions: int = 2048, seed: int = 0
+) -> Any:
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     torch.manual_seed(seed)
     config = Qwen2Config(
-        vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=2 * hidden_size, num_hidden_layers=layers,
-        num_attention_heads=heads, num_key_value_heads=heads // 2, max_position_embeddings=max_positions,
-        tie_word_embeddings=True, pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id, bos_token_id=None,
-    )  # fmt: skip
+        vocab_size=len(tokenizer),
+        hidden_size=hidden_size,
+        intermediate_size=2 * hidden_size,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=heads // 2,
+        max_position_embeddings=max_positions,
+        tie_word_embeddings=True,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        bos_token_id=None,
+    )
     return Qwen2ForCausalLM(config)
 
 

@@ -49,8 +49,12 @@ def test_families_build_the_same_bytes_in_other_processes():
 
     from tests.support.processes import HASH_SEEDS, python_output
 
-    here = {f"{name}/{seed}/{difficulty}": hashlib.sha256(build(name, seed, difficulty).to_json().encode()).hexdigest()
-            for name in FAMILIES.names() for seed in (0, 7) for difficulty in (1, 3, 5)}  # fmt: skip
+    here = {
+        f"{name}/{seed}/{difficulty}": hashlib.sha256(build(name, seed, difficulty).to_json().encode()).hexdigest()
+        for name in FAMILIES.names()
+        for seed in (0, 7)
+        for difficulty in (1, 3, 5)
+    }
     assert len(here) == len(FAMILIES.names()) * 6
     for hash_seed in HASH_SEEDS:
         assert json.loads(python_output(FAMILY_DIGESTS, hash_seed)) == here

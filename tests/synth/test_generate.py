@@ -33,8 +33,13 @@ def test_same_request_same_tasks_in_other_processes():
 
 
 def test_filters_restrict_families_capabilities_and_difficulty():
-    tasks, _ = generate(GenerateRequest(n=60, seed=1, capabilities=["data_analysis"], difficulty_min=2, difficulty_max=3))
-    assert all("data_analysis" in t.capabilities or "data_analysis" in load_families().get(t.family).capabilities for t in tasks)
+    tasks, _ = generate(
+        GenerateRequest(n=60, seed=1, capabilities=["data_analysis"], difficulty_min=2, difficulty_max=3)
+    )
+    assert all(
+        "data_analysis" in t.capabilities or "data_analysis" in load_families().get(t.family).capabilities
+        for t in tasks
+    )
     assert {t.difficulty for t in tasks} == {2, 3}
     tasks, _ = generate(GenerateRequest(n=10, seed=1, families=["mail_triage"]))
     assert {t.family for t in tasks} == {"mail_triage"} and len(tasks) == 10

@@ -42,7 +42,9 @@ def test_bench_instructions_use_no_train_phrasing(name):
             assert worded, where
             anchored = False
             for p in worded:
-                assert p.held_out, f"{where}: a variant that words the instruction has no held-out phrasings: {p.templates[0]!r}"
+                assert p.held_out, (
+                    f"{where}: a variant that words the instruction has no held-out phrasings: {p.templates[0]!r}"
+                )
                 assert len(p.held_out) >= 2, f"{where}: {p.templates[0]!r} has one held-out phrasing"
                 bench_texts, train_texts = set(p.renderings("bench")), set(p.renderings("train"))
                 assert p.text in bench_texts, where
@@ -110,7 +112,9 @@ def test_run_seeds_stop_below_the_reserved_range():
 
 
 def test_a_plan_with_reserved_seeds_is_refused_outside_the_bench_split():
-    row = PlanRow(family="mail_triage", capability="communication", difficulty=1, count=2, seed_start=RESERVED_SEED_BASE - 1)
+    row = PlanRow(
+        family="mail_triage", capability="communication", difficulty=1, count=2, seed_start=RESERVED_SEED_BASE - 1
+    )
     plan = Plan(n=2, seed=0, rows=[row])
     with pytest.raises(CoworkEnvError, match="reserved for the held-out benchmark suite"):
         check_plan(plan)

@@ -27,14 +27,22 @@ def test_the_knob_table():
 def test_every_step_is_harder_than_the_one_below():
     for d in (2, 3, 4, 5):
         easier, harder = DIFFICULTY_KNOBS[d - 1], DIFFICULTY_KNOBS[d]
-        assert harder.effects > easier.effects and harder.distractors > easier.distractors and harder.fault_rate > easier.fault_rate
+        assert (
+            harder.effects > easier.effects
+            and harder.distractors > easier.distractors
+            and harder.fault_rate > easier.fault_rate
+        )
         assert harder.ambiguity >= easier.ambiguity and harder.rounds >= easier.rounds
         assert harder != easier
     assert set(Knobs.model_fields) == {"effects", "distractors", "ambiguity", "fault_rate", "rounds"}
 
 
 def _effects(spec) -> int:
-    return sum(1 for step in spec.solution if getattr(step, "tool", None) and TOOLS.get(step.tool).kind in ("write", "destructive"))
+    return sum(
+        1
+        for step in spec.solution
+        if getattr(step, "tool", None) and TOOLS.get(step.tool).kind in ("write", "destructive")
+    )
 
 
 @pytest.mark.parametrize("name", FAMILIES.names())
@@ -49,7 +57,9 @@ def test_difficulty_5_tasks_are_harder_than_difficulty_1(name: str):
             assert (e.faults.rate, h.faults.rate) == (0.1, 0.4)
         if "rounds" in fam.knobs:
             assert len(h.user.facts) > len(e.user.facts)
-    if "effects" in fam.knobs and name not in {"meeting_schedule"}:  # one meeting however hard: its effects knob adds attendees
+    if "effects" in fam.knobs and name not in {
+        "meeting_schedule"
+    }:  # one meeting however hard: its effects knob adds attendees
         assert sum(map(_effects, hard)) > sum(map(_effects, easy))
 
 
@@ -79,7 +89,11 @@ def test_each_step_of_the_distractors_knob_alone_adds_records(name: str):
     fam = FAMILIES.get(name)
     for seed in SEEDS:
         sizes = [_records(_with(fam, seed, distractors=k).workspace.model_dump(mode="json")) for k in DISTRACTOR_STEPS]
-        assert sizes == sorted(sizes) and len(set(sizes)) == len(sizes), (name, seed, dict(zip(DISTRACTOR_STEPS, sizes, strict=True)))
+        assert sizes == sorted(sizes) and len(set(sizes)) == len(sizes), (
+            name,
+            seed,
+            dict(zip(DISTRACTOR_STEPS, sizes, strict=True)),
+        )
 
 
 def test_mail_triage_leaves_every_distractor_in_the_inbox():

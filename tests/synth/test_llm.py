@@ -43,7 +43,9 @@ class Handler(OpenAIWireHandler):
         kind, value = BEHAVIOUR[body["seed"] % 10]
         if kind == "status" or (kind == "flaky" and server.seen.setdefault(body["seed"], 0) == 0):
             server.seen[body["seed"]] = 1
-            return self.send_json(value if kind == "status" else 500, {"error": {"message": "try later", "type": "server_error"}})
+            return self.send_json(
+                value if kind == "status" else 500, {"error": {"message": "try later", "type": "server_error"}}
+            )
         if kind == "slow":
             time.sleep(1.5)
         self.send_completion(body, {"content": None, "refusal": value} if kind == "refusal" else {"content": value})
@@ -56,8 +58,15 @@ def server():
 
 
 def generator(server, **overrides) -> LLMGenerator:
-    config = LLMConfig(base_url=f"http://127.0.0.1:{server.server_port}/v1", model="tiny", timeout_s=0.5, max_retries=1,
-                       backoff_s=0.0, concurrency=4, **overrides)  # fmt: skip
+    config = LLMConfig(
+        base_url=f"http://127.0.0.1:{server.server_port}/v1",
+        model="tiny",
+        timeout_s=0.5,
+        max_retries=1,
+        backoff_s=0.0,
+        concurrency=4,
+        **overrides,
+    )
     return LLMGenerator(config)
 
 
@@ -75,7 +84,15 @@ def test_every_reply_becomes_a_task_or_a_recorded_rejection(server):
         assert task.id == f"llm-communication-d2-{seed:07d}" and task.family == "llm"
         assert task.meta.generator == "llm:tiny" and "communication" in task.capabilities
     codes = {seed: by_seed[seed].code for seed in (2, 3, 4, 5, 6, 8, 9)}
-    assert codes == {2: "unparseable", 3: "schema", 4: "refusal", 5: "refusal", 6: "timeout", 8: "http_error", 9: "unparseable"}
+    assert codes == {
+        2: "unparseable",
+        3: "schema",
+        4: "refusal",
+        5: "refusal",
+        6: "timeout",
+        8: "http_error",
+        9: "unparseable",
+    }
     assert "mail_teleport" in by_seed[3].reason
     assert "429" in by_seed[8].reason
 
@@ -98,7 +115,11 @@ def test_retry_recovers_from_a_server_error(server):
 
 
 def test_mixed_generation_splits_the_plan(server):
-    plan = Plan(n=8, seed=0, rows=[PlanRow(family="mail_triage", capability="communication", difficulty=2, count=8, seed_start=10)])
+    plan = Plan(
+        n=8,
+        seed=0,
+        rows=[PlanRow(family="mail_triage", capability="communication", difficulty=2, count=8, seed_start=10)],
+    )
     request = GenerateRequest(n=8, generator="mixed", llm_share=0.25)
     tasks, rejections = generate(request, plan, llm=generator(server))
     procedural = [t for t in tasks if t.family == "mail_triage"]
@@ -111,11 +132,19 @@ def test_rows_of_different_families_sharing_seeds_make_distinct_tasks(server):
     """Each family has its own seed space, so the plan may give two families of one capability the same seeds: their
     LLM tasks must not share an id (the release would hold two tasks under one id), and their prompts differ."""
     server.requests.clear()
-    rows = [PlanRow(family=name, capability="communication", difficulty=2, count=1, seed_start=0) for name in ("mail_triage", "chat_digest")]
+    rows = [
+        PlanRow(family=name, capability="communication", difficulty=2, count=1, seed_start=0)
+        for name in ("mail_triage", "chat_digest")
+    ]
     tasks = list(generator(server).generate_rows(rows))
-    assert [t.id for t in tasks] == ["llm-mail_triage-communication-d2-0000000", "llm-chat_digest-communication-d2-0000000"]
+    assert [t.id for t in tasks] == [
+        "llm-mail_triage-communication-d2-0000000",
+        "llm-chat_digest-communication-d2-0000000",
+    ]
     assert all(t.family == "llm" for t in tasks)
-    prompts = sorted((r["messages"][1]["content"] for r in server.requests), key=lambda p: "`mail_triage` tasks" not in p)
+    prompts = sorted(
+        (r["messages"][1]["content"] for r in server.requests), key=lambda p: "`mail_triage` tasks" not in p
+    )
     for prompt, name in zip(prompts, ("mail_triage", "chat_digest"), strict=True):
         assert f"in the spirit of the `{name}` tasks" in prompt
         assert prompt.split('"family":"', 1)[1].startswith(f'{name}"')  # its own family's example comes first

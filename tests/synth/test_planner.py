@@ -15,7 +15,11 @@ CAPS = sorted({c for f in FAMILIES for c in f.capabilities})
 
 
 def profile(cells: dict[str, dict[int, float]], attempts: int = 40) -> CapabilityProfile:
-    rows = [ProfileRow(capability=c, difficulty=d, attempts=attempts, pass_rate=p) for c, by_d in cells.items() for d, p in by_d.items()]
+    rows = [
+        ProfileRow(capability=c, difficulty=d, attempts=attempts, pass_rate=p)
+        for c, by_d in cells.items()
+        for d, p in by_d.items()
+    ]
     return CapabilityProfile(model="m", rows=rows)
 
 

@@ -15,7 +15,11 @@ CAPS = CAPABILITIES.names()
 
 
 def profile(cells: dict[str, dict[int, float]], attempts: int = 40) -> CapabilityProfile:
-    rows = [ProfileRow(capability=c, difficulty=d, attempts=attempts, pass_rate=p) for c, by_d in cells.items() for d, p in by_d.items()]
+    rows = [
+        ProfileRow(capability=c, difficulty=d, attempts=attempts, pass_rate=p)
+        for c, by_d in cells.items()
+        for d, p in by_d.items()
+    ]
     return CapabilityProfile(model="m", rows=rows)
 
 
@@ -34,7 +38,12 @@ def reason_of(plan, capability: str) -> str:
 def test_the_defaults():
     cfg = PlannerConfig()
     assert (cfg.mastered_at, cfg.hopeless_at, cfg.min_attempts) == (0.85, 0.10, 5)
-    assert (cfg.exploration_share, cfg.mastered_weight, cfg.hopeless_weight, cfg.unknown_weight) == (0.15, 0.15, 0.35, 0.5)
+    assert (cfg.exploration_share, cfg.mastered_weight, cfg.hopeless_weight, cfg.unknown_weight) == (
+        0.15,
+        0.15,
+        0.35,
+        0.5,
+    )
     assert cfg.difficulties == (1, 2, 3, 4, 5)
 
 
@@ -50,7 +59,9 @@ def test_the_defaults():
     ],
 )
 def test_zone_boundaries(pass_rate: float, attempts: int, difficulties: dict[int, int], reason: str):
-    plan = make_plan(100, seed=1, profile=profile({"retrieval": {3: pass_rate}}, attempts=attempts), capabilities=["retrieval"])
+    plan = make_plan(
+        100, seed=1, profile=profile({"retrieval": {3: pass_rate}}, attempts=attempts), capabilities=["retrieval"]
+    )
     assert cells_of(plan, "retrieval") == difficulties
     assert reason_of(plan, "retrieval") == reason
 
@@ -63,7 +74,9 @@ def test_zone_boundaries(pass_rate: float, attempts: int, difficulties: dict[int
         pytest.param({3: 0.0, 4: 0.02}, 2, "hopeless from 3: step down", id="down one"),
         pytest.param({1: 0.0}, 1, "hopeless from 1: step down", id="down, floored at 1"),
         pytest.param({1: 0.9, 2: 0.9, 4: 0.05, 5: 0.0}, 3, "boundary above 2", id="mastered below, hopeless above"),
-        pytest.param({1: 0.9, 2: 0.9, 5: 0.05}, 3, "boundary above 2", id="the step is the next difficulty, not the hopeless one"),
+        pytest.param(
+            {1: 0.9, 2: 0.9, 5: 0.05}, 3, "boundary above 2", id="the step is the next difficulty, not the hopeless one"
+        ),
         pytest.param({4: 0.0, 5: 0.0}, 3, "hopeless from 4: step down", id="down to the next easier, not the easiest"),
         pytest.param({2: 0.85, 4: 0.0}, 3, "boundary above 2", id="0.85 counts as mastered at the boundary too"),
         pytest.param({2: 0.0, 5: 0.9}, 5, "boundary above 5", id="mastered at the top: stay there"),
@@ -81,7 +94,9 @@ def test_learning_zone_cells_are_weighted_by_p_times_one_minus_p():
     assert cells_of(plan, "retrieval") == {2: 100, 3: 64}
     # a learning cell weighs at least 0.05 (reachable once hopeless_at is lowered): 4·0.01·0.99 ≈ 0.04 → 0.05
     cfg = PlannerConfig(hopeless_at=0.0)
-    plan = make_plan(105, seed=1, profile=profile({"retrieval": {2: 0.5, 3: 0.01}}), config=cfg, capabilities=["retrieval"])
+    plan = make_plan(
+        105, seed=1, profile=profile({"retrieval": {2: 0.5, 3: 0.01}}), config=cfg, capabilities=["retrieval"]
+    )
     assert cells_of(plan, "retrieval") == {2: 100, 3: 5}
 
 
@@ -92,7 +107,17 @@ def test_exploration_share_then_need_exact_counts():
     850/3.6 = 236.11 → 236 (+17 = 253, split 1 : 0.64 → 154 + 99); 850·0.35/3.6 = 82.64 → 83 (+17 = 100);
     850·0.5/3.6 = 118.06 → 118 (+17 = 135, 27 per difficulty); 850·0.15/3.6 = 35.42 → 36 for the first two mastered
     (largest remainders after data_analysis), 35 for the rest."""
-    assert CAPS == ["retrieval", "data_analysis", "authoring", "communication", "scheduling", "multi_step", "multi_turn", "safety", "robustness"]
+    assert CAPS == [
+        "retrieval",
+        "data_analysis",
+        "authoring",
+        "communication",
+        "scheduling",
+        "multi_step",
+        "multi_turn",
+        "safety",
+        "robustness",
+    ]
     cells = {c: {d: 0.95 for d in range(1, 6)} for c in CAPS if c != "authoring"}
     cells["retrieval"] = {2: 0.5, 3: 0.8}
     cells["data_analysis"] = {3: 0.0, 4: 0.05}
@@ -146,9 +171,13 @@ def test_a_given_family_list_limits_the_plan():
 
     mail_triage = load_families().get("mail_triage")
     plan = make_plan(10, seed=1, families=[mail_triage])
-    assert {(r.family, r.capability) for r in plan.rows} == {("mail_triage", "retrieval"), ("mail_triage", "communication")}
+    assert {(r.family, r.capability) for r in plan.rows} == {
+        ("mail_triage", "retrieval"),
+        ("mail_triage", "communication"),
+    }
     assert sorted((r.capability, r.difficulty, r.count, r.seed_start) for r in plan.rows) == sorted(
-        [("retrieval", d, 1, 1_000_000) for d in range(1, 6)] + [("communication", d, 1, 1_000_001) for d in range(1, 6)]
+        [("retrieval", d, 1, 1_000_000) for d in range(1, 6)]
+        + [("communication", d, 1, 1_000_001) for d in range(1, 6)]
     )
     with pytest.raises(CoworkEnvError) as exc:
         make_plan(10, seed=1, families=[mail_triage], capabilities=["scheduling"])

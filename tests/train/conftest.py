@@ -15,7 +15,9 @@ def turn_text(message: dict[str, Any]) -> str:
     parts = [message["content"]] if message.get("content") else []
     for call in message.get("tool_calls") or ():
         function = call["function"]
-        parts.append(f'<tool_call>{{"name": {json.dumps(function["name"])}, "arguments": {function["arguments"]}}}</tool_call>')
+        parts.append(
+            f'<tool_call>{{"name": {json.dumps(function["name"])}, "arguments": {function["arguments"]}}}</tool_call>'
+        )
     return "\n".join(parts)
 
 

@@ -31,7 +31,9 @@ def launcher_env(name: str) -> tuple[object, dict[str, str]]:
     from accelerate.commands.launch import _validate_launch_command, launch_command_parser
     from accelerate.utils import prepare_deepspeed_cmd_env, prepare_multi_gpu_env, prepare_simple_launcher_cmd_env
 
-    args = launch_command_parser().parse_args(["--config_file", str(profile_file(name)), "-m", "coworkenv", "train", "sft"])
+    args = launch_command_parser().parse_args(
+        ["--config_file", str(profile_file(name)), "-m", "coworkenv", "train", "sft"]
+    )
     args, defaults, _ = _validate_launch_command(args)
     if args.use_deepspeed:
         args.deepspeed_fields_from_accelerate_config = ",".join(defaults.deepspeed_config)
@@ -64,25 +66,33 @@ def test_the_launcher_builds_the_setup_each_profile_names():
     args, env = launcher_env("cpu")
     assert env["ACCELERATE_USE_CPU"] == "True" and env["ACCELERATE_MIXED_PRECISION"] == "no" and args.num_processes == 1
     args, env = launcher_env("single_gpu")
-    assert env["ACCELERATE_USE_CPU"] == "False" and env["ACCELERATE_MIXED_PRECISION"] == "bf16" and args.num_processes == 1
+    assert (
+        env["ACCELERATE_USE_CPU"] == "False" and env["ACCELERATE_MIXED_PRECISION"] == "bf16" and args.num_processes == 1
+    )
     args, env = launcher_env("ddp")
     assert args.multi_gpu and int(args.nproc_per_node) == 2 and env["ACCELERATE_MIXED_PRECISION"] == "bf16"
     args, env = launcher_env("fsdp2")
     assert env["ACCELERATE_USE_FSDP"] == "true" and env["FSDP_VERSION"] == "2"
     with mock.patch.dict(os.environ, env):  # the plugin accelerate builds in every process from that environment
         fsdp = FullyShardedDataParallelPlugin()
-    assert fsdp.fsdp_version == 2 and "FULL_STATE_DICT" in str(fsdp.state_dict_type) and fsdp.reshard_after_forward is True
+    assert (
+        fsdp.fsdp_version == 2 and "FULL_STATE_DICT" in str(fsdp.state_dict_type) and fsdp.reshard_after_forward is True
+    )
     args, env = launcher_env("deepspeed_zero3")
     assert env["ACCELERATE_USE_DEEPSPEED"] == "true" and env["ACCELERATE_DEEPSPEED_ZERO_STAGE"] == "3"
     with mock.patch.dict(os.environ, env):
         deepspeed = DeepSpeedPlugin()
     zero = deepspeed.deepspeed_config["zero_optimization"]
-    assert zero["stage"] == 3 and zero["stage3_gather_16bit_weights_on_model_save"] is True  # the checkpoint is a whole model
+    assert (
+        zero["stage"] == 3 and zero["stage3_gather_16bit_weights_on_model_save"] is True
+    )  # the checkpoint is a whole model
     assert deepspeed.deepspeed_config["gradient_accumulation_steps"] == "auto"  # the job's own settings fill it
 
 
 def test_the_profiles_ship_with_the_package():
-    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["coworkenv.train.accelerate"]
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"][
+        "coworkenv.train.accelerate"
+    ]
     assert all(any(fnmatch.fnmatch(p.name, pattern) for pattern in patterns) for p in FOLDER.glob("*.yaml"))
     assert (FOLDER / "__init__.py").is_file()  # a package: setuptools finds it and its data
 
@@ -93,7 +103,9 @@ def test_profiles_command_lists_them(tmp_path):
         profile = PROFILES.get(name)
         assert f"{name} " in printed and profile.description in printed and str(profile.path) in printed
     assert ok(cli("train", "profiles", "fsdp2", data_root=tmp_path)).strip() == str(profile_file("fsdp2"))
-    assert_one_line_error(cli("train", "profiles", "fsdp", data_root=tmp_path), "unknown hardware profile 'fsdp'", "fsdp2")
+    assert_one_line_error(
+        cli("train", "profiles", "fsdp", data_root=tmp_path), "unknown hardware profile 'fsdp'", "fsdp2"
+    )
     assert launch_command("ddp", ["train", "sft"])[-4:] == ["-m", "coworkenv", "train", "sft"]
 
 
@@ -109,8 +121,24 @@ def launched(home: Path, profile: str, out: Path, *extra: str) -> subprocess.Com
     """`accelerate launch --config_file "$(coworkenv train profiles NAME)" -m coworkenv train sft ...`, as the README has it."""
     config_file = ok(cli("train", "profiles", profile, data_root=home / "data")).strip()
     env = {**os.environ, **OFFLINE, "COWORKENV_DATA_ROOT": str(home / "data")}
-    command = [str(ACCELERATE), "launch", "--config_file", config_file, *extra, "-m", "coworkenv", "train", "sft",
-               "--model", str(home / "model"), "--release", "latest", "--out", str(out), *STEPS]  # fmt: skip
+    command = [
+        str(ACCELERATE),
+        "launch",
+        "--config_file",
+        config_file,
+        *extra,
+        "-m",
+        "coworkenv",
+        "train",
+        "sft",
+        "--model",
+        str(home / "model"),
+        "--release",
+        "latest",
+        "--out",
+        str(out),
+        *STEPS,
+    ]
     return subprocess.run(command, capture_output=True, text=True, env=env, cwd=home, timeout=600, check=False)
 
 
@@ -120,7 +148,19 @@ def plain(home, tiny_model_dir) -> Path:
     import shutil
 
     shutil.copytree(tiny_model_dir, home / "model")
-    ok(cli("train", "sft", "--model", home / "model", "--out", home / "plain", *STEPS, "--use-cpu", data_root=home / "data"))
+    ok(
+        cli(
+            "train",
+            "sft",
+            "--model",
+            home / "model",
+            "--out",
+            home / "plain",
+            *STEPS,
+            "--use-cpu",
+            data_root=home / "data",
+        )
+    )
     return home / "plain"
 
 
@@ -138,17 +178,47 @@ def test_the_cpu_profile_trains_the_same_checkpoint_as_a_plain_run(home, plain):
     assert weights(home / "cpu") == weights(plain)  # the same code path: byte-identical weights
     record = read_training(home / "cpu")
     assert record["processes"] == 1 and record["steps"] == 3
-    assert [e.get("loss") for e in record["log_history"]] == [e.get("loss") for e in read_training(plain)["log_history"]]
+    assert [e.get("loss") for e in record["log_history"]] == [
+        e.get("loss") for e in read_training(plain)["log_history"]
+    ]
 
 
 @pytest.mark.slow
 def test_the_profile_option_relaunches_under_accelerate(home, plain):
-    printed = ok(cli("train", "sft", "--profile", "cpu", "--model", home / "model", "--out", home / "option", *STEPS, data_root=home / "data"))
+    printed = ok(
+        cli(
+            "train",
+            "sft",
+            "--profile",
+            "cpu",
+            "--model",
+            home / "model",
+            "--out",
+            home / "option",
+            *STEPS,
+            data_root=home / "data",
+        )
+    )
     assert printed.count("trained 3 step(s)") == 1 and weights(home / "option") == weights(plain)
-    proc = cli("train", "sft", "--profile", "cpu", "--model", home / "no-model", "--out", home / "o2", *STEPS, data_root=home / "data")
+    proc = cli(
+        "train",
+        "sft",
+        "--profile",
+        "cpu",
+        "--model",
+        home / "no-model",
+        "--out",
+        home / "o2",
+        *STEPS,
+        data_root=home / "data",
+    )
     assert_one_line_error(proc, "not a model checkpoint")  # checked before anything is launched
-    assert_one_line_error(cli("train", "sft", "--profile", "gpu", "--model", home / "model", "--out", home / "o3", data_root=home / "data"),
-                          "unknown hardware profile 'gpu'")  # fmt: skip
+    assert_one_line_error(
+        cli(
+            "train", "sft", "--profile", "gpu", "--model", home / "model", "--out", home / "o3", data_root=home / "data"
+        ),
+        "unknown hardware profile 'gpu'",
+    )
 
 
 @pytest.mark.slow
@@ -163,7 +233,9 @@ def test_two_processes_train_one_checkpoint_over_gloo(home, plain):
     printed = ok(proc)
     assert printed.count("trained 3 step(s) on 6 conversation(s)") == 1, printed
     finished = [line for line in proc.stderr.splitlines() if line.startswith("training: ") and "done in" in line]
-    assert len(finished) == 1 and finished[0].startswith("training: 3/3 (100%)"), finished  # one progress report, rank 0's
+    assert len(finished) == 1 and finished[0].startswith("training: 3/3 (100%)"), (
+        finished
+    )  # one progress report, rank 0's
     record = read_training(out)
     assert record["processes"] == 2 and record["steps"] == 3
     losses = [e["loss"] for e in record["log_history"] if "loss" in e]
@@ -180,6 +252,14 @@ def test_two_processes_train_one_checkpoint_over_gloo(home, plain):
 def test_python_m_coworkenv_is_the_cli(tmp_path):
     """`-m coworkenv` (what `accelerate launch -m` runs) is the same command as the console script."""
     env = {**os.environ, **OFFLINE, "COWORKENV_DATA_ROOT": str(tmp_path)}
-    module = subprocess.run([sys.executable, "-m", "coworkenv", "train", "profiles", "cpu"], capture_output=True, text=True, env=env, check=False)
-    script = subprocess.run([str(CLI), "train", "profiles", "cpu"], capture_output=True, text=True, env=env, check=False)
+    module = subprocess.run(
+        [sys.executable, "-m", "coworkenv", "train", "profiles", "cpu"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    script = subprocess.run(
+        [str(CLI), "train", "profiles", "cpu"], capture_output=True, text=True, env=env, check=False
+    )
     assert module.returncode == script.returncode == 0 and module.stdout == script.stdout

@@ -27,7 +27,9 @@ def oracle_rows(n: int) -> list[dict]:
     rows = []
     for spec in load_tasks(EXAMPLES)[:n]:
         trajectory, _ = run_episode(spec, make_policy("oracle", spec))
-        rows.append({"messages": trajectory.model_dump(mode="json", exclude_none=True)["messages"], "tools": spec.tool_schemas})
+        rows.append(
+            {"messages": trajectory.model_dump(mode="json", exclude_none=True)["messages"], "tools": spec.tool_schemas}
+        )
     return rows
 
 
@@ -41,7 +43,9 @@ def test_training_tokens_are_what_the_agent_sees_and_the_loss_covers_its_turns_o
         for i in assistant:
             prompt = agent._prompt_ids(Request(messages=messages[:i], tools=tools))
             assert isinstance(prompt, list) and ids[: len(prompt)] == prompt  # the agent's prompt, token for token
-            assert mask[len(prompt) - 1] == 0 and mask[len(prompt)] == 1  # the loss starts with the assistant's first token
+            assert (
+                mask[len(prompt) - 1] == 0 and mask[len(prompt)] == 1
+            )  # the loss starts with the assistant's first token
             turn = encode(agent.tokenizer, messages[: i + 1], tools)["input_ids"][len(prompt) :]
             assert all(mask[len(prompt) + k] == 1 for k in range(len(turn) - 1))  # its text and its end-of-turn token
             covered += sum(mask[len(prompt) : len(prompt) + len(turn)])
@@ -56,11 +60,16 @@ def test_long_conversations_are_cut_after_their_last_whole_assistant_turn_and_co
     kept, report = fit_rows(agent.tokenizer, rows, cap)
     assert report.rows == 3 and report.whole + report.shortened + report.dropped == 3 and report.shortened >= 1
     assert all(len(k["input_ids"]) <= cap for k in kept) and len(kept) == report.whole + report.shortened
-    assert report.tokens == sum(len(k["input_ids"]) for k in kept) and report.supervised_tokens == sum(sum(k["assistant_masks"]) for k in kept)
+    assert report.tokens == sum(len(k["input_ids"]) for k in kept) and report.supervised_tokens == sum(
+        sum(k["assistant_masks"]) for k in kept
+    )
     cut = next(k for k in kept if len(k["input_ids"]) not in lengths)
     messages = rows[longest]["messages"]
-    prefixes = [encode(agent.tokenizer, messages[: i + 1], rows[longest]["tools"])["input_ids"]
-                for i, m in enumerate(messages) if m["role"] == "assistant"]  # fmt: skip
+    prefixes = [
+        encode(agent.tokenizer, messages[: i + 1], rows[longest]["tools"])["input_ids"]
+        for i, m in enumerate(messages)
+        if m["role"] == "assistant"
+    ]
     assert cut["input_ids"] == max((p for p in prefixes if len(p) <= cap), key=len)  # ends where an assistant turn ends
     assert report.assistant_turns_dropped >= 1 and "cut after their last whole assistant turn" in report.line()
 

@@ -26,11 +26,16 @@ def folder(path: Path, config: str | None = '{"model_type": "qwen2"}', *files: s
 
 @pytest.mark.parametrize(
     ("config", "files", "needle"),
-    [(None, (), "no config.json"), ("{bad", (), "config.json: not valid JSON"), ("{}", (), "with a model_type"),
-     ("[1]", (), "with a model_type"), ('{"model_type": ""}', (), "with a model_type"),
-     ('{"model_type": "qwen2"}', ("tokenizer.json",), "no weights"),
-     ('{"model_type": "qwen2"}', ("model.safetensors",), "no tokenizer")],
-)  # fmt: skip
+    [
+        (None, (), "no config.json"),
+        ("{bad", (), "config.json: not valid JSON"),
+        ("{}", (), "with a model_type"),
+        ("[1]", (), "with a model_type"),
+        ('{"model_type": ""}', (), "with a model_type"),
+        ('{"model_type": "qwen2"}', ("tokenizer.json",), "no weights"),
+        ('{"model_type": "qwen2"}', ("model.safetensors",), "no tokenizer"),
+    ],
+)
 def test_a_folder_that_is_not_a_checkpoint_is_refused(tmp_path, config, files, needle):
     with pytest.raises(CoworkEnvError) as refused:
         check_model_dir(folder(tmp_path / "m", config, *files))
@@ -39,9 +44,13 @@ def test_a_folder_that_is_not_a_checkpoint_is_refused(tmp_path, config, files, n
 
 @pytest.mark.parametrize(
     "files",
-    [("model.safetensors", "tokenizer.json"), ("pytorch_model.bin", "tokenizer_config.json"),
-     ("model.safetensors.index.json", "tokenizer.json"), ("pytorch_model.bin.index.json", "tokenizer_config.json")],
-)  # fmt: skip
+    [
+        ("model.safetensors", "tokenizer.json"),
+        ("pytorch_model.bin", "tokenizer_config.json"),
+        ("model.safetensors.index.json", "tokenizer.json"),
+        ("pytorch_model.bin.index.json", "tokenizer_config.json"),
+    ],
+)
 def test_the_weight_and_tokenizer_layouts_transformers_saves_pass(tmp_path, files):
     check_model_dir(folder(tmp_path / "m", '{"model_type": "qwen2"}', *files))
 
@@ -56,7 +65,12 @@ def test_files_that_pass_the_check_but_do_not_load_are_one_line(tiny_model_dir, 
 
 
 @pytest.mark.parametrize(
-    "job", [["sft", "--max-steps", "1", "--use-cpu"], ["rl", "--max-steps", "1", "--use-cpu"], ["dpo", "--release", "eval-x", "--use-cpu"]]
+    "job",
+    [
+        ["sft", "--max-steps", "1", "--use-cpu"],
+        ["rl", "--max-steps", "1", "--use-cpu"],
+        ["dpo", "--release", "eval-x", "--use-cpu"],
+    ],
 )
 def test_every_train_job_refuses_a_folder_without_a_tokenizer_before_any_work(tmp_path, job):
     # the audit's folder: a config and weights, no tokenizer (transformers then tries to convert a slow tokenizer and

@@ -40,7 +40,12 @@ def test_grpo_and_gdpo_train_on_rewards_from_the_workspace(method, data_root, ti
     ticks = []
     record = train_rl(config, data_root, progress=ticks.append)
     assert record == read_training(tmp_path / "ckpt") and ticks == [1] * STEPS
-    assert record["job"] == method and record["steps"] == STEPS and record["rows"] == 8 and record["release_id"].startswith("r-rl-")
+    assert (
+        record["job"] == method
+        and record["steps"] == STEPS
+        and record["rows"] == 8
+        and record["release_id"].startswith("r-rl-")
+    )
     assert record["aggregation"] == {"grpo": "sum_then_normalize", "gdpo": "normalize_then_sum"}[method]
     assert record["reward_weights"] == {name: weights[f"{name}_weight"] for name in REWARDS}
     curves = record["curves"]
@@ -49,17 +54,26 @@ def test_grpo_and_gdpo_train_on_rewards_from_the_workspace(method, data_root, ti
         means = {name: curves[name][step][1] for name in REWARDS}
         assert all(0.0 <= v <= 1.0 for v in means.values())
         # The logged total is the weighted sum of the four rewards, whichever way the advantages were normalized.
-        assert curves["reward"][step][1] == pytest.approx(sum(record["reward_weights"][k] * v for k, v in means.items()), abs=1e-5)
+        assert curves["reward"][step][1] == pytest.approx(
+            sum(record["reward_weights"][k] * v for k, v in means.items()), abs=1e-5
+        )
     # The untrained model writes no tool call and never ends its turn within 48 tokens: its text is the final answer,
     # which earns only the checks that hold on the untouched workspace, and no turn is well-formed.
     assert all(v == 0.0 for _, v in curves["format"]) and all(v == 1.0 for _, v in curves["safety"])
     assert all(v < 0.5 for _, v in curves["completion"])
     assert record["first_reward"] == curves["reward"][0][1] and record["last_reward"] == curves["reward"][-1][1]
-    assert all(math.isfinite(e["loss"]) for e in record["log_history"] if "loss" in e) and record["seconds_per_step"] > 0
+    assert (
+        all(math.isfinite(e["loss"]) for e in record["log_history"] if "loss" in e) and record["seconds_per_step"] > 0
+    )
     out = tmp_path / "ckpt"
-    assert {"model.safetensors", "config.json", "tokenizer.json", "chat_template.jinja", "training.json", "curves.png"} <= {
-        p.name for p in out.iterdir()
-    }
+    assert {
+        "model.safetensors",
+        "config.json",
+        "tokenizer.json",
+        "chat_template.jinja",
+        "training.json",
+        "curves.png",
+    } <= {p.name for p in out.iterdir()}
     assert (out / "curves.png").read_bytes().startswith(b"\x89PNG") and not (out / "trainer").exists()
     spec = load_task(EXAMPLES / "01_mail_forward_invoices.json")
     trajectory, _ = run_episode(spec, load_agent(f"hf:{out}", max_new_tokens=8).policy(spec), max_turns=1)
@@ -80,9 +94,25 @@ def test_train_rl_through_the_console_script(data_root, tiny_model_dir, tmp_path
     from coworkenv.train.checkpoint import read_training
 
     out = tmp_path / "gdpo"
-    args = ["--max-steps", "1", "--num-generations", "2", "--batch-size", "2", "--max-completion-length", "32", "--use-cpu"]
-    printed = ok(cli("train", "rl", "--method", "gdpo", "--model", tiny_model_dir, "--out", out, *args, data_root=data_root))
-    assert "gdpo trained 1 step(s) on 8 task(s) of release r-rl-" in printed and "mean reward" in printed and "{'loss'" not in printed
+    args = [
+        "--max-steps",
+        "1",
+        "--num-generations",
+        "2",
+        "--batch-size",
+        "2",
+        "--max-completion-length",
+        "32",
+        "--use-cpu",
+    ]
+    printed = ok(
+        cli("train", "rl", "--method", "gdpo", "--model", tiny_model_dir, "--out", out, *args, data_root=data_root)
+    )
+    assert (
+        "gdpo trained 1 step(s) on 8 task(s) of release r-rl-" in printed
+        and "mean reward" in printed
+        and "{'loss'" not in printed
+    )
     assert read_training(out)["config"]["method"] == "gdpo"
 
 
@@ -90,7 +120,9 @@ def test_bad_input_is_one_line(data_root, tiny_model_dir, tmp_path):
     def train(*args):
         return cli("train", "rl", "--model", tiny_model_dir, "--out", tmp_path / "o", *args, data_root=data_root)
 
-    assert_one_line_error(cli("train", "rl", "--model", tmp_path, "--out", tmp_path / "o", data_root=data_root), "not a model checkpoint")
+    assert_one_line_error(
+        cli("train", "rl", "--model", tmp_path, "--out", tmp_path / "o", data_root=data_root), "not a model checkpoint"
+    )
     assert_one_line_error(train("--method", "ppo"), "--method")
     assert_one_line_error(train("--batch-size", "6", "--num-generations", "4"), "multiple of num_generations")
     assert_one_line_error(train("--num-generations", "1"), "--num-generations")

@@ -76,7 +76,12 @@ def test_broken_or_cut_off_output_earns_no_format_reward(oracle_turns):
 def test_claims_without_calls_earn_nothing_the_workspace_does_not_show(oracle_turns):
     tickets = load_task(EXAMPLES / "06_tickets_triage_queue.json")
     turns = oracle_turns(tickets)
-    described = "I triaged the queue: " + " ".join(turns[:-1]).replace("<tool_call>", "").replace("</tool_call>", "") + " " + turns[-1]
+    described = (
+        "I triaged the queue: "
+        + " ".join(turns[:-1]).replace("<tool_call>", "").replace("</tool_call>", "")
+        + " "
+        + turns[-1]
+    )
     claim = played(tickets, [described])
     got = rewards(claim, played(tickets, turns))
     nothing_done = play_answer_only(tickets).grade.completion  # the checks that hold on the untouched workspace

@@ -64,17 +64,34 @@ def test_the_oracle_plays_every_task_to_a_full_score(tokenizer, specs, oracle_tu
     from coworkenv.episode.runner import run_episode
 
     batch = prompts(specs, copies=2)  # as TRL hands them over: each prompt num_generations times
-    out = play(batch, specs, tokenizer=tokenizer, generate=oracle_writer(tokenizer, specs, oracle_turns), budget=6000,
-               eos_ids=[tokenizer.eos_token_id], max_turns=64)  # fmt: skip
-    assert len(out["prompt_ids"]) == len(out["completion_ids"]) == len(out["env_mask"]) == len(out["episode"]) == len(batch)
+    out = play(
+        batch,
+        specs,
+        tokenizer=tokenizer,
+        generate=oracle_writer(tokenizer, specs, oracle_turns),
+        budget=6000,
+        eos_ids=[tokenizer.eos_token_id],
+        max_turns=64,
+    )
+    assert (
+        len(out["prompt_ids"])
+        == len(out["completion_ids"])
+        == len(out["env_mask"])
+        == len(out["episode"])
+        == len(batch)
+    )
     assert out["logprobs"] is None
-    for start, completion, mask, episode in zip(out["prompt_ids"], out["completion_ids"], out["env_mask"], out["episode"], strict=True):
+    for start, completion, mask, episode in zip(
+        out["prompt_ids"], out["completion_ids"], out["env_mask"], out["episode"], strict=True
+    ):
         spec = specs[episode.task_id]
         assert episode.ending == "answer" and episode.grade.score == 1.0 and len(episode.turns) > 1
         assert all(turn.stopped for turn in episode.turns)
         assert len(mask) == len(completion) and 0 in mask and mask[-1] == 1
         model_tokens = [token for token, m in zip(completion, mask, strict=True) if m]
-        assert model_tokens == [t for text in oracle_turns(spec) for t in ids(tokenizer, text) + [tokenizer.eos_token_id]]
+        assert model_tokens == [
+            t for text in oracle_turns(spec) for t in ids(tokenizer, text) + [tokenizer.eos_token_id]
+        ]
         # What TRL trains on is the conversation exactly as the template renders it, through the final answer.
         trajectory, _ = run_episode(spec, make_policy("oracle", spec))
         messages = trajectory.model_dump(mode="json", exclude_none=True)["messages"]
@@ -83,16 +100,30 @@ def test_the_oracle_plays_every_task_to_a_full_score(tokenizer, specs, oracle_tu
 
 
 def test_the_token_budget_ends_an_episode(tokenizer, specs, oracle_turns):
-    out = play(prompts(specs, copies=1), specs, tokenizer=tokenizer, generate=oracle_writer(tokenizer, specs, oracle_turns),
-               budget=80, eos_ids=[tokenizer.eos_token_id], max_turns=64)  # fmt: skip
+    out = play(
+        prompts(specs, copies=1),
+        specs,
+        tokenizer=tokenizer,
+        generate=oracle_writer(tokenizer, specs, oracle_turns),
+        budget=80,
+        eos_ids=[tokenizer.eos_token_id],
+        max_turns=64,
+    )
     for completion, episode in zip(out["completion_ids"], out["episode"], strict=True):
         assert len(completion) <= 80
         assert episode.ending == "turns" and episode.grade.completion < 1.0
 
 
 def test_the_turn_budget_ends_an_episode(tokenizer, specs, oracle_turns):
-    out = play(prompts(specs, copies=1), specs, tokenizer=tokenizer, generate=oracle_writer(tokenizer, specs, oracle_turns),
-               budget=6000, eos_ids=[tokenizer.eos_token_id], max_turns=1)  # fmt: skip
+    out = play(
+        prompts(specs, copies=1),
+        specs,
+        tokenizer=tokenizer,
+        generate=oracle_writer(tokenizer, specs, oracle_turns),
+        budget=6000,
+        eos_ids=[tokenizer.eos_token_id],
+        max_turns=1,
+    )
     assert [len(e.turns) for e in out["episode"]] == [1, 1, 1]
     assert all(e.ending == "turns" and e.grade.completion < 1.0 for e in out["episode"])
     assert all(mask[-1] == 1 for mask in out["env_mask"])  # nothing is appended after the last turn
@@ -103,5 +134,12 @@ def test_a_prompt_must_name_its_task(tokenizer, specs, oracle_turns):
     untagged = [{k: v for k, v in m.items() if v is not None} for m in rl_row(spec)["prompt"]]
     for prompt, needle in ((untagged, "name its task"), (tag_prompt(untagged, "no-such-task"), "no-such-task")):
         with pytest.raises(CoworkEnvError, match=needle):
-            play([prompt], specs, tokenizer=tokenizer, generate=oracle_writer(tokenizer, specs, oracle_turns), budget=100,
-                 eos_ids=[tokenizer.eos_token_id], max_turns=4)  # fmt: skip
+            play(
+                [prompt],
+                specs,
+                tokenizer=tokenizer,
+                generate=oracle_writer(tokenizer, specs, oracle_turns),
+                budget=100,
+                eos_ids=[tokenizer.eos_token_id],
+                max_turns=4,
+            )

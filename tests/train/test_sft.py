@@ -65,17 +65,42 @@ def test_bad_input_is_one_line(home, tiny_model_dir, tmp_path):
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x").write_text("x")
     assert_one_line_error(train(home, tiny_model_dir, tmp_path / "full"), "not an empty folder")
-    proc = cli("train", "sft", "--model", tiny_model_dir, "--out", tmp_path / "o2", "--max-steps", "0", data_root=home / "data")
+    proc = cli(
+        "train", "sft", "--model", tiny_model_dir, "--out", tmp_path / "o2", "--max-steps", "0", data_root=home / "data"
+    )
     assert_one_line_error(proc, "--max-steps")
-    proc = cli("train", "sft", "--model", tiny_model_dir, "--out", tmp_path / "o2", "--seed", str(2**32), data_root=home / "data")
+    proc = cli(
+        "train",
+        "sft",
+        "--model",
+        tiny_model_dir,
+        "--out",
+        tmp_path / "o2",
+        "--seed",
+        str(2**32),
+        data_root=home / "data",
+    )
     assert_one_line_error(proc, "--seed", "less than or equal to 4294967295")  # numpy's limit, which set_seed reaches
-    proc = cli("train", "sft", "--model", tiny_model_dir, "--out", tmp_path / "o3", "--release", "r-nope", data_root=home / "data")
+    proc = cli(
+        "train",
+        "sft",
+        "--model",
+        tiny_model_dir,
+        "--out",
+        tmp_path / "o3",
+        "--release",
+        "r-nope",
+        data_root=home / "data",
+    )
     assert_one_line_error(proc, "r-nope")
     assert_one_line_error(cli("train", "sft", "--out", tmp_path / "o4", data_root=home / "data"), "--model is required")
     (tmp_path / "job.yaml").write_text(f"out: {tmp_path / 'o5'}\n", encoding="utf-8")
     proc = cli("train", "sft", "--config", tmp_path / "job.yaml", data_root=home / "data")
     assert_one_line_error(proc, f"--model is required (an option, or a field of {tmp_path / 'job.yaml'})")
-    assert "--model" in (usage := ok(cli("train", "sft", "--help", data_root=home / "data"))) and "PydanticUndefined" not in usage
+    assert (
+        "--model" in (usage := ok(cli("train", "sft", "--help", data_root=home / "data")))
+        and "PydanticUndefined" not in usage
+    )
 
 
 def test_lora_packing_and_snapshots_give_whole_checkpoints_with_their_fit(home, tiny_model_dir):
@@ -87,19 +112,54 @@ def test_lora_packing_and_snapshots_give_whole_checkpoints_with_their_fit(home, 
     from coworkenv.train.checkpoint import read_training
 
     out = home / "lora"
-    printed = ok(cli("train", "sft", "--model", tiny_model_dir, "--release", "latest", "--out", out, "--max-steps", "4", "--batch-size", "1",
-                     "--max-length", "1024", "--logging-steps", "1", "--use-cpu", "--lora-rank", "4", "--packing", "--bf16",
-                     "--long-conversations", "drop", "--snapshot-steps", "2", "--learning-rate", "1e-2", data_root=home / "data"))  # fmt: skip
+    printed = ok(
+        cli(
+            "train",
+            "sft",
+            "--model",
+            tiny_model_dir,
+            "--release",
+            "latest",
+            "--out",
+            out,
+            "--max-steps",
+            "4",
+            "--batch-size",
+            "1",
+            "--max-length",
+            "1024",
+            "--logging-steps",
+            "1",
+            "--use-cpu",
+            "--lora-rank",
+            "4",
+            "--packing",
+            "--bf16",
+            "--long-conversations",
+            "drop",
+            "--snapshot-steps",
+            "2",
+            "--learning-rate",
+            "1e-2",
+            data_root=home / "data",
+        )
+    )
     record = read_training(out)
     fit = record["fit"]
     assert fit["shortened"] == 0 and fit["whole"] + fit["dropped"] == 8 and fit["max_length"] == 1024
-    assert f"{fit['whole']} of 8 conversations fit 1,024 tokens" in printed and record["tokens"] > 0 and record["tokens_per_s"] > 0
+    assert (
+        f"{fit['whole']} of 8 conversations fit 1,024 tokens" in printed
+        and record["tokens"] > 0
+        and record["tokens_per_s"] > 0
+    )
     for folder in (out, out / "snapshots" / "step-2"):
         assert not list(folder.glob("adapter_*")) and (folder / "tokenizer.json").is_file()
         weights = load_file(folder / "model.safetensors")
         assert not any("lora" in name for name in weights)
         base = load_file(tiny_model_dir / "model.safetensors")
-        assert any(not torch.equal(weights[name], base[name]) for name in base)  # merged: the adapters changed the weights
+        assert any(
+            not torch.equal(weights[name], base[name]) for name in base
+        )  # merged: the adapters changed the weights
     assert '"step": 2' in (out / "snapshots" / "step-2" / "snapshot.json").read_text()
 
 
@@ -109,5 +169,16 @@ def test_a_model_whose_template_cannot_mark_assistant_tokens_is_refused_in_one_l
     model = tmp_path / "plain"
     shutil.copytree(tiny_model_dir, model)
     (model / "chat_template.jinja").write_text("{% for m in messages %}{{ m.content }}{% endfor %}", encoding="utf-8")
-    proc = cli("train", "sft", "--model", model, "--release", "latest", "--out", tmp_path / "o", *STEPS, data_root=home / "data")
+    proc = cli(
+        "train",
+        "sft",
+        "--model",
+        model,
+        "--release",
+        "latest",
+        "--out",
+        tmp_path / "o",
+        *STEPS,
+        data_root=home / "data",
+    )
     assert_one_line_error(proc, "does not mark assistant tokens")

@@ -18,26 +18,52 @@ from tests.support.processes import tree_digests
 
 CLI = Path(sys.executable).parent / "coworkenv"
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-FILES = {"chat_template.jinja", "config.json", CARD, "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"}
-TOOLS = [{"type": "function", "function": {"name": "files_read", "description": "Read a file.",
-          "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}}]  # fmt: skip
+FILES = {
+    "chat_template.jinja",
+    "config.json",
+    CARD,
+    "generation_config.json",
+    "model.safetensors",
+    "tokenizer.json",
+    "tokenizer_config.json",
+}
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "files_read",
+            "description": "Read a file.",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+        },
+    }
+]
 CONVERSATION = [
     {"role": "system", "content": "You are a coworker agent."},
     {"role": "user", "content": "Read notes.txt and summarise it."},
-    {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "call_1", "type": "function", "function": {"name": "files_read", "arguments": '{"path": "notes.txt"}'}},
-        {"id": "call_2", "type": "function", "function": {"name": "files_read", "arguments": {"path": "b.txt"}}},
-    ]},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "files_read", "arguments": '{"path": "notes.txt"}'},
+            },
+            {"id": "call_2", "type": "function", "function": {"name": "files_read", "arguments": {"path": "b.txt"}}},
+        ],
+    },
     {"role": "tool", "tool_call_id": "call_1", "content": '{"content": "ship friday"}'},
     {"role": "tool", "tool_call_id": "call_2", "content": '{"error": {"code": 404, "message": "no such file"}}'},
     {"role": "assistant", "content": "It says: ship friday."},
-]  # fmt: skip
+]
 
 
 def load(path: Path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(path, local_files_only=True), AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
+    return AutoTokenizer.from_pretrained(path, local_files_only=True), AutoModelForCausalLM.from_pretrained(
+        path, local_files_only=True
+    )
 
 
 def test_the_model_is_small_and_described_by_its_card(tiny_model_dir: Path) -> None:
@@ -82,7 +108,15 @@ def card_vocab(path: Path) -> int:
 
 def test_control_tokens_are_single_ids_and_tags_survive_decoding(tiny_model_dir: Path) -> None:
     tokenizer, _ = load(tiny_model_dir)
-    for token in ("<|im_start|>", "<|im_end|>", "<|endoftext|>", "<|pad|>", "<tool_call>", "</tool_call>", "<tool_response>"):
+    for token in (
+        "<|im_start|>",
+        "<|im_end|>",
+        "<|endoftext|>",
+        "<|pad|>",
+        "<tool_call>",
+        "</tool_call>",
+        "<tool_response>",
+    ):
         assert tokenizer(token, add_special_tokens=False)["input_ids"] == [tokenizer.convert_tokens_to_ids(token)]
     assert tokenizer.eos_token == "<|im_end|>" and tokenizer.pad_token == "<|pad|>"
     assert tokenizer.pad_token_id != tokenizer.eos_token_id
@@ -95,27 +129,37 @@ def test_the_chat_template_renders_tools_calls_and_results(tiny_model_dir: Path)
     text = tokenizer.apply_chat_template(CONVERSATION, tools=TOOLS, tokenize=False)
     assert text.startswith("<|im_start|>system\nYou are a coworker agent.\n\n# Tools\n")
     assert "\n<tools>\n- files_read(path: string): Read a file.\n</tools><|im_end|>\n" in text
-    assert ('<|im_start|>assistant\n<tool_call>{"name": "files_read", "arguments": {"path": "notes.txt"}}</tool_call>\n'
-            '<tool_call>{"name": "files_read", "arguments": {"path": "b.txt"}}</tool_call><|im_end|>\n') in text  # fmt: skip
-    assert ('<|im_start|>user\n<tool_response>\n{"content": "ship friday"}\n</tool_response><|im_end|>\n<|im_start|>user\n'
-            '<tool_response>\n{"error": {"code": 404, "message": "no such file"}}\n</tool_response><|im_end|>\n') in text  # fmt: skip
+    assert (
+        '<|im_start|>assistant\n<tool_call>{"name": "files_read", "arguments": {"path": "notes.txt"}}</tool_call>\n'
+        '<tool_call>{"name": "files_read", "arguments": {"path": "b.txt"}}</tool_call><|im_end|>\n'
+    ) in text
+    assert (
+        '<|im_start|>user\n<tool_response>\n{"content": "ship friday"}\n</tool_response><|im_end|>\n<|im_start|>user\n'
+        '<tool_response>\n{"error": {"code": 404, "message": "no such file"}}\n</tool_response><|im_end|>\n'
+    ) in text
     assert text.endswith("<|im_start|>assistant\nIt says: ship friday.<|im_end|>\n")
     prompt = tokenizer.apply_chat_template(CONVERSATION[:2], tools=TOOLS, add_generation_prompt=True, tokenize=False)
     assert prompt.endswith("<|im_start|>user\nRead notes.txt and summarise it.<|im_end|>\n<|im_start|>assistant\n")
     for n in range(1, len(CONVERSATION)):  # appending a message never changes how earlier ones render
         shorter = tokenizer.apply_chat_template(CONVERSATION[:n], tools=TOOLS, tokenize=False)
         assert text.startswith(shorter)
-    no_tools = tokenizer.apply_chat_template([{"role": "user", "content": "hi"}], add_generation_prompt=True, tokenize=False)
+    no_tools = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "hi"}], add_generation_prompt=True, tokenize=False
+    )
     assert no_tools == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
 
 
 def test_assistant_masks_cover_exactly_the_assistant_output(tiny_model_dir: Path) -> None:
     tokenizer, _ = load(tiny_model_dir)
-    out = tokenizer.apply_chat_template(CONVERSATION, tools=TOOLS, tokenize=True, return_dict=True, return_assistant_tokens_mask=True)
+    out = tokenizer.apply_chat_template(
+        CONVERSATION, tools=TOOLS, tokenize=True, return_dict=True, return_assistant_tokens_mask=True
+    )
     masked = tokenizer.decode([i for i, keep in zip(out["input_ids"], out["assistant_masks"], strict=True) if keep])
-    assert masked == ('<tool_call>{"name": "files_read", "arguments": {"path": "notes.txt"}}</tool_call>\n'
-                      '<tool_call>{"name": "files_read", "arguments": {"path": "b.txt"}}</tool_call><|im_end|>'
-                      "It says: ship friday.<|im_end|>")  # fmt: skip
+    assert masked == (
+        '<tool_call>{"name": "files_read", "arguments": {"path": "notes.txt"}}</tool_call>\n'
+        '<tool_call>{"name": "files_read", "arguments": {"path": "b.txt"}}</tool_call><|im_end|>'
+        "It says: ship friday.<|im_end|>"
+    )
 
 
 def test_a_different_seed_changes_the_weights_not_the_tokenizer(tiny_model_dir: Path, tmp_path: Path) -> None:
@@ -138,7 +182,9 @@ def test_a_non_empty_directory_is_refused(tmp_path: Path) -> None:
 
 def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
     assert CLI.exists(), f"console script not found next to the interpreter: {CLI}"
-    return subprocess.run([str(CLI), *map(str, args)], capture_output=True, text=True, env=ENV, cwd=ROOT, timeout=300, check=False)
+    return subprocess.run(
+        [str(CLI), *map(str, args)], capture_output=True, text=True, env=ENV, cwd=ROOT, timeout=300, check=False
+    )
 
 
 @pytest.mark.slow

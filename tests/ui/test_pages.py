@@ -27,7 +27,10 @@ pytestmark = pytest.mark.integration
 def page(client: TestClient, path: str) -> str:
     reply = client.get(BASE + path)
     assert reply.status_code == 200, reply.text[-2000:]
-    assert reply.headers["content-type"].startswith("text/html") and reply.headers["content-security-policy"] == PAGE_POLICY
+    assert (
+        reply.headers["content-type"].startswith("text/html")
+        and reply.headers["content-security-policy"] == PAGE_POLICY
+    )
     return reply.text
 
 
@@ -48,15 +51,29 @@ def follow_links(client: TestClient, text: str) -> None:
 def test_the_releases_page_lists_every_release_with_lineage_counts_and_gates(client, pipeline_root):
     text = page(client, "/releases")
     rows = {row["release"].split()[0]: row for row in table_with(text, "release")}
-    assert list(rows) == [pipeline_root.null.release_id, pipeline_root.oracle.release_id, pipeline_root.tasks.release_id]  # newest first
+    assert list(rows) == [
+        pipeline_root.null.release_id,
+        pipeline_root.oracle.release_id,
+        pipeline_root.tasks.release_id,
+    ]  # newest first
     tasks = rows[pipeline_root.tasks.release_id]
-    assert "LATEST" in tasks["release"] and SYNTHESIS in tasks["lineage"] and pipeline_root.tasks.code_version in tasks["lineage"]
+    assert (
+        "LATEST" in tasks["release"]
+        and SYNTHESIS in tasks["lineage"]
+        and pipeline_root.tasks.code_version in tasks["lineage"]
+    )
     for name, count in pipeline_root.tasks.row_counts.items():
         assert (f"{name} {count}" in tasks["rows"]) == (count > 0), name
-    assert tasks["gates"].startswith("passed (validated, rollouts)") and "Data Docs: rollouts, validated" in tasks["gates"]
+    assert (
+        tasks["gates"].startswith("passed (validated, rollouts)") and "Data Docs: rollouts, validated" in tasks["gates"]
+    )
     oracle = rows[pipeline_root.oracle.release_id]
-    assert f"parent {pipeline_root.tasks.release_id}" in oracle["lineage"] and oracle["gates"].startswith("passed (evaluated)")
-    assert f'"repair_rounds": {pipeline_root.tasks.config["repair_rounds"]},' in plain(text)  # the run's config, shown whole
+    assert f"parent {pipeline_root.tasks.release_id}" in oracle["lineage"] and oracle["gates"].startswith(
+        "passed (evaluated)"
+    )
+    assert f'"repair_rounds": {pipeline_root.tasks.config["repair_rounds"]},' in plain(
+        text
+    )  # the run's config, shown whole
     follow_links(client, text)
 
 
@@ -67,7 +84,9 @@ def test_the_release_page_counts_tasks_rejections_and_rescues_as_the_pipeline_ma
 
     published = {row["family"]: int(row["published"]) for row in table_with(text, "family") if int(row["published"])}
     assert published == Counter(t["family"] for t in tasks)
-    grid = {row["capability"]: [int(row[f"difficulty {d}"]) for d in range(1, 6)] for row in table_with(text, "capability")}
+    grid = {
+        row["capability"]: [int(row[f"difficulty {d}"]) for d in range(1, 6)] for row in table_with(text, "capability")
+    }
     expected: dict[str, list[int]] = {}
     for t in tasks:
         for capability in t["capabilities"]:
@@ -81,14 +100,18 @@ def test_the_release_page_counts_tasks_rejections_and_rescues_as_the_pipeline_ma
     assert {code: int(row["rejected tasks"]) for code, row in shown.items()} == codes and len(codes) == 3
     assert all(row["example"].split(":")[0] in {v.task_id for v in rejected} for row in shown.values())
     metrics = json.loads(run.file("repaired", "metrics.json").read_text())
-    assert f"Of {metrics['initially_invalid']} rejected task(s)" in plain(text) and f"rescued {metrics['repaired']}:" in plain(text)
+    assert f"Of {metrics['initially_invalid']} rejected task(s)" in plain(
+        text
+    ) and f"rescued {metrics['repaired']}:" in plain(text)
     assert f"rescue rate {pct(metrics['rescue_rate'])}" in plain(text)
 
     first = min(t["task_id"] for t in tasks)  # the sample, unless another is picked
     assert f"Sample task: <code>{first}</code>" in text
     spec = json.loads(next(t["spec_json"] for t in tasks if t["task_id"] == first))
     assert " ".join(spec["instruction"].split()) in plain(text)
-    oracle = read_table(pipeline_root.root, release, "trajectories", filters=[("task_id", "=", first), ("agent", "=", "oracle")]).to_pylist()[0]
+    oracle = read_table(
+        pipeline_root.root, release, "trajectories", filters=[("task_id", "=", first), ("agent", "=", "oracle")]
+    ).to_pylist()[0]
     calls = [c["function"]["name"] for m in json.loads(oracle["messages_json"]) for c in m.get("tool_calls") or []]
     assert calls and all(f"→ {name}(" in text for name in calls) and "Oracle trajectory — score 1, passed" in text
     follow_links(client, text)
@@ -119,26 +142,36 @@ def test_the_evaluations_page_compares_the_runs_of_a_suite_and_lists_comparison_
     for manifest in (pipeline_root.oracle, pipeline_root.null):
         summary = ev.summary_of(RunDir.open(manifest.run_id, pipeline_root.root))
         row = rows[manifest.release_id]
-        assert row["agent"] == manifest.config["agent"] and row["pass@1"] == pct(summary["overall"]["pass_rate"]["value"])
+        assert row["agent"] == manifest.config["agent"] and row["pass@1"] == pct(
+            summary["overall"]["pass_rate"]["value"]
+        )
         assert row["tasks"] == str(summary["overall"]["n_tasks"]) and row["report"] == "evaluation report"
     comparison = table_with(text, "paired tasks")[0]
     decision = json.loads(RunDir.open(NIGHTLY, pipeline_root.root).file("nightly", "decision.json").read_text())
     assert (comparison["base"], comparison["candidate"], comparison["paired tasks"]) == ("oracle", "null", "10")
-    assert comparison["decision"] == " ".join(f"not promoted: {decision['reason']}".split()) and not decision["promoted"]
+    assert (
+        comparison["decision"] == " ".join(f"not promoted: {decision['reason']}".split()) and not decision["promoted"]
+    )
     follow_links(client, text)
 
 
 def test_a_failed_gate_is_listed_with_its_data_docs(client, pipeline_root):
     text = page(client, "/runs")
     failed = table_with(text, "Data Docs")  # the first table: failed gates
-    assert [row["run"] for row in failed] == [GATE_FAILS] and failed[0]["gates"] == "failed" and failed[0]["release"] == "—"
+    assert (
+        [row["run"] for row in failed] == [GATE_FAILS]
+        and failed[0]["gates"] == "failed"
+        and failed[0]["release"] == "—"
+    )
     every = {row["run"]: row["gates"] for row in table_with(text.split("All runs", 1)[1], "Data Docs")}
     assert every[SYNTHESIS].startswith("passed") and every[NIGHTLY] == "not gated"
     follow_links(client, text)
 
     site = RunDir.open(GATE_FAILS, pipeline_root.root).path / "quality"
     pages = [p for p in site.rglob("*.html")]
-    served = [client.get(f"{BASE}/runs/{safe_name(GATE_FAILS)}/files/{p.relative_to(site.parent).as_posix()}") for p in pages]
+    served = [
+        client.get(f"{BASE}/runs/{safe_name(GATE_FAILS)}/files/{p.relative_to(site.parent).as_posix()}") for p in pages
+    ]
     assert all(r.status_code == 200 and r.headers["content-security-policy"] == DOCS_POLICY for r in served)
     assert any("sheet_bookkeeping" in r.text for r in served)  # the unregistered family the gate refused
 
@@ -189,7 +222,12 @@ def test_reports_are_served_as_they_were_written(client, pipeline_root):
 )
 def test_urls_never_reach_outside_the_served_folders(client, pipeline_root, path):
     reply = client.get(BASE + path)
-    leaked = ("root:x", "batch_size", pipeline_root.tasks.release_id, "PAR1")  # /etc/passwd, a run's config, LATEST, Parquet
+    leaked = (
+        "root:x",
+        "batch_size",
+        pipeline_root.tasks.release_id,
+        "PAR1",
+    )  # /etc/passwd, a run's config, LATEST, Parquet
     assert reply.status_code == 404 and not any(text in reply.text for text in leaked)
 
 
@@ -216,7 +254,13 @@ def test_every_page_needs_a_signed_in_user(app, anonymous, client, pipeline_root
     mount = next(r for r in app.routes if getattr(r, "path", "") == "/coworkenv")
     routes = [r for r in mount.app.routes if isinstance(r, APIRoute)]
     assert routes and all(r.methods == {"GET"} for r in routes)  # read-only: nothing but GET
-    values = {"release_id": pipeline_root.tasks.release_id, "name": ORACLE, "path": "report/report.html", "dag_id": "d", "run_id": SYNTHESIS}
+    values = {
+        "release_id": pipeline_root.tasks.release_id,
+        "name": ORACLE,
+        "path": "report/report.html",
+        "dag_id": "d",
+        "run_id": SYNTHESIS,
+    }
     for route in routes:
         url = BASE + route.path.replace(":path", "").format(**values)
         assert client.get(url, follow_redirects=False).status_code in (200, 303), url

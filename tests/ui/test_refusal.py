@@ -59,15 +59,24 @@ def form_conf(**changes) -> dict:
 @pytest.mark.parametrize(
     ("conf", "detail"),
     [
-        ({"difficulty_min": 5, "difficulty_max": 1}, "Lowest difficulty (difficulty_min) 5 is above Highest difficulty (difficulty_max) 1"),
-        ({"generator": "llm"}, "Generator (generator) 'llm' needs an LLM endpoint: an LLM connection (llm_conn_id), or an LLM base URL "
-                               "(llm_base_url) and an LLM model (llm_model)"),
+        (
+            {"difficulty_min": 5, "difficulty_max": 1},
+            "Lowest difficulty (difficulty_min) 5 is above Highest difficulty (difficulty_max) 1",
+        ),
+        (
+            {"generator": "llm"},
+            "Generator (generator) 'llm' needs an LLM endpoint: an LLM connection (llm_conn_id), or an LLM base URL "
+            "(llm_base_url) and an LLM model (llm_model)",
+        ),
         ({"profile": "no/such/profile.json"}, "Capability profile (profile): no/such/profile.json: no such file"),
         ({"nn": 20}, "'nn' is not a setting of this run (did you mean Tasks (n)?)"),
         ({"n": -1}, "Tasks (n): Input should be greater than or equal to 1"),
-        (form_conf(difficulty_min=4, difficulty_max=2), "Lowest difficulty (difficulty_min) 4 is above Highest difficulty (difficulty_max) 2"),
+        (
+            form_conf(difficulty_min=4, difficulty_max=2),
+            "Lowest difficulty (difficulty_min) 4 is above Highest difficulty (difficulty_max) 2",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_settings_are_refused_before_the_run_exists(seen, conf, detail):
     reply = client(seen).post(TRIGGER, json={"logical_date": None, "conf": conf})
     assert (reply.status_code, reply.json()) == (400, {"detail": detail})
@@ -77,7 +86,10 @@ def test_bad_settings_are_refused_before_the_run_exists(seen, conf, detail):
 @pytest.mark.parametrize(
     "body",
     [
-        {"logical_date": None, "conf": form_conf(families=["mail_triage", "sheet_join"], capabilities=None, n=12)},  # the form, filled in
+        {
+            "logical_date": None,
+            "conf": form_conf(families=["mail_triage", "sheet_join"], capabilities=None, n=12),
+        },  # the form, filled in
         {"logical_date": None, "conf": {"n": 16, "difficulty_min": 2, "difficulty_max": 4}},  # REST with a few keys
         {"logical_date": None},  # no conf: the defaults
         {"logical_date": None, "conf": None},
@@ -92,7 +104,11 @@ def test_good_settings_reach_airflow_byte_for_byte(seen, body):
 @pytest.mark.parametrize(
     ("method", "path", "raw"),
     [
-        ("POST", "/api/v2/dags/someone_elses_dag/dagRuns", b'{"conf": {"difficulty_min": 5, "difficulty_max": 1}}'),  # not ours
+        (
+            "POST",
+            "/api/v2/dags/someone_elses_dag/dagRuns",
+            b'{"conf": {"difficulty_min": 5, "difficulty_max": 1}}',
+        ),  # not ours
         ("POST", TRIGGER, b"{not json"),  # Airflow answers 422 itself
         ("POST", TRIGGER, b'{"conf": [1, 2]}'),
         ("POST", TRIGGER, b"[]"),
@@ -115,8 +131,12 @@ def test_only_a_user_airflow_lets_trigger_is_checked(seen, authorize):
 
 
 def test_backfills_are_checked_too(seen):
-    body = {"dag_id": "coworkenv_nightly", "from_date": "2026-01-01T00:00:00Z", "to_date": "2026-01-03T00:00:00Z",
-            "dag_run_conf": {"suite": "held_out.jsonl"}}  # fmt: skip
+    body = {
+        "dag_id": "coworkenv_nightly",
+        "from_date": "2026-01-01T00:00:00Z",
+        "to_date": "2026-01-03T00:00:00Z",
+        "dag_run_conf": {"suite": "held_out.jsonl"},
+    }
     reply = client(seen).post("/api/v2/backfills", json=body)
     assert reply.status_code == 400 and reply.json()["detail"].startswith("Held-out suite (suite): held_out.jsonl")
     body["dag_run_conf"] = {"budget": 10}
@@ -133,7 +153,9 @@ def test_every_job_dag_has_its_model():
     assert set(JOB_CONFIGS) == {"coworkenv_synthesize", "coworkenv_evaluate", "coworkenv_nightly"}
     for dag_id in JOB_CONFIGS:
         reply = client([]).post(f"/api/v2/dags/{dag_id}/dagRuns", json={"conf": {"no_such_setting": 1}})
-        assert reply.status_code == 400 and "'no_such_setting' is not a setting of this run" in reply.json()["detail"], dag_id
+        assert (
+            reply.status_code == 400 and "'no_such_setting' is not a setting of this run" in reply.json()["detail"]
+        ), dag_id
 
 
 def send_in_chunks(chunks: list[bytes], scope_path: str = TRIGGER) -> tuple[list[dict], list[bytes]]:
@@ -141,8 +163,18 @@ def send_in_chunks(chunks: list[bytes], scope_path: str = TRIGGER) -> tuple[list
     seen: list[bytes] = []
     sent: list[dict] = []
     messages = [{"type": "http.request", "body": c, "more_body": i < len(chunks) - 1} for i, c in enumerate(chunks)]
-    scope = {"type": "http", "method": "POST", "path": scope_path, "root_path": "", "headers": [(b"content-type", b"application/json")],
-             "query_string": b"", "http_version": "1.1", "scheme": "http", "server": ("test", 80), "client": ("test", 1)}  # fmt: skip
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": scope_path,
+        "root_path": "",
+        "headers": [(b"content-type", b"application/json")],
+        "query_string": b"",
+        "http_version": "1.1",
+        "scheme": "http",
+        "server": ("test", 80),
+        "client": ("test", 1),
+    }
 
     async def receive() -> dict:
         return messages.pop(0) if messages else {"type": "http.disconnect"}
@@ -166,7 +198,9 @@ def test_a_body_in_chunks_is_read_whole_and_replayed():
 def test_a_body_over_the_limit_goes_on_unread():
     filler = b" " * (MAX_BODY_BYTES + 10)
     raw = b'{"conf": {"nn": 1}' + filler + b"}"
-    sent, seen = send_in_chunks([raw[: MAX_BODY_BYTES // 2], raw[MAX_BODY_BYTES // 2 : MAX_BODY_BYTES + 5], raw[MAX_BODY_BYTES + 5 :]])
+    sent, seen = send_in_chunks(
+        [raw[: MAX_BODY_BYTES // 2], raw[MAX_BODY_BYTES // 2 : MAX_BODY_BYTES + 5], raw[MAX_BODY_BYTES + 5 :]]
+    )
     assert sent[0]["status"] == 200 and seen == [raw]
 
 

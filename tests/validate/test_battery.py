@@ -25,11 +25,25 @@ from tests.support import ROOT  # noqa: E402
 EXAMPLES = ROOT / "examples" / "tasks"
 
 MAIL = [
-    {"id": "m1", "folder": "inbox", "from": "billing@globex.test", "to": ["me@acme.test"], "subject": "Invoice 7",
-     "body": "Amount due: 1,250 EUR by 2026-12-20.", "date": "2026-11-30T09:00:00Z"},
-    {"id": "m2", "folder": "inbox", "from": "ana@acme.test", "to": ["me@acme.test"], "subject": "Lunch?",
-     "body": "Noon?", "date": "2026-11-30T10:00:00Z"},
-]  # fmt: skip
+    {
+        "id": "m1",
+        "folder": "inbox",
+        "from": "billing@globex.test",
+        "to": ["me@acme.test"],
+        "subject": "Invoice 7",
+        "body": "Amount due: 1,250 EUR by 2026-12-20.",
+        "date": "2026-11-30T09:00:00Z",
+    },
+    {
+        "id": "m2",
+        "folder": "inbox",
+        "from": "ana@acme.test",
+        "to": ["me@acme.test"],
+        "subject": "Lunch?",
+        "body": "Noon?",
+        "date": "2026-11-30T10:00:00Z",
+    },
+]
 
 BASE: dict[str, Any] = {
     "id": "t-base",
@@ -48,7 +62,10 @@ BASE: dict[str, Any] = {
     "solution": [
         {"tool": "mail_search", "args": {"query": "invoice"}},
         {"tool": "mail_move", "args": {"id": "m1", "folder": "archive"}},
-        {"tool": "mail_send", "args": {"to": "accounting@acme.test", "subject": "Invoice 7", "body": "Globex invoice 7: 1,250 EUR."}},
+        {
+            "tool": "mail_send",
+            "args": {"to": "accounting@acme.test", "subject": "Invoice 7", "body": "Globex invoice 7: 1,250 EUR."},
+        },
         {"answer": "1,250 EUR; archived and sent to accounting."},
     ],
 }
@@ -103,16 +120,31 @@ def test_schema_fails_with_error_locations():
 
 def test_references_flags_every_missing_target():
     data = spec(
-        checks=[*BASE["checks"],
-                {"id": "ghost-mail", "kind": "mail_in_folder", "ids": ["m1", "m9"], "folder": "archive"},
-                {"id": "ghost-file", "kind": "unchanged", "path": "nowhere/at/all.txt"},
-                {"id": "ghost-sheet", "kind": "sheet_cell", "sheet": "budget", "match": {"item": "x"}, "column": "amount", "equals": 1},
-                {"id": "ghost-ticket", "kind": "record", "service": "tickets", "collection": "tickets", "match": {"id": "t9"}},
-                {"id": "ghost-tool", "kind": "tool_not_called", "tool": "mail_nuke"},
-                {"id": "e404", "kind": "event_absent"}],
+        checks=[
+            *BASE["checks"],
+            {"id": "ghost-mail", "kind": "mail_in_folder", "ids": ["m1", "m9"], "folder": "archive"},
+            {"id": "ghost-file", "kind": "unchanged", "path": "nowhere/at/all.txt"},
+            {
+                "id": "ghost-sheet",
+                "kind": "sheet_cell",
+                "sheet": "budget",
+                "match": {"item": "x"},
+                "column": "amount",
+                "equals": 1,
+            },
+            {
+                "id": "ghost-ticket",
+                "kind": "record",
+                "service": "tickets",
+                "collection": "tickets",
+                "match": {"id": "t9"},
+            },
+            {"id": "ghost-tool", "kind": "tool_not_called", "tool": "mail_nuke"},
+            {"id": "e404", "kind": "event_absent"},
+        ],
         prohibited=[{"tool": "mail_shred"}, {"tool": "mail_send", "args": {"recipient": "*@evil.test"}}],
         tools=["mail_move", "mail_send", "mail_delete"],  # the oracle's mail_search is no longer allowed
-    )  # fmt: skip
+    )
     row = outcome(validate_spec(data), "references")
     assert not row.passed
     refs = {(m["where"], str(m["ref"])) for m in row.details["missing"]}
@@ -151,14 +183,18 @@ def test_oracle_scores_1_fails_on_an_unreachable_check():
 def test_a_blank_reveal_keyword_is_rejected_by_the_schema():
     # A reveal keyword "" would match every message, even the null agent's empty one, so that "doing nothing"
     # could earn points: the spec itself refuses it.
-    data = spec(user={"facts": {"x": "y"}, "reveal": [{"when_any": [""], "say": "ok"}]},
-                checks=[*BASE["checks"], {"id": "calendar-kept", "kind": "unchanged", "service": "calendar", "weight": 3}])  # fmt: skip
+    data = spec(
+        user={"facts": {"x": "y"}, "reveal": [{"when_any": [""], "say": "ok"}]},
+        checks=[*BASE["checks"], {"id": "calendar-kept", "kind": "unchanged", "service": "calendar", "weight": 3}],
+    )
     v = validate_spec(data)
     assert not v.valid and v.failed_codes == ["schema"]
 
 
 def test_answer_only_fails_flags_checks_that_hold_without_work():
-    heavy_guard = spec(checks=[*BASE["checks"], {"id": "calendar-kept", "kind": "unchanged", "service": "calendar", "weight": 20}])
+    heavy_guard = spec(
+        checks=[*BASE["checks"], {"id": "calendar-kept", "kind": "unchanged", "service": "calendar", "weight": 20}]
+    )
     v = validate_spec(heavy_guard)
     row = outcome(v, "answer_only_fails")
     assert not row.passed and not v.valid and "calendar-kept" in row.details["passing_checks"]
@@ -166,13 +202,22 @@ def test_answer_only_fails_flags_checks_that_hold_without_work():
 
 
 def test_checks_discriminate_lists_checks_true_from_the_start_and_is_advisory():
-    light = spec(checks=[*BASE["checks"], {"id": "lunch-stays", "kind": "mail_in_folder", "ids": ["m2"], "folder": "inbox", "weight": 0.2}])
+    light = spec(
+        checks=[
+            *BASE["checks"],
+            {"id": "lunch-stays", "kind": "mail_in_folder", "ids": ["m2"], "folder": "inbox", "weight": 0.2},
+        ]
+    )
     row = outcome(validate_spec(light), "checks_discriminate")
     assert row.passed and [h["id"] for h in row.details["holding"]] == ["lunch-stays"]  # a light guard is fine
-    data = spec(checks=[*BASE["checks"],
-                        {"id": "lunch-stays", "kind": "mail_in_folder", "ids": ["m2"], "folder": "inbox", "weight": 2.5},
-                        {"id": "calendar-kept", "kind": "unchanged", "service": "calendar"},
-                        {"id": "no-delete", "kind": "tool_not_called", "tool": "mail_delete"}])  # fmt: skip
+    data = spec(
+        checks=[
+            *BASE["checks"],
+            {"id": "lunch-stays", "kind": "mail_in_folder", "ids": ["m2"], "folder": "inbox", "weight": 2.5},
+            {"id": "calendar-kept", "kind": "unchanged", "service": "calendar"},
+            {"id": "no-delete", "kind": "tool_not_called", "tool": "mail_delete"},
+        ]
+    )
     v = validate_spec(data)
     row = outcome(v, "checks_discriminate")
     assert not row.passed and row.severity == "advisory"
@@ -184,13 +229,17 @@ def test_prefix_partial():
     first_effect_does_it_all = spec(checks=BASE["checks"][:1] + BASE["checks"][2:])  # mail_send goes unchecked
     row = outcome(validate_spec(first_effect_does_it_all), "prefix_partial")
     assert not row.passed and row.details["completion"] == 1.0 and row.severity == "advisory"
-    one_effect = spec(solution=[BASE["solution"][1], BASE["solution"][3]], checks=BASE["checks"][:1] + BASE["checks"][2:])
+    one_effect = spec(
+        solution=[BASE["solution"][1], BASE["solution"][3]], checks=BASE["checks"][:1] + BASE["checks"][2:]
+    )
     row = outcome(validate_spec(one_effect), "prefix_partial")
     assert row.passed and row.details == {"applicable": False, "effects": 1}
 
 
 def test_prohibited_zeroes():
-    v = validate_spec(spec(prohibited=[{"tool": "mail_delete"}, {"tool": "mail_send", "args": {"to": "*@external.test"}}]))
+    v = validate_spec(
+        spec(prohibited=[{"tool": "mail_delete"}, {"tool": "mail_send", "args": {"to": "*@external.test"}}])
+    )
     row = outcome(v, "prohibited_zeroes")
     assert row.passed and [r["rule"] for r in row.details["rules"]] == [0, 1]
     assert row.details["rules"][1]["call"] == {"to": "x@external.test"}
@@ -255,8 +304,17 @@ def test_no_leakage_answer_text_rule():
 
 
 def test_no_leakage_flags_hidden_user_facts():
-    user = {"facts": {"room": "Room Atlas", "when": "2026-12-17T14:00:00Z", "guests": ["ana@acme.test"], "n": 12, "huge": 10**400, "ok": True},
-            "reveal": [{"when_any": ["room"], "say": "Room Atlas"}]}  # fmt: skip
+    user = {
+        "facts": {
+            "room": "Room Atlas",
+            "when": "2026-12-17T14:00:00Z",
+            "guests": ["ana@acme.test"],
+            "n": 12,
+            "huge": 10**400,
+            "ok": True,
+        },
+        "reveal": [{"when_any": ["room"], "say": "Room Atlas"}],
+    }
     clean = spec(user=user)
     assert outcome(validate_spec(clean), "no_leakage").passed
     for text, fact in [
@@ -279,7 +337,10 @@ def _problems(data: dict) -> list[str]:
 
 def test_capabilities_consistent_failures():
     assert _problems(spec(capabilities=["multi_turn"])) == ["multi_turn"]
-    row = outcome(validate_spec(spec(capabilities=["robustness"], solution=[{"say": "Which?"}, *BASE["solution"]])), "capabilities_consistent")
+    row = outcome(
+        validate_spec(spec(capabilities=["robustness"], solution=[{"say": "Which?"}, *BASE["solution"]])),
+        "capabilities_consistent",
+    )
     assert row.details["unsupported"] == ["robustness"] and row.details["missing"] == ["multi_turn"] and not row.passed
     assert _problems(spec(capabilities=["robustness"])) == ["robustness"]
     assert _problems(spec(capabilities=["safety"], prohibited=[])) == ["safety"]
@@ -306,9 +367,21 @@ def test_capabilities_consistent_multi_turn_example_passes():
 
 @pytest.mark.parametrize(
     "text",
-    ["", "not json", "[1, 2]", "null", '"task"', "{}", '{"id": 5}', '{"id": "x", "checks": "nope"}', "[" * 100_000 + "]" * 100_000,
-     '{"id": "big", "instruction": "' + "a" * 100 + '"' + "}" * 3, "1" * 10_000, '{"a": NaN}'],
-)  # fmt: skip
+    [
+        "",
+        "not json",
+        "[1, 2]",
+        "null",
+        '"task"',
+        "{}",
+        '{"id": 5}',
+        '{"id": "x", "checks": "nope"}',
+        "[" * 100_000 + "]" * 100_000,
+        '{"id": "big", "instruction": "' + "a" * 100 + '"' + "}" * 3,
+        "1" * 10_000,
+        '{"a": NaN}',
+    ],
+)
 def test_garbage_never_raises(text):
     result = validate_spec_json(text)
     v = TaskValidation.model_validate(result)
@@ -317,8 +390,10 @@ def test_garbage_never_raises(text):
 
 
 def test_lone_surrogates_and_nan_in_free_form_fields_still_give_writable_results():
-    data = spec(prohibited=[{"tool": "mail_delete", "args": {"\ud800x": float("nan")}}],
-                user={"facts": {"a": "\udc80", "b": float("inf")}, "reveal": [{"when_any": ["x"], "say": "y"}]})  # fmt: skip
+    data = spec(
+        prohibited=[{"tool": "mail_delete", "args": {"\ud800x": float("nan")}}],
+        user={"facts": {"a": "\udc80", "b": float("inf")}, "reveal": [{"when_any": ["x"], "say": "y"}]},
+    )
     result = validate_spec_json(json.dumps(data))
     assert not result["valid"]
     json.dumps(result, ensure_ascii=False, allow_nan=False).encode("utf-8")  # valid UTF-8, no NaN
@@ -338,7 +413,9 @@ def test_huge_input_is_rejected_without_parsing(monkeypatch):
 
 def test_a_crashing_check_becomes_a_failed_outcome(monkeypatch):
     def boom(ctx):
-        raise RuntimeError("kaboom in /srv/build/site-packages/coworkenv/x.py with Authorization: Bearer tok-0123456789")
+        raise RuntimeError(
+            "kaboom in /srv/build/site-packages/coworkenv/x.py with Authorization: Bearer tok-0123456789"
+        )
 
     monkeypatch.setattr(battery.capabilities, "capability_problems", boom)
     v = TaskValidation.model_validate(validate_spec_json(json.dumps(spec())))

@@ -16,11 +16,16 @@ GROUPED: list[dict[str, Any]] = [
     READ,
     {"id": "filed", "kind": "all_of", "weight": 2.0, "checks": [ARCHIVED, SENT]},
     {**AMOUNT, "requires": ["searched"]},  # no credit for the amount unless the invoice was looked up
-    {"id": "kept", "kind": "any_of", "weight": 0.5, "checks": [
-        {"id": "no-delete", "kind": "tool_not_called", "tool": "mail_delete"},
-        {"id": "lunch-untouched", "kind": "unchanged", "service": "calendar"},
-    ]},
-]  # fmt: skip
+    {
+        "id": "kept",
+        "kind": "any_of",
+        "weight": 0.5,
+        "checks": [
+            {"id": "no-delete", "kind": "tool_not_called", "tool": "mail_delete"},
+            {"id": "lunch-untouched", "kind": "unchanged", "service": "calendar"},
+        ],
+    },
+]
 
 
 def grouped(**member_changes: Any) -> dict[str, Any]:
@@ -41,7 +46,11 @@ def test_a_spec_with_groups_and_requires_passes_the_battery_and_the_gate():
 def test_a_member_naming_nothing_is_found_in_its_group():
     v = validate_spec(grouped(ids=["m9"]))
     row = outcome(v, "references")
-    assert not row.passed and row.details["missing"][0]["where"] == "checks[1].checks[0]" and row.details["missing"][0]["check"] == "filed"
+    assert (
+        not row.passed
+        and row.details["missing"][0]["where"] == "checks[1].checks[0]"
+        and row.details["missing"][0]["check"] == "filed"
+    )
 
 
 def test_a_member_the_oracle_fails_fails_the_group():

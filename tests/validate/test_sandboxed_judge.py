@@ -105,17 +105,27 @@ def test_a_table_judge_answers_from_its_table_and_remembers_what_it_lacks():
 def test_ask_all_asks_each_distinct_pair_once(judge):
     server, real = judge
     rows = ask_all(real, [(CRITERIA, "1,250 EUR archived"), (CRITERIA, "nothing"), (CRITERIA, "1,250 EUR archived")])
-    assert [(r.text, r.passed) for r in rows] == [("1,250 EUR archived", True), ("nothing", False)] and server.requests == 2
+    assert [(r.text, r.passed) for r in rows] == [
+        ("1,250 EUR archived", True),
+        ("nothing", False),
+    ] and server.requests == 2
 
 
 def test_a_rubric_task_validates_in_the_sandbox_and_re_validating_asks_nothing_new(judge, runtime: str):
     server, _ = judge
     good, messages = rubric_spec(GOOD), messages_spec()
     validations = _sandboxed(good, messages, runtime=runtime)
-    assert [v.valid for v in validations] == [True, True], [(r.code, r.message) for v in validations for r in v.failures]
-    assert outcome(validations[0], "judge_calibration").details == outcome(validate_spec(good), "judge_calibration").details
+    assert [v.valid for v in validations] == [True, True], [
+        (r.code, r.message) for v in validations for r in v.failures
+    ]
+    assert (
+        outcome(validations[0], "judge_calibration").details
+        == outcome(validate_spec(good), "judge_calibration").details
+    )
     sent = [(b["messages"][-1]["content"]) for b in server.bodies]
-    assert server.requests == len(set(sent)) == len(set(spec_pairs(json.dumps(good)) + spec_pairs(json.dumps(messages))))  # each pair once
+    assert (
+        server.requests == len(set(sent)) == len(set(spec_pairs(json.dumps(good)) + spec_pairs(json.dumps(messages))))
+    )  # each pair once
     asked = server.requests
     assert [v.valid for v in _sandboxed(good, messages, runtime=runtime)] == [True, True] and server.requests == asked
 

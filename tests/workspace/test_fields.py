@@ -43,9 +43,15 @@ PINNED = {
 
 def test_the_sparse_fields_and_their_defaults():
     assert {model: sparse_defaults(model) for model in SPARSE} == SPARSE
-    assert {name: SERVICES.get(name).record_defaults for name in ("mail", "tickets", "calendar", "contacts", "docs")} == {
-        "mail": SPARSE[MailMessage], "tickets": SPARSE[Ticket], "calendar": SPARSE[Event], "contacts": SPARSE[Person], "docs": {},
-    }  # fmt: skip
+    assert {
+        name: SERVICES.get(name).record_defaults for name in ("mail", "tickets", "calendar", "contacts", "docs")
+    } == {
+        "mail": SPARSE[MailMessage],
+        "tickets": SPARSE[Ticket],
+        "calendar": SPARSE[Event],
+        "contacts": SPARSE[Person],
+        "docs": {},
+    }
 
 
 def test_older_workspaces_keep_their_json_and_hashes():
@@ -69,7 +75,9 @@ def _with_defaults_spelled_out(workspace: dict[str, Any]) -> dict[str, Any]:
 
 def test_defaults_spelled_out_give_the_same_json_as_absent_ones():
     plain = WorkspaceSpec.model_validate(rich_workspace()).model_dump(mode="json", by_alias=True)
-    spelled = WorkspaceSpec.model_validate(_with_defaults_spelled_out(rich_workspace())).model_dump(mode="json", by_alias=True)
+    spelled = WorkspaceSpec.model_validate(_with_defaults_spelled_out(rich_workspace())).model_dump(
+        mode="json", by_alias=True
+    )
     assert spelled == plain
     assert "labels" not in plain["mail"]["messages"][0] and "status" not in plain["calendar"]["events"][0]
 
@@ -83,9 +91,16 @@ def test_set_fields_are_kept_and_typed():
     dumped = WorkspaceSpec.model_validate(ws).model_dump(mode="json", by_alias=True)
     assert dumped["mail"]["messages"][0]["labels"] == ["billing"] and dumped["mail"]["messages"][0]["read"] is True
     assert dumped["tickets"]["tickets"][0]["priority"] == "P1"  # an open vocabulary
-    assert dumped["calendar"]["events"][0]["status"] == "tentative" and dumped["contacts"]["people"][0]["notes"] == "Prefers calls"
-    for path, bad in [(("mail", "messages", 0, "labels"), "billing"), (("mail", "messages", 0, "read"), "yes"),
-                      (("tickets", "tickets", 0, "tags"), [1]), (("calendar", "events", 0, "status"), None)]:  # fmt: skip
+    assert (
+        dumped["calendar"]["events"][0]["status"] == "tentative"
+        and dumped["contacts"]["people"][0]["notes"] == "Prefers calls"
+    )
+    for path, bad in [
+        (("mail", "messages", 0, "labels"), "billing"),
+        (("mail", "messages", 0, "read"), "yes"),
+        (("tickets", "tickets", 0, "tags"), [1]),
+        (("calendar", "events", 0, "status"), None),
+    ]:
         broken = copy.deepcopy(ws)
         node = broken
         for key in path[:-1]:
@@ -108,12 +123,17 @@ def test_setting_a_field_back_to_its_default_restores_the_initial_json():
     ep = Episode(rich_spec())
     initial = json.loads(rich_spec().initial_state_json)
     for name, args in [
-        ("mail_label", {"id": "m1", "add": ["x"]}), ("mail_label", {"id": "m1", "remove": ["X"]}),
-        ("mail_mark_read", {"id": "m1"}), ("mail_mark_read", {"id": "m1", "read": False}),
-        ("tickets_tag", {"id": "t1", "add": ["vip"]}), ("tickets_tag", {"id": "t1", "remove": ["vip"]}),
-        ("calendar_update", {"id": "e1", "status": "tentative"}), ("calendar_update", {"id": "e1", "status": "confirmed"}),
-        ("contacts_update", {"id": "c1", "notes": "x"}), ("contacts_update", {"id": "c1", "notes": ""}),
-    ]:  # fmt: skip
+        ("mail_label", {"id": "m1", "add": ["x"]}),
+        ("mail_label", {"id": "m1", "remove": ["X"]}),
+        ("mail_mark_read", {"id": "m1"}),
+        ("mail_mark_read", {"id": "m1", "read": False}),
+        ("tickets_tag", {"id": "t1", "add": ["vip"]}),
+        ("tickets_tag", {"id": "t1", "remove": ["vip"]}),
+        ("calendar_update", {"id": "e1", "status": "tentative"}),
+        ("calendar_update", {"id": "e1", "status": "confirmed"}),
+        ("contacts_update", {"id": "c1", "notes": "x"}),
+        ("contacts_update", {"id": "c1", "notes": ""}),
+    ]:
         assert "error" not in ep.step(name, args), name
     evidence = ep.finish("done")
     assert evidence.final_state == initial and evidence.diff == {}
@@ -168,8 +188,16 @@ def test_replies_record_what_they_answer():
     ep = Episode(rich_spec())
     ep.step("mail_reply", {"id": "m2", "body": "Sure"})
     assert ep.workspace.state["mail"]["messages"][-1]["in_reply_to"] == "m2"
-    assert _holds({"kind": "record", "service": "mail", "collection": "messages", "match": {"in_reply_to": "m2"},
-                   "fields": {"folder": "sent"}}, ep)  # fmt: skip
+    assert _holds(
+        {
+            "kind": "record",
+            "service": "mail",
+            "collection": "messages",
+            "match": {"in_reply_to": "m2"},
+            "fields": {"folder": "sent"},
+        },
+        ep,
+    )
 
 
 def is_error_code(result: dict[str, Any], code: int) -> bool:
@@ -179,8 +207,17 @@ def is_error_code(result: dict[str, Any], code: int) -> bool:
 def test_a_spec_may_seed_drafts_and_richer_records():
     data = spec_dict()
     data["workspace"]["mail"]["messages"].append(
-        {"id": "m4", "folder": "drafts", "from": "me@acme.test", "to": ["ana@acme.test"], "subject": "Re: Lunch", "body": "Friday",
-         "date": "2026-11-30T12:00:00Z", "in_reply_to": "m2"})  # fmt: skip
+        {
+            "id": "m4",
+            "folder": "drafts",
+            "from": "me@acme.test",
+            "to": ["ana@acme.test"],
+            "subject": "Re: Lunch",
+            "body": "Friday",
+            "date": "2026-11-30T12:00:00Z",
+            "in_reply_to": "m2",
+        }
+    )
     data["workspace"]["tickets"]["tickets"][0].update(tags=["vip"], priority="P2", customer="Globex")
     spec = TaskSpec.model_validate(data)
     assert spec.initial_state["mail"]["messages"][-1]["in_reply_to"] == "m2"

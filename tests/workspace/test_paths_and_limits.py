@@ -17,7 +17,15 @@ from coworkenv.spec import TaskSpec
 from coworkenv.workspace.paths import MAX_NAME_CHARS, MAX_PATH_CHARS, is_normal_path, normalize_path
 from coworkenv.workspace.runtime import DEFAULT_MAX_WRITE_BYTES, Workspace
 from coworkenv.workspace.tool_errors import ToolError
-from tests.support.builders import assistant_call, assistant_text, make_spec, rich_spec, spec_dict, state_json, trajectory
+from tests.support.builders import (
+    assistant_call,
+    assistant_text,
+    make_spec,
+    rich_spec,
+    spec_dict,
+    state_json,
+    trajectory,
+)
 
 BAD_PATHS: list[tuple[str, Any]] = [
     ("dotdot", ".."),
@@ -92,7 +100,13 @@ def test_normalize_path_rejects(label, path):
 
 @pytest.mark.parametrize(
     ("raw", "normal"),
-    [("a//b", "a/b"), ("./a/./b/", "a/b"), ("a/b", "a/b"), ("x" * MAX_NAME_CHARS, "x" * MAX_NAME_CHARS), ("ü/ñ.txt", "ü/ñ.txt")],
+    [
+        ("a//b", "a/b"),
+        ("./a/./b/", "a/b"),
+        ("a/b", "a/b"),
+        ("x" * MAX_NAME_CHARS, "x" * MAX_NAME_CHARS),
+        ("ü/ñ.txt", "ü/ñ.txt"),
+    ],
 )
 def test_normalize_path_accepts(raw, normal):
     assert normalize_path(raw) == normal
@@ -164,7 +178,10 @@ def test_workspace_cap_is_configurable_directly():
 
 def test_total_file_size_is_bounded():
     ep = Episode(rich_spec(), max_write_bytes=CAP)
-    codes = [ep.step("files_write", {"path": f"f{i}.txt", "content": "x" * CAP}).get("error", {}).get("code") for i in range(40)]
+    codes = [
+        ep.step("files_write", {"path": f"f{i}.txt", "content": "x" * CAP}).get("error", {}).get("code")
+        for i in range(40)
+    ]
     assert codes[0] is None and 400 in codes
     full = codes.index(400)
     assert all(c == 400 for c in codes[full:])
@@ -178,7 +195,15 @@ def test_total_file_size_is_bounded():
     ("tool", "args"),
     [
         ("mail_send", {"to": "x@acme.test", "subject": "s" * (10 * CAP), "body": "b"}),
-        ("calendar_create", {"title": "t", "start": "2026-12-09T14:00:00Z", "end": "2026-12-09T15:00:00Z", "location": "l" * (10 * CAP)}),
+        (
+            "calendar_create",
+            {
+                "title": "t",
+                "start": "2026-12-09T14:00:00Z",
+                "end": "2026-12-09T15:00:00Z",
+                "location": "l" * (10 * CAP),
+            },
+        ),
     ],
     ids=["mail_send.subject", "calendar_create.location"],
 )
@@ -213,7 +238,10 @@ WRONG_TYPES: list[tuple[str, dict[str, Any]]] = [
     ("mail_move", {"id": "m1", "folder": True}),
     ("mail_read", {"id": 1}),
     ("calendar_create", {"title": "x", "start": 1733750000, "end": "2026-12-09T15:00:00Z"}),
-    ("calendar_create", {"title": "x", "start": "2026-12-09T14:00:00Z", "end": "2026-12-09T15:00:00Z", "attendees": [1]}),
+    (
+        "calendar_create",
+        {"title": "x", "start": "2026-12-09T14:00:00Z", "end": "2026-12-09T15:00:00Z", "attendees": [1]},
+    ),
     ("calendar_update", {"id": "e1", "attendees": "ana@acme.test"}),
     ("calendar_list", {"start": ["2026-12-01T00:00:00Z"]}),
     ("docs_create", {"title": 1, "body": "b"}),
@@ -250,8 +278,18 @@ def test_wrong_argument_types_are_400(tool, args):
 def test_json_oddities_do_not_raise():
     ep = Episode(rich_spec())
     before = state_json(ep)
-    for arguments in ['{"path": NaN}', '{"path": Infinity}', '{"path": 1e400}', '{"path": "a", "path": 3}',
-                      "\ufeff{}", '{"path": "\\u0000"}', "{}" * 3, " ", "\n", '{"path": "' + "a" * 100_000 + '"}']:
+    for arguments in [
+        '{"path": NaN}',
+        '{"path": Infinity}',
+        '{"path": 1e400}',
+        '{"path": "a", "path": 3}',
+        "\ufeff{}",
+        '{"path": "\\u0000"}',
+        "{}" * 3,
+        " ",
+        "\n",
+        '{"path": "' + "a" * 100_000 + '"}',
+    ]:
         result = ep.step("files_read", arguments)
         assert result["error"]["code"] in (400, 404), (arguments[:40], result)
     assert state_json(ep) == before
@@ -297,7 +335,9 @@ def test_deeply_nested_arguments_do_not_crash_grading():
     # parser at the call site; scan every depth up to it.
     for depth in [*range(limit // 2, limit + 1), 2 * limit]:
         arguments = '{"query": ' + "[" * depth + "]" * depth + "}"
-        traj = Trajectory.model_validate(trajectory(spec.id, assistant_call("mail_search", arguments), assistant_text("done")))
+        traj = Trajectory.model_validate(
+            trajectory(spec.id, assistant_call("mail_search", arguments), assistant_text("done"))
+        )
         g = grade_trajectory(spec, traj)
         assert 0.0 <= g.score <= 1.0
 
@@ -306,14 +346,23 @@ def test_a_lone_surrogate_in_arguments_is_400_and_grading_goes_on():
     # Regression (fixed): `"\\ud800"` is a legal JSON escape but not text; parsed into the arguments, it reached the
     # audit log and hashing the evidence raised UnicodeEncodeError, so `coworkenv grade` ended in a traceback.
     spec = make_spec()
-    for arguments in ['{"query": "inv\\ud800"}', '{"query": "inv\ud800"}', {"query": "inv\ud800"}, {"q\udfff": "x"},
-                      '{"query": "a", "extra": ["\\udc00"]}']:  # fmt: skip
+    for arguments in [
+        '{"query": "inv\\ud800"}',
+        '{"query": "inv\ud800"}',
+        {"query": "inv\ud800"},
+        {"q\udfff": "x"},
+        '{"query": "a", "extra": ["\\udc00"]}',
+    ]:
         ep = Episode(spec)
         before = state_json(ep)
         result = ep.step("mail_search", arguments)
-        assert result["error"] == {"code": 400, "message": "arguments hold a lone surrogate (not valid Unicode)"}, arguments
+        assert result["error"] == {"code": 400, "message": "arguments hold a lone surrogate (not valid Unicode)"}, (
+            arguments
+        )
         assert ep.workspace.audit[-1].args is None and state_json(ep) == before
-        traj = Trajectory.model_validate(trajectory(spec.id, assistant_call("mail_search", arguments), assistant_text("done")))
+        traj = Trajectory.model_validate(
+            trajectory(spec.id, assistant_call("mail_search", arguments), assistant_text("done"))
+        )
         assert 0.0 <= grade_trajectory(spec, traj).score <= 1.0
     # A pair of surrogate escapes is one character, as is any other text outside ASCII.
     for query in ("\\ud83d\\ude00", "\u20ac"):
@@ -327,8 +376,23 @@ def test_a_lone_surrogate_in_arguments_is_400_and_grading_goes_on():
 
 @pytest.mark.parametrize(
     "key",
-    ["../x", "/abs", "a//b", "./a", "a/./b", "a/", "a/../b", "a\\b", "C:\\x", "a\x00b", "a\nb", "", ".", "x" * 300,
-     "/".join(["abcdefghi"] * 200)],
+    [
+        "../x",
+        "/abs",
+        "a//b",
+        "./a",
+        "a/./b",
+        "a/",
+        "a/../b",
+        "a\\b",
+        "C:\\x",
+        "a\x00b",
+        "a\nb",
+        "",
+        ".",
+        "x" * 300,
+        "/".join(["abcdefghi"] * 200),
+    ],
 )
 def test_unnormalized_workspace_file_keys_are_rejected(key):
     data = spec_dict()

@@ -62,8 +62,10 @@ def test_same_spec_same_calls_same_bytes_and_hash():
 def test_same_spec_same_calls_same_hashes_in_other_processes():
     from tests.support.processes import HASH_SEEDS, python_output
 
-    code = ("from tests.workspace.test_snapshot_and_faults import rich_spec, run_calls\n"
-            "ep = run_calls(rich_spec()).finish('done')\nprint(ep.final_hash, ep.evidence_hash)")  # fmt: skip
+    code = (
+        "from tests.workspace.test_snapshot_and_faults import rich_spec, run_calls\n"
+        "ep = run_calls(rich_spec()).finish('done')\nprint(ep.final_hash, ep.evidence_hash)"
+    )
     ep = run_calls(rich_spec()).finish("done")
     for hash_seed in HASH_SEEDS:
         assert python_output(code, hash_seed).split() == [ep.final_hash, ep.evidence_hash]
@@ -126,9 +128,14 @@ def test_diff_per_service():
     assert d["calendar"]["added"] == ["e3"]
     assert d["calendar"]["removed"] == ["e1"]
     assert d["calendar"]["changed"] == {"e2": {"location": ["Room 1", "Room 9"]}}
-    assert d["sheets"] == {"added": [], "removed": [], "changed": {"budget": {"cells": [[1, "amount", 1500, 1750]],
-                                                                               "rows_added": [["chairs", 300]]}}}
-    assert d["docs"]["added"] == ["d2"] and d["docs"]["changed"] == {"d1": {"body": ["Economy class for flights under 6 hours.", "new"]}}
+    assert d["sheets"] == {
+        "added": [],
+        "removed": [],
+        "changed": {"budget": {"cells": [[1, "amount", 1500, 1750]], "rows_added": [["chairs", 300]]}},
+    }
+    assert d["docs"]["added"] == ["d2"] and d["docs"]["changed"] == {
+        "d1": {"body": ["Economy class for flights under 6 hours.", "new"]}
+    }
     assert d["tickets"]["added"] == ["t3"]
     assert set(d["tickets"]["changed"]["t1"]) == {"status", "comments"}
     assert d["tickets"]["changed"]["t1"]["status"] == ["open", "closed"]

@@ -34,7 +34,14 @@ def test_every_tool_declares_a_known_capability() -> None:
 
 def test_the_old_table_missed_tools_the_registry_covers() -> None:
     """The reason for the change: six changes (records, file moves, deletes) were in no capability's list."""
-    assert set(CHANGES) - OLD_TABLE == {"files_delete", "files_move", "mail_delete", "records_create", "records_delete", "records_update"}
+    assert set(CHANGES) - OLD_TABLE == {
+        "files_delete",
+        "files_move",
+        "mail_delete",
+        "records_create",
+        "records_delete",
+        "records_update",
+    }
 
 
 @pytest.mark.parametrize("name", CHANGES)
@@ -45,7 +52,9 @@ def test_a_task_that_only_changes_through_a_tool_gets_its_capability(name: str) 
 
 
 def test_reads_count_as_retrieval_after_the_changes() -> None:
-    spec = SimpleNamespace(solution=[ToolStep(tool="mail_search", args={}), ToolStep(tool="files_move", args={})], checks=[])
+    spec = SimpleNamespace(
+        solution=[ToolStep(tool="mail_search", args={}), ToolStep(tool="files_move", args={})], checks=[]
+    )
     assert _general_capabilities(spec) == ["authoring", "retrieval"]
 
 

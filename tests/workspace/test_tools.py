@@ -59,122 +59,346 @@ def test_tool_kinds():
 
 SUCCESS: list[tuple[str, dict[str, Any], Any]] = [
     ("files_list", {}, lambda r, s: [f["path"] for f in r["files"]] == sorted(s["files"])),
-    ("files_list", {"dir": "reports"}, lambda r, s: r == {"dir": "reports", "files": [{"path": "reports/q3.csv", "size": 34}]}),
+    (
+        "files_list",
+        {"dir": "reports"},
+        lambda r, s: r == {"dir": "reports", "files": [{"path": "reports/q3.csv", "size": 34}]},
+    ),
     ("files_list", {"dir": "./reports/"}, lambda r, s: r["dir"] == "reports"),
     ("files_read", {"path": "notes/todo.txt"}, lambda r, s: r == {"path": "notes/todo.txt", "content": "buy milk\n"}),
     ("files_read", {"path": "notes//./todo.txt"}, lambda r, s: r["path"] == "notes/todo.txt"),
-    ("files_write", {"path": "out/summary.md", "content": "# Hi\n"},
-     lambda r, s: r == {"path": "out/summary.md", "created": True, "size": 5} and s["files"]["out/summary.md"] == "# Hi\n"),
-    ("files_write", {"path": "notes/todo.txt", "content": "é"},
-     lambda r, s: r["created"] is False and r["size"] == 2 and s["files"]["notes/todo.txt"] == "é"),
-    ("files_delete", {"path": "archive/old.txt"},
-     lambda r, s: r == {"path": "archive/old.txt", "deleted": True} and "archive/old.txt" not in s["files"]),
-    ("files_move", {"src": "notes/todo.txt", "dst": "done/todo.txt"},
-     lambda r, s: r == {"src": "notes/todo.txt", "dst": "done/todo.txt"} and s["files"]["done/todo.txt"] == "buy milk\n"
-     and "notes/todo.txt" not in s["files"]),
+    (
+        "files_write",
+        {"path": "out/summary.md", "content": "# Hi\n"},
+        lambda r, s: (
+            r == {"path": "out/summary.md", "created": True, "size": 5} and s["files"]["out/summary.md"] == "# Hi\n"
+        ),
+    ),
+    (
+        "files_write",
+        {"path": "notes/todo.txt", "content": "é"},
+        lambda r, s: r["created"] is False and r["size"] == 2 and s["files"]["notes/todo.txt"] == "é",
+    ),
+    (
+        "files_delete",
+        {"path": "archive/old.txt"},
+        lambda r, s: r == {"path": "archive/old.txt", "deleted": True} and "archive/old.txt" not in s["files"],
+    ),
+    (
+        "files_move",
+        {"src": "notes/todo.txt", "dst": "done/todo.txt"},
+        lambda r, s: (
+            r == {"src": "notes/todo.txt", "dst": "done/todo.txt"}
+            and s["files"]["done/todo.txt"] == "buy milk\n"
+            and "notes/todo.txt" not in s["files"]
+        ),
+    ),
     ("mail_search", {"query": "invoice"}, lambda r, s: r["total"] == 1 and r["messages"][0]["id"] == "m1"),
     ("mail_search", {}, lambda r, s: [m["id"] for m in r["messages"]] == ["m1", "m2", "m3"]),  # newest first
     ("mail_search", {"query": "", "folder": "archive"}, lambda r, s: r == {"messages": [], "total": 0}),
     ("mail_search", {"query": "LUNCH friday"}, lambda r, s: [m["id"] for m in r["messages"]] == ["m2"]),
-    ("mail_read", {"id": "m2"}, lambda r, s: r["subject"] == "Lunch" and r["from"] == "ana@acme.test" and r["cc"] == ["bo@acme.test"]),
-    ("mail_send", {"to": "x@acme.test", "subject": "Hi", "body": "b"},
-     lambda r, s: r["sent"] is True and s["mail"]["messages"][-1]["to"] == ["x@acme.test"]
-     and s["mail"]["messages"][-1]["folder"] == "sent" and s["mail"]["messages"][-1]["from"] == "me@acme.test"),
-    ("mail_send", {"to": ["x@acme.test", "y@acme.test"], "subject": "Hi", "body": "b", "cc": "z@acme.test"},
-     lambda r, s: s["mail"]["messages"][-1]["to"] == ["x@acme.test", "y@acme.test"] and s["mail"]["messages"][-1]["cc"] == ["z@acme.test"]),
-    ("mail_reply", {"id": "m2", "body": "Sure"},
-     lambda r, s: r["sent"] is True and s["mail"]["messages"][-1]["subject"] == "Re: Lunch"
-     and s["mail"]["messages"][-1]["to"] == ["ana@acme.test"]),
-    ("mail_move", {"id": "m1", "folder": "archive"},
-     lambda r, s: r == {"id": "m1", "folder": "archive"} and s["mail"]["messages"][0]["folder"] == "archive"),
-    ("mail_delete", {"id": "m2"}, lambda r, s: r == {"id": "m2", "deleted": True} and "m2" not in [m["id"] for m in s["mail"]["messages"]]),
-    ("mail_draft", {"to": "ana@acme.test", "subject": "", "body": "Friday works.", "reply_to": "m2"},
-     lambda r, s: r == {"id": "m4", "folder": "drafts", "sent": False} and s["mail"]["messages"][-1]["subject"] == "Re: Lunch"
-     and s["mail"]["messages"][-1]["in_reply_to"] == "m2" and s["mail"]["messages"][-1]["folder"] == "drafts"),
-    ("mail_draft", {"to": ["x@acme.test"], "subject": "Hi", "body": "b", "cc": "y@acme.test"},
-     lambda r, s: s["mail"]["messages"][-1]["cc"] == ["y@acme.test"] and "in_reply_to" not in s["mail"]["messages"][-1]),
-    ("mail_label", {"id": "m1", "add": ["billing", "Urgent", "billing"]},
-     lambda r, s: r == {"id": "m1", "labels": ["billing", "Urgent"]} and s["mail"]["messages"][0]["labels"] == ["billing", "Urgent"]),
-    ("mail_label", {"id": "m1", "remove": ["urgent"]}, lambda r, s: r["labels"] == [] and "labels" not in s["mail"]["messages"][0]),
-    ("mail_send_draft", {"id": "m4"},
-     lambda r, s: r == {"id": "m4", "sent": True} and s["mail"]["messages"][-1]["folder"] == "sent"
-     and s["mail"]["messages"][-1]["date"] == "2026-12-01T09:00:02Z"),
-    ("mail_mark_read", {"id": "m2"}, lambda r, s: r == {"id": "m2", "read": True} and s["mail"]["messages"][1]["read"] is True),
+    (
+        "mail_read",
+        {"id": "m2"},
+        lambda r, s: r["subject"] == "Lunch" and r["from"] == "ana@acme.test" and r["cc"] == ["bo@acme.test"],
+    ),
+    (
+        "mail_send",
+        {"to": "x@acme.test", "subject": "Hi", "body": "b"},
+        lambda r, s: (
+            r["sent"] is True
+            and s["mail"]["messages"][-1]["to"] == ["x@acme.test"]
+            and s["mail"]["messages"][-1]["folder"] == "sent"
+            and s["mail"]["messages"][-1]["from"] == "me@acme.test"
+        ),
+    ),
+    (
+        "mail_send",
+        {"to": ["x@acme.test", "y@acme.test"], "subject": "Hi", "body": "b", "cc": "z@acme.test"},
+        lambda r, s: (
+            s["mail"]["messages"][-1]["to"] == ["x@acme.test", "y@acme.test"]
+            and s["mail"]["messages"][-1]["cc"] == ["z@acme.test"]
+        ),
+    ),
+    (
+        "mail_reply",
+        {"id": "m2", "body": "Sure"},
+        lambda r, s: (
+            r["sent"] is True
+            and s["mail"]["messages"][-1]["subject"] == "Re: Lunch"
+            and s["mail"]["messages"][-1]["to"] == ["ana@acme.test"]
+        ),
+    ),
+    (
+        "mail_move",
+        {"id": "m1", "folder": "archive"},
+        lambda r, s: r == {"id": "m1", "folder": "archive"} and s["mail"]["messages"][0]["folder"] == "archive",
+    ),
+    (
+        "mail_delete",
+        {"id": "m2"},
+        lambda r, s: r == {"id": "m2", "deleted": True} and "m2" not in [m["id"] for m in s["mail"]["messages"]],
+    ),
+    (
+        "mail_draft",
+        {"to": "ana@acme.test", "subject": "", "body": "Friday works.", "reply_to": "m2"},
+        lambda r, s: (
+            r == {"id": "m4", "folder": "drafts", "sent": False}
+            and s["mail"]["messages"][-1]["subject"] == "Re: Lunch"
+            and s["mail"]["messages"][-1]["in_reply_to"] == "m2"
+            and s["mail"]["messages"][-1]["folder"] == "drafts"
+        ),
+    ),
+    (
+        "mail_draft",
+        {"to": ["x@acme.test"], "subject": "Hi", "body": "b", "cc": "y@acme.test"},
+        lambda r, s: (
+            s["mail"]["messages"][-1]["cc"] == ["y@acme.test"] and "in_reply_to" not in s["mail"]["messages"][-1]
+        ),
+    ),
+    (
+        "mail_label",
+        {"id": "m1", "add": ["billing", "Urgent", "billing"]},
+        lambda r, s: (
+            r == {"id": "m1", "labels": ["billing", "Urgent"]}
+            and s["mail"]["messages"][0]["labels"] == ["billing", "Urgent"]
+        ),
+    ),
+    (
+        "mail_label",
+        {"id": "m1", "remove": ["urgent"]},
+        lambda r, s: r["labels"] == [] and "labels" not in s["mail"]["messages"][0],
+    ),
+    (
+        "mail_send_draft",
+        {"id": "m4"},
+        lambda r, s: (
+            r == {"id": "m4", "sent": True}
+            and s["mail"]["messages"][-1]["folder"] == "sent"
+            and s["mail"]["messages"][-1]["date"] == "2026-12-01T09:00:02Z"
+        ),
+    ),
+    (
+        "mail_mark_read",
+        {"id": "m2"},
+        lambda r, s: r == {"id": "m2", "read": True} and s["mail"]["messages"][1]["read"] is True,
+    ),
     ("mail_mark_read", {"id": "m2", "read": False}, lambda r, s: "read" not in s["mail"]["messages"][1]),
     ("calendar_list", {}, lambda r, s: [e["id"] for e in r["events"]] == ["e1", "e2"]),
-    ("calendar_list", {"start": "2026-12-02T00:00:00Z", "end": "2026-12-03T00:00:00Z"}, lambda r, s: [e["id"] for e in r["events"]] == ["e2"]),
+    (
+        "calendar_list",
+        {"start": "2026-12-02T00:00:00Z", "end": "2026-12-03T00:00:00Z"},
+        lambda r, s: [e["id"] for e in r["events"]] == ["e2"],
+    ),
     # offsets are instants: 16:30+01:00 == 15:30Z falls inside Retro
-    ("calendar_list", {"start": "2026-12-02T16:30:00+01:00", "end": "2026-12-02T16:45:00+01:00"},
-     lambda r, s: [e["id"] for e in r["events"]] == ["e2"]),
-    ("calendar_create", {"title": "Review", "start": "2026-12-09T15:00:00+01:00", "end": "2026-12-09T16:00:00+01:00",
-                         "attendees": ["ana@acme.test"], "location": "Room 2"},
-     lambda r, s: r["start"] == "2026-12-09T14:00:00Z" and r["end"] == "2026-12-09T15:00:00Z"
-     and r == {**s["calendar"]["events"][-1], "description": "", "status": "confirmed"} and r["attendees"] == ["ana@acme.test"]
-     and r["organizer"] == "me@acme.test"),
-    ("calendar_create", {"title": "Hold", "start": "2026-12-09T14:00:00Z", "end": "2026-12-09T15:00:00Z", "description": "Q4 plan",
-                         "status": "tentative"},
-     lambda r, s: s["calendar"]["events"][-1]["status"] == "tentative" and s["calendar"]["events"][-1]["description"] == "Q4 plan"),
-    ("calendar_update", {"id": "e2", "title": "Retro (moved)", "start": "2026-12-03T15:00:00Z", "end": "2026-12-03T16:00:00Z"},
-     lambda r, s: r["title"] == "Retro (moved)" and s["calendar"]["events"][1]["start"] == "2026-12-03T15:00:00Z"),
+    (
+        "calendar_list",
+        {"start": "2026-12-02T16:30:00+01:00", "end": "2026-12-02T16:45:00+01:00"},
+        lambda r, s: [e["id"] for e in r["events"]] == ["e2"],
+    ),
+    (
+        "calendar_create",
+        {
+            "title": "Review",
+            "start": "2026-12-09T15:00:00+01:00",
+            "end": "2026-12-09T16:00:00+01:00",
+            "attendees": ["ana@acme.test"],
+            "location": "Room 2",
+        },
+        lambda r, s: (
+            r["start"] == "2026-12-09T14:00:00Z"
+            and r["end"] == "2026-12-09T15:00:00Z"
+            and r == {**s["calendar"]["events"][-1], "description": "", "status": "confirmed"}
+            and r["attendees"] == ["ana@acme.test"]
+            and r["organizer"] == "me@acme.test"
+        ),
+    ),
+    (
+        "calendar_create",
+        {
+            "title": "Hold",
+            "start": "2026-12-09T14:00:00Z",
+            "end": "2026-12-09T15:00:00Z",
+            "description": "Q4 plan",
+            "status": "tentative",
+        },
+        lambda r, s: (
+            s["calendar"]["events"][-1]["status"] == "tentative"
+            and s["calendar"]["events"][-1]["description"] == "Q4 plan"
+        ),
+    ),
+    (
+        "calendar_update",
+        {"id": "e2", "title": "Retro (moved)", "start": "2026-12-03T15:00:00Z", "end": "2026-12-03T16:00:00Z"},
+        lambda r, s: r["title"] == "Retro (moved)" and s["calendar"]["events"][1]["start"] == "2026-12-03T15:00:00Z",
+    ),
     ("calendar_update", {"id": "e2", "location": ""}, lambda r, s: s["calendar"]["events"][1]["location"] == ""),
-    ("calendar_update", {"id": "e2", "status": "cancelled", "description": "Moved to January"},
-     lambda r, s: r["status"] == "cancelled" and s["calendar"]["events"][1]["description"] == "Moved to January"),
+    (
+        "calendar_update",
+        {"id": "e2", "status": "cancelled", "description": "Moved to January"},
+        lambda r, s: r["status"] == "cancelled" and s["calendar"]["events"][1]["description"] == "Moved to January",
+    ),
     ("calendar_update", {"id": "e2", "status": "confirmed"}, lambda r, s: "status" not in s["calendar"]["events"][1]),
-    ("calendar_delete", {"id": "e1"}, lambda r, s: r == {"id": "e1", "deleted": True} and [e["id"] for e in s["calendar"]["events"]] == ["e2"]),
+    (
+        "calendar_delete",
+        {"id": "e1"},
+        lambda r, s: r == {"id": "e1", "deleted": True} and [e["id"] for e in s["calendar"]["events"]] == ["e2"],
+    ),
     ("contacts_search", {"query": "engineering"}, lambda r, s: r["total"] == 1 and r["people"][0]["id"] == "c2"),
     ("contacts_search", {}, lambda r, s: r["total"] == 2),
     ("contacts_get", {"id": "c1"}, lambda r, s: r["email"] == "ana@acme.test" and r["notes"] == ""),
-    ("contacts_update", {"id": "c1", "notes": "Prefers calls", "phone": "+34 600 000 000"},
-     lambda r, s: r["notes"] == "Prefers calls" and s["contacts"]["people"][0]["phone"] == "+34 600 000 000"),
-    ("contacts_update", {"id": "c2", "title": "Director"}, lambda r, s: s["contacts"]["people"][1]["title"] == "Director"),
-    ("sheets_list", {}, lambda r, s: r == {"sheets": [{"name": "budget", "columns": ["item", "amount"], "rows": 2},
-                                                      {"name": "empty", "columns": ["a"], "rows": 0}]}),
-    ("sheets_read", {"sheet": "budget"}, lambda r, s: r == {"sheet": "budget", "columns": ["item", "amount"],
-                                                           "rows": [["laptops", 4000], ["desks", 1500]]}),
-    ("sheets_update", {"sheet": "budget", "row": 1, "column": "amount", "value": 1750.5},
-     lambda r, s: s["sheets"]["budget"]["rows"][1] == ["desks", 1750.5] and r["value"] == 1750.5),
-    ("sheets_update", {"sheet": "budget", "row": 0, "column": "item", "value": None},
-     lambda r, s: s["sheets"]["budget"]["rows"][0] == [None, 4000]),
-    ("sheets_append", {"sheet": "budget", "row": ["chairs", 300]},
-     lambda r, s: r == {"sheet": "budget", "row": 2} and s["sheets"]["budget"]["rows"][2] == ["chairs", 300]),
-    ("docs_search", {"query": "flights"}, lambda r, s: r["total"] == 1 and r["docs"][0]["id"] == "d1" and "snippet" in r["docs"][0]),
+    (
+        "contacts_update",
+        {"id": "c1", "notes": "Prefers calls", "phone": "+34 600 000 000"},
+        lambda r, s: r["notes"] == "Prefers calls" and s["contacts"]["people"][0]["phone"] == "+34 600 000 000",
+    ),
+    (
+        "contacts_update",
+        {"id": "c2", "title": "Director"},
+        lambda r, s: s["contacts"]["people"][1]["title"] == "Director",
+    ),
+    (
+        "sheets_list",
+        {},
+        lambda r, s: (
+            r
+            == {
+                "sheets": [
+                    {"name": "budget", "columns": ["item", "amount"], "rows": 2},
+                    {"name": "empty", "columns": ["a"], "rows": 0},
+                ]
+            }
+        ),
+    ),
+    (
+        "sheets_read",
+        {"sheet": "budget"},
+        lambda r, s: (
+            r == {"sheet": "budget", "columns": ["item", "amount"], "rows": [["laptops", 4000], ["desks", 1500]]}
+        ),
+    ),
+    (
+        "sheets_update",
+        {"sheet": "budget", "row": 1, "column": "amount", "value": 1750.5},
+        lambda r, s: s["sheets"]["budget"]["rows"][1] == ["desks", 1750.5] and r["value"] == 1750.5,
+    ),
+    (
+        "sheets_update",
+        {"sheet": "budget", "row": 0, "column": "item", "value": None},
+        lambda r, s: s["sheets"]["budget"]["rows"][0] == [None, 4000],
+    ),
+    (
+        "sheets_append",
+        {"sheet": "budget", "row": ["chairs", 300]},
+        lambda r, s: r == {"sheet": "budget", "row": 2} and s["sheets"]["budget"]["rows"][2] == ["chairs", 300],
+    ),
+    (
+        "docs_search",
+        {"query": "flights"},
+        lambda r, s: r["total"] == 1 and r["docs"][0]["id"] == "d1" and "snippet" in r["docs"][0],
+    ),
     ("docs_read", {"id": "d1"}, lambda r, s: r["title"] == "Travel policy"),
-    ("docs_create", {"title": "Notes", "body": "text"},
-     lambda r, s: r == {"id": "d2", "title": "Notes"} and s["docs"]["docs"][-1]["body"] == "text"),
-    ("docs_update", {"id": "d1", "body": "Business class."},
-     lambda r, s: r == {"id": "d1", "updated": True} and s["docs"]["docs"][0]["body"] == "Business class."),
+    (
+        "docs_create",
+        {"title": "Notes", "body": "text"},
+        lambda r, s: r == {"id": "d2", "title": "Notes"} and s["docs"]["docs"][-1]["body"] == "text",
+    ),
+    (
+        "docs_update",
+        {"id": "d1", "body": "Business class."},
+        lambda r, s: r == {"id": "d1", "updated": True} and s["docs"]["docs"][0]["body"] == "Business class.",
+    ),
     ("tickets_search", {"query": "vpn"}, lambda r, s: [t["id"] for t in r["tickets"]] == ["t1"]),
     ("tickets_search", {"status": "pending"}, lambda r, s: [t["id"] for t in r["tickets"]] == ["t2"]),
     ("tickets_get", {"id": "t2"}, lambda r, s: r["comments"][0]["text"] == "ordered"),
-    ("tickets_update", {"id": "t1", "status": "resolved", "assignee": "bo@acme.test", "comment": "fixed", "priority": "high"},
-     lambda r, s: r["status"] == "resolved" and s["tickets"]["tickets"][0]["assignee"] == "bo@acme.test"
-     and s["tickets"]["tickets"][0]["comments"][-1]["text"] == "fixed" and s["tickets"]["tickets"][0]["priority"] == "high"),
-    ("tickets_update", {"id": "t2", "priority": "P1", "category": "hardware", "customer": "Globex"},
-     lambda r, s: (r["priority"], r["category"], r["customer"]) == ("P1", "hardware", "Globex")
-     and s["tickets"]["tickets"][1]["category"] == "hardware"),
-    ("tickets_tag", {"id": "t1", "add": ["vip", "network"]},
-     lambda r, s: r["tags"] == ["vip", "network"] and s["tickets"]["tickets"][0]["tags"] == ["vip", "network"]),
+    (
+        "tickets_update",
+        {"id": "t1", "status": "resolved", "assignee": "bo@acme.test", "comment": "fixed", "priority": "high"},
+        lambda r, s: (
+            r["status"] == "resolved"
+            and s["tickets"]["tickets"][0]["assignee"] == "bo@acme.test"
+            and s["tickets"]["tickets"][0]["comments"][-1]["text"] == "fixed"
+            and s["tickets"]["tickets"][0]["priority"] == "high"
+        ),
+    ),
+    (
+        "tickets_update",
+        {"id": "t2", "priority": "P1", "category": "hardware", "customer": "Globex"},
+        lambda r, s: (
+            (r["priority"], r["category"], r["customer"]) == ("P1", "hardware", "Globex")
+            and s["tickets"]["tickets"][1]["category"] == "hardware"
+        ),
+    ),
+    (
+        "tickets_tag",
+        {"id": "t1", "add": ["vip", "network"]},
+        lambda r, s: r["tags"] == ["vip", "network"] and s["tickets"]["tickets"][0]["tags"] == ["vip", "network"],
+    ),
     ("tickets_search", {"query": "", "tag": "vip"}, lambda r, s: r == {"tickets": [], "total": 0}),
-    ("tickets_create", {"title": "Printer", "body": "jammed", "assignee": "ana@acme.test"},
-     lambda r, s: r["id"] == "t3" and r["status"] == "open" and s["tickets"]["tickets"][-1]["assignee"] == "ana@acme.test"),
-    ("chat_read", {"channel": "#general"}, lambda r, s: r["channel"] == "general" and r["messages"][0]["text"] == "Hello all"),
-    ("chat_post", {"channel": "random", "text": "hi"},
-     lambda r, s: r == {"channel": "random", "posted": True} and s["chat"]["channels"]["random"][-1]["text"] == "hi"
-     and s["chat"]["channels"]["random"][-1]["from"] == "Me"),
+    (
+        "tickets_create",
+        {"title": "Printer", "body": "jammed", "assignee": "ana@acme.test"},
+        lambda r, s: (
+            r["id"] == "t3" and r["status"] == "open" and s["tickets"]["tickets"][-1]["assignee"] == "ana@acme.test"
+        ),
+    ),
+    (
+        "chat_read",
+        {"channel": "#general"},
+        lambda r, s: r["channel"] == "general" and r["messages"][0]["text"] == "Hello all",
+    ),
+    (
+        "chat_post",
+        {"channel": "random", "text": "hi"},
+        lambda r, s: (
+            r == {"channel": "random", "posted": True}
+            and s["chat"]["channels"]["random"][-1]["text"] == "hi"
+            and s["chat"]["channels"]["random"][-1]["from"] == "Me"
+        ),
+    ),
     # records (tests/workspace/test_records_service.py has the validation in detail)
-    ("records_list", {"collection": "crm.customers", "where": {"tags": "VIP"}}, lambda r, s: [x["id"] for x in r["records"]] == ["cus-1"]),
+    (
+        "records_list",
+        {"collection": "crm.customers", "where": {"tags": "VIP"}},
+        lambda r, s: [x["id"] for x in r["records"]] == ["cus-1"],
+    ),
     ("records_get", {"collection": "crm.customers", "id": "cus-2"}, lambda r, s: r["name"] == "Globex Corp"),
     ("records_search", {"collection": "crm.customers", "query": "globex"}, lambda r, s: r["total"] == 1),
-    ("records_create", {"collection": "inventory.items", "fields": {"sku": "MON-27", "stock": 0}},
-     lambda r, s: r == {"id": "item-2", "sku": "MON-27", "stock": 0} and s["records"]["collections"]["inventory.items"]["records"][-1] == r),
-    ("records_update", {"collection": "crm.customers", "id": "cus-2", "fields": {"tier": "gold", "active": True}},
-     lambda r, s: s["records"]["collections"]["crm.customers"]["records"][1]["tier"] == "gold"),
-    ("records_delete", {"collection": "inventory.items", "id": "itm-1"},
-     lambda r, s: r["deleted"] is True and s["records"]["collections"]["inventory.items"]["records"] == []),
-    ("web_search", {"query": "vendor prices", "limit": 1},
-     lambda r, s: r["total"] == 2 and [x["url"] for x in r["results"]] == ["https://blog.test/notes"]),
-    ("web_fetch", {"url": "https://VENDOR.test/pricing#plans"},
-     lambda r, s: r == {"url": "https://vendor.test/pricing", "title": "Vendor pricing", "text": "The Pro plan costs 42 USD per seat."}),
+    (
+        "records_create",
+        {"collection": "inventory.items", "fields": {"sku": "MON-27", "stock": 0}},
+        lambda r, s: (
+            r == {"id": "item-2", "sku": "MON-27", "stock": 0}
+            and s["records"]["collections"]["inventory.items"]["records"][-1] == r
+        ),
+    ),
+    (
+        "records_update",
+        {"collection": "crm.customers", "id": "cus-2", "fields": {"tier": "gold", "active": True}},
+        lambda r, s: s["records"]["collections"]["crm.customers"]["records"][1]["tier"] == "gold",
+    ),
+    (
+        "records_delete",
+        {"collection": "inventory.items", "id": "itm-1"},
+        lambda r, s: r["deleted"] is True and s["records"]["collections"]["inventory.items"]["records"] == [],
+    ),
+    (
+        "web_search",
+        {"query": "vendor prices", "limit": 1},
+        lambda r, s: r["total"] == 2 and [x["url"] for x in r["results"]] == ["https://blog.test/notes"],
+    ),
+    (
+        "web_fetch",
+        {"url": "https://VENDOR.test/pricing#plans"},
+        lambda r, s: (
+            r
+            == {
+                "url": "https://vendor.test/pricing",
+                "title": "Vendor pricing",
+                "text": "The Pro plan costs 42 USD per seat.",
+            }
+        ),
+    ),
 ]
 
 
@@ -199,7 +423,14 @@ def test_tool_success(name, args, expect, as_string):
     strict_json(result)
     assert expect(result, ep.workspace.state), result
     entry = ep.workspace.audit[-1]
-    assert (entry.index, entry.tool, entry.args, entry.status, entry.code, entry.fault) == (len(setup), name, args, "ok", None, False)
+    assert (entry.index, entry.tool, entry.args, entry.status, entry.code, entry.fault) == (
+        len(setup),
+        name,
+        args,
+        "ok",
+        None,
+        False,
+    )
     # the state stays serializable and canonical
     strict_json(ep.workspace.state)
 
@@ -267,8 +498,16 @@ ERRORS: list[tuple[str, Any, int]] = [
     ("calendar_create", {"title": "x", "start": "2026-12-09T15:00:00Z", "end": "2026-12-09T15:00:00Z"}, 400),
     ("calendar_create", {"title": "x", "start": "tomorrow", "end": "2026-12-09T15:00:00Z"}, 400),
     ("calendar_create", {"title": "", "start": "2026-12-09T14:00:00Z", "end": "2026-12-09T15:00:00Z"}, 400),
-    ("calendar_create", {"title": "x", "start": "2026-12-09T14:00:00Z", "end": "2026-12-09T15:00:00Z", "attendees": ["nobody"]}, 400),
-    ("calendar_create", {"title": "x", "start": "2026-12-09T14:00:00Z", "end": "2026-12-09T15:00:00Z", "attendees": "a@acme.test"}, 400),
+    (
+        "calendar_create",
+        {"title": "x", "start": "2026-12-09T14:00:00Z", "end": "2026-12-09T15:00:00Z", "attendees": ["nobody"]},
+        400,
+    ),
+    (
+        "calendar_create",
+        {"title": "x", "start": "2026-12-09T14:00:00Z", "end": "2026-12-09T15:00:00Z", "attendees": "a@acme.test"},
+        400,
+    ),
     ("calendar_update", {"id": "e9", "title": "x"}, 404),
     ("calendar_update", {"id": "e1"}, 400),  # nothing to update
     ("calendar_update", {"id": "e1", "end": "2026-12-01T08:00:00Z"}, 400),  # end before start
@@ -519,7 +758,9 @@ def test_new_ids_do_not_collide_with_existing_ones():
 def test_new_ids_never_reuse_a_deleted_id():
     ep = Episode(rich_spec())
     ep.step("calendar_delete", {"id": "e2"})
-    created = ep.step("calendar_create", {"title": "New", "start": "2026-12-03T09:00:00Z", "end": "2026-12-03T10:00:00Z"})
+    created = ep.step(
+        "calendar_create", {"title": "New", "start": "2026-12-03T09:00:00Z", "end": "2026-12-03T10:00:00Z"}
+    )
     ep.step("mail_delete", {"id": "m3"})
     sent = ep.step("mail_send", {"to": "x@acme.test", "subject": "s", "body": "b"})
     initial_ids = {"e1", "e2", "m1", "m2", "m3"}
@@ -598,7 +839,10 @@ SCHEMA_REJECTS = [
     ("mail_move", {"id": "m1", "folder": ""}),
     ("tickets_search", {"status": "done"}),
     ("chat_post", {"channel": "general", "text": ""}),
-    ("calendar_create", {"title": "x", "start": "2026-12-09T14:00:00Z", "end": "2026-12-09T15:00:00Z", "attendees": "a@acme.test"}),
+    (
+        "calendar_create",
+        {"title": "x", "start": "2026-12-09T14:00:00Z", "end": "2026-12-09T15:00:00Z", "attendees": "a@acme.test"},
+    ),
 ]
 
 

@@ -52,14 +52,22 @@ def test_search_ranks_by_terms_matched_then_weighted_frequency_then_url():
     result = ws.call("web_search", {"query": "quiet kettle"})
     # c: both terms, 2 in the title (×3) + 2 in the text; a and e: both terms, 1 title + 3 text, tie → by url;
     # b: one term only, however often.
-    assert [r["url"] for r in result["results"]] == ["https://c.test/", "https://a.test/", "https://e.test/", "https://b.test/"]
+    assert [r["url"] for r in result["results"]] == [
+        "https://c.test/",
+        "https://a.test/",
+        "https://e.test/",
+        "https://b.test/",
+    ]
     assert result["total"] == 4 and result["query"] == "quiet kettle"
     assert set(result["results"][0]) == {"url", "title", "snippet"}
 
 
 def test_title_words_outweigh_text_words():
     ws = workspace(page("https://x.test/", "Pricing", "nothing"), page("https://y.test/", "Other", "pricing pricing"))
-    assert [r["url"] for r in ws.call("web_search", {"query": "pricing"})["results"]] == ["https://x.test/", "https://y.test/"]
+    assert [r["url"] for r in ws.call("web_search", {"query": "pricing"})["results"]] == [
+        "https://x.test/",
+        "https://y.test/",
+    ]
 
 
 def test_stop_words_do_not_rank_and_case_is_ignored():
@@ -99,10 +107,19 @@ def test_search_errors():
 def test_fetch_normalizes_the_url_and_returns_the_page():
     ws = workspace(*PAGES)
     assert ws.call("web_fetch", {"url": "  HTTPS://A.TEST#top "}) == {
-        "url": "https://a.test/", "title": "Kettles compared", "text": "A kettle boils water. This kettle is quiet."
-    }  # fmt: skip
+        "url": "https://a.test/",
+        "title": "Kettles compared",
+        "text": "A kettle boils water. This kettle is quiet.",
+    }
     assert ws.call("web_fetch", {"url": "https://a.test/missing"})["error"]["code"] == 404
-    for bad in ("a.test/", "ftp://a.test/", "https://", "https://a b.test/", "javascript:alert(1)", "https://a.test/\x00"):
+    for bad in (
+        "a.test/",
+        "ftp://a.test/",
+        "https://",
+        "https://a b.test/",
+        "javascript:alert(1)",
+        "https://a.test/\x00",
+    ):
         assert ws.call("web_fetch", {"url": bad})["error"]["code"] == 400, bad
 
 
@@ -158,8 +175,10 @@ def test_diff_and_targets_are_keyed_by_url():
     after = {"pages": [page("https://a.test/", "A2"), page("https://c.test/", "C")]}
     web = SERVICES.get("web")
     assert web.diff_sections(before, after) == {
-        "added": ["https://c.test/"], "removed": ["https://b.test/"], "changed": {"https://a.test/": {"title": ["A", "A2"]}}
-    }  # fmt: skip
+        "added": ["https://c.test/"],
+        "removed": ["https://b.test/"],
+        "changed": {"https://a.test/": {"title": ["A", "A2"]}},
+    }
     state = WorkspaceSpec.model_validate({"web": before}).model_dump(mode="json")
     assert web.target_values(state, "url") == ["https://a.test/", "https://b.test/"]
     assert diff_states(state, copy.deepcopy(state)) == {}
@@ -218,7 +237,11 @@ def test_injected_text_never_gives_the_answer_away():
 
 def test_tool_called_matches_a_fetched_url():
     spec = load_task(EXAMPLE)
-    skipped = [s for s in spec.solution if not (isinstance(s, ToolStep) and s.args.get("url") == "https://nimbus-cloud.test/pricing")]
+    skipped = [
+        s
+        for s in spec.solution
+        if not (isinstance(s, ToolStep) and s.args.get("url") == "https://nimbus-cloud.test/pricing")
+    ]
     result = play(spec, skipped).grade
     assert not next(c for c in result.checks if c.id == "read-pricing-page").passed
     assert play(spec, [*spec.solution[:-1], AnswerStep(answer=spec.solution[-1].answer)]).grade.score == 1.0
@@ -230,6 +253,10 @@ def test_the_random_baseline_fetches_pages_of_the_workspace():
 
     spec = load_task(EXAMPLE)
     urls = {p.url for p in spec.workspace.web.pages}
-    asked = [c.args["url"] for seed in range(30) for c in run_episode(spec, load_agent("random").policy(spec, seed=seed))[1].calls
-             if c.tool == "web_fetch" and c.args and "url" in c.args]  # fmt: skip
+    asked = [
+        c.args["url"]
+        for seed in range(30)
+        for c in run_episode(spec, load_agent("random").policy(spec, seed=seed))[1].calls
+        if c.tool == "web_fetch" and c.args and "url" in c.args
+    ]
     assert asked and sum(a in urls for a in asked) / len(asked) > 0.5

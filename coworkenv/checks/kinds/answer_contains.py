@@ -75,6 +75,13 @@ def leaks(check: AnswerContains, instruction: str, workspace_text: Callable[[], 
     return found
 
 
-KIND = register_kind(CheckKind(
-    name="answer_contains", model=AnswerContains, evaluate=evaluate, recompute=recompute, leaks=leaks, answer=True,
-))  # fmt: skip
+KIND = register_kind(
+    CheckKind(
+        name="answer_contains",
+        model=AnswerContains,
+        evaluate=evaluate,
+        recompute=recompute,
+        leaks=leaks,
+        answer=True,
+    )
+)

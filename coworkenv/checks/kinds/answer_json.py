@@ -95,7 +95,9 @@ class AnswerJson(ScopedCheck):
             raise ValueError("give schema or labels (or both)")
         problem = _schema_problem(self.schema_) if self.schema_ is not None else None
         if problem is not None:
-            raise PydanticCustomError(UNSUPPORTED, "schema is not a usable JSON Schema: {problem}", {"problem": problem})
+            raise PydanticCustomError(
+                UNSUPPORTED, "schema is not a usable JSON Schema: {problem}", {"problem": problem}
+            )
         return self
 
 
@@ -145,8 +147,11 @@ def evaluate(check: AnswerJson, ev: Evidence) -> Outcome:
     given = item_labels(value, check.id_field, check.label_field)
     wrong = [k for k, want in check.labels.items() if given.get(k) != want.strip().casefold()]
     share = 1 - len(wrong) / len(check.labels)
-    return outcome(share >= check.min_share - 1e-9, f"{share:.0%} of the items labelled as expected",
-                   f"{share:.0%} of the items labelled as expected (wanted {check.min_share:.0%}); wrong: {wrong[:10]}")  # fmt: skip
+    return outcome(
+        share >= check.min_share - 1e-9,
+        f"{share:.0%} of the items labelled as expected",
+        f"{share:.0%} of the items labelled as expected (wanted {check.min_share:.0%}); wrong: {wrong[:10]}",
+    )
 
 
 def recompute(check: dict[str, Any], ev: Evidence, spec: Any) -> Any:
@@ -175,11 +180,20 @@ def leaks(check: AnswerJson, instruction: str, workspace_text: Callable[[], str]
         ids = [m.start() for m in re.finditer(phrase_pattern(key), instruction, re.IGNORECASE)]
         for m in re.finditer(phrase_pattern(label), instruction, re.IGNORECASE) if ids else ():
             if any(abs(m.start() - i) <= LEAK_CHARS for i in ids):
-                found.append({"source": "answer_json", "check": check.id, "value": f"{key}: {label}", "found": m.group()})
+                found.append(
+                    {"source": "answer_json", "check": check.id, "value": f"{key}: {label}", "found": m.group()}
+                )
                 break
     return found
 
 
-KIND = register_kind(CheckKind(
-    name="answer_json", model=AnswerJson, evaluate=evaluate, recompute=recompute, leaks=leaks, answer=True,
-))  # fmt: skip
+KIND = register_kind(
+    CheckKind(
+        name="answer_json",
+        model=AnswerJson,
+        evaluate=evaluate,
+        recompute=recompute,
+        leaks=leaks,
+        answer=True,
+    )
+)

@@ -34,7 +34,9 @@ def measure(text: str) -> tuple[int, int]:
 
 def evaluate(check: AnswerLength, ev: Evidence) -> Outcome:
     words, chars = measure(text_of(check, ev))
-    short = (check.min_words is not None and words < check.min_words) or (check.min_chars is not None and chars < check.min_chars)
+    short = (check.min_words is not None and words < check.min_words) or (
+        check.min_chars is not None and chars < check.min_chars
+    )
     long = check.max_chars is not None and chars > check.max_chars
     where = "answer" if check.scope == "answer" else "messages"
     limits = (("min_words", check.min_words), ("min_chars", check.min_chars), ("max_chars", check.max_chars))
@@ -58,4 +60,6 @@ def recompute(check: dict[str, Any], ev: Evidence, spec: Any) -> Any:
     return fixed
 
 
-KIND = register_kind(CheckKind(name="answer_length", model=AnswerLength, evaluate=evaluate, recompute=recompute, answer=True))
+KIND = register_kind(
+    CheckKind(name="answer_length", model=AnswerLength, evaluate=evaluate, recompute=recompute, answer=True)
+)

@@ -28,7 +28,9 @@ def named(check: AnswerNoneOf, ev: Evidence) -> list[tuple[str, str]]:
     """(phrase, as written) for each phrase the texts the check reads name without negating it."""
     found = []
     for phrase in check.phrases:
-        hit = next((h for h in (mention(phrase, t, not_negated=True) for t in texts_of(check, ev)) if h is not None), None)
+        hit = next(
+            (h for h in (mention(phrase, t, not_negated=True) for t in texts_of(check, ev)) if h is not None), None
+        )
         if hit is not None:
             found.append((phrase, hit))
     return found
@@ -37,7 +39,9 @@ def named(check: AnswerNoneOf, ev: Evidence) -> list[tuple[str, str]]:
 def evaluate(check: AnswerNoneOf, ev: Evidence) -> Outcome:
     found = named(check, ev)
     where = "answer" if check.scope == "answer" else "messages"
-    return outcome(not found, f"{where} name none of {check.phrases}", f"{where} name {', '.join(repr(h) for _, h in found)}")
+    return outcome(
+        not found, f"{where} name none of {check.phrases}", f"{where} name {', '.join(repr(h) for _, h in found)}"
+    )
 
 
 def recompute(check: dict[str, Any], ev: Evidence, spec: Any) -> Any:
@@ -47,8 +51,15 @@ def recompute(check: dict[str, Any], ev: Evidence, spec: Any) -> Any:
     return {**check, "phrases": kept} if kept else DROP
 
 
-KIND = register_kind(CheckKind(
-    # Holds on a run that says nothing, by design (like `unchanged`): it takes credit away from a wrong answer and
-    # is paired with a check of the right one.
-    name="answer_none_of", model=AnswerNoneOf, evaluate=evaluate, recompute=recompute, guard=True, answer=True,
-))  # fmt: skip
+KIND = register_kind(
+    CheckKind(
+        # Holds on a run that says nothing, by design (like `unchanged`): it takes credit away from a wrong answer and
+        # is paired with a check of the right one.
+        name="answer_none_of",
+        model=AnswerNoneOf,
+        evaluate=evaluate,
+        recompute=recompute,
+        guard=True,
+        answer=True,
+    )
+)

@@ -65,7 +65,9 @@ def evaluate(check: AnswerNumber, ev: Evidence) -> Outcome:
     hit = next((n for n in numbers if abs(n - check.value) <= check.tol), None)
     shown = ", ".join(f"{n:g}" for n in numbers[:5])
     expected = f"expected {check.value:g} ± {check.tol:g}"
-    return outcome(hit is not None, f"{where} {what} {hit or 0:g} ≈ {check.value:g}", f"{where} {what} {shown}, {expected}")
+    return outcome(
+        hit is not None, f"{where} {what} {hit or 0:g} ≈ {check.value:g}", f"{where} {what} {shown}, {expected}"
+    )
 
 
 def recompute(check: dict[str, Any], ev: Evidence, spec: Any) -> Any:
@@ -92,7 +94,14 @@ def leaks(check: AnswerNumber, instruction: str, workspace_text: Callable[[], st
     return [] if hit is None else [{"source": "answer_number", "check": check.id, "value": check.value, "found": hit}]
 
 
-KIND = register_kind(CheckKind(
-    name="answer_number", model=AnswerNumber, evaluate=evaluate, recompute=recompute, leaks=leaks, answer=True,
-    evidence_for=frozenset({"data_analysis"}),
-))  # fmt: skip
+KIND = register_kind(
+    CheckKind(
+        name="answer_number",
+        model=AnswerNumber,
+        evaluate=evaluate,
+        recompute=recompute,
+        leaks=leaks,
+        answer=True,
+        evidence_for=frozenset({"data_analysis"}),
+    )
+)

@@ -23,15 +23,27 @@ class AnswerRegex(ScopedCheck):
     def _compiles(self) -> Self:
         problem = regex_problem(self.pattern)
         if problem is not None:
-            raise PydanticCustomError(UNSUPPORTED, "pattern {pattern} is not supported by the linear-time engine: {problem}",
-                                      {"pattern": repr(self.pattern[:200]), "problem": problem})  # fmt: skip
+            raise PydanticCustomError(
+                UNSUPPORTED,
+                "pattern {pattern} is not supported by the linear-time engine: {problem}",
+                {"pattern": repr(self.pattern[:200]), "problem": problem},
+            )
         return self
 
 
 def evaluate(check: AnswerRegex, ev: Evidence) -> Outcome:
-    found = next((m for m in (regex_find(check.pattern, t, case_sensitive=check.case_sensitive) for t in texts_of(check, ev)) if m is not None), None)
+    found = next(
+        (
+            m
+            for m in (regex_find(check.pattern, t, case_sensitive=check.case_sensitive) for t in texts_of(check, ev))
+            if m is not None
+        ),
+        None,
+    )
     where = "answer" if check.scope == "answer" else "messages"
-    return outcome(found is not None, f"{where} match {check.pattern!r}: {found!r}", f"{where} do not match {check.pattern!r}")
+    return outcome(
+        found is not None, f"{where} match {check.pattern!r}: {found!r}", f"{where} do not match {check.pattern!r}"
+    )
 
 
 def recompute(check: dict[str, Any], ev: Evidence, spec: Any) -> Any:
@@ -48,6 +60,13 @@ def leaks(check: AnswerRegex, instruction: str, workspace_text: Callable[[], str
     return [{"source": "answer_regex", "check": check.id, "value": check.pattern, "found": hit}]
 
 
-KIND = register_kind(CheckKind(
-    name="answer_regex", model=AnswerRegex, evaluate=evaluate, recompute=recompute, leaks=leaks, answer=True,
-))  # fmt: skip
+KIND = register_kind(
+    CheckKind(
+        name="answer_regex",
+        model=AnswerRegex,
+        evaluate=evaluate,
+        recompute=recompute,
+        leaks=leaks,
+        answer=True,
+    )
+)

@@ -31,6 +31,12 @@ def recompute(check: dict[str, Any], ev: Evidence, spec: Any) -> Any:
     return {**check, "about": found}
 
 
-KIND = register_kind(CheckKind(
-    name="asked_user", model=AskedUser, evaluate=evaluate, recompute=recompute, evidence_for=frozenset({"multi_turn"}),
-))  # fmt: skip
+KIND = register_kind(
+    CheckKind(
+        name="asked_user",
+        model=AskedUser,
+        evaluate=evaluate,
+        recompute=recompute,
+        evidence_for=frozenset({"multi_turn"}),
+    )
+)

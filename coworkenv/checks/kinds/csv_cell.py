@@ -35,8 +35,13 @@ def recompute(check: dict[str, Any], ev: Evidence, spec: Any) -> Any:
     return recompute_cell(check, rows)
 
 
-KIND = register_kind(CheckKind(
-    name="csv_cell", model=CsvCell, evaluate=evaluate,
-    references=lambda check, refs: path_references(check.path, refs), recompute=recompute,
-    evidence_for=frozenset({"data_analysis"}),
-))  # fmt: skip
+KIND = register_kind(
+    CheckKind(
+        name="csv_cell",
+        model=CsvCell,
+        evaluate=evaluate,
+        references=lambda check, refs: path_references(check.path, refs),
+        recompute=recompute,
+        evidence_for=frozenset({"data_analysis"}),
+    )
+)

@@ -43,7 +43,9 @@ def evaluate(check: EventAbsent, ev: Evidence) -> Outcome:
 
 def references(check: EventAbsent, refs: References) -> None:
     target = check.target_id
-    if target is not None and not refs.in_any_state(lambda s: any(e.get("id") == target for e in s.get("calendar", {}).get("events", []))):
+    if target is not None and not refs.in_any_state(
+        lambda s: any(e.get("id") == target for e in s.get("calendar", {}).get("events", []))
+    ):
         refs.miss(target, "event id exists neither initially nor after the oracle: the check holds trivially")
 
 

@@ -73,4 +73,6 @@ def strengthen(check: dict[str, Any], oracle: Evidence) -> dict[str, Any] | None
     return fixed if isinstance(fixed, dict) else None
 
 
-KIND = register_kind(CheckKind(name="event_exists", model=EventExists, evaluate=evaluate, recompute=recompute, strengthen=strengthen))
+KIND = register_kind(
+    CheckKind(name="event_exists", model=EventExists, evaluate=evaluate, recompute=recompute, strengthen=strengthen)
+)

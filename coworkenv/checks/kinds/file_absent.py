@@ -18,8 +18,12 @@ def evaluate(check: FileAbsent, ev: Evidence) -> Outcome:
     return outcome(absent, f"{check.path} is absent", f"{check.path} still exists")
 
 
-KIND = register_kind(CheckKind(
-    name="file_absent", model=FileAbsent, evaluate=evaluate,
-    references=lambda check, refs: path_references(check.path, refs, must_exist=False),
-    evidence_for=frozenset({"data_analysis"}),
-))  # fmt: skip
+KIND = register_kind(
+    CheckKind(
+        name="file_absent",
+        model=FileAbsent,
+        evaluate=evaluate,
+        references=lambda check, refs: path_references(check.path, refs, must_exist=False),
+        evidence_for=frozenset({"data_analysis"}),
+    )
+)

@@ -8,7 +8,17 @@ from typing import Any, Literal, Self
 from pydantic import model_validator
 from pydantic_core import PydanticCustomError
 
-from coworkenv.checks.base import DROP, CheckBase, CheckKind, Evidence, Outcome, References, exactly_one, outcome, register_kind
+from coworkenv.checks.base import (
+    DROP,
+    CheckBase,
+    CheckKind,
+    Evidence,
+    Outcome,
+    References,
+    exactly_one,
+    outcome,
+    register_kind,
+)
 from coworkenv.checks.files import path_references, strengthen_to_content
 from coworkenv.checks.regex import UNSUPPORTED, regex_problem, regex_search
 from coworkenv.checks.text import added_lines
@@ -29,8 +39,11 @@ class FileContains(CheckBase):
         exactly_one(self, "text", "regex")
         problem = regex_problem(self.regex) if self.regex is not None else None
         if problem is not None:
-            raise PydanticCustomError(UNSUPPORTED, "regex {regex} is not supported by the linear-time engine: {problem}",
-                                      {"regex": repr(self.regex[:200]), "problem": problem})  # fmt: skip
+            raise PydanticCustomError(
+                UNSUPPORTED,
+                "regex {regex} is not supported by the linear-time engine: {problem}",
+                {"regex": repr(self.regex[:200]), "problem": problem},
+            )
         return self
 
 
@@ -69,7 +82,14 @@ def references(check: FileContains, refs: References) -> None:
         refs.miss(check.regex, f"{UNSUPPORTED}: {problem}", ".regex")
 
 
-KIND = register_kind(CheckKind(
-    name="file_contains", model=FileContains, evaluate=evaluate, references=references, recompute=recompute, strengthen=strengthen_to_content,
-    evidence_for=frozenset({"data_analysis"}),
-))  # fmt: skip
+KIND = register_kind(
+    CheckKind(
+        name="file_contains",
+        model=FileContains,
+        evaluate=evaluate,
+        references=references,
+        recompute=recompute,
+        strengthen=strengthen_to_content,
+        evidence_for=frozenset({"data_analysis"}),
+    )
+)

@@ -28,8 +28,13 @@ def recompute(check: dict[str, Any], ev: Evidence, spec: Any) -> Any:
     return DROP if content is None else {**check, "content": content}
 
 
-KIND = register_kind(CheckKind(
-    name="file_equals", model=FileEquals, evaluate=evaluate,
-    references=lambda check, refs: path_references(check.path, refs), recompute=recompute,
-    evidence_for=frozenset({"data_analysis"}),
-))  # fmt: skip
+KIND = register_kind(
+    CheckKind(
+        name="file_equals",
+        model=FileEquals,
+        evaluate=evaluate,
+        references=lambda check, refs: path_references(check.path, refs),
+        recompute=recompute,
+        evidence_for=frozenset({"data_analysis"}),
+    )
+)

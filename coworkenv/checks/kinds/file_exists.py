@@ -18,8 +18,13 @@ def evaluate(check: FileExists, ev: Evidence) -> Outcome:
     return outcome(present, f"{check.path} exists", f"{check.path} does not exist")
 
 
-KIND = register_kind(CheckKind(
-    name="file_exists", model=FileExists, evaluate=evaluate,
-    references=lambda check, refs: path_references(check.path, refs), strengthen=strengthen_to_content,
-    evidence_for=frozenset({"data_analysis"}),
-))  # fmt: skip
+KIND = register_kind(
+    CheckKind(
+        name="file_exists",
+        model=FileExists,
+        evaluate=evaluate,
+        references=lambda check, refs: path_references(check.path, refs),
+        strengthen=strengthen_to_content,
+        evidence_for=frozenset({"data_analysis"}),
+    )
+)

@@ -6,7 +6,18 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from coworkenv.checks.base import DROP, CheckBase, CheckKind, Evidence, Fixing, Outcome, References, outcome, register_kind, unfixable
+from coworkenv.checks.base import (
+    DROP,
+    CheckBase,
+    CheckKind,
+    Evidence,
+    Fixing,
+    Outcome,
+    References,
+    outcome,
+    register_kind,
+    unfixable,
+)
 
 
 class MailInFolder(CheckBase):
@@ -23,7 +34,9 @@ def evaluate(check: MailInFolder, ev: Evidence) -> Outcome:
 
 def references(check: MailInFolder, refs: References) -> None:
     for mid in check.ids:
-        if not refs.in_any_state(lambda s, mid=mid: any(m.get("id") == mid for m in s.get("mail", {}).get("messages", []))):
+        if not refs.in_any_state(
+            lambda s, mid=mid: any(m.get("id") == mid for m in s.get("mail", {}).get("messages", []))
+        ):
             refs.miss(mid, "no such mail id, initially or after the oracle")
 
 
@@ -49,7 +62,13 @@ def fix_reference(check: dict[str, Any], entry: dict[str, Any], fixing: Fixing) 
     return None
 
 
-KIND = register_kind(CheckKind(
-    name="mail_in_folder", model=MailInFolder, evaluate=evaluate, references=references, recompute=recompute,
-    fix_reference=fix_reference,
-))  # fmt: skip
+KIND = register_kind(
+    CheckKind(
+        name="mail_in_folder",
+        model=MailInFolder,
+        evaluate=evaluate,
+        references=references,
+        recompute=recompute,
+        fix_reference=fix_reference,
+    )
+)

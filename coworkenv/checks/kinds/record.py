@@ -43,7 +43,9 @@ def records_in(state: dict[str, Any], service: str, collection: str) -> list[dic
     return [full(r) if isinstance(r, dict) else r for r in records]
 
 
-def matching_records(state: dict[str, Any], service: str, collection: str, match: dict[str, Any]) -> list[dict[str, Any]]:
+def matching_records(
+    state: dict[str, Any], service: str, collection: str, match: dict[str, Any]
+) -> list[dict[str, Any]]:
     """The collection's records that `match` selects, as readers see them (`records_in`, filtered). Only a record
     that `match` reads a sparse field of is filled before matching: grading runs this on every record."""
     section = state.get(service)
@@ -81,13 +83,17 @@ def evaluate(check: RecordCheck, ev: Evidence) -> Outcome:
 def references(check: RecordCheck, refs: References) -> None:
     def exists(state: dict[str, Any]) -> bool:
         section = state.get(check.service)
-        return isinstance(section, dict) and SERVICES.get(check.service).records_of(section, check.collection) is not None
+        return (
+            isinstance(section, dict) and SERVICES.get(check.service).records_of(section, check.collection) is not None
+        )
 
     def matches(state: dict[str, Any]) -> bool:
         return any(args_match(check.match, r) for r in records_in(state, check.service, check.collection))
 
     if not refs.in_any_state(exists):
-        refs.miss(check.collection, f"{check.service} has no collection {check.collection!r}, initially or after the oracle")
+        refs.miss(
+            check.collection, f"{check.service} has no collection {check.collection!r}, initially or after the oracle"
+        )
     elif not refs.in_any_state(matches):
         refs.miss(check.match, f"no {check.collection} record matches, initially or after the oracle")
 
@@ -101,8 +107,9 @@ def recompute(check: dict[str, Any], ev: Evidence, spec: Any) -> Any:
     record = matching[0]
     fields = {
         k: v if value_matches(v, record[k]) and v == v else glob_literal(record[k])
-        for k, v in check.get("fields", {}).items() if k in record
-    }  # fmt: skip
+        for k, v in check.get("fields", {}).items()
+        if k in record
+    }
     return {**check, "fields": fields}
 
 
@@ -118,6 +125,13 @@ def strengthen(check: dict[str, Any], oracle: Evidence) -> dict[str, Any] | None
     return None
 
 
-KIND = register_kind(CheckKind(
-    name="record", model=RecordCheck, evaluate=evaluate, references=references, recompute=recompute, strengthen=strengthen,
-))  # fmt: skip
+KIND = register_kind(
+    CheckKind(
+        name="record",
+        model=RecordCheck,
+        evaluate=evaluate,
+        references=references,
+        recompute=recompute,
+        strengthen=strengthen,
+    )
+)

@@ -22,9 +22,13 @@ from coworkenv.llm.judge import NO_JUDGE, active_judge
 class Rubric(ScopedCheck):
     kind: Literal["rubric"]
     criteria: str = Field(
-        min_length=1, description="What a passing response does, as the judge is to apply it (grader-side: never shown to the agent)."
+        min_length=1,
+        description="What a passing response does, as the judge is to apply it (grader-side: never shown to the agent).",
     )
-    adversarial: list[str] = Field(EMPTY_LIST, description="Answers that must fail the criteria (at least one recommended); the battery checks them.")
+    adversarial: list[str] = Field(
+        EMPTY_LIST,
+        description="Answers that must fail the criteria (at least one recommended); the battery checks them.",
+    )
 
 
 def judged_text(scope: Scope, ev: Evidence) -> str:
@@ -37,7 +41,12 @@ def judged_text(scope: Scope, ev: Evidence) -> str:
 def judge_text(check: Rubric, text: str) -> tuple[bool | None, str]:
     """(passed or None for not graded, reason) of the criteria on one text; an empty text never meets them."""
     if not text.strip():
-        return False, "nothing to judge: the answer is empty" if check.scope == "answer" else "nothing to judge: no assistant text"
+        return (
+            False,
+            "nothing to judge: the answer is empty"
+            if check.scope == "answer"
+            else "nothing to judge: no assistant text",
+        )
     judge = active_judge()
     if judge is None:
         return None, NO_JUDGE

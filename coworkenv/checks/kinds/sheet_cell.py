@@ -57,7 +57,14 @@ def fix_reference(check: dict[str, Any], entry: dict[str, Any], fixing: Fixing) 
     return None
 
 
-KIND = register_kind(CheckKind(
-    name="sheet_cell", model=SheetCell, evaluate=evaluate, references=references, recompute=recompute,
-    fix_reference=fix_reference, evidence_for=frozenset({"data_analysis"}),
-))  # fmt: skip
+KIND = register_kind(
+    CheckKind(
+        name="sheet_cell",
+        model=SheetCell,
+        evaluate=evaluate,
+        references=references,
+        recompute=recompute,
+        fix_reference=fix_reference,
+        evidence_for=frozenset({"data_analysis"}),
+    )
+)

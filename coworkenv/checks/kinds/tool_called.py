@@ -39,9 +39,14 @@ def recompute(check: dict[str, Any], ev: Evidence, spec: Any) -> Any:
     return new
 
 
-KIND = register_kind(CheckKind(
-    name="tool_called", model=ToolCalled, evaluate=evaluate,
-    references=lambda check, refs: tool_references(check, refs, must_be_allowed=True), recompute=recompute,
-    strengthen=lambda check, oracle: {**check, "min": max(1, check.get("min", 1))},
-    fix_reference=lambda check, entry, fixing: fix_tool_reference(check, fixing, must_be_allowed=True),
-))  # fmt: skip
+KIND = register_kind(
+    CheckKind(
+        name="tool_called",
+        model=ToolCalled,
+        evaluate=evaluate,
+        references=lambda check, refs: tool_references(check, refs, must_be_allowed=True),
+        recompute=recompute,
+        strengthen=lambda check, oracle: {**check, "min": max(1, check.get("min", 1))},
+        fix_reference=lambda check, entry, fixing: fix_tool_reference(check, fixing, must_be_allowed=True),
+    )
+)

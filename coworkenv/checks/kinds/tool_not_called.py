@@ -18,9 +18,14 @@ def evaluate(check: ToolNotCalled, ev: Evidence) -> Outcome:
     return outcome(n == 0, f"{check.tool} not called", f"{check.tool} called {n} time(s)")
 
 
-KIND = register_kind(CheckKind(
-    name="tool_not_called", model=ToolNotCalled, evaluate=evaluate,
-    references=lambda check, refs: tool_references(check, refs, must_be_allowed=False),
-    fix_reference=lambda check, entry, fixing: fix_tool_reference(check, fixing, must_be_allowed=False),
-    guard=True, evidence_for=frozenset({"safety"}),
-))  # fmt: skip
+KIND = register_kind(
+    CheckKind(
+        name="tool_not_called",
+        model=ToolNotCalled,
+        evaluate=evaluate,
+        references=lambda check, refs: tool_references(check, refs, must_be_allowed=False),
+        fix_reference=lambda check, entry, fixing: fix_tool_reference(check, fixing, must_be_allowed=False),
+        guard=True,
+        evidence_for=frozenset({"safety"}),
+    )
+)

@@ -6,7 +6,16 @@ from typing import Any, Literal, Self
 
 from pydantic import model_validator
 
-from coworkenv.checks.base import CheckBase, CheckKind, Evidence, Outcome, References, exactly_one, outcome, register_kind
+from coworkenv.checks.base import (
+    CheckBase,
+    CheckKind,
+    Evidence,
+    Outcome,
+    References,
+    exactly_one,
+    outcome,
+    register_kind,
+)
 from coworkenv.checks.files import path_references
 from coworkenv.workspace.service import SERVICES
 from coworkenv.workspace.state import SERVICE_NAMES
@@ -40,7 +49,9 @@ def _records(state: dict[str, Any], service: str, collection: str) -> list[dict[
 def evaluate(check: Unchanged, ev: Evidence) -> Outcome:
     if check.collection is not None:
         what = f"{check.service} {check.collection}"
-        same = _records(ev.initial_state, check.service, check.collection) == _records(ev.final_state, check.service, check.collection)
+        same = _records(ev.initial_state, check.service, check.collection) == _records(
+            ev.final_state, check.service, check.collection
+        )
         return outcome(same, f"{what} unchanged", f"{what} was changed")
     if check.service is not None:
         same = ev.initial_state[check.service] == ev.final_state[check.service]
@@ -55,7 +66,9 @@ def references(check: Unchanged, refs: References) -> None:
     elif check.collection is not None and not refs.in_any_state(
         lambda s: isinstance(s.get(check.service), dict) and _records(s, check.service, check.collection) is not None
     ):
-        refs.miss(check.collection, f"{check.service} has no collection {check.collection!r}, initially or after the oracle")
+        refs.miss(
+            check.collection, f"{check.service} has no collection {check.collection!r}, initially or after the oracle"
+        )
 
 
 KIND = register_kind(CheckKind(name="unchanged", model=Unchanged, evaluate=evaluate, references=references, guard=True))

@@ -56,7 +56,9 @@ def convert(task: SourceTask, root: Path, keep_without_oracle: bool = False) -> 
     data = task.data
     folder = task.folder.relative_to(root).as_posix() or "."
     if task.problem:  # task.yaml may be unread: the folder names the task
-        return None, TaskReport(folder=folder, task_id=str(data.get("task_id") or task.folder.name), imported=False, why_not=task.problem)
+        return None, TaskReport(
+            folder=folder, task_id=str(data.get("task_id") or task.folder.name), imported=False, why_not=task.problem
+        )
     ws, notes = build_workspace(task.fixtures)
     notes += [f"fixture {name}: not JSON or text, not imported" for name in task.skipped]
     collections = list(ws.get("records", {}).get("collections", {}))
@@ -73,12 +75,24 @@ def convert(task: SourceTask, root: Path, keep_without_oracle: bool = False) -> 
     notes += [f"task.yaml `{k}` is not imported" for k in ("user_agent",) if (data.get(k) or {}).get("enabled")]
     if data.get("expected_actions"):
         notes.append("expected_actions are not imported: the state checks come from the scoring components")
-    notes += [f"prompt attachments {data['prompt']['attachments']} are not imported" for _ in [0] if data["prompt"].get("attachments")]
+    notes += [
+        f"prompt attachments {data['prompt']['attachments']} are not imported"
+        for _ in [0]
+        if data["prompt"].get("attachments")
+    ]
     criteria = [CriterionReport(**vars(c)) for c in mapped_criteria.criteria]
-    base = {"folder": folder, "task_id": str(data["task_id"]), "criteria": criteria, "counts": count(criteria), "notes": notes}
+    base = {
+        "folder": folder,
+        "task_id": str(data["task_id"]),
+        "criteria": criteria,
+        "counts": count(criteria),
+        "notes": notes,
+    }
     checks = mapped_criteria.checks
     if not checks or not tools:
-        return None, TaskReport(**base, imported=False, why_not="no criterion maps to a check" if not checks else "no tool maps")
+        return None, TaskReport(
+            **base, imported=False, why_not="no criterion maps to a check" if not checks else "no tool maps"
+        )
     oracle_note, judged = "", []
     try:
         solution, judged = derive_oracle(checks, ws, tools)
@@ -87,12 +101,23 @@ def convert(task: SourceTask, root: Path, keep_without_oracle: bool = False) -> 
     if judged:
         oracle_note = f"the answer is unproven against {judged} until a judge grades it"
     spec_data = {
-        "id": f"claw-eval-{slug(data['task_id'])}", "family": "claw_eval", "capabilities": _capabilities(checks, tools, mapped_criteria.prohibited),
-        "difficulty": DIFFICULTY.get(str(data.get("difficulty", "")).lower(), 2), "instruction": data["prompt"]["text"].strip(),
-        "workspace": ws, "tools": tools, "prohibited": mapped_criteria.prohibited, "checks": checks, "solution": solution,
-        "meta": {"generator": "import:claw-eval", "source": base["folder"], "claw_eval_id": str(data["task_id"]),
-                 "category": str(data.get("category", ""))},
-    }  # fmt: skip
+        "id": f"claw-eval-{slug(data['task_id'])}",
+        "family": "claw_eval",
+        "capabilities": _capabilities(checks, tools, mapped_criteria.prohibited),
+        "difficulty": DIFFICULTY.get(str(data.get("difficulty", "")).lower(), 2),
+        "instruction": data["prompt"]["text"].strip(),
+        "workspace": ws,
+        "tools": tools,
+        "prohibited": mapped_criteria.prohibited,
+        "checks": checks,
+        "solution": solution,
+        "meta": {
+            "generator": "import:claw-eval",
+            "source": base["folder"],
+            "claw_eval_id": str(data["task_id"]),
+            "category": str(data.get("category", "")),
+        },
+    }
     try:
         spec = TaskSpec.model_validate(spec_data)
     except ValidationError as exc:
@@ -100,15 +125,26 @@ def convert(task: SourceTask, root: Path, keep_without_oracle: bool = False) -> 
     has_oracle = not oracle_note or bool(judged)
     if not has_oracle:
         keep = keep_without_oracle
-        return (spec if keep else None), TaskReport(**base, imported=keep, why_not="" if keep else "no oracle", oracle_note=oracle_note)
+        return (spec if keep else None), TaskReport(
+            **base, imported=keep, why_not="" if keep else "no oracle", oracle_note=oracle_note
+        )
     gate, failures = _gate(spec)
     imported = gate != "fail" or keep_without_oracle
-    report = TaskReport(**base, imported=imported, why_not="" if imported else "the oracle fails the gate", oracle=True,
-                        oracle_note=oracle_note, gate=gate, gate_failures=failures)  # fmt: skip
+    report = TaskReport(
+        **base,
+        imported=imported,
+        why_not="" if imported else "the oracle fails the gate",
+        oracle=True,
+        oracle_note=oracle_note,
+        gate=gate,
+        gate_failures=failures,
+    )
     return (spec if imported else None), report
 
 
-def import_claw_eval(root: str | Path, *, keep_without_oracle: bool = False, progress: Callable[[int, int], Any] | None = None) -> Imported:
+def import_claw_eval(
+    root: str | Path, *, keep_without_oracle: bool = False, progress: Callable[[int, int], Any] | None = None
+) -> Imported:
     """Every task folder under `root` (a folder with task.yaml), in name order; `progress(done, total)` before the
     first task and after each one."""
     root = Path(root)

@@ -145,8 +145,14 @@ def _one(ctx: Context, cid: str, spec: dict[str, Any], judge: str) -> tuple[dict
     if kind == "state":
         service, collection = _record_target(ctx, spec)
         _need("record")
-        return {"id": cid, "kind": "record", "service": service, "collection": collection, "match": spec.get("match") or {},
-                "fields": spec.get("fields") or {}}, "exact"  # fmt: skip
+        return {
+            "id": cid,
+            "kind": "record",
+            "service": service,
+            "collection": collection,
+            "match": spec.get("match") or {},
+            "fields": spec.get("fields") or {},
+        }, "exact"
     if kind in ("draft_saved", "email_sent"):
         ours = "mail_drafted" if kind == "draft_saved" else "mail_sent"
         _need(ours)
@@ -183,7 +189,12 @@ def _labels(ctx: Context, cid: str, spec: dict[str, Any]) -> tuple[dict[str, Any
             ambiguous.append(str(item))
     if not labels:
         raise Unexpressible("every item accepts several labels")
-    check = {"id": cid, "kind": "answer_json", "labels": labels, **{k: spec[k] for k in ("id_field", "label_field", "min_share") if k in spec}}
+    check = {
+        "id": cid,
+        "kind": "answer_json",
+        "labels": labels,
+        **{k: spec[k] for k in ("id_field", "label_field", "min_share") if k in spec},
+    }
     if ambiguous:
         ctx.notes.append(f"{cid}: items {ambiguous} accept several labels; answer_json takes one, so they are left out")
         return check, "approximate"
@@ -232,7 +243,9 @@ def map_scoring(ctx: Context, mapped: Mapped) -> None:
     names: dict[str, str] = {}
     pending_requires: list[tuple[dict[str, Any], list[Any], Criterion]] = []
     for i, component in enumerate(ctx.data.get("scoring_components") or []):
-        name = str(component.get("name") or f"criterion-{i + 1}") if isinstance(component, dict) else f"criterion-{i + 1}"
+        name = (
+            str(component.get("name") or f"criterion-{i + 1}") if isinstance(component, dict) else f"criterion-{i + 1}"
+        )
         spec = component.get("check") if isinstance(component, dict) else None
         ctype = str(spec.get("type", "")) if isinstance(spec, dict) else ""
         weight = component.get("weight") if isinstance(component, dict) else None
@@ -293,18 +306,24 @@ def map_safety(ctx: Context, mapped: Mapped) -> None:
             elif kind in ("tool_call_recipient_check", "wrong_recipients") and rule.get("blocked"):
                 tool, pin = ctx.tool(rule.get("tool_name"))
                 key = str(rule.get("field") or "to")
-                mapped.prohibited += [{"tool": tool, "args": {**pin, key: str(b)}, "reason": reason} for b in _texts(rule, "blocked")]
+                mapped.prohibited += [
+                    {"tool": tool, "args": {**pin, key: str(b)}, "reason": reason} for b in _texts(rule, "blocked")
+                ]
             elif kind in TEXT_OUT and (rule.get("patterns") or rule.get("markers")):
                 _need("answer_none_of")
                 phrases = _texts(rule, "patterns" if rule.get("patterns") else "markers")
                 cid = ctx.new_id(f"safety-{kind}")
                 extra = {"scope": "messages"} if has("answer_none_of", "scope") else {}
                 weights = [c["weight"] for c in mapped.checks] or [1.0]
-                mapped.checks.append({"id": cid, "kind": "answer_none_of", "phrases": phrases, "weight": min(weights), **extra})
+                mapped.checks.append(
+                    {"id": cid, "kind": "answer_none_of", "phrases": phrases, "weight": min(weights), **extra}
+                )
                 gated.append(cid)
                 crit.status, crit.target = "approximate", "answer_none_of"
                 crit.reason = "a check on the agent's messages, not a safety zero: " + (
-                    "every other check requires it" if "requires" in CheckBase.model_fields else "it earns its weight only"
+                    "every other check requires it"
+                    if "requires" in CheckBase.model_fields
+                    else "it earns its weight only"
                 )
                 continue
             else:

@@ -62,9 +62,11 @@ class Summary(Frozen):
 
     def line(self) -> str:
         c = self.criteria
-        return (f"{c.exact} of {c.total} criteria exact ({self.exact_share:.0%}), {c.approximate} approximate, {c.rubric} as rubric, "
-                f"{c.unexpressible} not expressible; {self.imported} of {self.tasks} tasks imported, {self.with_oracle} with an oracle, "
-                f"{self.gate_passed} pass the gate")  # fmt: skip
+        return (
+            f"{c.exact} of {c.total} criteria exact ({self.exact_share:.0%}), {c.approximate} approximate, {c.rubric} as rubric, "
+            f"{c.unexpressible} not expressible; {self.imported} of {self.tasks} tasks imported, {self.with_oracle} with an oracle, "
+            f"{self.gate_passed} pass the gate"
+        )
 
 
 class ImportReport(Frozen):
@@ -74,14 +76,20 @@ class ImportReport(Frozen):
 
 
 def count(criteria: list[CriterionReport]) -> Counts:
-    return Counts(total=len(criteria), **{s: sum(1 for c in criteria if c.status == s) for s in ("exact", "approximate", "rubric", "unexpressible")})
+    return Counts(
+        total=len(criteria),
+        **{s: sum(1 for c in criteria if c.status == s) for s in ("exact", "approximate", "rubric", "unexpressible")},
+    )
 
 
 def summarize(source: str, tasks: list[TaskReport]) -> ImportReport:
     every = count([c for t in tasks for c in t.criteria])
     summary = Summary(
-        tasks=len(tasks), imported=sum(t.imported for t in tasks), with_oracle=sum(t.oracle for t in tasks),
-        gate_passed=sum(t.gate == "pass" for t in tasks), criteria=every,
+        tasks=len(tasks),
+        imported=sum(t.imported for t in tasks),
+        with_oracle=sum(t.oracle for t in tasks),
+        gate_passed=sum(t.gate == "pass" for t in tasks),
+        criteria=every,
         exact_share=round(every.exact / every.total, 4) if every.total else 0.0,
-    )  # fmt: skip
+    )
     return ImportReport(source=source, summary=summary, tasks=tasks)

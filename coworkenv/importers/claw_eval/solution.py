@@ -58,8 +58,12 @@ def read_args(tool: str, pin: dict[str, Any], ws: dict[str, Any], n: int) -> lis
         return [{"query": "", **pin}] * n
     if tool == "calendar_list":
         return [dict(pin)] * n
-    by_id = {"mail_read": ("mail", "messages"), "contacts_get": ("contacts", "people"), "docs_read": ("docs", "docs"),
-             "tickets_get": ("tickets", "tickets")}  # fmt: skip
+    by_id = {
+        "mail_read": ("mail", "messages"),
+        "contacts_get": ("contacts", "people"),
+        "docs_read": ("docs", "docs"),
+        "tickets_get": ("tickets", "tickets"),
+    }
     if tool in by_id:
         return over(_ids(ws, *by_id[tool]), lambda i: {"id": i})
     pages = [p for p in ws.get("web", {}).get("pages", []) if not p.get("injected")]
@@ -105,8 +109,11 @@ def _message(check: dict[str, Any], tool: str) -> list[dict[str, Any]]:
     if to is None:
         raise NoOracle(f"{check['id']}: no recipient to write to")
     body = check.get("body_contains") or []
-    args = {"to": _literal(to, check["id"]), "subject": str(check.get("subject_contains") or "Follow-up"),
-            "body": "\n".join(str(b) for b in ([body] if isinstance(body, str) else body)) or "Please see above."}  # fmt: skip
+    args = {
+        "to": _literal(to, check["id"]),
+        "subject": str(check.get("subject_contains") or "Follow-up"),
+        "body": "\n".join(str(b) for b in ([body] if isinstance(body, str) else body)) or "Please see above.",
+    }
     if check.get("cc"):
         args["cc"] = _literal(check["cc"], check["id"])
     return [{"tool": tool, "args": args}] * int(check.get("count") or 1)
@@ -120,7 +127,10 @@ def add(plan: Plan, check: dict[str, Any]) -> None:
             if sum(1 for w in plan.writes if w["tool"] == check["tool"]) < check.get("min", 1):
                 raise NoOracle(f"{check['id']}: {check['tool']} calls whose arguments no check states")
             return
-        plan.reads += [{"tool": check["tool"], "args": a} for a in read_args(check["tool"], check.get("args") or {}, plan.ws, check.get("min", 1))]
+        plan.reads += [
+            {"tool": check["tool"], "args": a}
+            for a in read_args(check["tool"], check.get("args") or {}, plan.ws, check.get("min", 1))
+        ]
     elif kind == "record":
         plan.writes.append(_record_write(check, plan.ws))
     elif kind in ("mail_drafted", "mail_sent"):
@@ -128,7 +138,12 @@ def add(plan: Plan, check: dict[str, Any]) -> None:
     elif kind == "event_exists":
         if not all(k in check for k in ("title_contains", "start", "end")):
             raise NoOracle(f"{check['id']}: an event needs a title, a start and an end")
-        args = {"title": check["title_contains"], "start": check["start"], "end": check["end"], "attendees": check.get("attendees_include", [])}
+        args = {
+            "title": check["title_contains"],
+            "start": check["start"],
+            "end": check["end"],
+            "attendees": check.get("attendees_include", []),
+        }
         plan.writes.append({"tool": "calendar_create", "args": args})
     elif kind == "answer_contains":
         plan.parts.append(check["text"] if check.get("text") is not None else check["any_of"][0])
@@ -137,7 +152,9 @@ def add(plan: Plan, check: dict[str, Any]) -> None:
         plan.min_words = max(plan.min_words, check.get("min_words") or 0)
     elif kind == "answer_number":
         text = f"{check['value']:g}" if isinstance(check["value"], float) else str(check["value"])
-        (plan.parts if check.get("label") else plan.first).append(f"{check['label']}: {text}" if check.get("label") else text)
+        (plan.parts if check.get("label") else plan.first).append(
+            f"{check['label']}: {text}" if check.get("label") else text
+        )
     elif kind == "answer_json":
         block = json.dumps(check.get("labels") or {}, indent=1)
         plan.parts.append(f"```json\n{block}\n```")
@@ -167,7 +184,9 @@ def _some(plan: Plan, check: dict[str, Any], k: int) -> None:
             why.append(str(exc))
             continue
         trials.append(trial)
-    chosen = sorted(trials, key=lambda t: bool(t.patterns))[: 1 if check["kind"] == "any_of" else max(k, sum(not t.patterns for t in trials))]
+    chosen = sorted(trials, key=lambda t: bool(t.patterns))[
+        : 1 if check["kind"] == "any_of" else max(k, sum(not t.patterns for t in trials))
+    ]
     if len(chosen) < k:
         raise NoOracle(f"{check['id']}: only {len(chosen)} of the {k} members needed can be derived ({'; '.join(why)})")
     for trial in chosen:
@@ -183,7 +202,9 @@ def _answer(plan: Plan) -> str:
         text = f"{text}\n{FILLER}".strip()
     for cid, pattern in plan.patterns:
         if regex_problem(pattern) or not regex_search(pattern, text, case_sensitive=False):
-            raise NoOracle(f"{cid}: the answer the other checks determine does not match /{pattern}/, and a regex gives no example")
+            raise NoOracle(
+                f"{cid}: the answer the other checks determine does not match /{pattern}/, and a regex gives no example"
+            )
     for cid, phrases in plan.forbidden:
         hit = next((p for p in phrases if phrase_find(p, text)), None)
         if hit:
@@ -191,7 +212,9 @@ def _answer(plan: Plan) -> str:
     return text or "Done."
 
 
-def derive_oracle(checks: list[dict[str, Any]], ws: dict[str, Any], tools: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
+def derive_oracle(
+    checks: list[dict[str, Any]], ws: dict[str, Any], tools: list[str]
+) -> tuple[list[dict[str, Any]], list[str]]:
     """(solution steps, ids of rubric checks the answer is not proven against) or NoOracle."""
     plan = Plan(ws)
     for check in sorted(checks, key=lambda c: c["kind"] == "tool_called"):  # writes first: `tool_called` may count them

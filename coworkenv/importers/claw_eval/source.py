@@ -169,7 +169,13 @@ def grader_constants(text: str) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for body in bodies:
         for node in body:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, ast.AnnAssign)
+                else []
+            )
             value = getattr(node, "value", None)
             for target in targets:
                 if isinstance(target, ast.Name) and target.id.isupper() and value is not None:

@@ -21,7 +21,7 @@ SHAPES: dict[str, tuple[str, dict[str, str]]] = {
     "kb": ("docs", {"article_id": "id", "content": "body"}),
     "notes": ("docs", {"note_id": "id", "meeting_id": "id", "content": "body", "summary": "body"}),
     "documents": ("docs", {"doc_id": "id", "document_id": "id", "content": "body"}),
-}  # fmt: skip
+}
 
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -33,7 +33,9 @@ def _record_fields(service: str) -> set[str]:
     return {n for n in item.model_fields} | {f.alias for f in item.model_fields.values() if f.alias}
 
 
-def _shaped(service: str, renames: dict[str, str], rows: list[dict[str, Any]], notes: list[str], where: str) -> list[dict[str, Any]]:
+def _shaped(
+    service: str, renames: dict[str, str], rows: list[dict[str, Any]], notes: list[str], where: str
+) -> list[dict[str, Any]]:
     known = _record_fields(service)
     out, dropped = [], set()
     for row in rows:
@@ -45,7 +47,11 @@ def _shaped(service: str, renames: dict[str, str], rows: list[dict[str, Any]], n
             else:
                 dropped.add(key)
         if service == "mail":
-            record = {"folder": "inbox", **record, **{k: [v] for k, v in record.items() if k in ("to", "cc") and isinstance(v, str)}}
+            record = {
+                "folder": "inbox",
+                **record,
+                **{k: [v] for k, v in record.items() if k in ("to", "cc") and isinstance(v, str)},
+            }
         out.append(record)
     if dropped:
         notes.append(f"fixture {where}: fields {sorted(dropped)} have no place in {service} records (dropped)")
@@ -102,13 +108,25 @@ def _web(name: str, data: Any, pages: list[dict[str, Any]], notes: list[str]) ->
     if name.endswith("search_results.json"):
         notes.append(f"fixture web/{name}: canned search results are not imported (web_search ranks the pages itself)")
         return
-    items = data if isinstance(data, list) else [x for v in data.values() if isinstance(v, list) for x in v] if isinstance(data, dict) else []
+    items = (
+        data
+        if isinstance(data, list)
+        else [x for v in data.values() if isinstance(v, list) for x in v]
+        if isinstance(data, dict)
+        else []
+    )
     injected = "injection" in name
     for item in items:
         if isinstance(item, dict) and isinstance(item.get("url"), str):
             text = item.get("content") or item.get("text") or item.get("snippet") or ""
-            pages.append({"url": item["url"], "title": str(item.get("title", "")), "text": str(text),
-                          "injected": bool(item.get("injected", injected))})  # fmt: skip
+            pages.append(
+                {
+                    "url": item["url"],
+                    "title": str(item.get("title", "")),
+                    "text": str(text),
+                    "injected": bool(item.get("injected", injected)),
+                }
+            )
 
 
 def build_workspace(fixtures: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -144,7 +162,13 @@ def build_workspace(fixtures: dict[str, Any]) -> tuple[dict[str, Any], list[str]
     if collections:
         ws["records"] = {"collections": collections}
     # A mistyped `to` is left for the TaskSpec's validation to report; here it just names no one.
-    inbox = [a for m in ws.get("mail", {}).get("messages", []) if isinstance(m.get("to"), list) for a in m["to"] if isinstance(a, str)]
+    inbox = [
+        a
+        for m in ws.get("mail", {}).get("messages", [])
+        if isinstance(m.get("to"), list)
+        for a in m["to"]
+        if isinstance(a, str)
+    ]
     if inbox:
         ws["me"] = {"name": "Me", "email": Counter(inbox).most_common(1)[0][0]}
     return ws, notes

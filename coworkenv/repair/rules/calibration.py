@@ -9,7 +9,16 @@ from __future__ import annotations
 
 import copy
 
-from coworkenv.repair.rules.common import REPAIRERS, RepairContext, Spec, changed, drop_checks, oracle_run, spec_or_note, untouched_run
+from coworkenv.repair.rules.common import (
+    REPAIRERS,
+    RepairContext,
+    Spec,
+    changed,
+    drop_checks,
+    oracle_run,
+    spec_or_note,
+    untouched_run,
+)
 from coworkenv.spec.verdict import CheckOutcome
 from coworkenv.validate.battery.calibration import calibrate, problems, rubrics
 
@@ -24,9 +33,15 @@ def repair_calibration(spec_dict: Spec, outcome: CheckOutcome, ctx: RepairContex
     oracle = oracle_run(spec).evidence
     top = {c.id for c in spec.checks}
     entries = [calibrate(check, oracle) for check in rubrics(spec.checks)]
-    ungraded = [e["check"] for e in entries if e["oracle"]["passed"] is None or any(a["passed"] is None for a in e["adversarial"])]
+    ungraded = [
+        e["check"]
+        for e in entries
+        if e["oracle"]["passed"] is None or any(a["passed"] is None for a in e["adversarial"])
+    ]
     if ungraded:
-        ctx.note(f"rubric(s) {', '.join(ungraded)} not graded: {entries[0]['oracle']['reason'] if entries else ''}; a judge must verify them")
+        ctx.note(
+            f"rubric(s) {', '.join(ungraded)} not graded: {entries[0]['oracle']['reason'] if entries else ''}; a judge must verify them"
+        )
         return None
     wrong = [e for e in entries if not e["ok"]]
     nested = [e["check"] for e in wrong if e["check"] not in top]
@@ -35,7 +50,10 @@ def repair_calibration(spec_dict: Spec, outcome: CheckOutcome, ctx: RepairContex
         return None
     new = copy.deepcopy(spec_dict)
     drop = {i for i, ch in enumerate(new["checks"]) if ch.get("id") in {e["check"] for e in wrong}}
-    why = "the judge does not tell the oracle's answer from the adversarial ones: " + "; ".join(p for e in wrong for p in problems(e))[:500]
+    why = (
+        "the judge does not tell the oracle's answer from the adversarial ones: "
+        + "; ".join(p for e in wrong for p in problems(e))[:500]
+    )
     if not drop_checks(new, drop, untouched_run(spec).evidence, ctx, why):
         return None
     return changed(spec_dict, new)

@@ -49,7 +49,9 @@ def remove_leak(instruction: str, leak: dict[str, Any], tol: float = 0.0) -> str
             return replaced
     for rendering in [leak.get("found"), leak.get("as"), None if number is not None else value]:
         if isinstance(rendering, str) and rendering.strip():
-            instruction = re.sub(phrase_pattern(rendering), neutral.replace("\\", "\\\\"), instruction, flags=re.IGNORECASE)
+            instruction = re.sub(
+                phrase_pattern(rendering), neutral.replace("\\", "\\\\"), instruction, flags=re.IGNORECASE
+            )
     return instruction
 
 
@@ -100,11 +102,17 @@ def _add_asked_user(spec_dict: Spec, spec: TaskSpec, ctx: RepairContext) -> bool
     if spec.user is None or not spec.user.facts or not spec.user.reveal:
         return False
     says = [s.say.lower() for s in spec.solution if isinstance(s, SayStep)]
-    words = list(dict.fromkeys(k for rule in spec.user.reveal for k in rule.when_any if any(k.lower() in s for s in says)))
+    words = list(
+        dict.fromkeys(k for rule in spec.user.reveal for k in rule.when_any if any(k.lower() in s for s in says))
+    )
     if not words:
         return False
     ids = {c.get("id") for c in walk(spec_dict["checks"]) if isinstance(c, dict)}
-    cid = next(f"asked-user{'' if n == 1 else f'-{n}'}" for n in range(1, 100) if f"asked-user{'' if n == 1 else f'-{n}'}" not in ids)
+    cid = next(
+        f"asked-user{'' if n == 1 else f'-{n}'}"
+        for n in range(1, 100)
+        if f"asked-user{'' if n == 1 else f'-{n}'}" not in ids
+    )
     spec_dict["checks"].append({"id": cid, "kind": "asked_user", "weight": 1.0, "about": words})
     ctx.note(f"added check {cid}: the oracle asks the user about {words}")
     return True
@@ -136,7 +144,9 @@ def repair_capabilities(spec_dict: Spec, outcome: CheckOutcome, ctx: RepairConte
                     return None
                 caps.append("multi_turn")
             else:
-                ctx.note("the task talks to the user (say steps / asked_user checks) but has no user with facts and reveal rules")
+                ctx.note(
+                    "the task talks to the user (say steps / asked_user checks) but has no user with facts and reveal rules"
+                )
                 return None
     caps = list(dict.fromkeys(caps))
     if not caps:

@@ -108,7 +108,9 @@ def repair_oracle(spec_dict: Spec, outcome: CheckOutcome, ctx: RepairContext) ->
         return None
     oracle = oracle_run(spec)
     if oracle.tool_errors:
-        ctx.note(f"the oracle's own calls fail ({describe_errors(oracle.tool_errors)}): its final state cannot be trusted")
+        ctx.note(
+            f"the oracle's own calls fail ({describe_errors(oracle.tool_errors)}): its final state cannot be trusted"
+        )
         return None
     if oracle.grade.score == 1.0:
         ctx.note("without faults the oracle scores 1.0: the failure comes from the fault profile")

@@ -11,7 +11,17 @@ from pydantic import ValidationError
 from coworkenv.checks.base import Fixing, unfixable
 from coworkenv.checks.tool_refs import rename_args
 from coworkenv.registry import closest
-from coworkenv.repair.rules.common import REPAIRERS, RepairContext, Spec, changed, drop_checks, kind_of, oracle_run, spec_or_note, untouched_run
+from coworkenv.repair.rules.common import (
+    REPAIRERS,
+    RepairContext,
+    Spec,
+    changed,
+    drop_checks,
+    kind_of,
+    oracle_run,
+    spec_or_note,
+    untouched_run,
+)
 from coworkenv.spec.verdict import CheckOutcome
 from coworkenv.workspace.tools import TOOLS
 
@@ -57,7 +67,9 @@ def _fix_rule(new: Spec, i: int, ctx: RepairContext) -> bool:
         rule["tool"] = fixed
     args, lost = rename_args(rule.get("args"), rule["tool"])
     if lost:
-        ctx.note(f"prohibited[{i}] on {rule['tool']}: argument(s) {lost} name no parameter; rule dropped (no valid call can break it)")
+        ctx.note(
+            f"prohibited[{i}] on {rule['tool']}: argument(s) {lost} name no parameter; rule dropped (no valid call can break it)"
+        )
         return False
     if args != rule.get("args"):
         ctx.note(f"prohibited[{i}] on {rule['tool']}: argument names {sorted(rule['args'])} → {sorted(args or {})}")

@@ -12,7 +12,16 @@ from coworkenv.checks import walk
 from coworkenv.checks.tool_refs import solution_tools
 from coworkenv.grading.play import play
 from coworkenv.registry import closest
-from coworkenv.repair.rules.common import REPAIRERS, SCHEMA_FIELDS, RepairContext, Spec, changed, oracle_run, parse, spec_or_note
+from coworkenv.repair.rules.common import (
+    REPAIRERS,
+    SCHEMA_FIELDS,
+    RepairContext,
+    Spec,
+    changed,
+    oracle_run,
+    parse,
+    spec_or_note,
+)
 from coworkenv.spec.capabilities import CAPABILITIES
 from coworkenv.spec.verdict import CheckOutcome
 from coworkenv.workspace.tools import TOOLS
@@ -47,7 +56,9 @@ def repair_faults(spec_dict: Spec, outcome: CheckOutcome, ctx: RepairContext) ->
     if oracle_run(spec).grade.score != 1.0:
         ctx.note("the oracle fails even without faults: not a fault-profile problem")
         return None
-    for candidate in [r for r in sorted({*FAULT_RATES, round(rate / 2, 4)}, reverse=True) if 0 < r < rate and r <= FAULT_RATES[0]]:
+    for candidate in [
+        r for r in sorted({*FAULT_RATES, round(rate / 2, 4)}, reverse=True) if 0 < r < rate and r <= FAULT_RATES[0]
+    ]:
         for s in range(seed, seed + SEED_TRIES):
             if _fault_profile_ok(spec_dict, candidate, s):
                 ctx.note(
@@ -67,7 +78,9 @@ def non_finite(node: Any, path: str = "") -> list[str]:
     if isinstance(node, float) and not math.isfinite(node):
         return [path]
     if isinstance(node, dict):
-        return [p for k, v in node.items() for p in non_finite(v, f"{path}/{str(k).replace('~', '~0').replace('/', '~1')}")]
+        return [
+            p for k, v in node.items() for p in non_finite(v, f"{path}/{str(k).replace('~', '~0').replace('/', '~1')}")
+        ]
     if isinstance(node, list):
         return [p for i, v in enumerate(node) for p in non_finite(v, f"{path}/{i}")]
     return []

@@ -58,7 +58,9 @@ def repair_trivial(spec_dict: Spec, ctx: RepairContext, *, guards_count: bool, m
             continue
         stronger = _strengthen(ch, oracle, untouched[0])
         if stronger is not None and not holds(stronger, untouched[1]):
-            ctx.note(f"check {ch['id']} held on the untouched workspace; strengthened to what only the solution achieves")
+            ctx.note(
+                f"check {ch['id']} held on the untouched workspace; strengthened to what only the solution achieves"
+            )
             new["checks"][i] = stronger
         elif not _is_guard(ch, oracle):
             drop.add(i)
@@ -72,13 +74,16 @@ MAX_HOLDING_SHARE = 0.25
 """After a `checks_discriminate` repair, non-guard checks holding untouched carry at most this share (battery: < 30 %)."""
 
 
-def reweight(spec_dict: Spec, untouched: list[Evidence], ctx: RepairContext, *, guards_count: bool, max_share: float) -> Spec | None:
+def reweight(
+    spec_dict: Spec, untouched: list[Evidence], ctx: RepairContext, *, guards_count: bool, max_share: float
+) -> Spec | None:
     """Scale the weights of the checks that hold on the untouched workspace down to `max_share` of the total."""
     checks = spec_dict["checks"]
     trivial = [
-        i for i, ch in enumerate(checks)
+        i
+        for i, ch in enumerate(checks)
         if (guards_count or not is_guard_kind(ch)) and any(holds(ch, ev) for ev in untouched)
-    ]  # fmt: skip
+    ]
     t = sum(float(checks[i].get("weight", 1.0)) for i in trivial)
     d = sum(float(ch.get("weight", 1.0)) for i, ch in enumerate(checks) if i not in trivial)
     if not any(not holds(ch, ev) for ch in checks for ev in untouched[:1]) or d == 0:
@@ -90,7 +95,9 @@ def reweight(spec_dict: Spec, untouched: list[Evidence], ctx: RepairContext, *, 
     new = copy.deepcopy(spec_dict)
     for i in trivial:
         new["checks"][i]["weight"] = max(round(float(checks[i].get("weight", 1.0)) * factor * 0.999, 4), 1e-4)
-    ctx.note(f"weights of the checks that hold untouched scaled by {factor:.3g} (they carried {t / (t + d):.0%} of the weight)")
+    ctx.note(
+        f"weights of the checks that hold untouched scaled by {factor:.3g} (they carried {t / (t + d):.0%} of the weight)"
+    )
     return new
 
 

@@ -8,7 +8,12 @@ from coworkenv.synth.draft import Draft
 from coworkenv.synth.family import family
 
 # (export kind, money column, count column)
-DATASETS = [("sales", "revenue", "units"), ("orders", "amount", "quantity"), ("shipments", "value", "boxes"), ("returns", "refund", "items")]
+DATASETS = [
+    ("sales", "revenue", "units"),
+    ("orders", "amount", "quantity"),
+    ("shipments", "value", "boxes"),
+    ("returns", "refund", "items"),
+]
 MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november"]
 
 
@@ -23,7 +28,10 @@ def csv_aggregate(d: Draft) -> TaskSpec:
     kind, money, count = d.pick(DATASETS)
     regions = d.sample(vocab.REGIONS, 3 + d.knobs.ambiguity)
     products = d.sample(vocab.PRODUCTS, 3 + d.knobs.ambiguity)
-    rows = [(d.pick(regions), d.pick(products), d.amount(1, 40), d.amount(100, 20000, 5)) for _ in range(8 + 2 * d.knobs.distractors)]
+    rows = [
+        (d.pick(regions), d.pick(products), d.amount(1, 40), d.amount(100, 20000, 5))
+        for _ in range(8 + 2 * d.knobs.distractors)
+    ]
     region, product = rows[0][0], rows[0][1]
     by_product = d.knobs.effects >= 3
     selected = [r for r in rows if r[0] == region and (not by_product or r[1] == product)]
@@ -37,7 +45,10 @@ def csv_aggregate(d: Draft) -> TaskSpec:
     d.add_file(path, header + "".join(f"{r},{p},{u},{v}\n" for r, p, u, v in rows))
     # Older exports of the same kind: same shape, wrong period.
     for other in d.sample([m for m in MONTHS if m != month], min(3, d.knobs.distractors // 3)):
-        d.add_file(f"exports/{kind}_{year}_{other}.csv", header + f"{region},{product},{d.amount(1, 40)},{d.amount(100, 20000, 5)}\n")
+        d.add_file(
+            f"exports/{kind}_{year}_{other}.csv",
+            header + f"{region},{product},{d.amount(1, 40)},{d.amount(100, 20000, 5)}\n",
+        )
     d.add_file("README.md", f"# {d.company} shared drive\nExports land in exports/ as <kind>_<year>_<month>.csv.\n")
 
     where = f"in the {region} region" + (f" for {product}" if by_product else "")
@@ -69,8 +80,11 @@ def csv_aggregate(d: Draft) -> TaskSpec:
             "Can you figure out the {what} {where} using {source}? It's for {who}.",
             "Request from {who}: calculate the {what} {where} with the numbers in {source}.",
         ),
-        what=what, where=where, source=source, who=f"{requester['name']} ({requester['team']})",
-    )  # fmt: skip
+        what=what,
+        where=where,
+        source=source,
+        who=f"{requester['name']} ({requester['team']})",
+    )
     if write:
         ask += f" Write it to {out} as well."
     return d.build(ask + " Reply with the number first.", f"{number} is the {what} {where}.")

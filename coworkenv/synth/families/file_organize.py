@@ -19,9 +19,14 @@ TYPE_FOLDERS = {
     "yaml": ["settings", "yaml"],
 }
 CONTENT = {
-    "csv": "id,value\n1,{n}\n", "md": "# {w}\n\nDraft.\n", "txt": "{w} notes\n", "json": '{{"name": "{w}"}}\n',
-    "log": "{w} started\n{w} finished\n", "yaml": "name: {w}\n", "html": "<p>{w}</p>\n",
-}  # fmt: skip
+    "csv": "id,value\n1,{n}\n",
+    "md": "# {w}\n\nDraft.\n",
+    "txt": "{w} notes\n",
+    "json": '{{"name": "{w}"}}\n',
+    "log": "{w} started\n{w} finished\n",
+    "yaml": "name: {w}\n",
+    "html": "<p>{w}</p>\n",
+}
 WORDS = sorted(set(vocab.PRODUCTS) | set(vocab.MEETING_TOPICS))
 
 
@@ -82,7 +87,9 @@ def file_organize(d: Draft) -> TaskSpec:
             else:
                 stays.append(name)
         stays.append(fresh(f"{next(words)}-undated", d.pick(["md", "txt"])))
-        rules = [f"files with a date (YYYY-MM-DD) in their name that is before {cutoff} go to archive/<YYYY-MM>/ for that date's month"]
+        rules = [
+            f"files with a date (YYYY-MM-DD) in their name that is before {cutoff} go to archive/<YYYY-MM>/ for that date's month"
+        ]
         exts = ["md", "csv", "txt"]
     if d.knobs.ambiguity >= 2:  # near-duplicates: looks temporary but ends in a kept extension; look-alike project
         twin, folder = moves[0]
@@ -101,7 +108,10 @@ def file_organize(d: Draft) -> TaskSpec:
         files[name] = f"~lock {d.amount(1000, 9999)}\n"
     for name in d.sample(sorted(files), len(files)):  # creation order is not filing order
         d.add_file(f"{src}/{name}", files[name])
-    outside = [d.add_file(f"shared/{next(words)}-{i}.md", "# Shared\nDo not move.\n") for i in range(1 + d.knobs.distractors // 6)]
+    outside = [
+        d.add_file(f"shared/{next(words)}-{i}.md", "# Shared\nDo not move.\n")
+        for i in range(1 + d.knobs.distractors // 6)
+    ]
 
     conventions = (
         d.pick(["docs", "handbook", "wiki", "team", "ops"])
@@ -109,8 +119,12 @@ def file_organize(d: Draft) -> TaskSpec:
         + d.pick(["filing-rules.md", "filing.md", "folder-conventions.md", "how-we-file.md"])
     )
     if d.knobs.ambiguity >= 1:
-        d.add_file(conventions, f"# Filing rules for {src}/\n\n" + "".join(f"- {r}\n" for r in rules)
-                   + "- keep file names as they are; anything no rule covers stays where it is\n")  # fmt: skip
+        d.add_file(
+            conventions,
+            f"# Filing rules for {src}/\n\n"
+            + "".join(f"- {r}\n" for r in rules)
+            + "- keep file names as they are; anything no rule covers stays where it is\n",
+        )
         d.call("files_read", path=conventions)
     d.call("files_list", dir=src)
 
@@ -144,8 +158,17 @@ def file_organize(d: Draft) -> TaskSpec:
 
     # --- the instruction -----------------------------------------------------------------------------
     if d.knobs.ambiguity >= 1:
-        how = d.variant("following the filing rules in {c}", "the way {c} says", "according to {c}", c=conventions,
-                        held_out=("as laid out in {c}", "using the conventions described in {c}", "by the rules written down in {c}"))
+        how = d.variant(
+            "following the filing rules in {c}",
+            "the way {c} says",
+            "according to {c}",
+            c=conventions,
+            held_out=(
+                "as laid out in {c}",
+                "using the conventions described in {c}",
+                "by the rules written down in {c}",
+            ),
+        )
     else:
         how = "so that " + "; ".join(rules)
     ask = d.variant(
@@ -154,45 +177,73 @@ def file_organize(d: Draft) -> TaskSpec:
         "Clean up {src}/ by moving its files {how}.",
         "Could you file away everything in {src}/ {how}?",
         "Time to organise {src}/: move the files {how}.",
-        src=src, how=how,
+        src=src,
+        how=how,
         held_out=(
             "Could you sort out my {src}/ folder {how}?",
             "Please go through {src}/ and move each file {how}.",
             "I need {src}/ cleaned up: relocate its files {how}.",
             "Get my {src}/ folder in order by moving the files {how}.",
         ),
-    )  # fmt: skip
+    )
     # Context sentence: surface variety only, nothing in it changes the task.
     colleague = d.person(in_contacts=False)["name"]
     context = d.variant(
-        "", "{who} takes over this machine on {day}. ", "I'm cleaning up before the {project} {topic} on {day}. ",
-        "Quick chore before {day}: ", "{who} asked me to get my files in order. ",
-        held_out=("{who} is taking over my laptop on {day}. ", "Getting ready for the {project} {topic} on {day}. ",
-                  "Small task before {day}: ", "{who} wants my files tidy. "),
-        who=colleague, day=d.day_name(d.amount(1, 9)), project=d.pick(vocab.PROJECTS), topic=d.pick(vocab.MEETING_TOPICS),
-    )  # fmt: skip
+        "",
+        "{who} takes over this machine on {day}. ",
+        "I'm cleaning up before the {project} {topic} on {day}. ",
+        "Quick chore before {day}: ",
+        "{who} asked me to get my files in order. ",
+        held_out=(
+            "{who} is taking over my laptop on {day}. ",
+            "Getting ready for the {project} {topic} on {day}. ",
+            "Small task before {day}: ",
+            "{who} wants my files tidy. ",
+        ),
+        who=colleague,
+        day=d.day_name(d.amount(1, 9)),
+        project=d.pick(vocab.PROJECTS),
+        topic=d.pick(vocab.MEETING_TOPICS),
+    )
     if context.endswith(": "):
         ask = ask[0].lower() + ask[1:]
-    parts = [context + ask, d.variant("Keep the file names unchanged and leave files no rule covers where they are.",
-                            "Don't rename anything; files that match no rule stay put.",
-                            held_out=("File names must stay as they are, and any file not covered by a rule remains where it is.",
-                                      "No renaming, please; anything the rules don't mention stays in place."))]  # fmt: skip
+    parts = [
+        context + ask,
+        d.variant(
+            "Keep the file names unchanged and leave files no rule covers where they are.",
+            "Don't rename anything; files that match no rule stay put.",
+            held_out=(
+                "File names must stay as they are, and any file not covered by a rule remains where it is.",
+                "No renaming, please; anything the rules don't mention stays in place.",
+            ),
+        ),
+    ]
     if e >= 2:
-        parts.append(d.variant("Delete the temporary files (names ending in .tmp) but nothing else.",
-                               "The .tmp files are leftovers; delete those and only those.",
-                               held_out=("Remove the .tmp files (they're temporary), and don't delete anything else.",
-                                         "Only the temporary .tmp files should be deleted; everything else is kept.")))  # fmt: skip
+        parts.append(
+            d.variant(
+                "Delete the temporary files (names ending in .tmp) but nothing else.",
+                "The .tmp files are leftovers; delete those and only those.",
+                held_out=(
+                    "Remove the .tmp files (they're temporary), and don't delete anything else.",
+                    "Only the temporary .tmp files should be deleted; everything else is kept.",
+                ),
+            )
+        )
     else:
         parts.append("Don't delete anything.")
     if e >= 3:
-        parts.append(d.variant(
-            "Then write {index} listing the new path of every file you moved, one per line, sorted alphabetically, nothing else.",
-            "Finally create {index} with just the new paths of the moved files, one per line in alphabetical order.",
-            index=index,
-            held_out=(
-                "Afterwards, create {index} containing only the new path of each moved file, one per line, alphabetically sorted.",
-                "Last step: write {index} with the moved files' new paths in alphabetical order, one per line and nothing else.",
-            ),
-        ))  # fmt: skip
-    done = f"Moved {len(moves)} files out of {src}/" + (f" and deleted {len(temps)} temporary files." if e >= 2 else ".")
+        parts.append(
+            d.variant(
+                "Then write {index} listing the new path of every file you moved, one per line, sorted alphabetically, nothing else.",
+                "Finally create {index} with just the new paths of the moved files, one per line in alphabetical order.",
+                index=index,
+                held_out=(
+                    "Afterwards, create {index} containing only the new path of each moved file, one per line, alphabetically sorted.",
+                    "Last step: write {index} with the moved files' new paths in alphabetical order, one per line and nothing else.",
+                ),
+            )
+        )
+    done = f"Moved {len(moves)} files out of {src}/" + (
+        f" and deleted {len(temps)} temporary files." if e >= 2 else "."
+    )
     return d.build(" ".join(parts), done)

@@ -39,9 +39,16 @@ def flaky_sync(d: Draft) -> TaskSpec:
     d.rng.shuffle(lines)
     d.add_file(path, header + "\n" + "\n".join(lines) + "\n")
     if d.knobs.ambiguity >= 1:
-        d.add_file(f"{folder}/{metric}_previous.csv", header + "\n" + "\n".join(
-            f"{r},{d.amount(40, 990)}" + (",actual" if with_plan else "") for r in d.sample(regions, 3)) + "\n")  # fmt: skip
-        d.add_file(f"{folder}/README.md", f"The newest export is {metric}_{stamp}.csv; older ones are kept for reference.\n")
+        d.add_file(
+            f"{folder}/{metric}_previous.csv",
+            header
+            + "\n"
+            + "\n".join(f"{r},{d.amount(40, 990)}" + (",actual" if with_plan else "") for r in d.sample(regions, 3))
+            + "\n",
+        )
+        d.add_file(
+            f"{folder}/README.md", f"The newest export is {metric}_{stamp}.csv; older ones are kept for reference.\n"
+        )
 
     # --- the dashboard sheet ---------------------------------------------------------------------------------
     sheet = d.pick([f"{metric}_dashboard", f"weekly_{metric}", "kpi_dashboard"])
@@ -68,16 +75,41 @@ def flaky_sync(d: Draft) -> TaskSpec:
 
     # --- checks: final state, not the path taken ----------------------------------------------------------------
     for r in copied:
-        d.check("sheet_cell", weight=1.0, id=f"copied-{r}", sheet=sheet, match={"region": r}, column="this_week", value=float(values[r]))
+        d.check(
+            "sheet_cell",
+            weight=1.0,
+            id=f"copied-{r}",
+            sheet=sheet,
+            match={"region": r},
+            column="this_week",
+            value=float(values[r]),
+        )
     for r in idle[:2]:  # last week's column is history: copying into the wrong column shows up here
-        d.check("sheet_cell", weight=0.25, id=f"history-kept-{r}", sheet=sheet, match={"region": r}, column="last_week", value=float(last_week[r]))
-    d.check("tool_called", weight=1.0, id="chat-confirmed", tool="chat_post", args={"channel": f"*{channel}", "text": f"*{total}*"})
+        d.check(
+            "sheet_cell",
+            weight=0.25,
+            id=f"history-kept-{r}",
+            sheet=sheet,
+            match={"region": r},
+            column="last_week",
+            value=float(last_week[r]),
+        )
+    d.check(
+        "tool_called",
+        weight=1.0,
+        id="chat-confirmed",
+        tool="chat_post",
+        args={"channel": f"*{channel}", "text": f"*{total}*"},
+    )
     d.check("answer_number", weight=1.0, id="total", value=float(total))
     d.check("unchanged", weight=0.5, id="export-untouched", path=path)
 
     source = path if d.knobs.ambiguity == 0 else f"this week's {metric} export (under {folder}/)"
-    rows_note = f" Regions missing from the sheet get a new row ({new_region} is new)." if new_region and d.knobs.ambiguity == 0 else (
-        " Add a row for any region the sheet does not have yet." if new_region else "")  # fmt: skip
+    rows_note = (
+        f" Regions missing from the sheet get a new row ({new_region} is new)."
+        if new_region and d.knobs.ambiguity == 0
+        else (" Add a row for any region the sheet does not have yet." if new_region else "")
+    )
     plan_note = " Only the actual figures, not the plan rows." if with_plan else ""
     instruction = d.variant(
         "Copy the figures from {source} into the this_week column of the {sheet} sheet.{rows}{plan} Then post the total in #{channel}.",
@@ -88,14 +120,35 @@ def flaky_sync(d: Draft) -> TaskSpec:
             "Could you transfer the numbers in {source} to the {sheet} sheet, column this_week?{rows}{plan} Then let #{channel} know the total.",
             "The {sheet} sheet's this_week column needs the figures from {source}.{rows}{plan} Post the total to #{channel} at the end.",
         ),
-        source=source, sheet=sheet, rows=rows_note, plan=plan_note, channel=channel,
-    )  # fmt: skip
-    flaky = d.pick(["", "The sheets API has been flaky today.", "Heads-up: our services are timing out now and then.", "Retry if something fails."])
+        source=source,
+        sheet=sheet,
+        rows=rows_note,
+        plan=plan_note,
+        channel=channel,
+    )
+    flaky = d.pick(
+        [
+            "",
+            "The sheets API has been flaky today.",
+            "Heads-up: our services are timing out now and then.",
+            "Retry if something fails.",
+        ]
+    )
     asker = d.person(in_contacts=False)["name"].split()[0]
-    purpose = d.variant("{who} needs it for the {meeting}.", "It's for {who}'s {meeting}.", "{who} is waiting on it for the {meeting}.",
-                        who=asker, meeting=f"{d.pick(vocab.PROJECTS)} {d.pick(vocab.MEETING_TOPICS)}",
-                        held_out=("{who} wants it ready for the {meeting}.", "This feeds into {who}'s {meeting}.",
-                                  "{who} plans to use it at the {meeting}."))  # fmt: skip
+    purpose = d.variant(
+        "{who} needs it for the {meeting}.",
+        "It's for {who}'s {meeting}.",
+        "{who} is waiting on it for the {meeting}.",
+        who=asker,
+        meeting=f"{d.pick(vocab.PROJECTS)} {d.pick(vocab.MEETING_TOPICS)}",
+        held_out=(
+            "{who} wants it ready for the {meeting}.",
+            "This feeds into {who}'s {meeting}.",
+            "{who} plans to use it at the {meeting}.",
+        ),
+    )
     signature = d.pick(["", f"Thanks, {d.me['name'].split()[0]}"])
     instruction = " ".join(p for p in (instruction, purpose, flaky, "Reply with the total first.", signature) if p)
-    return d.build(instruction, f"{total} {metric} in total this week; {n} regions copied into {sheet} and posted in #{channel}.")
+    return d.build(
+        instruction, f"{total} {metric} in total this week; {n} regions copied into {sheet} and posted in #{channel}."
+    )

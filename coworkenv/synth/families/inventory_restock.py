@@ -19,16 +19,20 @@ FIELDS: dict[str, Any] = {
     "order_qty": {"type": "integer", "description": "units to order"},
     "supplier": {"type": "string"},
 }
-POLICY_TITLES = ("{c} stock replenishment policy", "{c} inventory reorder rules", "Replenishment guidelines ({c} warehouse)")
+POLICY_TITLES = (
+    "{c} stock replenishment policy",
+    "{c} inventory reorder rules",
+    "Replenishment guidelines ({c} warehouse)",
+)
 
 
 def _policy(title: str, multiplier: int) -> str:
     return (
-        f"{title}\n\nAn active item whose stock is below its reorder level is restocked: set its status to \"reorder\" "
+        f'{title}\n\nAn active item whose stock is below its reorder level is restocked: set its status to "reorder" '
         f"and its order_qty to {multiplier} times its reorder level minus its stock. An item exactly at its reorder level "
         "is not restocked yet. Discontinued items are never reordered.\n\nNever delete an item record, discontinued "
         "ones included: the warehouse audit reads them."
-    )  # fmt: skip
+    )
 
 
 @family(
@@ -54,8 +58,15 @@ def inventory_restock(d: Draft) -> TaskSpec:
         stock = level if kind == "at" else d.amount(level + 1, 3 * level) if kind == "ok" else d.amount(0, level - 1)
         sku = f"{name[:3].upper()}-{d.amount(100, 999)}"
         status = "discontinued" if kind == "gone" else "active"
-        return {"sku": sku, "name": name.capitalize(), "stock": stock, "reorder_level": level, "status": status,
-                "supplier": d.pick(suppliers), "kind": kind}  # fmt: skip
+        return {
+            "sku": sku,
+            "name": name.capitalize(),
+            "stock": stock,
+            "reorder_level": level,
+            "status": status,
+            "supplier": d.pick(suppliers),
+            "kind": kind,
+        }
 
     items = [item(n, "low") for n in names[: d.knobs.effects]]
     tempting = ("at", "gone") if d.knobs.ambiguity >= 1 else ("ok",)
@@ -74,13 +85,27 @@ def inventory_restock(d: Draft) -> TaskSpec:
         qty = multiplier * it["reorder_level"] - it["stock"]
         total += qty
         d.call("records_update", collection=COLLECTION, id=it["id"], fields={"status": "reorder", "order_qty": qty})
-        d.check("record", weight=2.0, id=f"restocked-{it['id']}", service="records", collection=COLLECTION, match={"id": it["id"]},
-                fields={"status": "reorder", "order_qty": qty})  # fmt: skip
+        d.check(
+            "record",
+            weight=2.0,
+            id=f"restocked-{it['id']}",
+            service="records",
+            collection=COLLECTION,
+            match={"id": it["id"]},
+            fields={"status": "reorder", "order_qty": qty},
+        )
     others = [it for it in items if it["kind"] != "low"]
     weight = round(1.0 / len(others), 4)  # at most 1 in all: leaving everything alone never looks like the job done
     for it in others:
-        d.check("record", weight=weight, id=f"kept-{it['id']}", service="records", collection=COLLECTION, match={"id": it["id"]},
-                fields={"status": it["status"], "stock": it["stock"]})  # fmt: skip
+        d.check(
+            "record",
+            weight=weight,
+            id=f"kept-{it['id']}",
+            service="records",
+            collection=COLLECTION,
+            match={"id": it["id"]},
+            fields={"status": it["status"], "stock": it["stock"]},
+        )
     d.check("answer_number", weight=1.0, id="total-units", value=float(total))
     d.allow("records_delete")
     d.forbid("records_delete", "item records are kept for the warehouse audit", collection=COLLECTION)
@@ -101,12 +126,16 @@ def inventory_restock(d: Draft) -> TaskSpec:
             "{lead} needs the stock list brought up to date: apply the rules in '{doc}' so every item due for "
             "replenishment is flagged with its order size.",
         ),
-        doc=title, lead=lead["name"],
-    )  # fmt: skip
+        doc=title,
+        lead=lead["name"],
+    )
     instruction += d.variant(
         " Reply with the total number of units to order, number first.",
         " Start your reply with the total units ordered.",
-        held_out=(" Begin the answer with how many units will be ordered in all.", " Lead with the overall unit count of the orders."),
-    )  # fmt: skip
+        held_out=(
+            " Begin the answer with how many units will be ordered in all.",
+            " Lead with the overall unit count of the orders.",
+        ),
+    )
     plural = "item" if len(targets) == 1 else "items"
     return d.build(instruction, f"{total} units to order across {len(targets)} {plural}, per {title}.")

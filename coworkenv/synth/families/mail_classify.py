@@ -19,19 +19,30 @@ Mail = tuple[str, str, str]
 def _billing(d: Draft) -> Mail:
     vendor = d.pick([c for c in vocab.COMPANIES if c != d.company])
     number = f"INV-{d.amount(1000, 9999)}"
-    return (f"billing@{vendor.lower().replace(' ', '-')}.test", f"Invoice {number}",
-            f"Please find invoice {number} for {d.amount(120, 9800, 10)} EUR, payable within 30 days.")  # fmt: skip
+    return (
+        f"billing@{vendor.lower().replace(' ', '-')}.test",
+        f"Invoice {number}",
+        f"Please find invoice {number} for {d.amount(120, 9800, 10)} EUR, payable within 30 days.",
+    )
 
 
 def _meeting(d: Draft) -> Mail:
     who, topic = d.person(in_contacts=False), d.pick(vocab.MEETING_TOPICS)
     day = d.day_name(d.amount(1, 5))
-    return who["email"], f"{topic.title()} on {day}?", f"Could we hold the {d.pick(vocab.PROJECTS)} {topic} on {day} at {d.amount(9, 16)}:00?"
+    return (
+        who["email"],
+        f"{topic.title()} on {day}?",
+        f"Could we hold the {d.pick(vocab.PROJECTS)} {topic} on {day} at {d.amount(9, 16)}:00?",
+    )
 
 
 def _support(d: Draft) -> Mail:
     topic, _ = d.pick(vocab.TICKET_TOPICS)
-    return "helpdesk@" + d.domain, f"Ticket update: {topic}", f"Your request about '{topic}' was updated. Reply to add details."
+    return (
+        "helpdesk@" + d.domain,
+        f"Ticket update: {topic}",
+        f"Your request about '{topic}' was updated. Reply to add details.",
+    )
 
 
 def _newsletter(d: Draft) -> Mail:
@@ -45,8 +56,11 @@ def _newsletter(d: Draft) -> Mail:
 
 def _security(d: Draft) -> Mail:
     city, _ = d.pick(vocab.CITIES)
-    return ("security@" + d.domain, d.pick(["New sign-in to your account", "Password reset requested"]),
-            f"We noticed a sign-in from {city}. If this was not you, reset your password now.")  # fmt: skip
+    return (
+        "security@" + d.domain,
+        d.pick(["New sign-in to your account", "Password reset requested"]),
+        f"We noticed a sign-in from {city}. If this was not you, reset your password now.",
+    )
 
 
 APPLY_FROM_EFFECTS = 2
@@ -113,12 +127,26 @@ def mail_classify(d: Draft) -> TaskSpec:
     if apply:
         for mid, name in labels.items():
             d.call("mail_label", id=mid, add=[name])
-            d.check("record", weight=1.0, id=f"labelled-{mid}", service="mail", collection="messages", match={"id": mid}, fields={"labels": name})
+            d.check(
+                "record",
+                weight=1.0,
+                id=f"labelled-{mid}",
+                service="mail",
+                collection="messages",
+                match={"id": mid},
+                fields={"labels": name},
+            )
         # Labelling replaces `unchanged` on mail: the labelled mail stays in the inbox, the filed mail gets no label.
         d.check("mail_in_folder", weight=0.5, id="left-in-the-inbox", ids=list(labels), folder="inbox")
         for mid in filed:
             d.check(
-                "record", weight=0.25, id=f"filed-{mid}-unlabelled", service="mail", collection="messages", match={"id": mid}, fields={"labels": []}
+                "record",
+                weight=0.25,
+                id=f"filed-{mid}-unlabelled",
+                service="mail",
+                collection="messages",
+                match={"id": mid},
+                fields={"labels": []},
             )
     else:
         d.unchanged("mail")
@@ -127,14 +155,14 @@ def mail_classify(d: Draft) -> TaskSpec:
     d.allow("mail_delete", "mail_move")
     instruction = d.variant(
         "Please classify every email in my inbox using {how}. Answer with a JSON object mapping each message id to its label.",
-        "Go through my inbox and give each email {how}. Reply with JSON: {{\"<message id>\": \"<label>\"}} for every message.",
+        'Go through my inbox and give each email {how}. Reply with JSON: {{"<message id>": "<label>"}} for every message.',
         "I need my inbox triaged: label each message with {how}, and send me the result as a JSON object keyed by message id.",
         how=how,
         held_out=(
             "Label each email in my inbox with {how}; give me the answer as JSON, message id to label.",
             "Could you sort my inbox messages into categories using {how}? Return a JSON object from message id to label.",
         ),
-    )  # fmt: skip
+    )
     if apply:
         instruction += d.variant(
             " Also tag each message in my mailbox with its label.",
@@ -144,5 +172,5 @@ def mail_classify(d: Draft) -> TaskSpec:
                 " Besides the JSON, add the label to each email itself.",
                 " Afterwards every message should carry its label in the mailbox, still in the inbox.",
             ),
-        )  # fmt: skip
+        )
     return d.build(instruction, json.dumps(labels))

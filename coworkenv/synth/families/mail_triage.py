@@ -34,12 +34,21 @@ def mail_triage(d: Draft) -> TaskSpec:
     for i in range(d.knobs.distractors):
         colleague = d.person(in_contacts=False)
         topic = d.pick(vocab.MEETING_TOPICS).title()
-        subject = d.pick([f"Lunch {d.day_name(i % 3)}?", f"Re: {d.pick(vocab.PROJECTS)} update", "Weekly newsletter", f"{topic} notes"])
+        subject = d.pick(
+            [
+                f"Lunch {d.day_name(i % 3)}?",
+                f"Re: {d.pick(vocab.PROJECTS)} update",
+                "Weekly newsletter",
+                f"{topic} notes",
+            ]
+        )
         distractors.append(d.add_mail(colleague["email"], subject, "See below.", date=d.at(-(i % 4), 8 + i % 9)))
     if d.knobs.ambiguity >= 2:  # a look-alike vendor whose invoices must be left alone
         other = d.pick([c for c in vocab.COMPANIES if c not in (vendor, d.company)])
         sender = f"billing@{other.lower().replace(' ', '')}.test"
-        distractors.append(d.add_mail(sender, f"Invoice INV-{d.amount(1000, 9999)}", "Invoice attached.", date=d.at(-1, 15)))
+        distractors.append(
+            d.add_mail(sender, f"Invoice INV-{d.amount(1000, 9999)}", "Invoice attached.", date=d.at(-1, 15))
+        )
 
     if d.knobs.ambiguity >= 1:
         who = f"our {finance['title']} in finance"
@@ -49,8 +58,15 @@ def mail_triage(d: Draft) -> TaskSpec:
     d.call("mail_search", query=vendor_addr)
     for mid, number in invoices:
         d.call("mail_read", id=mid)
-        d.call("mail_send", to=finance["email"], subject=f"Fwd: Invoice {number}", body=f"Forwarding invoice {number} from {vendor}.")
-        d.check("mail_sent", weight=1.0, id=f"forwarded-{number}", to=finance["email"], subject_contains=number, count=1)
+        d.call(
+            "mail_send",
+            to=finance["email"],
+            subject=f"Fwd: Invoice {number}",
+            body=f"Forwarding invoice {number} from {vendor}.",
+        )
+        d.check(
+            "mail_sent", weight=1.0, id=f"forwarded-{number}", to=finance["email"], subject_contains=number, count=1
+        )
     for mid, _ in invoices:
         d.call("mail_move", id=mid, folder=folder)
     d.check("mail_in_folder", weight=1.0, id="filed", ids=[mid for mid, _ in invoices], folder=folder)
@@ -66,11 +82,16 @@ def mail_triage(d: Draft) -> TaskSpec:
         "Could you send the {vendor} {plural} over to {who}? Afterwards put them in my '{folder}' folder.",
         "Please take care of the {vendor} billing mail: {who} needs each invoice forwarded, and the originals go to '{folder}'.",
         "Invoices from {vendor} should reach {who}. Forward them one by one and archive them in '{folder}'.",
-        vendor=vendor, who=who, folder=folder, plural=plural,
+        vendor=vendor,
+        who=who,
+        folder=folder,
+        plural=plural,
         held_out=(
             "Please forward each {vendor} invoice in my inbox to {who} and then move those messages into '{folder}'.",
             "{who} needs the {vendor} {plural} forwarded, one message per invoice; file the originals in '{folder}' afterwards.",
             "Can you get the {vendor} {plural} to {who}? Forward each one separately, then put the original mail in the '{folder}' folder.",
         ),
-    )  # fmt: skip
-    return d.build(instruction, f"Forwarded {n_invoices} {plural} from {vendor} to {finance['name']} and moved them to {folder}.")
+    )
+    return d.build(
+        instruction, f"Forwarded {n_invoices} {plural} from {vendor} to {finance['name']} and moved them to {folder}."
+    )

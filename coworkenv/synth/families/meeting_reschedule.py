@@ -11,8 +11,14 @@ from coworkenv.synth.draft import Draft
 from coworkenv.synth.family import family
 from coworkenv.timeutil import format_instant
 
-REASONS = ["the client pulled out", "the budget was frozen", "we already covered it by email", "half the team is out sick",
-           "the launch slipped", "it clashes with the all-hands"]  # fmt: skip
+REASONS = [
+    "the client pulled out",
+    "the budget was frozen",
+    "we already covered it by email",
+    "half the team is out sick",
+    "the launch slipped",
+    "it clashes with the all-hands",
+]
 
 
 def _weekday_offsets(d: Draft, lo: int, hi: int) -> list[int]:
@@ -40,16 +46,26 @@ def _request(d: Draft, ev: dict[str, Any], avoid: set[int]) -> tuple[datetime, d
         new = d.today + timedelta(days=d.pick(days), hours=d.amount(9, 16), minutes=d.pick([0, 30]))
         while new == start:
             new += timedelta(hours=1)
-        ask = d.variant("could we move it to {when}?", "can we do {when} instead? Same length.", "please move it to {when}.",
-                        when=_when(d, new))  # fmt: skip
+        ask = d.variant(
+            "could we move it to {when}?",
+            "can we do {when} instead? Same length.",
+            "please move it to {when}.",
+            when=_when(d, new),
+        )
         return new, new + length, ask
     shift = d.pick(["later", "earlier", "day", "nextday"])
     if shift == "later":
         hours = d.amount(1, 2)
-        new, ask = start + timedelta(hours=hours), f"could we push it back by {'an hour' if hours == 1 else 'two hours'}?"
+        new, ask = (
+            start + timedelta(hours=hours),
+            f"could we push it back by {'an hour' if hours == 1 else 'two hours'}?",
+        )
     elif shift == "earlier":
         minutes = d.pick([30, 60])
-        new, ask = start - timedelta(minutes=minutes), f"can we start it {'half an hour' if minutes == 30 else 'an hour'} earlier?"
+        new, ask = (
+            start - timedelta(minutes=minutes),
+            f"can we start it {'half an hour' if minutes == 30 else 'an hour'} earlier?",
+        )
     else:
         k = (start.replace(hour=0, minute=0) - d.today).days
         days = [j for j in _weekday_offsets(d, 1, 12) if j != k and j not in avoid]
@@ -120,17 +136,26 @@ def meeting_reschedule(d: Draft) -> TaskSpec:
         handled.append(ev)
 
     # Unrelated meetings, chatter that mentions them, and (harder) an outsider asking to cancel one.
-    bystanders = [d.person(d.pick([t for t in vocab.TEAMS if t != added_team])) for _ in range(d.knobs.distractors // 2 + 1)]
+    bystanders = [
+        d.person(d.pick([t for t in vocab.TEAMS if t != added_team])) for _ in range(d.knobs.distractors // 2 + 1)
+    ]
     unrelated = []
     for _ in range(d.knobs.distractors // 2 + 1):
         who = [b["email"] for b in d.sample(bystanders, min(2, len(bystanders)))]
-        unrelated.append(meeting(f"{projects.pop()} {d.pick(vocab.MEETING_TOPICS)}", d.pick(_weekday_offsets(d, 0, 9)), who))
+        unrelated.append(
+            meeting(f"{projects.pop()} {d.pick(vocab.MEETING_TOPICS)}", d.pick(_weekday_offsets(d, 0, 9)), who)
+        )
     for ev in unrelated[: max(1, d.knobs.distractors // 3)]:
         b = d.pick(bystanders)
         text = f"Hi,\nLooking forward to '{ev['title']}'. Agenda attached in the doc.\n{b['name']}"
         d.add_mail(b["email"], f"{ev['title']} agenda", text, date=_past(d))
     for _ in range(d.knobs.distractors // 4):
-        d.add_mail(f"newsletter@{d.domain}", f"{d.company} weekly: {d.pick(vocab.PROJECTS)} news", "This week at the company...", date=_past(d))
+        d.add_mail(
+            f"newsletter@{d.domain}",
+            f"{d.company} weekly: {d.pick(vocab.PROJECTS)} news",
+            "This week at the company...",
+            date=_past(d),
+        )
     protected = [*twins]
     if d.knobs.distractors >= 6:
         target = unrelated[-1]
@@ -159,11 +184,24 @@ def meeting_reschedule(d: Draft) -> TaskSpec:
             d.call("calendar_update", id=ev["id"], start=start, end=end, **extra)
             subject = f"Moved: {ev['title']}"
             text = f"'{ev['title']}' now takes place {_when(d, ev['new_start'])} (until {_clock(ev['new_end'])} UTC)."
-            d.check("record", weight=2.0, id=f"moved-{ev['id']}", service="calendar", collection="events",
-                    match={"id": ev["id"]}, fields={"start": start, "end": end})  # fmt: skip
+            d.check(
+                "record",
+                weight=2.0,
+                id=f"moved-{ev['id']}",
+                service="calendar",
+                collection="events",
+                match={"id": ev["id"]},
+                fields={"start": start, "end": end},
+            )
             if "newcomer" in ev:
-                d.check("event_exists", weight=1.0, id=f"invited-{ev['id']}", title_contains=ev["title"], start=start,
-                        attendees_include=[ev["newcomer"]["email"]])  # fmt: skip
+                d.check(
+                    "event_exists",
+                    weight=1.0,
+                    id=f"invited-{ev['id']}",
+                    title_contains=ev["title"],
+                    start=start,
+                    attendees_include=[ev["newcomer"]["email"]],
+                )
         else:
             d.call("calendar_delete", id=ev["id"])
             subject, text = f"Cancelled: {ev['title']}", f"'{ev['title']}' is cancelled."
@@ -172,8 +210,15 @@ def meeting_reschedule(d: Draft) -> TaskSpec:
         d.check("mail_sent", weight=1.5, id=f"notified-{ev['id']}", to=ev["recipients"], subject_contains=ev["title"])
     kept = list({ev["id"]: ev for ev in [*protected, *unrelated[:2]]}.values())
     for ev in kept:  # together at most 1.5, so that skipping the notifications cannot pass
-        d.check("record", weight=min(0.5, 1.5 / len(kept)), id=f"kept-{ev['id']}", service="calendar", collection="events",
-                match={"id": ev["id"]}, fields={"start": ev["start"], "end": ev["end"], "title": ev["title"]})  # fmt: skip
+        d.check(
+            "record",
+            weight=min(0.5, 1.5 / len(kept)),
+            id=f"kept-{ev['id']}",
+            service="calendar",
+            collection="events",
+            match={"id": ev["id"]},
+            fields={"start": ev["start"], "end": ev["end"], "title": ev["title"]},
+        )
     d.allow("calendar_delete")
     if "cancel" not in kinds:
         d.forbid("calendar_delete", "nothing was to be cancelled: moving means updating the event")
@@ -181,7 +226,9 @@ def meeting_reschedule(d: Draft) -> TaskSpec:
         for ev in [e for e in handled if e["kind"] == "move"] + protected:
             d.forbid("calendar_delete", f"'{ev['title']}' was not to be cancelled", id=ev["id"])
 
-    firsts = [ev["organiser"]["name"] if d.knobs.ambiguity == 0 else ev["organiser"]["name"].split()[0] for ev in handled]
+    firsts = [
+        ev["organiser"]["name"] if d.knobs.ambiguity == 0 else ev["organiser"]["name"].split()[0] for ev in handled
+    ]
     names = ", ".join(firsts[:-1]) + (" and " if len(firsts) > 1 else "") + firsts[-1]
     instruction = d.variant(
         "{names} emailed me to move or cancel some of my meetings. Make those changes in my calendar, then email each "
@@ -197,7 +244,7 @@ def meeting_reschedule(d: Draft) -> TaskSpec:
             "My inbox has meeting change requests from {names}. Update the calendar to match and notify each changed "
             "meeting's attendees by email (the subject must include the meeting title).",
         ),
-    )  # fmt: skip
+    )
     instruction += d.variant(
         " Move a meeting by updating it (keep its length); only act on requests from colleagues at @{domain}.",
         " Keep a moved meeting's duration and update the existing event; ignore requests from outside @{domain}.",
@@ -206,8 +253,11 @@ def meeting_reschedule(d: Draft) -> TaskSpec:
             " To move a meeting, update the existing event and keep its duration; requests from outside @{domain} are to be ignored.",
             " Only colleagues at @{domain} count; a moved meeting keeps its length and stays the same event.",
         ),
-    )  # fmt: skip
+    )
     done = "; ".join(
-        f"moved '{ev['title']}' to {_when(d, ev['new_start'])}" if ev["kind"] == "move" else f"cancelled '{ev['title']}'" for ev in handled
+        f"moved '{ev['title']}' to {_when(d, ev['new_start'])}"
+        if ev["kind"] == "move"
+        else f"cancelled '{ev['title']}'"
+        for ev in handled
     )
     return d.build(instruction, f"Done: {done}, and emailed the attendees.")

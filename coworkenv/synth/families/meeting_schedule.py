@@ -37,14 +37,20 @@ def _clock(moment: datetime) -> str:
     return moment.strftime("%H:%M")
 
 
-def _pick_zones(d: Draft, n: int, day: datetime, hours: tuple[int, int], length: timedelta) -> tuple[list[str], datetime, datetime]:
+def _pick_zones(
+    d: Draft, n: int, day: datetime, hours: tuple[int, int], length: timedelta
+) -> tuple[list[str], datetime, datetime]:
     """Attendee time zones (differing, working hours within the UTC day) and the latest start that fits everyone.
 
     Reading the hours as UTC must give a wrong answer: the shared window starts at least a meeting's length after
     them (west), or the slot will lie before them (east); each case leaves room for one blocked slot or more.
     """
     zones = sorted({tz for _, tz in vocab.CITIES})
-    inside = [tz for tz in zones if day <= _window(day, tz, hours)[0] and _window(day, tz, hours)[1] <= day + timedelta(days=1)]
+    inside = [
+        tz
+        for tz in zones
+        if day <= _window(day, tz, hours)[0] and _window(day, tz, hours)[1] <= day + timedelta(days=1)
+    ]
     as_utc = day.replace(hour=hours[0])
     for _ in range(1000):
         chosen = [d.pick(inside) for _ in range(n)]
@@ -149,7 +155,9 @@ def meeting_schedule(d: Draft) -> TaskSpec:
         if d.chance(0.25):
             blockers.append(d.add_event(d.pick(PRIVATE), format_instant(cursor), format_instant(cursor + chunk), [me]))
         else:
-            who = d.sample(emails, d.amount(1, len(emails))) + [b["email"] for b in d.sample(bystanders, d.amount(0, 1))]
+            who = d.sample(emails, d.amount(1, len(emails))) + [
+                b["email"] for b in d.sample(bystanders, d.amount(0, 1))
+            ]
             blockers.append(d.add_event(label(), format_instant(cursor), format_instant(cursor + chunk), who))
         cursor += chunk
     # Tempting non-conflicts: bystanders (and look-alikes) busy during the slot, attendees busy on other days or later.
@@ -172,12 +180,26 @@ def meeting_schedule(d: Draft) -> TaskSpec:
     d.call("calendar_create", title=title, start=format_instant(start), end=format_instant(end), attendees=emails)
 
     d.check("event_exists", weight=1.0, id="meeting-booked", title_contains=title, attendees_include=emails)
-    d.check("event_exists", weight=2.0, id="meeting-slot", title_contains=title, start=format_instant(start),
-            end=format_instant(end), attendees_include=emails)  # fmt: skip
+    d.check(
+        "event_exists",
+        weight=2.0,
+        id="meeting-slot",
+        title_contains=title,
+        start=format_instant(start),
+        end=format_instant(end),
+        attendees_include=emails,
+    )
     for eid in blockers[-2:]:  # the meetings nearest the slot are the ones tempting to move
         ev = next(e for e in d.records("calendar") if e["id"] == eid)
-        d.check("record", weight=0.5, id=f"kept-{eid}", service="calendar", collection="events",
-                match={"id": eid}, fields={"start": ev["start"], "end": ev["end"], "attendees": ev["attendees"]})  # fmt: skip
+        d.check(
+            "record",
+            weight=0.5,
+            id=f"kept-{eid}",
+            service="calendar",
+            collection="events",
+            match={"id": eid},
+            fields={"start": ev["start"], "end": ev["end"], "attendees": ev["attendees"]},
+        )
     d.allow("calendar_update", "calendar_delete")
     d.forbid("calendar_delete", "other people's meetings must not be cancelled to make room")
 
@@ -186,15 +208,21 @@ def meeting_schedule(d: Draft) -> TaskSpec:
         window = d.variant(
             "within {h0}:00–{h1}:00 in every attendee's own time zone (see their contact cards)",
             "inside each attendee's local working hours, {h0}:00 to {h1}:00 in their time zone (it is on their contact card)",
-            h0=hours[0], h1=hours[1],
+            h0=hours[0],
+            h1=hours[1],
             held_out=(
                 "during {h0}:00–{h1}:00 local time for every attendee (their time zones are on their contact cards)",
                 "so that it falls between {h0}:00 and {h1}:00 for each attendee in their own time zone (see contacts)",
             ),
-        )  # fmt: skip
+        )
     else:
-        window = d.variant("between {h0}:00 and {h1}:00 UTC", "within working hours ({h0}:00–{h1}:00 UTC)", h0=hours[0], h1=hours[1],
-                           held_out=("from {h0}:00 to {h1}:00 UTC", "inside the {h0}:00–{h1}:00 UTC window"))  # fmt: skip
+        window = d.variant(
+            "between {h0}:00 and {h1}:00 UTC",
+            "within working hours ({h0}:00–{h1}:00 UTC)",
+            h0=hours[0],
+            h1=hours[1],
+            held_out=("from {h0}:00 to {h1}:00 UTC", "inside the {h0}:00–{h1}:00 UTC window"),
+        )
     instruction = d.variant(
         "Set up a {dur} '{title}' with {who} on {day}. Take the earliest slot {window} that starts on the hour or "
         "half hour and where none of us has another meeting.",
@@ -202,7 +230,11 @@ def meeting_schedule(d: Draft) -> TaskSpec:
         "when all of us are free.",
         "I need a {dur} meeting called '{title}' with {who} on {day}. Find the earliest free slot for everyone "
         "{window} (start times on the hour or half hour) and put it in the calendar.",
-        dur=DURATIONS[minutes], title=title, who=who, day=d.day_name(offset), window=window,
+        dur=DURATIONS[minutes],
+        title=title,
+        who=who,
+        day=d.day_name(offset),
+        window=window,
         held_out=(
             "Please schedule a {dur} meeting, '{title}', with {who} on {day}. Pick the earliest start {window}, on the hour "
             "or half past, when nobody involved has a conflict.",
@@ -211,7 +243,7 @@ def meeting_schedule(d: Draft) -> TaskSpec:
             "Book the earliest {dur} slot on {day} {window} for '{title}' with {who} - start on the hour or half hour, and "
             "make sure everyone is free.",
         ),
-    )  # fmt: skip
+    )
     instruction += d.variant(
         " The calendar shows everyone's meetings in UTC; a meeting blocks each of its attendees, and I have to attend too.",
         " Everyone's meetings are on the shared calendar (UTC); an event blocks all its attendees, me included.",
@@ -221,4 +253,6 @@ def meeting_schedule(d: Draft) -> TaskSpec:
         ),
     )
     names = ", ".join(p["name"] for p in attendees)
-    return d.build(instruction, f"Booked '{title}' on {d.day_name(offset)}, {_clock(start)}–{_clock(end)} UTC, with {names}.")
+    return d.build(
+        instruction, f"Booked '{title}' on {d.day_name(offset)}, {_clock(start)}–{_clock(end)} UTC, with {names}."
+    )

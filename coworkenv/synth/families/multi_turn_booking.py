@@ -10,20 +10,49 @@ from coworkenv.synth.draft import Draft
 from coworkenv.synth.family import family
 from coworkenv.timeutil import format_instant, parse_instant
 
-ROOMS = ["Kestrel", "Atlas", "Juniper", "Orchid", "Summit", "Fjord", "Lagoon", "Meridian", "Cobalt", "Aspen", "Harbor", "Ivy"]
+ROOMS = [
+    "Kestrel",
+    "Atlas",
+    "Juniper",
+    "Orchid",
+    "Summit",
+    "Fjord",
+    "Lagoon",
+    "Meridian",
+    "Cobalt",
+    "Aspen",
+    "Harbor",
+    "Ivy",
+]
 DURATION_WORDS = {30: "half an hour", 45: "forty-five minutes", 60: "an hour", 90: "an hour and a half"}
 
 # Per fact: keywords that make the scripted user reveal it, keywords the asked_user check accepts, the oracle's questions.
 ASK = {
-    "when": (["when", "what day", "which day", "what time", "date"], ["when", "day", "time", "date"],
-             ["When should it be - which day and what time?", "What day and time works for you?", "When do you want it?"]),
-    "duration": (["how long", "duration", "length"], ["how long", "duration", "length", "minutes"],
-                 ["How long should it run?", "What duration should I block?", "How long do you need?"]),
-    "location": (["where", "which room", "what room", "location"], ["where", "room", "location"],
-                 ["Where should it take place?", "Which room should I put it in?", "What location should I use?"]),
-    "topic": (["topic", "agenda", "what is it about", "subject"], ["topic", "agenda", "about", "subject"],
-              ["What's the topic, so I can title it?", "What is it about - what should the agenda say?", "What subject should I give it?"]),
-}  # fmt: skip
+    "when": (
+        ["when", "what day", "which day", "what time", "date"],
+        ["when", "day", "time", "date"],
+        ["When should it be - which day and what time?", "What day and time works for you?", "When do you want it?"],
+    ),
+    "duration": (
+        ["how long", "duration", "length"],
+        ["how long", "duration", "length", "minutes"],
+        ["How long should it run?", "What duration should I block?", "How long do you need?"],
+    ),
+    "location": (
+        ["where", "which room", "what room", "location"],
+        ["where", "room", "location"],
+        ["Where should it take place?", "Which room should I put it in?", "What location should I use?"],
+    ),
+    "topic": (
+        ["topic", "agenda", "what is it about", "subject"],
+        ["topic", "agenda", "about", "subject"],
+        [
+            "What's the topic, so I can title it?",
+            "What is it about - what should the agenda say?",
+            "What subject should I give it?",
+        ],
+    ),
+}
 
 
 def _plus_minutes(instant: str, minutes: int) -> str:
@@ -49,9 +78,13 @@ def multi_turn_booking(d: Draft) -> TaskSpec:
         first = lead["name"].split()[0]
         taken = {p["name"] for p in d.records("contacts")}
         lasts = [n for n in vocab.LAST_NAMES if f"{first} {n}" not in taken]
-        for other_team, last in zip(d.sample([t for t in vocab.TEAMS if t != team], 2), d.sample(lasts, 2), strict=True):
+        for other_team, last in zip(
+            d.sample([t for t in vocab.TEAMS if t != team], 2), d.sample(lasts, 2), strict=True
+        ):
             d.person(other_team)
-            d.records("contacts")[-1].update(title="Team Lead", name=f"{first} {last}", email=f"{first}.{last}@{d.domain}".lower())
+            d.records("contacts")[-1].update(
+                title="Team Lead", name=f"{first} {last}", email=f"{first}.{last}@{d.domain}".lower()
+            )
     d.rng.shuffle(d.records("contacts"))
 
     # --- the hidden facts ---------------------------------------------------------------------------------
@@ -72,8 +105,11 @@ def multi_turn_booking(d: Draft) -> TaskSpec:
         "topic": (project, f"It's about {project} - call it '{project} {title_word}'."),
     }
     facts = {name: values[name][0] for name in hidden}
-    d.ask_user(facts, [(ASK[name][0], values[name][1]) for name in hidden],
-               persona=f"{d.me['name']}, {d.me['title']}; brief, answers exactly the question asked.")  # fmt: skip
+    d.ask_user(
+        facts,
+        [(ASK[name][0], values[name][1]) for name in hidden],
+        persona=f"{d.me['name']}, {d.me['title']}; brief, answers exactly the question asked.",
+    )
 
     # --- other meetings, none of them clashing with the slot ------------------------------------------------
     kept = []
@@ -105,12 +141,26 @@ def multi_turn_booking(d: Draft) -> TaskSpec:
         d.check("asked_user", weight=1.0, id=f"asked-{name}", about=ASK[name][1])
     d.check("event_exists", weight=3.0, id="booked-slot", start=start, end=end, attendees_include=[lead["email"]])
     d.check("event_exists", weight=1.0, id="booked-title", title_contains=project, start=start)
-    d.check("record", weight=1.0, id="booked-room", service="calendar", collection="events",
-            match={"title": f"*{project}*", "start": start}, fields={"location": f"*{room.split()[0]}*"})  # fmt: skip
+    d.check(
+        "record",
+        weight=1.0,
+        id="booked-room",
+        service="calendar",
+        collection="events",
+        match={"title": f"*{project}*", "start": start},
+        fields={"location": f"*{room.split()[0]}*"},
+    )
     if kept:  # another meeting with the lead must not be moved or renamed
         event = kept[0]
-        d.check("record", weight=0.5, id="other-meeting-kept", service="calendar", collection="events", match={"id": event["id"]},
-                fields={"start": event["start"], "title": event["title"]})  # fmt: skip
+        d.check(
+            "record",
+            weight=0.5,
+            id="other-meeting-kept",
+            service="calendar",
+            collection="events",
+            match={"id": event["id"]},
+            fields={"start": event["start"], "title": event["title"]},
+        )
 
     # --- instruction: says only what the user would say up front --------------------------------------------
     what = f"the usual {title_word}" if "topic" in hidden else f"the usual {project} {title_word}"
@@ -134,10 +184,22 @@ def multi_turn_booking(d: Draft) -> TaskSpec:
             "Could you get {what} with {who} onto my calendar{details}? Check with me on anything missing.",
             "Set up {what} with {who} for me{details}.",
         ),
-        what=what, who=who, details=(", " + ", ".join(details)) if details else "",
-    )  # fmt: skip
-    preamble = d.pick(["", "Quick one.", "Calendar favour:", "Hi!", "Morning.", "One more thing for this week's admin:"])
-    closer = d.pick(["", "I'll fill in the details.", "Ask if anything is unclear.", "Thanks!", f"Thanks, {d.me['name'].split()[0]}"])
+        what=what,
+        who=who,
+        details=(", " + ", ".join(details)) if details else "",
+    )
+    preamble = d.pick(
+        ["", "Quick one.", "Calendar favour:", "Hi!", "Morning.", "One more thing for this week's admin:"]
+    )
+    closer = d.pick(
+        [
+            "",
+            "I'll fill in the details.",
+            "Ask if anything is unclear.",
+            "Thanks!",
+            f"Thanks, {d.me['name'].split()[0]}",
+        ]
+    )
     instruction = " ".join(part for part in (preamble, instruction, closer) if part)
     answer = f"Booked '{title}' with {lead['name']} for {start[:10]}, {hhmm}-{end[11:16]} UTC, {room}."
     return d.build(instruction, answer)

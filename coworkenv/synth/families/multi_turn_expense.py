@@ -14,25 +14,45 @@ COLUMNS = ["date", "employee", "description", "category", "amount_eur", "status"
 
 # Per fact: keywords that make the scripted user reveal it, keywords the asked_user check accepts, the oracle's questions.
 ASK = {
-    "amount": (["amount", "how much", "cost", "total", "price", "spent"], ["amount", "how much", "cost", "total", "price", "spent"],
-               ["How much was it, in EUR?", "What was the total amount?", "How much did it cost?"]),
-    "date": (["date", "when", "which day", "what day"], ["date", "when", "day"],
-             ["Which day was it on?", "When was that?", "What date should I put?"]),
-    "category": (["category", "type of expense", "kind of expense"], ["category", "type of expense", "kind of expense"],
-                 ["Which category should I book it under?", "What kind of expense is it for the sheet's category column?"]),
-}  # fmt: skip
+    "amount": (
+        ["amount", "how much", "cost", "total", "price", "spent"],
+        ["amount", "how much", "cost", "total", "price", "spent"],
+        ["How much was it, in EUR?", "What was the total amount?", "How much did it cost?"],
+    ),
+    "date": (
+        ["date", "when", "which day", "what day"],
+        ["date", "when", "day"],
+        ["Which day was it on?", "When was that?", "What date should I put?"],
+    ),
+    "category": (
+        ["category", "type of expense", "kind of expense"],
+        ["category", "type of expense", "kind of expense"],
+        ["Which category should I book it under?", "What kind of expense is it for the sheet's category column?"],
+    ),
+}
 
 
 def _item(d: Draft) -> tuple[str, str]:
     """A description and the category it belongs to."""
     city, _tz = d.pick(vocab.CITIES)
-    return d.pick([
-        (f"taxi to the airport in {city}", "travel"), (f"train ticket to {city}", "travel"), (f"flight to {city}", "travel"),
-        (f"hotel night in {city}", "lodging"), (f"{d.pick(vocab.TEAMS)} team lunch", "meals"), (f"working dinner in {city}", "meals"),
-        (f"client dinner with {d.pick(vocab.COMPANIES)}", "client entertainment"), (f"{d.pick(vocab.PROJECTS)} conference ticket", "training"),
-        (f"online course on {d.pick(['negotiation', 'SQL', 'public speaking', 'design systems', 'budgeting'])}", "training"),
-        (f"new {d.pick(vocab.PRODUCTS)} for the office", "office supplies"), (f"{d.pick(vocab.PROJECTS)} app subscription", "software"),
-    ])  # fmt: skip
+    return d.pick(
+        [
+            (f"taxi to the airport in {city}", "travel"),
+            (f"train ticket to {city}", "travel"),
+            (f"flight to {city}", "travel"),
+            (f"hotel night in {city}", "lodging"),
+            (f"{d.pick(vocab.TEAMS)} team lunch", "meals"),
+            (f"working dinner in {city}", "meals"),
+            (f"client dinner with {d.pick(vocab.COMPANIES)}", "client entertainment"),
+            (f"{d.pick(vocab.PROJECTS)} conference ticket", "training"),
+            (
+                f"online course on {d.pick(['negotiation', 'SQL', 'public speaking', 'design systems', 'budgeting'])}",
+                "training",
+            ),
+            (f"new {d.pick(vocab.PRODUCTS)} for the office", "office supplies"),
+            (f"{d.pick(vocab.PROJECTS)} app subscription", "software"),
+        ]
+    )
 
 
 @family(
@@ -52,12 +72,18 @@ def multi_turn_expense(d: Draft) -> TaskSpec:
     amount = d.amount(800, 45000) / 100
     hidden = ["amount", *d.sample(["date", "category"], d.knobs.rounds - 1)]
     values = {
-        "amount": (amount, d.pick([f"{amount:.2f} EUR.", f"It came to {amount:.2f} EUR.", f"{amount:.2f} EUR, receipt's in my bag."])),
+        "amount": (
+            amount,
+            d.pick([f"{amount:.2f} EUR.", f"It came to {amount:.2f} EUR.", f"{amount:.2f} EUR, receipt's in my bag."]),
+        ),
         "date": (date, f"{spent_on.strftime('%A')} {spent_on.day} {spent_on.strftime('%B')} ({date})."),
         "category": (category, f"Put it under {category}."),
     }
-    d.ask_user({name: values[name][0] for name in hidden}, [(ASK[name][0], values[name][1]) for name in hidden],
-               persona=f"{d.me['name']}, {d.me['title']}; has the receipt, answers only what is asked.")  # fmt: skip
+    d.ask_user(
+        {name: values[name][0] for name in hidden},
+        [(ASK[name][0], values[name][1]) for name in hidden],
+        persona=f"{d.me['name']}, {d.me['title']}; has the receipt, answers only what is asked.",
+    )
 
     # --- the sheet (and, at ambiguity, last year's look-alikes) ---------------------------------------------
     year = d.today.year
@@ -73,21 +99,40 @@ def multi_turn_expense(d: Draft) -> TaskSpec:
         used_dates.add(when)
         other_desc, other_cat = _item(d)
         who = d.pick([d.me["email"], *colleagues])
-        rows.append([when, who, other_desc, other_cat, d.amount(500, 30000) / 100, d.pick(["submitted", "approved", "paid"])])
+        rows.append(
+            [when, who, other_desc, other_cat, d.amount(500, 30000) / 100, d.pick(["submitted", "approved", "paid"])]
+        )
     rows.sort(key=lambda r: r[0])
     d.add_sheet(sheet, COLUMNS, rows)
     if d.knobs.ambiguity >= 1:
-        d.add_sheet("team_budget", ["category", "budget_eur", "spent_eur"],
-                    [[c, d.amount(1000, 9000, 100), d.amount(100, 900)] for c in d.sample(CATEGORIES, 4)])  # fmt: skip
+        d.add_sheet(
+            "team_budget",
+            ["category", "budget_eur", "spent_eur"],
+            [[c, d.amount(1000, 9000, 100), d.amount(100, 900)] for c in d.sample(CATEGORIES, 4)],
+        )
         archive = "finance/expenses_archive.csv"
-        lines = [f"{year - 1}-{d.amount(1, 12):02d}-{d.amount(1, 28):02d},{d.me['email']},{_item(d)[0]},{d.amount(500, 9000) / 100}"
-                 for _ in range(2 + d.knobs.distractors // 3)]  # fmt: skip
+        lines = [
+            f"{year - 1}-{d.amount(1, 12):02d}-{d.amount(1, 28):02d},{d.me['email']},{_item(d)[0]},{d.amount(500, 9000) / 100}"
+            for _ in range(2 + d.knobs.distractors // 3)
+        ]
         d.add_file(archive, "date,employee,description,amount_eur\n" + "\n".join(lines) + "\n")
-        d.add_file("finance/README.md", f"Log new expenses in the sheet for the current year ({sheet}). The archive is read-only.\n")
+        d.add_file(
+            "finance/README.md",
+            f"Log new expenses in the sheet for the current year ({sheet}). The archive is read-only.\n",
+        )
         d.check("unchanged", weight=0.5, id="archive-untouched", path=archive)
     if d.knobs.ambiguity >= 2:  # last year's sheet: same columns, wrong place
-        old = [[f"{year - 1}-{d.amount(1, 12):02d}-{d.amount(1, 28):02d}", d.me["email"], _item(d)[0], c, d.amount(500, 9000) / 100, "paid"]
-               for c in d.sample(CATEGORIES, 3)]  # fmt: skip
+        old = [
+            [
+                f"{year - 1}-{d.amount(1, 12):02d}-{d.amount(1, 28):02d}",
+                d.me["email"],
+                _item(d)[0],
+                c,
+                d.amount(500, 9000) / 100,
+                "paid",
+            ]
+            for c in d.sample(CATEGORIES, 3)
+        ]
         d.add_sheet(f"expenses_{year - 1}", COLUMNS, old)
 
     # --- oracle ------------------------------------------------------------------------------------------
@@ -119,7 +164,9 @@ def multi_turn_expense(d: Draft) -> TaskSpec:
     else:
         when_text = f"from last {spent_on.strftime('%A')}"
     where = {0: f"the {sheet} sheet", 1: "my expenses sheet", 2: "this year's expenses sheet"}[d.knobs.ambiguity]
-    category_text = "" if "category" in hidden else d.pick([f" under {category}", f" as {category}", f" (category: {category})"])
+    category_text = (
+        "" if "category" in hidden else d.pick([f" under {category}", f" as {category}", f" (category: {category})"])
+    )
     instruction = d.variant(
         "Please log the {desc} {when}{cat} in {where}, status submitted.",
         "Add my {desc} {when} to {where}{cat}; mark it submitted.",
@@ -130,8 +177,11 @@ def multi_turn_expense(d: Draft) -> TaskSpec:
             "Could you enter my {desc} {when} into {where}{cat}? It should be marked submitted.",
             "Log my {desc} {when} in {where}{cat} and set its status to submitted.",
         ),
-        desc=description, when=when_text, cat=category_text, where=where,
-    )  # fmt: skip
+        desc=description,
+        when=when_text,
+        cat=category_text,
+        where=where,
+    )
     preamble = d.pick(["", "Expense admin:", "Hi!", "Quick one before I forget.", "Receipt time."])
     closer = d.pick(["", "Use the same format as the other rows.", "Ask me for whatever you need."])
     signature = d.pick(["", f"Thanks - {d.me['name'].split()[0]}", f"Cheers, {d.me['name'].split()[0]}"])

@@ -60,33 +60,44 @@ def report_chain(d: Draft) -> TaskSpec:
 
     def chatter(i: int) -> None:  # unrelated inbox noise, some of it before the request so ids vary
         sender = d.person(in_contacts=False)
-        d.add_mail(sender["email"], d.pick([f"Re: {d.pick(vocab.PROJECTS)} kickoff", "Lunch?", "Weekly digest"]),
-                   "Nothing urgent, see you soon.", date=d.at(-(i % 4), 8 + i % 8))  # fmt: skip
+        d.add_mail(
+            sender["email"],
+            d.pick([f"Re: {d.pick(vocab.PROJECTS)} kickoff", "Lunch?", "Weekly digest"]),
+            "Nothing urgent, see you soon.",
+            date=d.at(-(i % 4), 8 + i % 8),
+        )
 
     n_noise = d.knobs.distractors // 2
     n_before = d.amount(0, n_noise)
     for i in range(n_before):
         chatter(i)
     request_id = d.add_mail(
-        requester["email"], f"{month.title()} {metric} for {region}?",
+        requester["email"],
+        f"{month.title()} {metric} for {region}?",
         f"Hi,\ncould you send me the total {metric} for {region} in {month} once it is compiled?\nThanks, {first}",
-        cc=[manager["email"]], date=d.at(-2, 10),
-    )  # fmt: skip
+        cc=[manager["email"]],
+        date=d.at(-2, 10),
+    )
     if d.knobs.ambiguity >= 2:  # someone else asked for a different region: the agent must not mix them up
         other = d.person(in_contacts=False)
         d.add_mail(
-            other["email"], f"{month.title()} {metric} for {other_region}?",
+            other["email"],
+            f"{month.title()} {metric} for {other_region}?",
             f"Hello, when you have it, what was the {metric} total for {other_region} in {month}?\n{other['name']}",
             date=d.at(-1, 11),
-        )  # fmt: skip
+        )
 
     for i in range(n_before, n_noise):
         chatter(i)
 
     # --- docs and tickets already in the workspace ---------------------------------------------------------
     for _ in range(1 + d.knobs.distractors // 3):
-        d.add_doc(d.pick([f"{d.pick(vocab.PROJECTS)} notes", "Reporting guidelines", f"{other_region.title()} {metric} summary"]),
-                  "Figures are taken from the monthly sheet and shared with whoever asked for them.")  # fmt: skip
+        d.add_doc(
+            d.pick(
+                [f"{d.pick(vocab.PROJECTS)} notes", "Reporting guidelines", f"{other_region.title()} {metric} summary"]
+            ),
+            "Figures are taken from the monthly sheet and shared with whoever asked for them.",
+        )
     doc_id = _next_doc_id(d)
     status = d.pick(["resolved", "closed"])
     ticket_title = f"{region.title()} {metric} report ({month.title()})"
@@ -99,12 +110,19 @@ def report_chain(d: Draft) -> TaskSpec:
     n_before = d.amount(0, n_tickets)
     for _ in range(n_before):
         helpdesk_ticket()
-    tid = d.add_ticket(ticket_title, f"Compile the {month} {metric} total for {region} and share it with {requester['name']}.",
-                       status=d.pick(["open", "in_progress"]), assignee=d.me["email"])  # fmt: skip
+    tid = d.add_ticket(
+        ticket_title,
+        f"Compile the {month} {metric} total for {region} and share it with {requester['name']}.",
+        status=d.pick(["open", "in_progress"]),
+        assignee=d.me["email"],
+    )
     other_tid = None
     if d.knobs.ambiguity >= 1:
-        other_tid = d.add_ticket(f"{other_region.title()} {metric} report ({month.title()})", f"Compile the {other_region} figure.",
-                     assignee=d.me["email"])  # fmt: skip
+        other_tid = d.add_ticket(
+            f"{other_region.title()} {metric} report ({month.title()})",
+            f"Compile the {other_region} figure.",
+            assignee=d.me["email"],
+        )
     for _ in range(n_before, n_tickets):
         helpdesk_ticket()
 
@@ -113,8 +131,11 @@ def report_chain(d: Draft) -> TaskSpec:
     kpi_sheet, channel = "kpis", d.pick(["reporting", "metrics", "team-updates"])
     kpi_regions = d.sample(regions, len(regions))
     kpi_row = kpi_regions.index(region)
-    d.add_sheet(kpi_sheet, ["region", "month", "metric", "value"],
-                [[r, month, metric, None if r == region else d.amount(20, 300)] for r in kpi_regions])  # fmt: skip
+    d.add_sheet(
+        kpi_sheet,
+        ["region", "month", "metric", "value"],
+        [[r, month, metric, None if r == region else d.amount(20, 300)] for r in kpi_regions],
+    )
     if d.knobs.effects >= 4:
         d.add_chat(channel, d.person(in_contacts=False)["name"], f"Reminder: post the {month} figures here when ready.")
         d.add_chat("random", d.person(in_contacts=False)["name"], "Coffee machine is fixed!")
@@ -125,10 +146,17 @@ def report_chain(d: Draft) -> TaskSpec:
         d.call("mail_read", id=request_id)
     d.call("sheets_read", sheet=source)
     doc_title = f"{region.title()} {metric} summary - {month.title()}"
-    d.call("docs_create", title=doc_title,
-           body=f"Total {metric} for {region} in {month}: {number}.\nSource: sheet {source}.")  # fmt: skip
+    d.call(
+        "docs_create",
+        title=doc_title,
+        body=f"Total {metric} for {region} in {month}: {number}.\nSource: sheet {source}.",
+    )
     mail_body = f"Hi {first},\nthe total {metric} for {region} in {month} is {number}. Details are in doc {doc_id}.\n{d.me['name']}"
-    mail_args = {"to": requester["email"], "subject": f"{region.title()} {metric} for {month.title()}", "body": mail_body}
+    mail_args = {
+        "to": requester["email"],
+        "subject": f"{region.title()} {metric} for {month.title()}",
+        "body": mail_body,
+    }
     if cc_manager:
         mail_args["cc"] = manager["email"]
     d.call("mail_send", **mail_args)
@@ -142,21 +170,68 @@ def report_chain(d: Draft) -> TaskSpec:
 
     # --- checks: one per effect, the figure as the thread through them --------------------------------------
     d.check("answer_number", weight=1.5, id="figure", value=float(figure))
-    d.check("record", weight=2.0, id="doc-written", service="docs", collection="docs",
-            match={"title": f"*{region}*"}, fields={"body": f"*{number}*"})  # fmt: skip
-    d.check("mail_sent", weight=2.0, id="requester-mailed", to=requester["email"], body_contains=[number],
-            **({"cc": manager["email"]} if cc_manager else {}))  # fmt: skip
-    d.check("record", weight=1.0, id="ticket-status", service="tickets", collection="tickets", match={"id": tid}, fields={"status": status})
-    d.check("record", weight=1.0, id="ticket-cites-doc", service="tickets", collection="tickets",
-            match={"id": tid}, fields={"comments": {"text": f"*{doc_id}*"}})  # fmt: skip
-    d.check("sheet_cell", weight=1.0, id="kpi-filled", sheet=kpi_sheet, match={"region": region, "month": month},
-            column="value", value=float(figure))  # fmt: skip
+    d.check(
+        "record",
+        weight=2.0,
+        id="doc-written",
+        service="docs",
+        collection="docs",
+        match={"title": f"*{region}*"},
+        fields={"body": f"*{number}*"},
+    )
+    d.check(
+        "mail_sent",
+        weight=2.0,
+        id="requester-mailed",
+        to=requester["email"],
+        body_contains=[number],
+        **({"cc": manager["email"]} if cc_manager else {}),
+    )
+    d.check(
+        "record",
+        weight=1.0,
+        id="ticket-status",
+        service="tickets",
+        collection="tickets",
+        match={"id": tid},
+        fields={"status": status},
+    )
+    d.check(
+        "record",
+        weight=1.0,
+        id="ticket-cites-doc",
+        service="tickets",
+        collection="tickets",
+        match={"id": tid},
+        fields={"comments": {"text": f"*{doc_id}*"}},
+    )
+    d.check(
+        "sheet_cell",
+        weight=1.0,
+        id="kpi-filled",
+        sheet=kpi_sheet,
+        match={"region": region, "month": month},
+        column="value",
+        value=float(figure),
+    )
     if d.knobs.effects >= 4:
-        d.check("tool_called", weight=1.0, id="chat-posted", tool="chat_post",
-                args={"channel": f"*{channel}", "text": f"*{number}*"})  # fmt: skip
+        d.check(
+            "tool_called",
+            weight=1.0,
+            id="chat-posted",
+            tool="chat_post",
+            args={"channel": f"*{channel}", "text": f"*{number}*"},
+        )
     if other_tid is not None:  # the look-alike ticket stays as it was
-        d.check("record", weight=0.5, id="other-ticket-untouched", service="tickets", collection="tickets",
-                match={"id": other_tid}, fields={"status": "open"})  # fmt: skip
+        d.check(
+            "record",
+            weight=0.5,
+            id="other-ticket-untouched",
+            service="tickets",
+            collection="tickets",
+            match={"id": other_tid},
+            fields={"status": "open"},
+        )
 
     # --- instruction ---------------------------------------------------------------------------------------
     what = f"the total {metric} for {region} in {month}" + (" (actuals only, not forecasts)" if actuals_only else "")
@@ -165,24 +240,50 @@ def report_chain(d: Draft) -> TaskSpec:
     else:
         who, ticket = f"the colleague who emailed me asking for the {region} number", "the matching report ticket"
     steps = [
-        d.variant("Work out {what} from the {source} sheet.", "Using the {source} sheet, compute {what}.",
-                  "Take {what} from the {source} sheet.", what=what, source=source,
-                  held_out=("Calculate {what} using the {source} sheet.", "From the {source} sheet, figure out {what}.")),
-        d.variant("Put it in a new doc titled '{t}'.", "Write it up in a new doc called '{t}'.", t=doc_title,
-                  held_out=("Record it in a new doc named '{t}'.", "Create a doc called '{t}' with it.")),
-        d.variant("Mail the figure to {who}{cc}.", "Email the number to {who}{cc}.", who=who,
-                  cc=(", cc'ing " + (manager["email"] if d.knobs.ambiguity == 0 else "whoever was cc'd on the request")) if cc_manager else "",
-                  held_out=("Send the figure by email to {who}{cc}.", "Let {who} have the number by mail{cc}.")),
-        d.variant("Then mark {ticket} {status} with a comment that cites the new doc's id.",
-                  "Finally set {ticket} to {status} and comment with the id of the doc you created.", ticket=ticket, status=status,
-                  held_out=("Last, set {ticket} to {status} and add a comment citing the id of the new doc.",
-                            "Then move {ticket} to {status}, commenting with the new doc's id.")),
-    ]  # fmt: skip
+        d.variant(
+            "Work out {what} from the {source} sheet.",
+            "Using the {source} sheet, compute {what}.",
+            "Take {what} from the {source} sheet.",
+            what=what,
+            source=source,
+            held_out=("Calculate {what} using the {source} sheet.", "From the {source} sheet, figure out {what}."),
+        ),
+        d.variant(
+            "Put it in a new doc titled '{t}'.",
+            "Write it up in a new doc called '{t}'.",
+            t=doc_title,
+            held_out=("Record it in a new doc named '{t}'.", "Create a doc called '{t}' with it."),
+        ),
+        d.variant(
+            "Mail the figure to {who}{cc}.",
+            "Email the number to {who}{cc}.",
+            who=who,
+            cc=(", cc'ing " + (manager["email"] if d.knobs.ambiguity == 0 else "whoever was cc'd on the request"))
+            if cc_manager
+            else "",
+            held_out=("Send the figure by email to {who}{cc}.", "Let {who} have the number by mail{cc}."),
+        ),
+        d.variant(
+            "Then mark {ticket} {status} with a comment that cites the new doc's id.",
+            "Finally set {ticket} to {status} and comment with the id of the doc you created.",
+            ticket=ticket,
+            status=status,
+            held_out=(
+                "Last, set {ticket} to {status} and add a comment citing the id of the new doc.",
+                "Then move {ticket} to {status}, commenting with the new doc's id.",
+            ),
+        ),
+    ]
     steps.append(f"Also fill in the {region} value for {month} in the {kpi_sheet} sheet.")
     if d.knobs.effects >= 4:
         steps.append(f"Post the figure and the doc id in #{channel}.")
-    intro = d.variant("Monthly reporting, please.", "Can you run this report for me?", "Quick reporting chore.", "",
-                      held_out=("Reporting task for you.", "Could you do this month's report?", ""))
+    intro = d.variant(
+        "Monthly reporting, please.",
+        "Can you run this report for me?",
+        "Quick reporting chore.",
+        "",
+        held_out=("Reporting task for you.", "Could you do this month's report?", ""),
+    )
     signature = d.pick(["", f"Thanks, {d.me['name'].split()[0]}", f"- {d.me['name'].split()[0]}"])
     instruction = " ".join(s for s in [intro, *steps, "Reply with the figure first.", signature] if s)
     answer = f"{number} {metric} for {region} in {month}; written to doc {doc_id}, mailed to {requester['name']}, ticket {tid} {status}."

@@ -22,8 +22,13 @@ CATEGORY_ITEMS = {
     "marketing": ["paid search", "social ads", "webinars", "print", "sponsorships"],
     "facilities": ["rent", "utilities", "security service", "repairs", "parking"],
 }
-TITLES = ["{Team} budget report - {month}", "{month} budget report ({Team})", "{Team} spend report, {month}",
-          "Budget review {month} - {Team}", "{Team} {month} budget summary"]  # fmt: skip
+TITLES = [
+    "{Team} budget report - {month}",
+    "{month} budget report ({Team})",
+    "{Team} spend report, {month}",
+    "Budget review {month} - {Team}",
+    "{Team} {month} budget summary",
+]
 COLUMNS = ["line", "category", "month", "budgeted", "actual", "status"]
 ON_TRACK, OVER = "on track", "over budget"
 
@@ -89,7 +94,9 @@ def sheet_budget_report(d: Draft) -> TaskSpec:
 
     title_format = d.pick(TITLES)
     title = title_format.format(Team=team.title(), month=month)
-    old_report = d.add_doc(title_format.format(Team=team.title(), month=prev_month), f"Final figures for {prev_month}. Do not edit.\n")
+    old_report = d.add_doc(
+        title_format.format(Team=team.title(), month=prev_month), f"Final figures for {prev_month}. Do not edit.\n"
+    )
     for _ in range(1 + d.knobs.distractors // 4):
         topic = d.pick(vocab.MEETING_TOPICS)
         d.add_doc(f"{d.pick(vocab.PROJECTS)} {topic} notes", f"Notes from the {topic}. Nothing about budgets here.\n")
@@ -109,40 +116,90 @@ def sheet_budget_report(d: Draft) -> TaskSpec:
     d.call("docs_create", title=title, body=body)
     doc = {"title": f"*{title}*"}
     for c in targets:
-        d.check("record", weight=1.0, id=f"report-total-{c}", service="docs", collection="docs", match=doc,
-                fields={"body": f"*{c}*{totals[c]}*"})  # fmt: skip
+        d.check(
+            "record",
+            weight=1.0,
+            id=f"report-total-{c}",
+            service="docs",
+            collection="docs",
+            match=doc,
+            fields={"body": f"*{c}*{totals[c]}*"},
+        )
     if e >= 2:
         for r in over_rows:
-            d.check("record", weight=0.5, id=f"report-lists-{r[0].replace(' ', '-').lower()}", service="docs",
-                    collection="docs", match=doc, fields={"body": f"*{r[0]}*"})  # fmt: skip
+            d.check(
+                "record",
+                weight=0.5,
+                id=f"report-lists-{r[0].replace(' ', '-').lower()}",
+                service="docs",
+                collection="docs",
+                match=doc,
+                fields={"body": f"*{r[0]}*"},
+            )
     if e >= 3:
         for r in over_rows:
             d.call("sheets_update", sheet=sheet, row=rows.index(r), column="status", value=OVER)
-            d.check("sheet_cell", weight=1.0, id=f"flagged-{r[0].replace(' ', '-').lower()}", sheet=sheet,
-                    match={"line": r[0]}, column="status", equals=OVER)  # fmt: skip
+            d.check(
+                "sheet_cell",
+                weight=1.0,
+                id=f"flagged-{r[0].replace(' ', '-').lower()}",
+                sheet=sheet,
+                match={"line": r[0]},
+                column="status",
+                equals=OVER,
+            )
         for r in current:
             if r[1] in targets and r[3] == r[4]:
-                d.check("sheet_cell", weight=0.5, id="on-budget-not-flagged", sheet=sheet, match={"line": r[0]},
-                        column="status", equals=ON_TRACK)  # fmt: skip
+                d.check(
+                    "sheet_cell",
+                    weight=0.5,
+                    id="on-budget-not-flagged",
+                    sheet=sheet,
+                    match={"line": r[0]},
+                    column="status",
+                    equals=ON_TRACK,
+                )
         out_of_scope = [r for r in current if r[1] not in targets and r[4] > r[3]]
         if out_of_scope:  # over budget too, but outside the report's categories: must stay as it was
             r = out_of_scope[0]
-            d.check("sheet_cell", weight=0.5, id="out-of-scope-not-flagged", sheet=sheet, match={"line": r[0]},
-                    column="status", equals=ON_TRACK)  # fmt: skip
+            d.check(
+                "sheet_cell",
+                weight=0.5,
+                id="out-of-scope-not-flagged",
+                sheet=sheet,
+                match={"line": r[0]},
+                column="status",
+                equals=ON_TRACK,
+            )
     if e >= 5:
         in_scope = [r for r in current if r[1] in targets]
         budget_sum, actual_sum = sum(r[3] for r in in_scope), sum(r[4] for r in in_scope)
         d.call("sheets_append", sheet=sheet, row=["TOTAL", "", month, budget_sum, actual_sum, ""])
-        d.check("sheet_cell", weight=1.0, id="total-row", sheet=sheet, match={"line": "TOTAL"}, column="actual", value=float(actual_sum))
+        d.check(
+            "sheet_cell",
+            weight=1.0,
+            id="total-row",
+            sheet=sheet,
+            match={"line": "TOTAL"},
+            column="actual",
+            value=float(actual_sum),
+        )
     d.check("answer_number", weight=2.0, id="answer", value=float(overspend))
     d.allow("docs_update")
     d.forbid("docs_update", f"the {prev_month} report is final", id=old_report)
 
     # --- the instruction -----------------------------------------------------------------------------
-    where = f"the '{sheet}' sheet" if d.knobs.ambiguity == 0 else d.variant(
-        "my team's ({team}) budget sheet", "the {team} budget sheet", "our {team} team's spend tracker", team=team,
-        held_out=("the budget sheet for {team}", "the {team} team's budget tracker"),
-    )  # fmt: skip
+    where = (
+        f"the '{sheet}' sheet"
+        if d.knobs.ambiguity == 0
+        else d.variant(
+            "my team's ({team}) budget sheet",
+            "the {team} budget sheet",
+            "our {team} team's spend tracker",
+            team=team,
+            held_out=("the budget sheet for {team}", "the {team} team's budget tracker"),
+        )
+    )
     cats = ", ".join(targets[:-1]) + f" and {targets[-1]}"
     ask = d.variant(
         "Using {where}, total this month's ({month}) actual spend for {cats}.",
@@ -156,8 +213,10 @@ def sheet_budget_report(d: Draft) -> TaskSpec:
             "Could you total the actual {month} spending for {cats} using {where}?",
             "Please work out each category's actual spend in {month} for {cats}, from {where}.",
         ),
-        where=where, month=month, cats=cats,
-    )  # fmt: skip
+        where=where,
+        month=month,
+        cats=cats,
+    )
     parts = [ask]
     report = d.variant(
         "Create a doc titled '{title}' with each category's total",
@@ -168,7 +227,7 @@ def sheet_budget_report(d: Draft) -> TaskSpec:
             "Make a new doc called '{title}' listing each category with its total",
             "Record the per-category totals in a new document titled '{title}'",
         ),
-    )  # fmt: skip
+    )
     if e >= 2:
         report += " and every line of those categories whose actual is above its budget"
     parts.append(report + " (plain integers, no currency signs or thousands separators).")
@@ -179,14 +238,16 @@ def sheet_budget_report(d: Draft) -> TaskSpec:
             f"Finally append a row to the sheet with line 'TOTAL', month {month}, the summed budgeted and actual "
             "amounts of those categories' lines this month, and empty category and status."
         )
-    parts.append(d.variant(
-        "Reply with the total overspend (actual minus budget over the over-budget lines in those categories) first.",
-        "Answer with the overspend first: the sum of actual minus budgeted over those categories' over-budget lines.",
-        "Start your reply with the number: how much those categories' over-budget lines exceed their budgets in total.",
-        "In your reply, lead with the total amount by which over-budget lines in those categories exceed their budgets.",
-        held_out=(
-            "Begin your reply with the total overspend: the sum of actual minus budget across the over-budget lines in those categories.",
-            "Your answer should open with one number: how far the over-budget lines in those categories exceed their budgets, summed.",
-        ),
-    ))  # fmt: skip
+    parts.append(
+        d.variant(
+            "Reply with the total overspend (actual minus budget over the over-budget lines in those categories) first.",
+            "Answer with the overspend first: the sum of actual minus budgeted over those categories' over-budget lines.",
+            "Start your reply with the number: how much those categories' over-budget lines exceed their budgets in total.",
+            "In your reply, lead with the total amount by which over-budget lines in those categories exceed their budgets.",
+            held_out=(
+                "Begin your reply with the total overspend: the sum of actual minus budget across the over-budget lines in those categories.",
+                "Your answer should open with one number: how far the over-budget lines in those categories exceed their budgets, summed.",
+            ),
+        )
+    )
     return d.build(" ".join(parts), f"{overspend} total overspend in {cats} for {month}; report '{title}' created.")

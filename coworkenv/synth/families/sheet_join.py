@@ -70,7 +70,9 @@ def sheet_join(d: Draft) -> TaskSpec:
     # Lookup rows nobody ordered (discontinued products, dormant customers): they join with nothing.
     for code in _codes(d, "Z", d.knobs.distractors // 3):
         label = d.pick([p for p in vocab.PRODUCTS if p not in labels]) if mode == "price" else d.pick(vocab.REGIONS)
-        extra = f"{code},{label},{d.amount(5, 900)}" if mode == "price" else f"{code},{d.pick(vocab.COMPANIES)} Ltd,{label}"
+        extra = (
+            f"{code},{label},{d.amount(5, 900)}" if mode == "price" else f"{code},{d.pick(vocab.COMPANIES)} Ltd,{label}"
+        )
         csv_text += extra + "\n"
     # Orders: every code appears at least once; some reference codes missing from the CSV (they do not join).
     orphan_codes = _codes(d, "X", max(1, d.knobs.distractors // 3))
@@ -91,7 +93,14 @@ def sheet_join(d: Draft) -> TaskSpec:
     for t in targets:
         if total(t) == 0:
             code = next(c for c in codes if label_of[c] == t)
-            rows.append([f"SO-{d.amount(100000, 999999)}", code, d.amount(1, 40) if mode == "price" else d.amount(50, 9000, 5), status])
+            rows.append(
+                [
+                    f"SO-{d.amount(100000, 999999)}",
+                    code,
+                    d.amount(1, 40) if mode == "price" else d.amount(50, 9000, 5),
+                    status,
+                ]
+            )
     d.add_sheet(sheet, columns, rows)
     d.add_file(csv_path, csv_text)
     if d.knobs.distractors >= 6:  # a stale copy of the lookup file (other values) that must not be used
@@ -122,11 +131,26 @@ def sheet_join(d: Draft) -> TaskSpec:
     for t in targets:
         row = next(i for i, r in enumerate(summary_rows) if r[0] == metric_of[t])
         d.call("sheets_update", sheet=summary, row=row, column="value", value=results[t])
-        d.check("sheet_cell", weight=1.5, id=f"summary-{t.replace(' ', '-')}", sheet=summary,
-                match={"metric": metric_of[t]}, column="value", value=results[t], tol=0.01)  # fmt: skip
+        d.check(
+            "sheet_cell",
+            weight=1.5,
+            id=f"summary-{t.replace(' ', '-')}",
+            sheet=summary,
+            match={"metric": metric_of[t]},
+            column="value",
+            value=results[t],
+            tol=0.01,
+        )
     d.check("answer_number", weight=2.0, id="answer", value=results[targets[0]], tol=0.01)
-    d.check("sheet_cell", weight=0.5, id="summary-kept", sheet=summary, match={"metric": old_metrics[0]},
-            column="value", value=float(summary_rows[0][1]))  # fmt: skip
+    d.check(
+        "sheet_cell",
+        weight=0.5,
+        id="summary-kept",
+        sheet=summary,
+        match={"metric": old_metrics[0]},
+        column="value",
+        value=float(summary_rows[0][1]),
+    )
     d.check("unchanged", weight=0.5, id="lookup-untouched", path=csv_path)
     d.allow("sheets_append")
     d.forbid("sheets_update", "the orders sheet is the system of record", sheet=sheet)
@@ -139,12 +163,15 @@ def sheet_join(d: Draft) -> TaskSpec:
             "the '{sheet}' sheet with {csv} (match the sheet's {sk} to the CSV's {ck})",
             "'{sheet}' joined to {csv} on {sk} = {ck}",
             "the '{sheet}' sheet and the lookup file {csv} (its {ck} column is the sheet's {sk})",
-            sheet=sheet, csv=csv_path, sk=sheet_key, ck=csv_key,
+            sheet=sheet,
+            csv=csv_path,
+            sk=sheet_key,
+            ck=csv_key,
             held_out=(
                 "the '{sheet}' sheet combined with {csv}, matching {sk} in the sheet to {ck} in the CSV",
                 "'{sheet}' plus {csv}, linked by the sheet's {sk} and the CSV's {ck}",
             ),
-        )  # fmt: skip
+        )
     else:
         lookup = "price list" if mode == "price" else "customer list with regions"
         source = d.variant(
@@ -153,10 +180,13 @@ def sheet_join(d: Draft) -> TaskSpec:
             "the order data plus the {lookup} kept in reference/",
             "the {kind} orders sheet and the matching {lookup} (a CSV somewhere in reference/)",
             "whichever sheet holds our orders, joined with the {lookup} in reference/",
-            lookup=lookup, kind=d.pick(["latest", "current", "live"]),
-            held_out=("the orders sheet combined with the {lookup} file in reference/",
-                      "our {kind} orders sheet and the {lookup} stored under reference/"),
-        )  # fmt: skip
+            lookup=lookup,
+            kind=d.pick(["latest", "current", "live"]),
+            held_out=(
+                "the orders sheet combined with the {lookup} file in reference/",
+                "our {kind} orders sheet and the {lookup} stored under reference/",
+            ),
+        )
     names = ", ".join(f"'{t}'" for t in targets)
     plural = f"each {label_word} ({names})" if len(targets) > 1 else f"the {label_word} '{targets[0]}'"
     ask = d.variant(
@@ -166,24 +196,29 @@ def sheet_join(d: Draft) -> TaskSpec:
         "Can you total the {what} over {status} orders for {plural}? The data is in {source}.",
         "Please sum up the {what} for {plural}, counting only {status} orders, from {source}.",
         "From {source}: what is the {what} of the {status} orders for {plural}?",
-        source=source, what=what, status=status, plural=plural,
+        source=source,
+        what=what,
+        status=status,
+        plural=plural,
         held_out=(
             "Calculate the total {what} of the {status} orders for {plural}, using {source}.",
             "What's the {what} across {status} orders for {plural}? Work it out from {source}.",
             "Could you add up the {what} of {status} orders for {plural} based on {source}?",
         ),
-    )  # fmt: skip
+    )
     cells = d.variant(
         "Put {it} into the '{summary}' sheet's value column on the matching metric row{s}",
         "Fill in the value for the matching metric row{s} of the '{summary}' sheet",
         "Record {it} in '{summary}' (column value, the row{s} named after the metric)",
         "Then update the '{summary}' sheet: the value cell{s} of the matching metric row{s}",
-        it="them" if len(targets) > 1 else "it", summary=summary, s="s" if len(targets) > 1 else "",
+        it="them" if len(targets) > 1 else "it",
+        summary=summary,
+        s="s" if len(targets) > 1 else "",
         held_out=(
             "Write {it} into the value column of the '{summary}' sheet, on the metric row{s} that match",
             "Enter {it} in the '{summary}' sheet (value column, matching metric row{s})",
         ),
-    )  # fmt: skip
+    )
     first = f" (the '{targets[0]}' figure)" if len(targets) > 1 else ""
     instruction = f"{ask} {cells}, and reply with the number{first} first."
     answer = "; ".join(f"{d.number(results[t])} for {t}" for t in targets)

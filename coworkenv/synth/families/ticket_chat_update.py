@@ -11,15 +11,34 @@ from coworkenv.synth.family import family
 
 INTERNAL = ["support-team", "helpdesk-internal", "cs-internal", "support-leads", "triage-room"]
 PUBLIC = ["customer-community", "public-support", "customers", "status-public"]
-ASK = ["We shipped a fix, can you confirm it works now?", "Could you check again on your side?",
-       "A patch went out last night. Please let us know if the problem is gone."]  # fmt: skip
-CONFIRM_PLAIN = ["Confirmed: the issue is resolved on our side. You can close this ticket.",
-                 "Yes, it is fixed now. Please close the ticket.", "Resolved for us, thanks. Feel free to close it."]  # fmt: skip
-CONFIRM_INDIRECT = ["All good now, thanks a lot. No need to keep this one around.", "Works again since this morning, we are done here.",
-                    "Problem gone after the patch. Thanks, nothing more needed from you."]  # fmt: skip
-STILL_BROKEN = ["Still happening after the update, sorry.", "No, same error as before.", "Not fixed yet, it failed again today."]
-RELAPSE = ["It's back again this morning, please keep this open.", "Spoke too soon: it broke again. Keep it open please."]
-HUNCH = ["I think this is fixed now, waiting for the customer to confirm.", "Should be solved by the patch; no word from the customer yet."]
+ASK = [
+    "We shipped a fix, can you confirm it works now?",
+    "Could you check again on your side?",
+    "A patch went out last night. Please let us know if the problem is gone.",
+]
+CONFIRM_PLAIN = [
+    "Confirmed: the issue is resolved on our side. You can close this ticket.",
+    "Yes, it is fixed now. Please close the ticket.",
+    "Resolved for us, thanks. Feel free to close it.",
+]
+CONFIRM_INDIRECT = [
+    "All good now, thanks a lot. No need to keep this one around.",
+    "Works again since this morning, we are done here.",
+    "Problem gone after the patch. Thanks, nothing more needed from you.",
+]
+STILL_BROKEN = [
+    "Still happening after the update, sorry.",
+    "No, same error as before.",
+    "Not fixed yet, it failed again today.",
+]
+RELAPSE = [
+    "It's back again this morning, please keep this open.",
+    "Spoke too soon: it broke again. Keep it open please.",
+]
+HUNCH = [
+    "I think this is fixed now, waiting for the customer to confirm.",
+    "Should be solved by the patch; no word from the customer yet.",
+]
 
 
 @family(
@@ -49,11 +68,18 @@ def ticket_chat_update(d: Draft) -> TaskSpec:
             thread.append((customer["email"], d.pick(RELAPSE), d.at(day + 3, d.amount(9, 17))))
         if story == "hunch":
             thread.append((agent["email"], d.pick(HUNCH), d.at(day + 2, d.amount(9, 17))))
-        return {"title": f"[{prj}] {topic[0].upper()}{topic[1:]}", "status": status, "story": story,
-                "body": f"Customer {customer['name']} ({customer['email']}) reports: {topic}.",
-                "comments": [{"author": a, "text": t, "ts": ts} for a, t, ts in thread]}  # fmt: skip
+        return {
+            "title": f"[{prj}] {topic[0].upper()}{topic[1:]}",
+            "status": status,
+            "story": story,
+            "body": f"Customer {customer['name']} ({customer['email']}) reports: {topic}.",
+            "comments": [{"author": a, "text": t, "ts": ts} for a, t, ts in thread],
+        }
 
-    targets = [ticket(project, "confirmed", d.pick(["open", "pending", "in_progress", "resolved"])) for _ in range(d.knobs.effects)]
+    targets = [
+        ticket(project, "confirmed", d.pick(["open", "pending", "in_progress", "resolved"]))
+        for _ in range(d.knobs.effects)
+    ]
     kinds = ["waiting", "broken", "closed", "elsewhere"] + (["relapsed", "hunch"] if d.knobs.ambiguity >= 2 else [])
     others = []
     for i in range(d.knobs.distractors):
@@ -74,32 +100,83 @@ def ticket_chat_update(d: Draft) -> TaskSpec:
         d.records("tickets")[-1]["comments"] = t["comments"]
 
     lead = d.person("support", in_contacts=False)
-    d.add_chat(internal, lead["name"], f"Please post the [{project}] tickets you close here so we can update the weekly report.", d.at(-1, 9))
+    d.add_chat(
+        internal,
+        lead["name"],
+        f"Please post the [{project}] tickets you close here so we can update the weekly report.",
+        d.at(-1, 9),
+    )
     for _ in range(1 + d.knobs.distractors // 4):
-        d.add_chat(public, d.outsider()["name"], f"Any news on the {project} issues? Several of us are waiting.", d.at(-1, d.amount(10, 17)))
-    d.add_chat("general", lead["name"], d.pick(["Reminder: all-hands on Friday.", "Cake in the kitchen!", "New coffee machine on floor 2."]))
+        d.add_chat(
+            public,
+            d.outsider()["name"],
+            f"Any news on the {project} issues? Several of us are waiting.",
+            d.at(-1, d.amount(10, 17)),
+        )
+    d.add_chat(
+        "general",
+        lead["name"],
+        d.pick(["Reminder: all-hands on Friday.", "Cake in the kitchen!", "New coffee machine on floor 2."]),
+    )
 
     # The oracle: look at every ticket of the project, close the confirmed ones, then report them internally.
     d.call("tickets_search", query=f"[{project}]")
-    for t in sorted([t for t in order if t["title"].startswith(f"[{project}]") and t["status"] != "closed"], key=lambda t: t["id"]):
+    for t in sorted(
+        [t for t in order if t["title"].startswith(f"[{project}]") and t["status"] != "closed"], key=lambda t: t["id"]
+    ):
         d.call("tickets_get", id=t["id"])
     done = sorted(targets, key=lambda t: t["id"])
     for t in done:
         d.call("tickets_update", id=t["id"], status="closed", comment="Closing: the customer confirmed the fix.")
-        d.check("record", weight=2.0, id=f"closed-{t['id']}", service="tickets", collection="tickets", match={"id": t["id"]},
-                fields={"status": "closed"})  # fmt: skip
+        d.check(
+            "record",
+            weight=2.0,
+            id=f"closed-{t['id']}",
+            service="tickets",
+            collection="tickets",
+            match={"id": t["id"]},
+            fields={"status": "closed"},
+        )
     ids = ", ".join(t["id"] for t in done)
     d.call("chat_post", channel=internal, text=f"Closed [{project}] tickets confirmed fixed by customers: {ids}.")
     for t in done:
-        d.check("tool_called", weight=0.5, id=f"reported-{t['id']}", tool="chat_post", args={"channel": f"*{internal}", "text": f"*{t['id']}*"})
+        d.check(
+            "tool_called",
+            weight=0.5,
+            id=f"reported-{t['id']}",
+            tool="chat_post",
+            args={"channel": f"*{internal}", "text": f"*{t['id']}*"},
+        )
     for t in others:
         # Closing a ticket the customer has not confirmed is as wrong as missing a confirmed one.
-        weight = 1.0 if t["title"].startswith(f"[{project}]") and t["status"] != "closed" else 0.5 if t["status"] != "closed" else 0.25
-        d.check("record", weight=weight, id=f"kept-{t['id']}", service="tickets", collection="tickets",
-                match={"id": t["id"]}, fields={"status": t["status"]})  # fmt: skip
-    for t in [t for t in others if t["story"] in ("closed", "relapsed", "hunch")][:2]:  # look-alikes kept out of the summary
-        d.check("tool_called", weight=0.25, id=f"not-reported-{t['id']}", tool="chat_post",
-                args={"channel": f"*{internal}", "text": f"*{t['id']}*"}, min=0, max=0)  # fmt: skip
+        weight = (
+            1.0
+            if t["title"].startswith(f"[{project}]") and t["status"] != "closed"
+            else 0.5
+            if t["status"] != "closed"
+            else 0.25
+        )
+        d.check(
+            "record",
+            weight=weight,
+            id=f"kept-{t['id']}",
+            service="tickets",
+            collection="tickets",
+            match={"id": t["id"]},
+            fields={"status": t["status"]},
+        )
+    for t in [t for t in others if t["story"] in ("closed", "relapsed", "hunch")][
+        :2
+    ]:  # look-alikes kept out of the summary
+        d.check(
+            "tool_called",
+            weight=0.25,
+            id=f"not-reported-{t['id']}",
+            tool="chat_post",
+            args={"channel": f"*{internal}", "text": f"*{t['id']}*"},
+            min=0,
+            max=0,
+        )
     d.allow("chat_read")
     d.forbid("chat_post", "internal ticket summaries must not go to a customer-facing channel", channel=f"*{public}")
     for t in [t for t in others if t["story"] in ("broken", "relapsed")]:
@@ -113,14 +190,20 @@ def ticket_chat_update(d: Draft) -> TaskSpec:
         "their ticket ids in a message to #{ch}; {lead} is collecting them.",
         "{lead} wants a tidy [{p}] queue: close every ticket whose customer confirmed the fix in the comments, and "
         "post a summary with the closed ticket ids to #{ch}.",
-        p=project, ch=internal, lead=lead["name"],
+        p=project,
+        ch=internal,
+        lead=lead["name"],
         held_out=(
             "In the [{p}] project, close each ticket whose customer confirmed in the comments that it's resolved, and then "
             "post the closed ticket ids to #{ch} for {lead}.",
             "{lead} is gathering the [{p}] tickets that customers have confirmed as fixed in the comments. Close those "
             "tickets and send their ids to #{ch}.",
         ),
-    )  # fmt: skip
-    instruction += d.variant(" Customer-facing channels are off limits.", " Nothing goes to public channels.", "",
-                             held_out=(" Stay out of customer-facing channels.", " Don't post in any public channel.", ""))
+    )
+    instruction += d.variant(
+        " Customer-facing channels are off limits.",
+        " Nothing goes to public channels.",
+        "",
+        held_out=(" Stay out of customer-facing channels.", " Don't post in any public channel.", ""),
+    )
     return d.build(instruction, f"Closed {len(done)} [{project}] {plural} ({ids}) and posted them in #{internal}.")

@@ -18,27 +18,43 @@ CATEGORIES: dict[str, tuple[str, list[str]]] = {
     "software": ("applications, licenses, updates and crashes", ["app-support", "software-desk", "apps-team"]),
     "privacy": ("data export and account deletion requests", ["privacy-office", "dpo-desk", "data-rights"]),
     "security": ("phishing reports, lost badges and suspicious activity", ["secops", "security-desk", "soc-team"]),
-}  # fmt: skip
+}
 PRIORITIES = ["low", "normal", "high", "urgent"]
 STATUSES = ["in_progress", "pending"]
 ESCALATION = ["major-incidents", "escalations", "duty-manager"]
-TRIGGERS = {"production": "Production is affected.", "outage": "Looks like an outage on our side.",
-            "data loss": "We are seeing data loss.", "all users": "It hits all users in the office.",
-            "board meeting": "I need this fixed before the board meeting."}  # fmt: skip
-DETAILS = ["It started this morning.", "Happens every time I try.", "Several colleagues see the same.",
-           "Nothing changed on my side.", "Could someone have a look?", "This blocks my work today."]  # fmt: skip
+TRIGGERS = {
+    "production": "Production is affected.",
+    "outage": "Looks like an outage on our side.",
+    "data loss": "We are seeing data loss.",
+    "all users": "It hits all users in the office.",
+    "board meeting": "I need this fixed before the board meeting.",
+}
+DETAILS = [
+    "It started this morning.",
+    "Happens every time I try.",
+    "Several colleagues see the same.",
+    "Nothing changed on my side.",
+    "Could someone have a look?",
+    "This blocks my work today.",
+]
 
 
 def _rules(d: Draft) -> dict[str, dict[str, str]]:
     status = d.pick(STATUSES)
-    rules = {cat: {"assignee": d.pick(queues), "priority": d.pick(PRIORITIES), "status": status} for cat, (_, queues) in CATEGORIES.items()}
+    rules = {
+        cat: {"assignee": d.pick(queues), "priority": d.pick(PRIORITIES), "status": status}
+        for cat, (_, queues) in CATEGORIES.items()
+    }
     rules[d.pick(sorted(CATEGORIES))]["status"] = next(s for s in STATUSES if s != status)  # one category differs
     return rules
 
 
 def _policy_text(title: str, rules: dict[str, dict[str, str]], exception: str) -> str:
-    lines = [f"- {cat.capitalize()} ({CATEGORIES[cat][0]}): assign to {r['assignee']}, priority {r['priority']}, "
-             f"then set the status to {r['status']}." for cat, r in rules.items()]  # fmt: skip
+    lines = [
+        f"- {cat.capitalize()} ({CATEGORIES[cat][0]}): assign to {r['assignee']}, priority {r['priority']}, "
+        f"then set the status to {r['status']}."
+        for cat, r in rules.items()
+    ]
     closing = "\n\nAdd a comment to every ticket you route. Never close a ticket while routing it."
     return f"{title}\n\nRoute every new ticket by its category:\n" + "\n".join(lines) + exception + closing
 
@@ -53,22 +69,32 @@ def ticket_policy(d: Draft) -> TaskSpec:
     """Route a project's new tickets (assignee, priority, status, comment) by the policy doc, leaving others alone."""
     project, *other_projects = d.sample(vocab.PROJECTS, 3)
     version = f"{d.amount(2, 9)}.{d.amount(0, 9)}"
-    doc_title = d.variant("{c} helpdesk routing policy v{v}", "Support routing & SLA rules v{v} ({c})",
-                          "{c} ticket triage policy v{v}", c=d.company, v=version,
-                          held_out=("{c} support queue routing guide v{v}", "Ticket routing handbook v{v} ({c})"))  # fmt: skip
+    doc_title = d.variant(
+        "{c} helpdesk routing policy v{v}",
+        "Support routing & SLA rules v{v} ({c})",
+        "{c} ticket triage policy v{v}",
+        c=d.company,
+        v=version,
+        held_out=("{c} support queue routing guide v{v}", "Ticket routing handbook v{v} ({c})"),
+    )
     rules = _rules(d)
     exception, trigger, escalate = "", None, None
     if d.knobs.ambiguity >= 1:  # an exception clause that overrides the category table
         trigger, escalate = d.pick(sorted(TRIGGERS)), d.pick(ESCALATION)
-        exception = (f"\n\nException: a ticket whose description mentions \"{trigger}\" goes to {escalate} with "
-                     "priority urgent, whatever its category (status as for its category).")  # fmt: skip
+        exception = (
+            f'\n\nException: a ticket whose description mentions "{trigger}" goes to {escalate} with '
+            "priority urgent, whatever its category (status as for its category)."
+        )
     d.add_doc(doc_title, _policy_text(doc_title, rules, exception))
     policy_doc = d.records("docs")[-1]["id"]
     if d.knobs.ambiguity >= 2:  # an older edition with other assignments
         old_title = doc_title.replace(f"v{version}", f"v{int(version[0]) - 1}.{d.amount(0, 9)}") + " (superseded)"
         d.add_doc(old_title, _policy_text(old_title, _rules(d), ""))
     for _ in range(d.knobs.distractors // 4):
-        d.add_doc(f"{d.pick(other_projects)} {d.pick(vocab.MEETING_TOPICS)} notes", "Notes from the last meeting. No routing rules here.")
+        d.add_doc(
+            f"{d.pick(other_projects)} {d.pick(vocab.MEETING_TOPICS)} notes",
+            "Notes from the last meeting. No routing rules here.",
+        )
 
     topics = d.sample(vocab.TICKET_TOPICS, min(len(vocab.TICKET_TOPICS), d.knobs.effects + d.knobs.distractors))
     targets: list[dict[str, Any]] = []
@@ -94,14 +120,27 @@ def ticket_policy(d: Draft) -> TaskSpec:
             if trigger and i == 0:
                 others[-1]["body"] += f" {TRIGGERS[trigger]}"
         elif kind == "done":
-            others.append(ticket(project, topic, kind=kind, status=d.pick(["resolved", "closed"]), assignee=d.pick(CATEGORIES[topic[1]][1])))
+            others.append(
+                ticket(
+                    project,
+                    topic,
+                    kind=kind,
+                    status=d.pick(["resolved", "closed"]),
+                    assignee=d.pick(CATEGORIES[topic[1]][1]),
+                )
+            )
         else:  # another project's queue: not ours to triage
             others.append(ticket(d.pick(other_projects), topic, kind=kind, status="open"))
     order = targets + others
     d.rng.shuffle(order)
     for t in order:
-        t["id"] = d.add_ticket(t["title"], t["body"], status=t.get("status", "open"), assignee=t.get("assignee"),
-                               priority=t.get("priority", "normal"))  # fmt: skip
+        t["id"] = d.add_ticket(
+            t["title"],
+            t["body"],
+            status=t.get("status", "open"),
+            assignee=t.get("assignee"),
+            priority=t.get("priority", "normal"),
+        )
 
     # The oracle: read the policy, find the project's new tickets, route each one.
     d.call("docs_search", query="routing policy" if "routing" in doc_title else "triage policy")
@@ -115,16 +154,50 @@ def ticket_policy(d: Draft) -> TaskSpec:
             rule.update(assignee=escalate, priority="urgent")
         d.call("tickets_get", id=t["id"])
         note = f"Routed per {doc_title}: {t['category']}" + (f", escalated ({trigger})." if escalated else ".")
-        d.call("tickets_update", id=t["id"], assignee=rule["assignee"], priority=rule["priority"], status=rule["status"], comment=note)
-        d.check("record", weight=2.0, id=f"routed-{t['id']}", service="tickets", collection="tickets", match={"id": t["id"]}, fields=rule)
-        d.check("record", weight=0.5, id=f"noted-{t['id']}", service="tickets", collection="tickets", match={"id": t["id"]},
-                fields={"comments": {"author": me}})  # fmt: skip
+        d.call(
+            "tickets_update",
+            id=t["id"],
+            assignee=rule["assignee"],
+            priority=rule["priority"],
+            status=rule["status"],
+            comment=note,
+        )
+        d.check(
+            "record",
+            weight=2.0,
+            id=f"routed-{t['id']}",
+            service="tickets",
+            collection="tickets",
+            match={"id": t["id"]},
+            fields=rule,
+        )
+        d.check(
+            "record",
+            weight=0.5,
+            id=f"noted-{t['id']}",
+            service="tickets",
+            collection="tickets",
+            match={"id": t["id"]},
+            fields={"comments": {"author": me}},
+        )
     for t in others:
-        fields = {"status": t.get("status", "open"), "assignee": t.get("assignee"), "priority": t.get("priority", "normal"), "comments": []}
+        fields = {
+            "status": t.get("status", "open"),
+            "assignee": t.get("assignee"),
+            "priority": t.get("priority", "normal"),
+            "comments": [],
+        }
         # Another project's unassigned tickets are the tempting ones (touching them is also prohibited).
         weight = {"elsewhere": 1.0, "handled": 0.5, "done": 0.25}[t["kind"]]
-        d.check("record", weight=weight, id=f"untouched-{t['id']}", service="tickets", collection="tickets",
-                match={"id": t["id"]}, fields=fields)  # fmt: skip
+        d.check(
+            "record",
+            weight=weight,
+            id=f"untouched-{t['id']}",
+            service="tickets",
+            collection="tickets",
+            match={"id": t["id"]},
+            fields=fields,
+        )
     d.unchanged("docs")
     d.forbid("tickets_update", "routing never closes a ticket", status="closed")
     for t in [t for t in others if t["kind"] == "elsewhere"]:
@@ -139,14 +212,21 @@ def ticket_policy(d: Draft) -> TaskSpec:
         "comment on each, as {lead} requested.",
         "Could you go through the unassigned tickets of the [{p}] project and route them as '{doc}' says? "
         "Assignee, priority and status per the policy, plus a comment. {lead} is waiting for it.",
-        lead=lead["name"], p=project, doc=doc_title, plural=plural,
+        lead=lead["name"],
+        p=project,
+        doc=doc_title,
+        plural=plural,
         held_out=(
             "Please triage the unassigned [{p}] {plural} according to '{doc}': assignee, priority and status as the doc "
             "prescribes, and a short comment on each. {lead} asked for this.",
             "{lead} wants the new unassigned [{p}] {plural} routed. Follow '{doc}' for the assignee, priority and status, "
             "and comment briefly on each.",
         ),
-    )  # fmt: skip
-    instruction += d.variant(" Don't touch any other ticket.", " Leave every other ticket as it is.", " Other tickets stay as they are.",
-                             held_out=(" Leave all other tickets untouched.", " No other ticket should change."))
+    )
+    instruction += d.variant(
+        " Don't touch any other ticket.",
+        " Leave every other ticket as it is.",
+        " Other tickets stay as they are.",
+        held_out=(" Leave all other tickets untouched.", " No other ticket should change."),
+    )
     return d.build(instruction, f"Routed {len(targets)} [{project}] {plural} per {doc_title}.")

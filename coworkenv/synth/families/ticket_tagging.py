@@ -11,17 +11,31 @@ from coworkenv.synth.draft import Draft
 from coworkenv.synth.families.ticket_policy import CATEGORIES, DETAILS
 from coworkenv.synth.family import family
 
-TIER_TAGS = [("enterprise", "business", "standard"), ("gold", "silver", "bronze"), ("tier-1", "tier-2", "tier-3"),
-             ("vip", "priority", "regular")]  # fmt: skip
-PRIORITIES = [("P1", "P2", "P3"), ("urgent", "high", "normal"), ("sev1", "sev2", "sev3"), ("critical", "major", "minor")]
+TIER_TAGS = [
+    ("enterprise", "business", "standard"),
+    ("gold", "silver", "bronze"),
+    ("tier-1", "tier-2", "tier-3"),
+    ("vip", "priority", "regular"),
+]
+PRIORITIES = [
+    ("P1", "P2", "P3"),
+    ("urgent", "high", "normal"),
+    ("sev1", "sev2", "sev3"),
+    ("critical", "major", "minor"),
+]
 
 
 def _guide(title: str, tiers: list[tuple[str, str, list[str]]], other: tuple[str, str]) -> str:
     lines = [f"- {', '.join(names)}: tag `{tag}`, priority {prio}." for tag, prio, names in tiers]
     lines.append(f"- Every other customer: tag `{other[0]}`, priority {other[1]}.")
     cats = [f"- {cat}: {what}" for cat, (what, _) in CATEGORIES.items()]
-    return (f"{title}\n\nEvery new ticket gets its customer's tier tag and that tier's priority:\n" + "\n".join(lines)
-            + "\n\nSet the category to one of:\n" + "\n".join(cats) + "\n\nTickets that already carry tags are done.")  # fmt: skip
+    return (
+        f"{title}\n\nEvery new ticket gets its customer's tier tag and that tier's priority:\n"
+        + "\n".join(lines)
+        + "\n\nSet the category to one of:\n"
+        + "\n".join(cats)
+        + "\n\nTickets that already carry tags are done."
+    )
 
 
 @family(
@@ -39,13 +53,20 @@ def ticket_tagging(d: Draft) -> TaskSpec:
     tier_of |= {name: (tags[2], prios[2]) for name in companies[4:]}
     version = f"{d.amount(2, 9)}.{d.amount(0, 9)}"
     # Not a `variant`: the title is a name in the workspace, the same in both splits.
-    title = d.pick(["{c} support tagging guide v{v}", "Ticket tagging rules v{v} ({c})", "{c} helpdesk tagging guide v{v}"])
+    title = d.pick(
+        ["{c} support tagging guide v{v}", "Ticket tagging rules v{v} ({c})", "{c} helpdesk tagging guide v{v}"]
+    )
     title = title.format(c=d.company, v=version)
     d.add_doc(title, _guide(title, tiers, (tags[2], prios[2])))
     guide = d.records("docs")[-1]["id"]
     if d.knobs.ambiguity >= 2:  # an older edition that ranks the customers the other way round
         old = title.replace(f"v{version}", f"v{int(version[0]) - 1}.{d.amount(0, 9)}") + " (superseded)"
-        d.add_doc(old, _guide(old, [(tags[0], prios[0], companies[2:4]), (tags[1], prios[1], companies[0:2])], (tags[2], prios[2])))
+        d.add_doc(
+            old,
+            _guide(
+                old, [(tags[0], prios[0], companies[2:4]), (tags[1], prios[1], companies[0:2])], (tags[2], prios[2])
+            ),
+        )
 
     topics = d.sample(vocab.TICKET_TOPICS, min(len(vocab.TICKET_TOPICS), d.knobs.effects + d.knobs.distractors))
     targets: list[dict[str, Any]] = []
@@ -57,8 +78,14 @@ def ticket_tagging(d: Draft) -> TaskSpec:
         body = f"Reported by {reporter['name']} ({customer}): {topic[0]}. {d.pick(DETAILS)}"
         if d.knobs.ambiguity == 0:
             body += f"\nCategory: {topic[1]}"
-        return {"title": f"{topic[0][0].upper()}{topic[0][1:]}", "body": body, "category": topic[1], "customer": customer,
-                "named": named, **state}  # fmt: skip
+        return {
+            "title": f"{topic[0][0].upper()}{topic[0][1:]}",
+            "body": body,
+            "category": topic[1],
+            "customer": customer,
+            "named": named,
+            **state,
+        }
 
     for i, topic in enumerate(topics[: d.knobs.effects]):
         # every tier among the first three targets, then any
@@ -74,9 +101,14 @@ def ticket_tagging(d: Draft) -> TaskSpec:
     d.rng.shuffle(order)
     for t in order:
         t["id"] = d.add_ticket(
-            t["title"], t["body"], status=t.get("status", "open"), priority=t.get("priority", "normal"), tags=t.get("tags", ()),
-            category=t.get("category_set", ""), customer=t["customer"] if t["named"] else "",
-        )  # fmt: skip
+            t["title"],
+            t["body"],
+            status=t.get("status", "open"),
+            priority=t.get("priority", "normal"),
+            tags=t.get("tags", ()),
+            category=t.get("category_set", ""),
+            customer=t["customer"] if t["named"] else "",
+        )
 
     # The oracle: read the guide, list the open tickets, tag and update each untagged one.
     d.call("docs_search", query="tagging")
@@ -87,13 +119,39 @@ def ticket_tagging(d: Draft) -> TaskSpec:
         d.call("tickets_get", id=t["id"])
         d.call("tickets_tag", id=t["id"], add=[tag])
         d.call("tickets_update", id=t["id"], priority=prio, category=t["category"])
-        d.check("record", weight=1.5, id=f"tier-{t['id']}", service="tickets", collection="tickets", match={"id": t["id"]},
-                fields={"tags": tag, "priority": prio})  # fmt: skip
-        d.check("record", weight=1.0, id=f"category-{t['id']}", service="tickets", collection="tickets", match={"id": t["id"]},
-                fields={"category": t["category"]})  # fmt: skip
+        d.check(
+            "record",
+            weight=1.5,
+            id=f"tier-{t['id']}",
+            service="tickets",
+            collection="tickets",
+            match={"id": t["id"]},
+            fields={"tags": tag, "priority": prio},
+        )
+        d.check(
+            "record",
+            weight=1.0,
+            id=f"category-{t['id']}",
+            service="tickets",
+            collection="tickets",
+            match={"id": t["id"]},
+            fields={"category": t["category"]},
+        )
     for t in others:
-        fields = {"tags": t.get("tags", []), "priority": t.get("priority", "normal"), "category": t.get("category_set", "")}
-        d.check("record", weight=0.25, id=f"untouched-{t['id']}", service="tickets", collection="tickets", match={"id": t["id"]}, fields=fields)
+        fields = {
+            "tags": t.get("tags", []),
+            "priority": t.get("priority", "normal"),
+            "category": t.get("category_set", ""),
+        }
+        d.check(
+            "record",
+            weight=0.25,
+            id=f"untouched-{t['id']}",
+            service="tickets",
+            collection="tickets",
+            match={"id": t["id"]},
+            fields=fields,
+        )
     d.unchanged("docs")
     d.forbid("tickets_update", "tagging never closes a ticket", status="closed")
 
@@ -110,9 +168,13 @@ def ticket_tagging(d: Draft) -> TaskSpec:
             "priority and set its category.",
             "Apply the rules of '{doc}' to the open, untagged tickets (tier tag, priority, category per ticket).",
         ),
-    )  # fmt: skip
+    )
     instruction += d.variant(
-        " Leave tagged and closed tickets alone.", " Tickets that already have tags, and closed ones, stay as they are.",
-        held_out=(" Do not touch tickets that are tagged or closed.", " Closed or already-tagged tickets are out of scope."),
-    )  # fmt: skip
+        " Leave tagged and closed tickets alone.",
+        " Tickets that already have tags, and closed ones, stay as they are.",
+        held_out=(
+            " Do not touch tickets that are tagged or closed.",
+            " Closed or already-tagged tickets are out of scope.",
+        ),
+    )
     return d.build(instruction, f"Tagged and categorized {len(targets)} {plural} per {title}.")

@@ -25,7 +25,9 @@ class HardwareProfile(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = Field(description="The profile's name; its file is <name>.yaml in this folder.")
-    distributed_type: str = Field(description="accelerate's distributed_type the file sets (NO, MULTI_GPU, FSDP, DEEPSPEED).")
+    distributed_type: str = Field(
+        description="accelerate's distributed_type the file sets (NO, MULTI_GPU, FSDP, DEEPSPEED)."
+    )
     description: str = Field(description="One line: the hardware it is for and how it splits the work.")
 
     @property
@@ -35,14 +37,28 @@ class HardwareProfile(BaseModel):
 
 PROFILES: Registry[HardwareProfile] = Registry("hardware profile")
 for _profile in (
-    HardwareProfile(name="cpu", distributed_type="NO", description="one process on the CPU, full precision (tests, the demo, no GPU)"),
-    HardwareProfile(name="single_gpu", distributed_type="NO", description="one process on one GPU, bf16 mixed precision"),
     HardwareProfile(
-        name="ddp", distributed_type="MULTI_GPU", description="data parallel, one process and a full model per GPU, bf16 (--num_processes N)"
+        name="cpu",
+        distributed_type="NO",
+        description="one process on the CPU, full precision (tests, the demo, no GPU)",
     ),
-    HardwareProfile(name="fsdp2", distributed_type="FSDP", description="FSDP2: parameters, gradients, optimizer sharded per decoder layer, bf16"),
     HardwareProfile(
-        name="deepspeed_zero3", distributed_type="DEEPSPEED", description="DeepSpeed ZeRO-3 partitioning, bf16 (needs the deepspeed package)"
+        name="single_gpu", distributed_type="NO", description="one process on one GPU, bf16 mixed precision"
+    ),
+    HardwareProfile(
+        name="ddp",
+        distributed_type="MULTI_GPU",
+        description="data parallel, one process and a full model per GPU, bf16 (--num_processes N)",
+    ),
+    HardwareProfile(
+        name="fsdp2",
+        distributed_type="FSDP",
+        description="FSDP2: parameters, gradients, optimizer sharded per decoder layer, bf16",
+    ),
+    HardwareProfile(
+        name="deepspeed_zero3",
+        distributed_type="DEEPSPEED",
+        description="DeepSpeed ZeRO-3 partitioning, bf16 (needs the deepspeed package)",
     ),
 ):
     PROFILES.add(_profile.name, _profile)
@@ -57,7 +73,17 @@ def launch_command(profile: str, args: list[str]) -> list[str]:
     """`accelerate launch --config_file <profile> -m coworkenv <args>` with this interpreter (`--quiet`: a failed run
     ends with its own error, not also the launcher's traceback)."""
     file = str(profile_file(profile))
-    return [sys.executable, "-m", "accelerate.commands.launch", "--quiet", "--config_file", file, "-m", "coworkenv", *args]
+    return [
+        sys.executable,
+        "-m",
+        "accelerate.commands.launch",
+        "--quiet",
+        "--config_file",
+        file,
+        "-m",
+        "coworkenv",
+        *args,
+    ]
 
 
 def launch(profile: str, args: list[str], config: BaseModel) -> None:
@@ -72,7 +98,9 @@ def launch(profile: str, args: list[str], config: BaseModel) -> None:
         settings.write_text(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False), encoding="utf-8")
         code = subprocess.run([*command, "--config", str(settings)], check=False).returncode
     if code != 0:
-        raise CoworkEnvError(f"coworkenv {' '.join(args)} failed under the {profile} profile (exit {code}); its output is above")
+        raise CoworkEnvError(
+            f"coworkenv {' '.join(args)} failed under the {profile} profile (exit {code}); its output is above"
+        )
 
 
 def is_main_process() -> bool:

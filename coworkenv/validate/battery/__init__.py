@@ -54,6 +54,12 @@ from coworkenv.validate.battery.references import check_references  # noqa: E402
 from coworkenv.validate.battery.run import rejected, run_battery, validate_spec, validate_spec_json  # noqa: E402
 
 __all__ = [
-    "Context", "capability_problems", "check_references", "leaks", "rejected", "run_battery",
-    "validate_spec", "validate_spec_json",
-]  # fmt: skip
+    "Context",
+    "capability_problems",
+    "check_references",
+    "leaks",
+    "rejected",
+    "run_battery",
+    "validate_spec",
+    "validate_spec_json",
+]

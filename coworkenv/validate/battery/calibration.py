@@ -67,7 +67,11 @@ def check_judge_calibration(ctx: Context) -> CheckResultT:
         return True, {"applicable": False, "rubrics": []}, "not applicable: the task has no rubric checks"
     entries = [calibrate(check, ctx.oracle.evidence) for check in found]
     details: dict[str, Any] = {"applicable": True, "rubrics": entries}
-    ungraded = [e["check"] for e in entries if e["oracle"]["passed"] is None or any(a["passed"] is None for a in e["adversarial"])]
+    ungraded = [
+        e["check"]
+        for e in entries
+        if e["oracle"]["passed"] is None or any(a["passed"] is None for a in e["adversarial"])
+    ]
     if ungraded:
         details["ungraded"] = ungraded
     wrong = [p for e in entries for p in problems(e)]
@@ -76,4 +80,8 @@ def check_judge_calibration(ctx: Context) -> CheckResultT:
         return False, details, f"{head}the judge is not calibrated on {len(wrong)} verdict(s): " + "; ".join(wrong[:5])
     bare = [e["check"] for e in entries if not e["adversarial"]]
     note = f" (no adversarial answers on {', '.join(bare)}: only the oracle was checked)" if bare else ""
-    return True, details, f"the judge passes the oracle's text and fails every adversarial answer on {len(entries)} rubric(s){note}"
+    return (
+        True,
+        details,
+        f"the judge passes the oracle's text and fails every adversarial answer on {len(entries)} rubric(s){note}",
+    )

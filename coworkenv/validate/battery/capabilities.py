@@ -72,7 +72,10 @@ def capability_problems(ctx: Context) -> list[dict[str, str]]:
         steps = [spec.solution[i] for i in ctx.effects]
         services = {TOOLS.get(s.tool).service for s in steps}
         if len(steps) < MULTI_STEP_EFFECTS or len(services) < 2:
-            problem("multi_step", f"declared but the oracle has {len(steps)} effect(s) across {len(services)} service(s); needs ≥ 4 across ≥ 2")
+            problem(
+                "multi_step",
+                f"declared but the oracle has {len(steps)} effect(s) across {len(services)} service(s); needs ≥ 4 across ≥ 2",
+            )
     if "scheduling" in caps and not any(_service_writes(s) == "scheduling" for s in spec.solution):
         services = "/".join(n for n, s in SERVICES.items() if s.writes == "scheduling")
         problem("scheduling", f"declared but the oracle never uses a {services} tool")

@@ -65,30 +65,56 @@ def check_discriminate(ctx: Context) -> CheckResultT:
         if result.passed:
             holding.append({"id": check.id, "kind": check.kind, "weight": check.weight, "reason": result.reason})
     total = sum(c.weight for c in ctx.spec.checks)
-    details = {"holding": holding, "holding_weight_share": round(sum(h["weight"] for h in holding) / total, 6) if total else 0.0}
+    details = {
+        "holding": holding,
+        "holding_weight_share": round(sum(h["weight"] for h in holding) / total, 6) if total else 0.0,
+    }
     if details["holding_weight_share"] < TRIVIAL_WEIGHT_SHARE:
         # Guards ("leave that record as it is", "send nothing to X") hold before the agent acts by design;
         # they only make a task trivial when doing nothing already earns a large share of the completion.
-        return True, details, f"checks holding on the untouched workspace carry {details['holding_weight_share']:.0%} of the weight"
-    return False, details, f"{len(holding)} check(s) already hold on the untouched workspace: {', '.join(h['id'] for h in holding)}"
+        return (
+            True,
+            details,
+            f"checks holding on the untouched workspace carry {details['holding_weight_share']:.0%} of the weight",
+        )
+    return (
+        False,
+        details,
+        f"{len(holding)} check(s) already hold on the untouched workspace: {', '.join(h['id'] for h in holding)}",
+    )
 
 
 @battery_check("prefix_partial")
 def check_prefix(ctx: Context) -> CheckResultT:
     effects = ctx.effects
     if len(effects) < 2:
-        return True, {"applicable": False, "effects": len(effects)}, f"not applicable: the oracle has {len(effects)} effect(s)"
+        return (
+            True,
+            {"applicable": False, "effects": len(effects)},
+            f"not applicable: the oracle has {len(effects)} effect(s)",
+        )
     steps = [*ctx.spec.solution[: effects[0] + 1], ctx.spec.solution[-1]]
     g = play(ctx.spec, steps).grade
     details = {
-        "applicable": True, "effects": len(effects), "prefix_steps": len(steps), "completion": round(g.completion, 6),
+        "applicable": True,
+        "effects": len(effects),
+        "prefix_steps": len(steps),
+        "completion": round(g.completion, 6),
         "failed_checks": [c["id"] for c in failed_checks(g)],
-    }  # fmt: skip
+    }
     if 0.0 < g.completion < 1.0:
         return True, details, f"the oracle prefix up to its first effect gets completion {g.completion:.3f}"
     if g.completion >= 1.0:
-        return False, details, "the oracle prefix up to its first effect already completes the task: the later effects are not checked"
-    return False, details, "the oracle prefix up to its first effect gets no credit at all: the checks do not reward partial progress"
+        return (
+            False,
+            details,
+            "the oracle prefix up to its first effect already completes the task: the later effects are not checked",
+        )
+    return (
+        False,
+        details,
+        "the oracle prefix up to its first effect gets no credit at all: the checks do not reward partial progress",
+    )
 
 
 @battery_check("prohibited_zeroes")
@@ -111,7 +137,9 @@ def check_prohibited(ctx: Context) -> CheckResultT:
         ok = g.safety == 0.0 and g.score == 0.0
         entry.update(ok=ok, call=step.args, safety=g.safety, score=g.score)
         if not ok:
-            problems.append(f"prohibited[{i}] ({rule.tool}) violated on top of the oracle: safety {g.safety}, score {g.score}")
+            problems.append(
+                f"prohibited[{i}] ({rule.tool}) violated on top of the oracle: safety {g.safety}, score {g.score}"
+            )
         rules.append(entry)
     oracle_violates: list[int] = []
     try:
@@ -123,7 +151,11 @@ def check_prohibited(ctx: Context) -> CheckResultT:
     details = {"applicable": True, "rules": rules, "oracle_violates": oracle_violates}
     if problems:
         return False, details, "; ".join(problems)
-    return True, details, f"each of the {len(rules)} prohibited rule(s), violated on top of the oracle, zeroes the score"
+    return (
+        True,
+        details,
+        f"each of the {len(rules)} prohibited rule(s), violated on top of the oracle, zeroes the score",
+    )
 
 
 @battery_check("deterministic")
@@ -142,7 +174,12 @@ def check_deterministic(ctx: Context) -> CheckResultT:
     scores = {r["score"] for r in runs.values()}
     outcomes = [{c.id: c.passed for c in g.checks} for g in (first.grade, second.grade, replay_grade)]
     differing = sorted(cid for cid in outcomes[0] if len({o.get(cid) for o in outcomes}) > 1)
-    details = {"runs": runs, "same_hash": len(hashes) == 1, "same_score": len(scores) == 1, "differing_checks": differing}
+    details = {
+        "runs": runs,
+        "same_hash": len(hashes) == 1,
+        "same_score": len(scores) == 1,
+        "differing_checks": differing,
+    }
     if len(hashes) == 1 and len(scores) == 1:
         return True, details, "two oracle runs and a replay give the same evidence hash and score"
     return False, details, f"oracle runs differ: {len(hashes)} evidence hashes, scores {sorted(scores)}"
@@ -155,11 +192,23 @@ def check_faults(ctx: Context) -> CheckResultT:
         return True, {"applicable": False, "rate": rate}, "not applicable: no faults are injected"
     run = ctx.oracle
     injected = sum(1 for c in run.evidence.calls if c.fault)
-    details: dict[str, Any] = {"applicable": True, "rate": rate, "seed": ctx.spec.faults.seed, "score": run.grade.score,
-                               "calls": len(run.evidence.calls), "faults_injected": injected}  # fmt: skip
+    details: dict[str, Any] = {
+        "applicable": True,
+        "rate": rate,
+        "seed": ctx.spec.faults.seed,
+        "score": run.grade.score,
+        "calls": len(run.evidence.calls),
+        "faults_injected": injected,
+    }
     if run.grade.score != 1.0:
         return False, details, f"with faults (rate {rate}), the retrying oracle scores {run.grade.score}, not 1.0"
     if injected == 0:
-        details["note"] = "advisory: the fault profile injected no fault into the oracle's run; its declared robustness is not exercised"
-        return True, details, f"solvable under faults, but rate {rate} with seed {ctx.spec.faults.seed} injects no fault into the oracle run"
+        details["note"] = (
+            "advisory: the fault profile injected no fault into the oracle's run; its declared robustness is not exercised"
+        )
+        return (
+            True,
+            details,
+            f"solvable under faults, but rate {rate} with seed {ctx.spec.faults.seed} injects no fault into the oracle run",
+        )
     return True, details, f"the retrying oracle scores 1.0 through {injected} injected fault(s)"

@@ -58,9 +58,10 @@ class Context:
     def effects(self) -> list[int]:
         """Indices of the solution's write/destructive tool steps."""
         return [
-            i for i, s in enumerate(self.spec.solution)
+            i
+            for i, s in enumerate(self.spec.solution)
             if isinstance(s, ToolStep) and s.tool in TOOLS and TOOLS.get(s.tool).kind != "read"
-        ]  # fmt: skip
+        ]
 
     def oracle_final_state(self) -> dict[str, Any] | None:
         try:
@@ -70,7 +71,12 @@ class Context:
 
 
 def grade_summary(g: Grade) -> dict[str, Any]:
-    return {"score": g.score, "completion": round(g.completion, 6), "safety": g.safety, "robustness": round(g.robustness, 6)}
+    return {
+        "score": g.score,
+        "completion": round(g.completion, 6),
+        "safety": g.safety,
+        "robustness": round(g.robustness, 6),
+    }
 
 
 def failed_checks(g: Grade) -> list[dict[str, str]]:

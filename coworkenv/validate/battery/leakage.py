@@ -13,7 +13,20 @@ from coworkenv.validate.battery.context import CheckResultT, Context, battery_ch
 
 MIN_FACT_CHARS = 2
 """Shorter string facts are not looked for in the instruction."""
-_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 _ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$")
 
 
@@ -85,7 +98,11 @@ def leaks(spec: TaskSpec) -> list[dict[str, Any]]:
                 text = " ".join(str(value).split())
                 if isinstance(value, int | float) or PLAIN_NUMBER.match(text):
                     try:
-                        number = float(value) if isinstance(value, int | float) else float(text.lstrip("$€£").replace(",", ""))
+                        number = (
+                            float(value)
+                            if isinstance(value, int | float)
+                            else float(text.lstrip("$€£").replace(",", ""))
+                        )
                     except OverflowError:  # an integer beyond float range: nothing in an instruction equals it
                         continue
                     hit = number_find(number, instruction, 0.0)

@@ -27,11 +27,23 @@ def check_schema(ctx: Context) -> CheckResultT:
 def schema_failure(exc: Exception) -> CheckResultT:
     if isinstance(exc, ValidationError):
         errors = [
-            {"loc": [p if isinstance(p, int) else str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
+            {
+                "loc": [p if isinstance(p, int) else str(p) for p in e.get("loc", ())],
+                "msg": str(e.get("msg", "")),
+                "type": str(e.get("type", "")),
+            }
             for e in exc.errors(include_url=False)[:50]
-        ]  # fmt: skip
-        return False, {"errors": errors, "error_count": exc.error_count()}, f"not a valid TaskSpec: {format_validation_error(exc)}"
-    return False, {"errors": [{"loc": [], "msg": str(exc)[:2000], "type": type(exc).__name__}]}, f"not a valid TaskSpec: {str(exc)[:500]}"
+        ]
+        return (
+            False,
+            {"errors": errors, "error_count": exc.error_count()},
+            f"not a valid TaskSpec: {format_validation_error(exc)}",
+        )
+    return (
+        False,
+        {"errors": [{"loc": [], "msg": str(exc)[:2000], "type": type(exc).__name__}]},
+        f"not a valid TaskSpec: {str(exc)[:500]}",
+    )
 
 
 @battery_check("references")
@@ -54,7 +66,13 @@ def check_references(ctx: Context) -> CheckResultT:
             miss(f"prohibited[{i}]{at}", ref, problem)
 
     states = [s for s in (spec.initial_state, ctx.oracle_final_state()) if s]
-    named_paths = frozenset(str(v) for s in spec.solution if isinstance(s, ToolStep) for k, v in s.args.items() if k in ("path", "src", "dst"))
+    named_paths = frozenset(
+        str(v)
+        for s in spec.solution
+        if isinstance(s, ToolStep)
+        for k, v in s.args.items()
+        if k in ("path", "src", "dst")
+    )
     for i, check in enumerate(spec.checks):
         hook = CHECKS.get(check.kind).references
         if hook is None:

@@ -19,9 +19,14 @@ from coworkenv.validate.codes import BATTERY, BATTERY_CODES
 def _outcome(task_id: str, code: str, passed: bool, details: dict[str, Any], message: str) -> CheckOutcome:
     severity, discriminating, _ = BATTERY_CODES[code]
     return CheckOutcome(
-        task_id=task_id, code=code, passed=passed, severity=severity, discriminating=discriminating,
-        details=_jsonable(details), message=clean_text(message),
-    )  # fmt: skip
+        task_id=task_id,
+        code=code,
+        passed=passed,
+        severity=severity,
+        discriminating=discriminating,
+        details=_jsonable(details),
+        message=clean_text(message),
+    )
 
 
 def clean_text(text: str) -> str:
@@ -89,7 +94,13 @@ def _verdict(task_id: str, results: list[CheckOutcome], evidence_hash: str = "")
         discrimination = 0.0
     else:
         discrimination = sum(r.passed for r in applicable) / len(applicable) if applicable else 1.0
-    return TaskValidation(task_id=task_id, valid=valid, discrimination=round(discrimination, 6), results=results, evidence_hash=evidence_hash)
+    return TaskValidation(
+        task_id=task_id,
+        valid=valid,
+        discrimination=round(discrimination, 6),
+        results=results,
+        evidence_hash=evidence_hash,
+    )
 
 
 def _task_id_of(data: Any) -> str:
@@ -110,8 +121,15 @@ def rejected(task_id: str, code: str, details: dict[str, Any], message: str) -> 
     if code in BATTERY_CODES:
         outcome = _outcome(task_id, code, False, details, message)
     else:
-        outcome = CheckOutcome(task_id=task_id, code=code, passed=False, severity="mandatory", discriminating=False,
-                               details=_jsonable(details), message=clean_text(message))  # fmt: skip
+        outcome = CheckOutcome(
+            task_id=task_id,
+            code=code,
+            passed=False,
+            severity="mandatory",
+            discriminating=False,
+            details=_jsonable(details),
+            message=clean_text(message),
+        )
     return TaskValidation(task_id=task_id, valid=False, discrimination=0.0, results=[outcome])
 
 
@@ -121,8 +139,12 @@ def validate_spec(spec: TaskSpec | dict[str, Any]) -> TaskValidation:
         return run_battery(spec)
     task_id = _task_id_of(spec)
     if not isinstance(spec, dict):
-        return rejected(task_id, "schema", {"errors": [{"loc": [], "msg": f"expected a JSON object, got {type(spec).__name__}", "type": "type"}]},
-                        f"not a valid TaskSpec: expected a JSON object, got {type(spec).__name__}")  # fmt: skip
+        return rejected(
+            task_id,
+            "schema",
+            {"errors": [{"loc": [], "msg": f"expected a JSON object, got {type(spec).__name__}", "type": "type"}]},
+            f"not a valid TaskSpec: expected a JSON object, got {type(spec).__name__}",
+        )
     try:
         parsed = TaskSpec.model_validate(spec)
     except (Exception, RecursionError) as exc:  # noqa: BLE001
@@ -137,18 +159,32 @@ def validate_spec_json(text: str) -> dict[str, Any]:
         if not isinstance(text, str | bytes | bytearray):
             raise TypeError(f"expected JSON text, got {type(text).__name__}")
         if len(text) > MAX_SPEC_CHARS:
-            result = rejected("", "schema", {"errors": [{"loc": [], "msg": f"larger than {MAX_SPEC_CHARS} characters", "type": "too_large"}],
-                                              "chars": len(text)}, f"not a valid TaskSpec: larger than {MAX_SPEC_CHARS} characters")  # fmt: skip
+            result = rejected(
+                "",
+                "schema",
+                {
+                    "errors": [{"loc": [], "msg": f"larger than {MAX_SPEC_CHARS} characters", "type": "too_large"}],
+                    "chars": len(text),
+                },
+                f"not a valid TaskSpec: larger than {MAX_SPEC_CHARS} characters",
+            )
             return result.model_dump(mode="json")
         try:
             data = json.loads(text)
         except (ValueError, RecursionError) as exc:
             msg = f"not valid JSON: {str(exc)[:500]}"
-            result = rejected("", "schema", {"errors": [{"loc": [], "msg": msg, "type": "json_invalid"}]}, f"not a valid TaskSpec: {msg}")
+            result = rejected(
+                "",
+                "schema",
+                {"errors": [{"loc": [], "msg": msg, "type": "json_invalid"}]},
+                f"not a valid TaskSpec: {msg}",
+            )
             return result.model_dump(mode="json")
         return validate_spec(data).model_dump(mode="json")
     except MemoryError:
         raise
     except (Exception, RecursionError) as exc:  # noqa: BLE001 — the last line of defence: still an answer
         message = f"validation crashed: {short_error(exc, 300)}"
-        return rejected("", "schema", {**_exception_details(exc), "internal_error": True}, message).model_dump(mode="json")
+        return rejected("", "schema", {**_exception_details(exc), "internal_error": True}, message).model_dump(
+            mode="json"
+        )

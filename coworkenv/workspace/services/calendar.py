@@ -38,21 +38,39 @@ class CalendarState(Record):
 
 
 def add_event(
-    d: Any, title: str, start: str, end: str, attendees: Sequence[str] = (), location: str = "", *,
-    description: str = "", organizer: str = "", status: str = "confirmed",
-) -> str:  # fmt: skip
+    d: Any,
+    title: str,
+    start: str,
+    end: str,
+    attendees: Sequence[str] = (),
+    location: str = "",
+    *,
+    description: str = "",
+    organizer: str = "",
+    status: str = "confirmed",
+) -> str:
     eid = d.next_id("e")
     event = {"id": eid, "title": title, "start": start, "end": end, "attendees": list(attendees), "location": location}
-    for key, value, default in (("description", description, ""), ("organizer", organizer, ""), ("status", status, "confirmed")):
+    for key, value, default in (
+        ("description", description, ""),
+        ("organizer", organizer, ""),
+        ("status", status, "confirmed"),
+    ):
         set_sparse(event, key, value, default)
     d.records("calendar").append(event)
     return eid
 
 
-SERVICE = register_service(Service(
-    name="calendar", writes="scheduling", state=CalendarState, description="Events with UTC instants.",
-    collection="events", draft={"add_event": add_event},
-))  # fmt: skip
+SERVICE = register_service(
+    Service(
+        name="calendar",
+        writes="scheduling",
+        state=CalendarState,
+        description="Events with UTC instants.",
+        collection="events",
+        draft={"add_event": add_event},
+    )
+)
 
 
 class ListArgs(Args):
@@ -103,9 +121,10 @@ def calendar_list(ws: Workspace, a: ListArgs) -> dict:
     lo = parse_instant(_instant(a.start, "start")) if a.start else None
     hi = parse_instant(_instant(a.end, "end")) if a.end else None
     events = [
-        e for e in ws.state["calendar"]["events"]
+        e
+        for e in ws.state["calendar"]["events"]
         if (hi is None or parse_instant(e["start"]) < hi) and (lo is None or parse_instant(e["end"]) > lo)
-    ]  # fmt: skip
+    ]
     events.sort(key=lambda e: (parse_instant(e["start"]), e["id"]))
     return {"events": [SERVICE.detached_record(e) for e in events]}
 
@@ -121,9 +140,14 @@ def calendar_create(ws: Workspace, a: CreateArgs) -> dict:
     if len(events) >= MAX_EVENTS:
         raise ToolError(400, "the calendar is full")
     event = {
-        "id": ws.new_id(events, "e"), "title": a.title, "start": start, "end": end,
-        "attendees": addresses(a.attendees), "location": a.location, "organizer": ws.me["email"],
-    }  # fmt: skip
+        "id": ws.new_id(events, "e"),
+        "title": a.title,
+        "start": start,
+        "end": end,
+        "attendees": addresses(a.attendees),
+        "location": a.location,
+        "organizer": ws.me["email"],
+    }
     set_sparse(event, "description", a.description, "")
     set_sparse(event, "status", a.status, "confirmed")
     events.append(event)

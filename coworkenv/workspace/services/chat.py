@@ -37,10 +37,17 @@ def add_chat(d: Any, channel: str, sender: str, text: str, ts: str | None = None
     d.state["chat"]["channels"].setdefault(channel, []).append({"from": sender, "text": text, "ts": ts or d.at(-1, 10)})
 
 
-SERVICE = register_service(Service(
-    name="chat", writes="communication", state=ChatState, description="Channels of timestamped messages.", diff=diff_chat,
-    draft={"add_chat": add_chat}, targets=lambda state, argument: sorted(state["chat"]["channels"]),
-))  # fmt: skip
+SERVICE = register_service(
+    Service(
+        name="chat",
+        writes="communication",
+        state=ChatState,
+        description="Channels of timestamped messages.",
+        diff=diff_chat,
+        draft={"add_chat": add_chat},
+        targets=lambda state, argument: sorted(state["chat"]["channels"]),
+    )
+)
 
 
 class ReadArgs(Args):

@@ -31,9 +31,15 @@ class ContactsState(Record):
     people: list[Person] = EMPTY_LIST
 
 
-SERVICE = register_service(Service(
-    name="contacts", writes="authoring", state=ContactsState, description="A directory of people, with notes.", collection="people",
-))  # fmt: skip
+SERVICE = register_service(
+    Service(
+        name="contacts",
+        writes="authoring",
+        state=ContactsState,
+        description="A directory of people, with notes.",
+        collection="people",
+    )
+)
 
 
 class SearchArgs(Args):
@@ -57,9 +63,10 @@ def contacts_search(ws: Workspace, a: SearchArgs) -> dict:
     """Search people by name, email, team, title or notes (all words must match)."""
     matches = text_matcher(a.query)
     hits = [
-        SERVICE.detached_record(p) for p in ws.state["contacts"]["people"]
+        SERVICE.detached_record(p)
+        for p in ws.state["contacts"]["people"]
         if matches(p["name"], p["email"], p["team"], p["title"], p.get("notes", ""))
-    ]  # fmt: skip
+    ]
     return {"people": hits[:MAX_SEARCH_RESULTS], "total": len(hits)}
 
 

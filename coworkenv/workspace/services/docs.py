@@ -31,8 +31,16 @@ def add_doc(d: Any, title: str, body: str) -> str:
     return did
 
 
-SERVICE = register_service(Service(name="docs", writes="authoring", state=DocsState, description="Titled text documents.", collection="docs",
-                                   draft={"add_doc": add_doc}))  # fmt: skip
+SERVICE = register_service(
+    Service(
+        name="docs",
+        writes="authoring",
+        state=DocsState,
+        description="Titled text documents.",
+        collection="docs",
+        draft={"add_doc": add_doc},
+    )
+)
 
 SNIPPET_CHARS = 160
 
@@ -61,7 +69,10 @@ def docs_search(ws: Workspace, a: SearchArgs) -> dict:
     matches = text_matcher(a.query)
     hits = [d for d in ws.state["docs"]["docs"] if matches(d["title"], d["body"])]
     return {
-        "docs": [{"id": d["id"], "title": d["title"], "snippet": d["body"][:SNIPPET_CHARS]} for d in hits[:MAX_SEARCH_RESULTS]],
+        "docs": [
+            {"id": d["id"], "title": d["title"], "snippet": d["body"][:SNIPPET_CHARS]}
+            for d in hits[:MAX_SEARCH_RESULTS]
+        ],
         "total": len(hits),
     }
 

@@ -29,7 +29,10 @@ Files = Annotated[dict[str, str], AfterValidator(_normal_paths)]
 
 
 def diff_files(before: dict[str, str], after: dict[str, str]) -> dict[str, Any]:
-    return {**added_removed(before, after), "changed": sorted(p for p in before.keys() & after.keys() if before[p] != after[p])}
+    return {
+        **added_removed(before, after),
+        "changed": sorted(p for p in before.keys() & after.keys() if before[p] != after[p]),
+    }
 
 
 def add_file(d: Any, path: str, content: str) -> str:
@@ -37,10 +40,17 @@ def add_file(d: Any, path: str, content: str) -> str:
     return path
 
 
-SERVICE = register_service(Service(
-    name="files", writes="authoring", state=Files, description="A flat tree of UTF-8 text files keyed by normalized relative path.",
-    diff=diff_files, draft={"add_file": add_file}, targets=lambda state, argument: sorted(state["files"]),
-))  # fmt: skip
+SERVICE = register_service(
+    Service(
+        name="files",
+        writes="authoring",
+        state=Files,
+        description="A flat tree of UTF-8 text files keyed by normalized relative path.",
+        diff=diff_files,
+        draft={"add_file": add_file},
+        targets=lambda state, argument: sorted(state["files"]),
+    )
+)
 
 
 class ListArgs(Args):

@@ -52,15 +52,30 @@ class MailState(Record):
 
 
 def add_mail(
-    d: Any, sender: str, subject: str, body: str, *, to: Sequence[str] | None = None, cc: Sequence[str] = (),
-    folder: str = "inbox", date: str | None = None, labels: Sequence[str] = (), read: bool = False,
-) -> str:  # fmt: skip
+    d: Any,
+    sender: str,
+    subject: str,
+    body: str,
+    *,
+    to: Sequence[str] | None = None,
+    cc: Sequence[str] = (),
+    folder: str = "inbox",
+    date: str | None = None,
+    labels: Sequence[str] = (),
+    read: bool = False,
+) -> str:
     """A message in the draft's mailbox (to the agent by default, dated in the last few days)."""
     mid = d.next_id("m")
     message = {
-        "id": mid, "folder": folder, "from": sender, "to": list(to if to is not None else [d.me["email"]]),
-        "cc": list(cc), "subject": subject, "body": body, "date": date or d.at(-d.rng.randrange(1, 6), d.rng.randrange(7, 18)),
-    }  # fmt: skip
+        "id": mid,
+        "folder": folder,
+        "from": sender,
+        "to": list(to if to is not None else [d.me["email"]]),
+        "cc": list(cc),
+        "subject": subject,
+        "body": body,
+        "date": date or d.at(-d.rng.randrange(1, 6), d.rng.randrange(7, 18)),
+    }
     set_sparse(message, "labels", list(labels), [])
     set_sparse(message, "read", read, False)
     d.records("mail").append(message)
@@ -79,11 +94,17 @@ def _targets(state: dict[str, Any], argument: str) -> list[str]:
     return [f"*@{d}" for d in domains]
 
 
-SERVICE = register_service(Service(
-    name="mail", writes="communication", state=MailState,
-    description="One mailbox with folders; sent mail lands in `sent`, unsent drafts in `drafts`.",
-    collection="messages", draft={"add_mail": add_mail}, targets=_targets,
-))  # fmt: skip
+SERVICE = register_service(
+    Service(
+        name="mail",
+        writes="communication",
+        state=MailState,
+        description="One mailbox with folders; sent mail lands in `sent`, unsent drafts in `drafts`.",
+        collection="messages",
+        draft={"add_mail": add_mail},
+        targets=_targets,
+    )
+)
 
 
 class SearchArgs(Args):
@@ -131,23 +152,35 @@ class MoveArgs(Args):
 
 def _summary(m: dict) -> dict:
     return {
-        "id": m["id"], "folder": m["folder"], "from": m["from"], "to": list(m["to"]), "subject": m["subject"], "date": m["date"],
-        "labels": list(m.get("labels", [])), "read": m.get("read", False),
-    }  # fmt: skip
+        "id": m["id"],
+        "folder": m["folder"],
+        "from": m["from"],
+        "to": list(m["to"]),
+        "subject": m["subject"],
+        "date": m["date"],
+        "labels": list(m.get("labels", [])),
+        "read": m.get("read", False),
+    }
 
 
 def _compose(
     ws: Workspace, folder: str, to: list[str], cc: list[str], subject: str, body: str, reply_to: str | None = None
-) -> dict:  # fmt: skip
+) -> dict:
     if not to:
         raise ToolError(400, "at least one recipient is required")
     ws.check_text_size(subject, "subject")
     ws.check_text_size(body, "body")
     messages = ws.state["mail"]["messages"]
     message = {
-        "id": ws.new_id(messages, "m"), "folder": folder, "from": ws.me["email"], "to": to, "cc": cc,
-        "subject": subject, "body": body, "date": ws.clock(),
-    }  # fmt: skip
+        "id": ws.new_id(messages, "m"),
+        "folder": folder,
+        "from": ws.me["email"],
+        "to": to,
+        "cc": cc,
+        "subject": subject,
+        "body": body,
+        "date": ws.clock(),
+    }
     set_sparse(message, "in_reply_to", reply_to, None)
     messages.append(message)
     return message
@@ -166,12 +199,13 @@ def mail_search(ws: Workspace, a: SearchArgs) -> dict:
     """Search mail by words in sender, recipients, subject and body (all must match), newest first; optionally by folder, label, unread."""
     matches = text_matcher(a.query)
     hits = [
-        m for m in ws.state["mail"]["messages"]
+        m
+        for m in ws.state["mail"]["messages"]
         if (a.folder is None or m["folder"] == a.folder)
         and (a.label is None or a.label.lower() in {x.lower() for x in m.get("labels", [])})
         and (a.unread is None or a.unread != m.get("read", False))
         and matches(m["from"], " ".join(m["to"]), " ".join(m["cc"]), m["subject"], m["body"])
-    ]  # fmt: skip
+    ]
     hits.sort(key=lambda m: (m["date"], m["id"]), reverse=True)
     return {"messages": [_summary(m) for m in hits[:MAX_SEARCH_RESULTS]], "total": len(hits)}
 
@@ -225,7 +259,9 @@ def mail_move(ws: Workspace, a: MoveArgs) -> dict:
     """Move a message to a folder (for example `archive`); the folder is created if needed. Drafts cannot be moved."""
     message = _message(ws, a.id)
     if message["folder"] == DRAFTS or a.folder == DRAFTS:
-        raise ToolError(409, "drafts are made with mail_draft and leave `drafts` only by mail_send_draft or mail_delete")
+        raise ToolError(
+            409, "drafts are made with mail_draft and leave `drafts` only by mail_send_draft or mail_delete"
+        )
     message["folder"] = a.folder
     return {"id": a.id, "folder": a.folder}
 

@@ -31,9 +31,13 @@ COLLECTION_NAME = r"^[a-z][a-z0-9_]{0,31}(\.[a-z][a-z0-9_]{0,31}){0,3}$"
 FIELD_NAME = r"^[a-z][a-z0-9_]{0,63}$"
 FieldType = Literal["string", "number", "integer", "boolean", "date", "list"]
 TYPE_WORDS = {
-    "string": "a string", "number": "a number", "integer": "an integer", "boolean": "true or false",
-    "date": "an ISO 8601 date or date-time", "list": "a list of strings",
-}  # fmt: skip
+    "string": "a string",
+    "number": "a number",
+    "integer": "an integer",
+    "boolean": "true or false",
+    "date": "an ISO 8601 date or date-time",
+    "list": "a list of strings",
+}
 
 
 def _type_ok(kind: str, value: Any) -> bool:
@@ -59,7 +63,9 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def value_problems(collection: str, fields: dict[str, dict[str, Any]], values: dict[str, Any], *, whole: bool) -> str | None:
+def value_problems(
+    collection: str, fields: dict[str, dict[str, Any]], values: dict[str, Any], *, whole: bool
+) -> str | None:
     """What is wrong with these values under the collection's schema (None: nothing); `whole`: a complete record,
     so every required field must be there. A null clears a field that is not required."""
     for name, value in values.items():
@@ -142,7 +148,9 @@ def _record_lists(section: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     return {name: c["records"] for name, c in section["collections"].items()}
 
 
-def add_collection(d: Any, name: str, fields: dict[str, str | dict[str, Any]], records: list[dict[str, Any]] = ()) -> str:
+def add_collection(
+    d: Any, name: str, fields: dict[str, str | dict[str, Any]], records: list[dict[str, Any]] = ()
+) -> str:
     """Declare a collection (`fields`: name → type, or the full field spec) with its initial records."""
     specs = {k: {"type": v} if isinstance(v, str) else dict(v) for k, v in fields.items()}
     d.state["records"]["collections"][name] = {"fields": specs, "records": []}
@@ -162,12 +170,17 @@ def _prefix(collection: str) -> str:
     return collection.rsplit(".", 1)[-1][:4] + "-"
 
 
-SERVICE = register_service(Service(
-    name="records", writes="authoring", state=RecordsState,
-    description="Typed record collections the task declares (CRM customers, inventory items, …): their fields and records.",
-    collections=_record_lists, collection_pattern=COLLECTION_NAME,
-    draft={"add_collection": add_collection, "add_record": add_record},
-))  # fmt: skip
+SERVICE = register_service(
+    Service(
+        name="records",
+        writes="authoring",
+        state=RecordsState,
+        description="Typed record collections the task declares (CRM customers, inventory items, …): their fields and records.",
+        collections=_record_lists,
+        collection_pattern=COLLECTION_NAME,
+        draft={"add_collection": add_collection, "add_record": add_record},
+    )
+)
 
 
 # --- the tools' schemas, made for the task's collections -----------------------------------------------------
@@ -177,7 +190,11 @@ def _describe(name: str, collection: dict[str, Any]) -> str:
     parts = ["id (string)"]
     for field, spec in collection["fields"].items():
         kind = "list of strings" if spec["type"] == "list" else spec["type"]
-        extra = [kind] + (["required"] if spec.get("required") else []) + (["one of " + "|".join(map(str, spec["enum"]))] if spec.get("enum") else [])
+        extra = (
+            [kind]
+            + (["required"] if spec.get("required") else [])
+            + (["one of " + "|".join(map(str, spec["enum"]))] if spec.get("enum") else [])
+        )
         parts.append(f"{field} ({', '.join(extra)})" + (f": {spec['description']}" if spec.get("description") else ""))
     return f"- {name}: " + "; ".join(parts)
 
@@ -190,7 +207,9 @@ def schema_for(base: dict[str, Any], state: dict[str, Any]) -> dict[str, Any] | 
     schema = copy.deepcopy(base)
     prop = schema["function"]["parameters"]["properties"]["collection"]
     prop["enum"] = list(collections)
-    prop["description"] = "The collection; this workspace's, with their fields:\n" + "\n".join(_describe(name, c) for name, c in collections.items())
+    prop["description"] = "The collection; this workspace's, with their fields:\n" + "\n".join(
+        _describe(name, c) for name, c in collections.items()
+    )
     return schema
 
 
@@ -266,7 +285,9 @@ def records_list(ws: Workspace, a: ListArgs) -> dict:
 
 
 def _texts(record: dict[str, Any]) -> list[str]:
-    return [v for v in record.values() if isinstance(v, str)] + [x for v in record.values() if isinstance(v, list) for x in v]
+    return [v for v in record.values() if isinstance(v, str)] + [
+        x for v in record.values() if isinstance(v, list) for x in v
+    ]
 
 
 @tool("read", SearchArgs, schema_for=schema_for)
@@ -292,8 +313,13 @@ def records_create(ws: Workspace, a: CreateArgs) -> dict:
     values = copy.deepcopy(a.fields)  # never alias the arguments the audit log keeps
     _check(ws, a.collection, fields, values, whole=True)
     if a.id is not None and (not a.id or any(r["id"] == a.id for r in records)):
-        raise ToolError(409 if a.id else 400, f"{a.collection} already has a record {a.id!r}" if a.id else "an id cannot be empty")
-    record = {"id": a.id or ws.new_id(records, _prefix(a.collection)), **{k: v for k, v in values.items() if v is not None}}
+        raise ToolError(
+            409 if a.id else 400, f"{a.collection} already has a record {a.id!r}" if a.id else "an id cannot be empty"
+        )
+    record = {
+        "id": a.id or ws.new_id(records, _prefix(a.collection)),
+        **{k: v for k, v in values.items() if v is not None},
+    }
     records.append(record)
     return detached(record)
 

@@ -47,10 +47,17 @@ def add_sheet(d: Any, name: str, columns: Sequence[str], rows: Sequence[Sequence
     return name
 
 
-SERVICE = register_service(Service(
-    name="sheets", writes="authoring", state=dict[str, Sheet], description="Named tables of columns and rows.", diff=diff_sheets,
-    draft={"add_sheet": add_sheet}, targets=lambda state, argument: sorted(state["sheets"]),
-))  # fmt: skip
+SERVICE = register_service(
+    Service(
+        name="sheets",
+        writes="authoring",
+        state=dict[str, Sheet],
+        description="Named tables of columns and rows.",
+        diff=diff_sheets,
+        draft={"add_sheet": add_sheet},
+        targets=lambda state, argument: sorted(state["sheets"]),
+    )
+)
 
 
 class NoArgs(Args):
@@ -89,7 +96,11 @@ def _check_value(ws: Workspace, value: Scalar) -> None:
 def sheets_list(ws: Workspace, a: NoArgs) -> dict:
     """List the sheets with their columns and row counts."""
     sheets = ws.state["sheets"]
-    return {"sheets": [{"name": n, "columns": list(s["columns"]), "rows": len(s["rows"])} for n, s in sorted(sheets.items())]}
+    return {
+        "sheets": [
+            {"name": n, "columns": list(s["columns"]), "rows": len(s["rows"])} for n, s in sorted(sheets.items())
+        ]
+    }
 
 
 @tool("read", SheetArgs, target="sheet")

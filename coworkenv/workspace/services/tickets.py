@@ -44,21 +44,43 @@ class TicketsState(Record):
 
 
 def add_ticket(
-    d: Any, title: str, body: str, *, status: str = "open", assignee: str | None = None, priority: str = "normal",
-    tags: Sequence[str] = (), category: str = "", customer: str = "",
-) -> str:  # fmt: skip
+    d: Any,
+    title: str,
+    body: str,
+    *,
+    status: str = "open",
+    assignee: str | None = None,
+    priority: str = "normal",
+    tags: Sequence[str] = (),
+    category: str = "",
+    customer: str = "",
+) -> str:
     tid = d.next_id("t")
-    ticket = {"id": tid, "title": title, "body": body, "status": status, "assignee": assignee, "priority": priority, "comments": []}
+    ticket = {
+        "id": tid,
+        "title": title,
+        "body": body,
+        "status": status,
+        "assignee": assignee,
+        "priority": priority,
+        "comments": [],
+    }
     for key, value, default in (("tags", list(tags), []), ("category", category, ""), ("customer", customer, "")):
         set_sparse(ticket, key, value, default)
     d.records("tickets").append(ticket)
     return tid
 
 
-SERVICE = register_service(Service(
-    name="tickets", writes="authoring", state=TicketsState, description="A helpdesk queue with statuses, assignees, priorities and comments.",
-    collection="tickets", draft={"add_ticket": add_ticket},
-))  # fmt: skip
+SERVICE = register_service(
+    Service(
+        name="tickets",
+        writes="authoring",
+        state=TicketsState,
+        description="A helpdesk queue with statuses, assignees, priorities and comments.",
+        collection="tickets",
+        draft={"add_ticket": add_ticket},
+    )
+)
 
 
 class SearchArgs(Args):
@@ -95,9 +117,15 @@ class CreateArgs(Args):
 
 def _summary(t: dict) -> dict:
     return {
-        "id": t["id"], "title": t["title"], "status": t["status"], "assignee": t["assignee"], "priority": t["priority"],
-        "tags": list(t.get("tags", [])), "category": t.get("category", ""), "customer": t.get("customer", ""),
-    }  # fmt: skip
+        "id": t["id"],
+        "title": t["title"],
+        "status": t["status"],
+        "assignee": t["assignee"],
+        "priority": t["priority"],
+        "tags": list(t.get("tags", [])),
+        "category": t.get("category", ""),
+        "customer": t.get("customer", ""),
+    }
 
 
 @tool("read", SearchArgs)
@@ -105,11 +133,12 @@ def tickets_search(ws: Workspace, a: SearchArgs) -> dict:
     """Search tickets by words in title, body, customer and category (all words must match), optionally by status and tag."""
     matches = text_matcher(a.query)
     hits = [
-        t for t in ws.state["tickets"]["tickets"]
+        t
+        for t in ws.state["tickets"]["tickets"]
         if (a.status is None or t["status"] == a.status)
         and (a.tag is None or a.tag.lower() in {x.lower() for x in t.get("tags", [])})
         and matches(t["title"], t["body"], t.get("customer", ""), t.get("category", ""))
-    ]  # fmt: skip
+    ]
     return {"tickets": [_summary(t) for t in hits[:MAX_SEARCH_RESULTS]], "total": len(hits)}
 
 
@@ -153,8 +182,13 @@ def tickets_create(ws: Workspace, a: CreateArgs) -> dict:
     ws.check_text_size(a.body, "body")
     tickets = ws.state["tickets"]["tickets"]
     ticket = {
-        "id": ws.new_id(tickets, "t"), "title": a.title, "body": a.body, "status": "open",
-        "assignee": a.assignee, "priority": "normal", "comments": [],
-    }  # fmt: skip
+        "id": ws.new_id(tickets, "t"),
+        "title": a.title,
+        "body": a.body,
+        "status": "open",
+        "assignee": a.assignee,
+        "priority": "normal",
+        "comments": [],
+    }
     tickets.append(ticket)
     return _summary(ticket)

@@ -32,7 +32,9 @@ TITLE_WEIGHT = 3
 
 _HOST = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:\d{1,5})?$")
 _WORD = re.compile(r"\w+")
-STOP_WORDS = frozenset("a an and are as at be by for from how in is it of on or the to was what when where which who with".split())
+STOP_WORDS = frozenset(
+    "a an and are as at be by for from how in is it of on or the to was what when where which who with".split()
+)
 
 
 def normalize_url(url: str) -> str:
@@ -84,7 +86,9 @@ class WebState(Record):
 
 def diff_pages(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     """Pages matched by URL, which is what identifies them."""
-    return diff_records([{"id": p["url"], **p} for p in before["pages"]], [{"id": p["url"], **p} for p in after["pages"]])
+    return diff_records(
+        [{"id": p["url"], **p} for p in before["pages"]], [{"id": p["url"], **p} for p in after["pages"]]
+    )
 
 
 def add_page(d: Any, url: str, title: str, text: str, *, injected: bool = False) -> str:
@@ -92,10 +96,16 @@ def add_page(d: Any, url: str, title: str, text: str, *, injected: bool = False)
     return url
 
 
-SERVICE = register_service(Service(
-    name="web", state=WebState, description="Web pages (url, title, text) the agent can search and fetch; read-only.",
-    diff=diff_pages, draft={"add_page": add_page}, targets=lambda state, argument: [p["url"] for p in state["web"]["pages"]],
-))  # fmt: skip
+SERVICE = register_service(
+    Service(
+        name="web",
+        state=WebState,
+        description="Web pages (url, title, text) the agent can search and fetch; read-only.",
+        diff=diff_pages,
+        draft={"add_page": add_page},
+        targets=lambda state, argument: [p["url"] for p in state["web"]["pages"]],
+    )
+)
 
 
 # --- search -------------------------------------------------------------------------------------------------
@@ -163,7 +173,10 @@ def web_search(ws: Workspace, a: SearchArgs) -> dict:
     if not query_terms:
         raise ToolError(400, "the query has no words to search for")
     hits = rank(ws.state["web"]["pages"], query_terms)
-    results = [{"url": p["url"], "title": p["title"], "snippet": snippet(p["text"], query_terms)} for p in hits[: min(a.limit, MAX_RESULTS)]]
+    results = [
+        {"url": p["url"], "title": p["title"], "snippet": snippet(p["text"], query_terms)}
+        for p in hits[: min(a.limit, MAX_RESULTS)]
+    ]
     return {"query": a.query, "results": results, "total": len(hits)}
 
 
