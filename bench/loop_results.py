@@ -351,6 +351,13 @@ def phase_arms(out: Path, args: argparse.Namespace, first: dict[str, Any]) -> di
     return arms
 
 
+def _one_agent(rows_: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows of one model evaluated under two names (the registered version on the first suite, the checkpoint it was
+    copied from on the second) as one agent's, so that the two suites' rows compare as one evaluation."""
+    label = rows_[0].get("agent") if rows_ else None
+    return [{**r, "agent": label} for r in rows_]
+
+
 def phase_wide(out: Path, args: argparse.Namespace, first: dict[str, Any]) -> dict[str, Any]:
     from coworkenv.eval.suite import build_bench
 
@@ -370,7 +377,7 @@ def phase_wide(out: Path, args: argparse.Namespace, first: dict[str, Any]) -> di
         "suite_seed": args.wide_seed,
         "suite": suite,
         "second": comparison(before, after),
-        "both": comparison(first_before + before, first_after + after),
+        "both": comparison(_one_agent(first_before + before), _one_agent(first_after + after)),
         "before": behaviour(root, "wide-base", before),
         "after": behaviour(root, "wide-candidate", after),
         "contamination": {
