@@ -1,6 +1,8 @@
-"""docs/architecture.md, "How to add …": the check kind and the tool it shows are each one module (or one function in
-its service's module) and work as written. A copy of the package gets exactly the document's code and nothing else;
-a task using both then parses, passes the grading-consistency gate and the whole validation battery."""
+"""docs/architecture.md, "How to add …", with its code in docs/design/extending.md: the check kind, the tool and the
+family shown are each one module (or one function in its service's module) and work as written. A copy of the package
+gets exactly the page's code, in exactly the files the recipes name, and nothing else; a task using the kind and the
+tool then parses, passes the grading-consistency gate and the whole validation battery, and the family's tasks do at
+every difficulty."""
 
 from __future__ import annotations
 
@@ -14,12 +16,20 @@ import pytest
 
 from tests.support import ROOT
 
-DOC = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+PAGE = ROOT / "docs" / "design" / "extending.md"
+RECIPES = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
 
 
 def _example(section: str) -> str:
-    match = re.search(rf"### {section}\n.*?```python\n(.*?)```", DOC, re.S)
-    assert match, f"docs/architecture.md has no python example under '### {section}'"
+    match = re.search(rf"## {section}\n.*?```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.S)
+    assert match, f"docs/design/extending.md has no python example under '## {section}'"
+    return match.group(1)
+
+
+def _target(section: str) -> str:
+    """The file the worked example goes into, as its page names it (checked against the recipe's pattern)."""
+    match = re.search(rf"## {section}\n\n(?:Appended to )?`(coworkenv/[^`]+)`", PAGE.read_text(encoding="utf-8"))
+    assert match, f"docs/design/extending.md does not name the file of '## {section}'"
     return match.group(1)
 
 
@@ -49,17 +59,36 @@ CHECK = textwrap.dedent("""
     assert verdict.valid, [(r.code, r.message) for r in verdict.failures]
     broken = dict(spec, checks=spec["checks"] + [{"id": "nowhere", "kind": "chat_posted", "channel": "no-such", "text": "x"}])
     assert "references" in validate_spec(broken).failed_codes
+    from coworkenv.synth.family import load_families
+    from coworkenv.synth.generate import build_task
+
+    family = load_families().get("note_from_file")
+    for difficulty in (1, 2, 3, 4):
+        for seed in range(2):
+            task = build_task(family, seed, difficulty)
+            verdict = validate_spec(task)
+            assert verdict.valid, (task.id, [(r.code, r.message) for r in verdict.failures])
     print("ok")
 """)
 
 
 @pytest.mark.slow
-def test_the_documented_check_kind_and_tool_work_as_written(tmp_path):
-    package = tmp_path / "coworkenv"
-    shutil.copytree(ROOT / "coworkenv", package, ignore=shutil.ignore_patterns("__pycache__"))
-    (package / "checks" / "kinds" / "chat_posted.py").write_text(_example("a check kind"), encoding="utf-8")
-    mail = package / "workspace" / "services" / "mail.py"
+def test_the_documented_check_kind_tool_and_family_work_as_written(tmp_path):
+    assert _target("a check kind") == "coworkenv/checks/kinds/chat_posted.py"
+    assert "`coworkenv/checks/kinds/<kind>.py`" in RECIPES
+    assert _target("a tool") == "coworkenv/workspace/services/mail.py"
+    assert "`coworkenv/workspace/services/<service>.py`" in RECIPES
+    assert _target("a family") == "coworkenv/synth/families/note_from_file.py"
+    assert "`coworkenv/synth/families/<family>.py`" in RECIPES
+    shutil.copytree(ROOT / "coworkenv", tmp_path / "coworkenv", ignore=shutil.ignore_patterns("__pycache__"))
+    before = {p.relative_to(tmp_path): p.read_bytes() for p in (tmp_path / "coworkenv").rglob("*.py")}
+    (tmp_path / _target("a check kind")).write_text(_example("a check kind"), encoding="utf-8")
+    mail = tmp_path / _target("a tool")
     mail.write_text(mail.read_text(encoding="utf-8") + "\n\n" + _example("a tool"), encoding="utf-8")
+    (tmp_path / _target("a family")).write_text(_example("a family"), encoding="utf-8")
+    after = {p.relative_to(tmp_path): p.read_bytes() for p in (tmp_path / "coworkenv").rglob("*.py")}
+    touched = {str(path) for path in after if before.get(path) != after[path]}
+    assert touched == {_target("a check kind"), _target("a tool"), _target("a family")}
     proc = subprocess.run(
         [sys.executable, "-P", "-c", CHECK],
         cwd=ROOT,
@@ -70,4 +99,5 @@ def test_the_documented_check_kind_and_tool_work_as_written(tmp_path):
         check=False,
     )
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stdout + proc.stderr
-    assert not (ROOT / "coworkenv" / "checks" / "kinds" / "chat_posted.py").exists()  # the repo itself is untouched
+    for section in ("a check kind", "a family"):  # the repo itself is untouched
+        assert not (ROOT / _target(section)).exists()
