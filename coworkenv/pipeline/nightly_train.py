@@ -17,7 +17,7 @@ from coworkenv.train.bases import BASES
 if TYPE_CHECKING:
     pass
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("coworkenv.pipeline.nightly")  # the nightly job's log lines keep the one logger name
 
 
 def train_stage(run: RunDir, config: NightlyConfig, progress: Bars | None = None) -> dict[str, Any]:
