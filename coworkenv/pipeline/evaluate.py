@@ -30,15 +30,8 @@ from coworkenv.errors import CoworkEnvError, field_label
 from coworkenv.fileio import read_json
 from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import EvaluationConfig, need_endpoint
-from coworkenv.pipeline.rundir import (
-    RunDir,
-    StageHook,
-    read_job_config,
-    read_jsonl,
-    stage_reporter,
-    write_json,
-    write_jsonl,
-)
+from coworkenv.pipeline.job import Job, Stage, StageInputs
+from coworkenv.pipeline.rundir import RunDir, StageHook, read_job_config, read_jsonl, write_json, write_jsonl
 from coworkenv.spec.task import TaskSpec
 
 if TYPE_CHECKING:
@@ -361,13 +354,31 @@ def evaluate(
 ) -> Manifest:
     """prepare → trials → build → gate → publish; the same run id resumes an interrupted evaluation."""
     run = RunDir.open(run_id, data_root)
-    llm = llm if llm is not None else config.llm()
-    done = stage_reporter(on_stage)
-    done("prepare", prepare(run, config))
-    done("trials", run_trials_stage(run, llm, progress))
-    done("build", build(run, out))
-    done("gate", gate(run))
-    return done("publish", publish(run))
+    inputs = StageInputs(config=config, llm=llm if llm is not None else config.llm(), progress=progress, out=out)
+    return EVALUATION.run(run, inputs, on_stage=on_stage)
+
+
+EVALUATION = Job(
+    "evaluation",
+    (
+        Stage(
+            "prepare",
+            lambda run, i: prepare(run, i.config),
+            (
+                f"{EVAL_DIR}/config.json",
+                f"{EVAL_DIR}/suite.json",
+                f"{EVAL_DIR}/suite.jsonl",
+                f"{EVAL_DIR}/contamination.json",
+            ),
+        ),
+        Stage("trials", lambda run, i: run_trials_stage(run, i.llm, i.progress), (f"{EVAL_DIR}/trials.jsonl",)),
+        Stage("build", lambda run, i: build(run, i.out), ("tables", REPORT_DIR)),
+        Stage("gate", lambda run, i: gate(run), ("quality",)),
+        Stage("publish", lambda run, i: publish(run), ()),
+    ),
+)
+"""The evaluation job (docs/design/pipeline.md, "Pipeline"): `evaluate` runs it, the `coworkenv_evaluate` DAG one
+task a stage, the nightly loop in two parts (prepare to build, then gate and publish)."""
 
 
 def summary_of(run: RunDir, out: str | os.PathLike[str] | None = None) -> dict[str, Any]:

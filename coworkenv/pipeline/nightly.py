@@ -29,6 +29,7 @@ from coworkenv.errors import CoworkEnvError
 from coworkenv.fileio import outermost_missing, remove_created
 from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import EndpointSettings, EvaluationConfig, NightlyConfig, SynthesisConfig
+from coworkenv.pipeline.job import StageInputs
 from coworkenv.pipeline.rundir import RunDir, StageHook, stage_reporter, write_json
 from coworkenv.progress import Bars, logged
 from coworkenv.train.bases import BASES
@@ -79,25 +80,39 @@ def _eval_config(config: NightlyConfig, agent: str, suite: str, **overrides: Any
     return EvaluationConfig(**_endpoint(config), agent=agent, suite=suite, **{**settings, **overrides})
 
 
-def _play(run: RunDir, llm: LLMConfig | None, progress: Bars | None, what: str) -> dict[str, Any]:
-    """The trials stage of a prepared evaluation run, its progress shown by `progress` (none: logged)."""
-    from coworkenv.pipeline import evaluate as ev
+def _evaluation(
+    run: RunDir,
+    config: EvaluationConfig | None,
+    llm: LLMConfig | None,
+    progress: Bars | None,
+    what: str,
+    *,
+    first: str | None = None,
+    last: str | None = None,
+) -> dict[str, Any]:
+    """The evaluation job's stages from `first` to `last` (`pipeline.evaluate.EVALUATION`) over `run`, its trials'
+    progress shown by `progress` (none: logged) once the prepare stage knows how many; each stage's result by name."""
+    from coworkenv.pipeline.evaluate import EVALUATION, trial_count
 
-    with (progress or logged())(what, ev.trial_count(run), unit="trial") as step:
-        return ev.run_trials_stage(run, llm, step)
+    results: dict[str, Any] = {}
+    with (progress or logged())(what, None, unit="trial") as step:
+
+        def on_stage(stage: str, result: Any) -> None:
+            results[stage] = result
+            if stage == "prepare":
+                step(0, total=trial_count(run))
+
+        EVALUATION.run(
+            run, StageInputs(config=config, llm=llm, progress=step), first=first, last=last, on_stage=on_stage
+        )
+    return results
 
 
 def _evaluate_all(
     run: RunDir, config: EvaluationConfig, llm: LLMConfig | None, progress: Bars | None = None, what: str = "trials"
 ) -> str:
-    """prepare → trials → build → gate → publish of an evaluation run; its release id."""
-    from coworkenv.pipeline import evaluate as ev
-
-    ev.prepare(run, config)
-    _play(run, llm, progress, what)
-    ev.build(run)
-    ev.gate(run)
-    return ev.publish(run).release_id
+    """The whole evaluation job over `run`; its release id."""
+    return _evaluation(run, config, llm, progress, what)["publish"].release_id
 
 
 def _profile_of(eval_ref: str, model: str, dest: Path, data_root: DataRoot) -> dict[str, Any]:
@@ -188,12 +203,7 @@ def synthesize_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None =
     """The training tasks: plan (from the profile, or uniform) → generate → validate → repair → rollout → build."""
 
     def work() -> dict[str, Any]:
-        from coworkenv.pipeline.build import build_tables
-        from coworkenv.pipeline.generate import generate_shard
-        from coworkenv.pipeline.plan import plan_run
-        from coworkenv.pipeline.repair import repair_run
-        from coworkenv.pipeline.rollout import rollout_run
-        from coworkenv.pipeline.validate import validate_shard
+        from coworkenv.pipeline.synthesize import SYNTHESIS
 
         profile = finished(run, "profile")
         synth = sub_run(run, "synthesize")
@@ -206,13 +216,7 @@ def synthesize_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None =
             profile=profile["profile"] if config.plan == "guided" else None,
             **_endpoint(config),
         )
-        for shard in plan_run(synth, settings):
-            generate_shard(synth, shard, llm)
-        for shard in synth.shard_ids():
-            validate_shard(synth, shard)
-        repair_run(synth, llm)
-        rollout_run(synth)
-        rows = build_tables(synth)
+        rows = SYNTHESIS.run(synth, StageInputs(config=settings, llm=llm), last="build")  # gate and publish: gate_tasks
         return {"run_id": synth.run_id, "plan": config.plan, "rows": rows}
 
     return once(run, "synthesize", work)
@@ -222,12 +226,10 @@ def gate_tasks_stage(run: RunDir) -> dict[str, Any]:
     """The synthesis run's `validated` and `rollouts` gates, then its release (LATEST moves to it)."""
 
     def work() -> dict[str, Any]:
-        from coworkenv.pipeline.gate import gate_tables
-        from coworkenv.pipeline.publish import publish
+        from coworkenv.pipeline.synthesize import SYNTHESIS
 
         synth = RunDir.open(finished(run, "synthesize")["run_id"], run.data_root)
-        gate_tables(synth)
-        manifest = publish(synth)
+        manifest = SYNTHESIS.run(synth, StageInputs(), first="gate")
         return {
             "release_id": manifest.release_id,
             "tasks": manifest.row_counts.get("tasks", 0),
@@ -243,8 +245,6 @@ def rollouts_stage(
     """The current model plays every training task `trials` times, sampling (rejection sampling's proposals)."""
 
     def work() -> dict[str, Any]:
-        from coworkenv.pipeline import evaluate as ev
-
         if config.trials == 0:
             return {"run_id": None, "skipped": "trials 0: no rejection sampling"}
         release = finished(run, "gate_tasks")["release_id"]
@@ -254,10 +254,8 @@ def rollouts_stage(
             config, f"hf:{model}", release, trials=config.trials, temperature=config.rollout_temperature, limit=None
         )
         rollout = sub_run(run, "rollouts")
-        ev.prepare(rollout, settings)
-        played = _play(rollout, llm, progress, "rollout trials")
-        ev.build(rollout)
-        return {"run_id": rollout.run_id, **played}
+        played = _evaluation(rollout, settings, llm, progress, "rollout trials", last="build")["trials"]
+        return {"run_id": rollout.run_id, **played}  # gate and publish: gate_rollouts
 
     return once(run, "rollouts", work)
 
@@ -267,12 +265,12 @@ def gate_rollouts_stage(run: RunDir) -> dict[str, Any]:
 
     def work() -> dict[str, Any]:
         from coworkenv.pipeline import evaluate as ev
+        from coworkenv.pipeline.evaluate import EVALUATION
 
         if finished(run, "rollouts")["run_id"] is None:
             return {"release_id": None, "own_sft_rows": 0, "own_sft": None}
         rollout = RunDir.open(finished(run, "rollouts")["run_id"], run.data_root)
-        ev.gate(rollout)
-        release = ev.publish(rollout).release_id
+        release = EVALUATION.run(rollout, StageInputs(), first="gate").release_id
         own = ev.sft_from_run(rollout, nightly_file(run, "own_sft.parquet"))
         return {
             "release_id": release,
@@ -289,16 +287,12 @@ def evaluate_stage(
     """The candidate on the held-out suite, checked against every release its lineage trained on (contamination)."""
 
     def work() -> dict[str, Any]:
-        from coworkenv.pipeline import evaluate as ev
-
         profile, trained = finished(run, "profile"), finished(run, "train")
         lineage = _lineage_releases(run, trained["candidate"])
         settings = _eval_config(config, f"hf:{trained['candidate_path']}", profile["suite"], train_releases=lineage)
         evaluation = sub_run(run, "evaluate")
-        ev.prepare(evaluation, settings)
-        played = _play(evaluation, llm, progress, "evaluation trials")
-        built = ev.build(evaluation)
-        return {"run_id": evaluation.run_id, **played, "report": built["report"]}
+        results = _evaluation(evaluation, settings, llm, progress, "evaluation trials", last="build")
+        return {"run_id": evaluation.run_id, **results["trials"], "report": results["build"]["report"]}
 
     return once(run, "evaluate", work)
 
@@ -321,11 +315,10 @@ def gate_eval_stage(run: RunDir) -> dict[str, Any]:
 
     def work() -> dict[str, Any]:
         from coworkenv.models import record_eval
-        from coworkenv.pipeline import evaluate as ev
+        from coworkenv.pipeline.evaluate import EVALUATION
 
         evaluation = RunDir.open(finished(run, "evaluate")["run_id"], run.data_root)
-        ev.gate(evaluation)
-        release = ev.publish(evaluation).release_id
+        release = EVALUATION.run(evaluation, StageInputs(), first="gate").release_id
         record_eval(finished(run, "train")["candidate"], release, data_root=run.data_root)
         return {"release_id": release}
 

@@ -18,15 +18,19 @@ from coworkenv.synth.planner import Plan
 
 log = logging.getLogger(__name__)
 
-DOWNSTREAM = ("generated", "validated", "repaired", "rollouts", "tables", "quality")
-"""What a new plan makes stale: the outputs of every later stage."""
-
 
 def start_run(run: RunDir, config: SynthesisConfig) -> None:
-    """Record the run's config (every later stage reads it) and clear what an earlier start of this run left."""
+    """Record the run's config (every later stage reads it) and clear what an earlier start of this run left: the
+    outputs the synthesis job declares for every stage after the plan."""
+    from coworkenv.pipeline.synthesize import SYNTHESIS
+
     _check_restartable(run, config)
-    for stage in DOWNSTREAM:
-        shutil.rmtree(run.file(stage), ignore_errors=True)
+    for output in SYNTHESIS.outputs_after("plan"):
+        path = run.file(output)
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
     run.write_config(config)
 
 
