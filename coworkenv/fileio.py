@@ -162,7 +162,8 @@ def remove_created(folder: Path, created: Path | None) -> None:
             return
 
 
-def _remove(path: Path) -> None:
+def remove_path(path: Path) -> None:
+    """A file or a folder with everything in it (a link: the link only); nothing where nothing is."""
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
     else:
@@ -184,13 +185,13 @@ def staged(dest: str | os.PathLike[str], folder: bool = False) -> Iterator[Path]
         yield tmp
         _rename(tmp, dest, folder)
     except OSError as exc:
-        _remove(tmp)
+        remove_path(tmp)
         remove_created(dest.parent, created)
         if tmp.name in f"{exc.filename} {exc}":  # the temporary's name means nothing to whoever asked for `dest`
             raise CoworkEnvError(f"{dest}: cannot write: {_reason(exc)}") from None
         raise
     except BaseException:
-        _remove(tmp)
+        remove_path(tmp)
         remove_created(dest.parent, created)
         raise
 
@@ -205,7 +206,7 @@ def _rename(tmp: Path, dest: Path, folder: bool) -> None:
             except BaseException:
                 old.rename(dest)  # the previous output stays where it was
                 raise
-            _remove(old)
+            remove_path(old)
         else:
             tmp.replace(dest)
     except OSError as exc:

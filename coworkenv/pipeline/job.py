@@ -7,7 +7,7 @@ stages in the same order (`tests/pipeline/test_jobs.py`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from coworkenv.errors import CoworkEnvError
@@ -79,7 +79,7 @@ class Job:
         done = stage_reporter(on_stage)
         result = inputs.previous
         for stage in self.stages[start:stop]:
-            here = StageInputs(inputs.config, inputs.llm, inputs.progress, inputs.out, result)
+            here = replace(inputs, previous=result)
             if stage.shards is None:
                 result = done(stage.name, stage.run(run, here))
             else:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import logging
-import shutil
 from collections import Counter
 from typing import Any
 
 from coworkenv.errors import CoworkEnvError
+from coworkenv.fileio import remove_path
 from coworkenv.pipeline.config import SynthesisConfig
 from coworkenv.pipeline.rundir import RunDir, write_json, write_text
 from coworkenv.pipeline.summary import counts
@@ -26,11 +26,7 @@ def start_run(run: RunDir, config: SynthesisConfig) -> None:
 
     _check_restartable(run, config)
     for output in SYNTHESIS.outputs_after("plan"):
-        path = run.file(output)
-        if path.is_dir():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            path.unlink(missing_ok=True)
+        remove_path(run.file(output))
     run.write_config(config)
 
 
