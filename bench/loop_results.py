@@ -10,7 +10,7 @@ resumes: rerun the same command after an interruption (finished loops, evaluatio
 3. `arms`: from the first seed's loop (its registry: the promoted candidate is current), per seed a second loop planned
    from the capability profile (`guided`) and one from the cold-start plan (`uniform`), equal budgets; per-capability
    deltas with intervals, and the guided-minus-uniform difference.
-4. `wide`: the base and the first seed's candidate on a second held-out suite (`--wide-seed`: other tasks of the same
+4. `wide`: the base and each seed's candidate on a second held-out suite (`--wide-seed`: other tasks of the same
    plan, disjoint from the first suite and checked against the training release), then over both suites' tasks: the
    paired test over tasks gains power from more tasks, not from more trials of the same ones.
 5. `methods`: from the first seed's SFT checkpoint, GRPO and GDPO (`coworkenv train rl`) on its training release, and
@@ -358,10 +358,27 @@ def _one_agent(rows_: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{**r, "agent": label} for r in rows_]
 
 
-def phase_wide(out: Path, args: argparse.Namespace, first: dict[str, Any]) -> dict[str, Any]:
+def phase_wide(out: Path, args: argparse.Namespace, first: dict[str, Any], previous: Any = None) -> dict[str, Any]:
+    """Per seed of `--seeds`: the base and that seed's candidate on the second suite, and over both suites. Seeds of an
+    earlier invocation that are not rerun are kept, as in `first` (an older single-seed entry is read as its seed's)."""
+
+    previous = previous or {}
+    kept = {previous["seed"]: previous} if "seed" in previous else dict(previous.get("seeds", {}))
+    by_seed = {str(s): v for s, v in kept.items() if int(s) not in args.seeds}
+    for seed in args.seeds:
+        by_seed[str(seed)] = _wide_seed(out, args, first, seed)
+    with_rows = sorted((s for s, v in by_seed.items() if "rows" in v), key=int)
+    result: dict[str, Any] = {"seeds": by_seed}
+    if len(with_rows) > 1:  # the seeds pooled over both suites: each task's trials averaged over the seeds
+        before = by_seed[with_rows[0]]["rows"]["before"]
+        after = pooled([by_seed[s]["rows"]["after"] for s in with_rows])
+        result["pooled_seeds"], result["pooled"] = with_rows, comparison(before, after)
+    return result
+
+
+def _wide_seed(out: Path, args: argparse.Namespace, first: dict[str, Any], seed: int) -> dict[str, Any]:
     from coworkenv.eval.suite import build_bench
 
-    seed = args.seeds[0]
     root = out / f"first-{seed}"
     suite = build_bench(n=args.bench_n, seed=args.wide_seed, data_root=root).release_id
     _, before = _evaluate(root, "wide-base", out / first["base"]["model_path"], suite, args)
@@ -372,22 +389,24 @@ def phase_wide(out: Path, args: argparse.Namespace, first: dict[str, Any]) -> di
     overlap = {r["task_id"] for r in before} & {r["task_id"] for r in first_before}
     assert not overlap, f"the two suites share tasks: {sorted(overlap)[:5]}"
     contamination = json.loads((root / "runs" / "wide-candidate" / "eval" / "contamination.json").read_text())
+    both_before, both_after = _one_agent(first_before + before), _one_agent(first_after + after)
     return {
         "seed": seed,
         "suite_seed": args.wide_seed,
         "suite": suite,
         "second": comparison(before, after),
-        "both": comparison(_one_agent(first_before + before), _one_agent(first_after + after)),
+        "both": comparison(both_before, both_after),
         "before": behaviour(root, "wide-base", before),
         "after": behaviour(root, "wide-candidate", after),
         "contamination": {
             k: contamination[k] for k in ("training_releases", "suite_tasks", "contaminated_ids", "max_similarity")
         },
+        "rows": {"before": _compact(both_before), "after": _compact(both_after)},
     }
 
 
 def phase_methods(out: Path, args: argparse.Namespace, first: dict[str, Any]) -> dict[str, Any]:
-    from coworkenv.pipeline.evaluate import eval_pairs
+    from coworkenv.pipeline.training_data import eval_pairs
     from coworkenv.train.checkpoint import bf16_pays
     from coworkenv.train.dpo import DPOJobConfig, train_dpo
     from coworkenv.train.rl import RLJobConfig, train_rl
@@ -598,19 +617,24 @@ def tables(results: dict[str, Any]) -> str:
             "p",
         ]
         out.append(_table(f"Learning curve (seed {curve['seed']})", head, body))
-    wide = results.get("wide")
-    if wide:
+    wide = results.get("wide") or {}
+    for seed, w in sorted((wide.get("seeds") or ({str(wide["seed"]): wide} if "seed" in wide else {})).items()):
         gains = {
-            f"first suite (bench seed {results['settings'].get('bench_seed', 0)})": first["seeds"][str(wide["seed"])][
-                "comparison"
-            ]["overall"],
-            f"second suite (bench seed {wide['suite_seed']})": wide["second"]["overall"],
-            "both suites": wide["both"]["overall"],
+            f"first suite (bench seed {results['settings'].get('bench_seed', 0)})": first["seeds"][seed]["comparison"][
+                "overall"
+            ],
+            f"second suite (bench seed {w['suite_seed']})": w["second"]["overall"],
+            "both suites": w["both"]["overall"],
         }
-        out.append(_table(f"Two held-out suites (seed {wide['seed']})", ["suite", *GAIN_HEAD], _gains(gains)))
+        out.append(_table(f"Two held-out suites (seed {seed})", ["suite", *GAIN_HEAD], _gains(gains)))
+        out.append(_table(f"Per group, both suites (seed {seed})", ["group", *GAIN_HEAD], _gains(w["both"]["groups"])))
+    if "pooled" in wide:
+        seeds = ", ".join(wide["pooled_seeds"])
         out.append(
             _table(
-                f"Per group, both suites (seed {wide['seed']})", ["group", *GAIN_HEAD], _gains(wide["both"]["groups"])
+                f"Both suites, seeds {seeds} pooled",
+                ["group", *GAIN_HEAD],
+                _gains({"all": wide["pooled"]["overall"], **wide["pooled"]["groups"]}),
             )
         )
     return "\n".join(out)
@@ -663,6 +687,8 @@ def main() -> None:
         began = time.perf_counter()
         if phase == "first":
             results["first"] = phase_first(out, args, results.get("first"))
+        elif phase == "wide":
+            results["wide"] = phase_wide(out, args, results["first"], results.get("wide"))
         else:
             results[phase] = globals()[f"phase_{phase}"](out, args, results["first"])
         results.setdefault("seconds", {})[phase] = round(time.perf_counter() - began, 1)

@@ -45,7 +45,9 @@ if str(BENCH) not in sys.path:
 
 from _common import calibrated, calibration, calibration_line, machine_info, merged_calibration  # noqa: E402
 
-STAGES = ("validate", "rollout", "build", "gate", "publish")
+from coworkenv.pipeline.synthesize import SYNTHESIS  # noqa: E402
+
+STAGES = tuple(s for s in SYNTHESIS.names()[2:] if s != "repair")  # procedural tasks leave nothing to repair
 COMMANDS = ("generate", *STAGES)
 HAS_PROC = Path("/proc/self/status").exists()
 TICKS = os.sysconf("SC_CLK_TCK") if HAS_PROC else 100

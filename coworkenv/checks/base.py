@@ -27,9 +27,23 @@ DROP = object()
 """A repair hook's answer meaning "this check cannot be kept; drop it"."""
 
 
+class JudgeVerdict(Protocol):
+    passed: bool | None
+    """None: not graded (the judge gave no usable reply)."""
+    reason: str
+
+
+class Judge(Protocol):
+    """What a check that needs judgement asks (`coworkenv.judge.endpoint.Judge`, or the sandbox's table of verdicts asked
+    for beforehand): whether a text meets written criteria."""
+
+    def verdict(self, criteria: str, text: str) -> JudgeVerdict: ...
+
+
 class Evidence(Protocol):
     """What a check may look at (`coworkenv.episode.Evidence` provides it): states before and after, the audit log,
-    the final answer, the messages to the simulated user, and the text of every assistant message (`texts`)."""
+    the final answer, the messages to the simulated user, the text of every assistant message (`texts`), and the
+    judge its episode was graded with (None: none, so rubric checks are not graded)."""
 
     initial_state: dict[str, Any]
     final_state: dict[str, Any]
@@ -37,6 +51,7 @@ class Evidence(Protocol):
     answer: str
     says: tuple[str, ...]
     texts: tuple[str, ...]
+    judge: Judge | None
 
 
 def _empty(value: Any) -> bool:

@@ -206,8 +206,8 @@ def sft(
 ) -> None:
     """Rejection sampling: an agent's own successful trials (status ok, score ≥ threshold, deduplicated per task) as
     `sft` rows. Run the agent on training tasks (`--suite <task release>`), never on the benchmark."""
-    from coworkenv.pipeline.evaluate import sft_from_run
     from coworkenv.pipeline.rundir import RunDir
+    from coworkenv.pipeline.training_data import sft_from_run
 
     result = sft_from_run(RunDir.open(run_id, data_root), out, threshold=threshold)
     typer.echo(f"{result['sft_rows']} sft row(s) from {result['trials']} trial(s) → {out}")
@@ -230,7 +230,7 @@ def pairs(
     """Preference pairs for DPO: per task, the model's best passing trial (else the oracle's trajectory) against its
     lowest-scoring failing trial, same prompt. Run the model on training tasks (`--suite <task release>`), never on the
     benchmark."""
-    from coworkenv.pipeline.evaluate import eval_pairs
+    from coworkenv.pipeline.training_data import eval_pairs
     from coworkenv.rollout.pairs import write_pairs
 
     found = eval_pairs(ref, data_root, min_score_gap=min_score_gap)

@@ -18,6 +18,8 @@ from coworkenv.cli.app import app
 from coworkenv.cli.options import with_config_options
 from coworkenv.errors import CoworkEnvError
 from coworkenv.pipeline.config import EndpointSettings, SynthesisConfig, synthesis_config
+from coworkenv.pipeline.job import Job, Stage, StageInputs
+from coworkenv.pipeline.synthesize import SYNTHESIS
 
 RunIdOpt = Annotated[str, typer.Option("--run-id", help="The run (its directory is <data root>/runs/<run id>/).")]
 NewRunIdOpt = Annotated[
@@ -161,97 +163,38 @@ def generate(
     )
 
 
-@app.command()
-def validate(run_id: RunIdOpt, data_root: DataRootOpt = None) -> None:
-    """Run the validation battery, in the sandbox, on the run's generated tasks."""
-    from coworkenv.pipeline.rundir import count_jsonl
-    from coworkenv.pipeline.validate import validate_shard
+def stage_command(job: Job, stage: Stage) -> Callable[..., None]:
+    """The command that runs one stage of a started run (`coworkenv validate --run-id R`): the stage's doc as its
+    help, a progress bar when the stage counts its work, and the stage's summary of its result."""
 
-    run = _open(run_id, data_root)
-    shards = run.shard_ids()
-    total = sum(count_jsonl(run.shard_file("generated", s, "tasks")) for s in shards)
-    with progress_bar("validating", total, unit="task") as step:
-        results = [validate_shard(run, shard, progress=step) for shard in shards]
-    valid = sum(r["valid"] for r in results)
-    codes: dict[str, int] = {}
-    for r in results:
-        for code, n in r["rejections_by_code"].items():
-            codes[code] = codes.get(code, 0) + n
-    rejected = ", ".join(f"{c} {n}" for c, n in sorted(codes.items(), key=lambda kv: -kv[1]))
-    typer.echo(f"run {run_id}: {valid}/{total} task(s) valid" + (f"; rejected for {rejected}" if rejected else ""))
+    def command(
+        run_id: Annotated[str | None, typer.Option("--run-id", help="The run (<data root>/runs/<run id>/).")] = None,
+        data_root: DataRootOpt = None,
+        stray: Annotated[Path | None, typer.Argument(hidden=True)] = None,
+    ) -> None:
+        if stray is not None or run_id is None:
+            hint = (
+                f" (to check task files against the grading-consistency gate: coworkenv check {stray})" if stray else ""
+            )
+            raise CoworkEnvError(f"`coworkenv {stage.name}` runs a stage of a started run: give --run-id" + hint)
+        run = _open(run_id, data_root)
+        config = job.recorded(run) if job.recorded is not None else None
+        llm = endpoint_outside_airflow(config) if stage.endpoint else None
+        total = stage.total(run) if stage.total is not None else None
+        try:
+            with progress_bar(stage.name, total, unit=stage.unit) as step:
+                inputs = StageInputs(config=config, llm=llm, progress=step)
+                result = job.run(run, inputs, first=stage.name, last=stage.name)
+        except CoworkEnvError as exc:
+            if not hasattr(exc, "exit_code"):
+                raise
+            typer.echo(str(exc), err=True)  # a failed gate: its whole summary, and the Data Docs
+            raise typer.Exit(exc.exit_code) from None
+        typer.echo(stage.summary(run, result) if stage.summary is not None else f"run {run_id}: {_summary(result)}")
 
-
-@app.command()
-def repair(run_id: RunIdOpt, data_root: DataRootOpt = None) -> None:
-    """Repair the run's invalid tasks (rule-based repairers in the sandbox, then the LLM when configured)."""
-    from coworkenv.pipeline.repair import repair_run
-    from coworkenv.pipeline.rundir import validated
-
-    run = _open(run_id, data_root)
-    config = run.config()
-    invalid = sum(1 for _, v in validated(run) if not v.valid)
-    with progress_bar("repairing", invalid, unit="task") as step:
-        result = repair_run(run, endpoint_outside_airflow(config), progress=step)
-    rate = result["metrics"].get("rescue_rate", 0.0) if result["metrics"] else 0.0
-    typer.echo(
-        f"run {run_id}: {result['repaired']} of {result['invalid']} invalid task(s) repaired (rescue rate {rate:.0%})"
-    )
+    command.__doc__ = stage.doc
+    return command
 
 
-@app.command()
-def rollout(run_id: RunIdOpt, data_root: DataRootOpt = None) -> None:
-    """Roll out the oracle on every valid task of the run, in the sandbox; graded trajectories → rollouts/."""
-    from coworkenv.pipeline.rollout import rollout_run
-
-    result = rollout_run(_open(run_id, data_root))
-    typer.echo(f"run {run_id}: {result['trajectories']} trajectories, {result['passed']} passing")
-
-
-@app.command()
-def build(run_id: RunIdOpt, data_root: DataRootOpt = None) -> None:
-    """Build the release tables of the run (staged under tables/ for the gates)."""
-    from coworkenv.pipeline.build import build_tables
-
-    rows = build_tables(_open(run_id, data_root))
-    typer.echo(f"run {run_id}: " + ", ".join(f"{t} {n}" for t, n in rows.items()))
-
-
-@app.command()
-def gate(
-    run_id: Annotated[str | None, typer.Option("--run-id", help="The run whose staged tables to check.")] = None,
-    data_root: DataRootOpt = None,
-    tasks: Annotated[Path | None, typer.Argument(hidden=True)] = None,
-) -> None:
-    """Check the run's staged tables with the Great Expectations gates; exit 1 (and publish nothing) if one fails."""
-    from coworkenv.pipeline.gate import gate_tables
-    from coworkenv.quality.gates import GateFailed
-
-    if tasks is not None or run_id is None:
-        hint = (
-            f" (to check task files against the grading-consistency gate: coworkenv check {tasks})"
-            if tasks is not None
-            else ""
-        )
-        raise CoworkEnvError("`coworkenv gate` checks a run's staged tables: give --run-id" + hint)
-    run = _open(run_id, data_root)
-    try:
-        stats = gate_tables(run)
-    except GateFailed as exc:
-        typer.echo(str(exc), err=True)
-        raise typer.Exit(1) from None
-    for stage, s in stats.items():
-        typer.echo(
-            f"gate {stage}: {s.get('successful_expectations')}/{s.get('evaluated_expectations')} expectations hold"
-        )
-    typer.echo(f"Data Docs: {run.file('quality', 'data_docs')}")
-
-
-@app.command()
-def publish(run_id: RunIdOpt, data_root: DataRootOpt = None) -> None:
-    """Publish the run's staged tables as its release (atomic; LATEST flips last)."""
-    from coworkenv.pipeline.publish import publish as publish_run
-
-    manifest = publish_run(_open(run_id, data_root))
-    typer.echo(
-        f"published release {manifest.release_id}: " + ", ".join(f"{t} {n}" for t, n in manifest.row_counts.items())
-    )
+for _stage in SYNTHESIS.stages[2:]:  # plan and generate start a run: `coworkenv generate`
+    app.command(_stage.name)(stage_command(SYNTHESIS, _stage))

@@ -112,7 +112,7 @@ def dpo_command(settings: dict[str, Any], data_root: DataRootOpt = None) -> None
     """Direct preference optimization (TRL DPOTrainer) on an evaluation's preference pairs: per training task, a passing
     and a failing continuation of the same prompt, graded by the environment; the checkpoint gets training.json (config,
     evaluation, pairs, metrics) and curves.png."""
-    from coworkenv.pipeline.evaluate import eval_pairs
+    from coworkenv.pipeline.training_data import eval_pairs
     from coworkenv.train.checkpoint import check_model_dir, check_out
     from coworkenv.train.dpo import train_dpo
 

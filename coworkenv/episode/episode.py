@@ -11,6 +11,15 @@ from coworkenv.episode.user import ScriptedUser, UserSimulator
 from coworkenv.spec.task import TaskSpec
 from coworkenv.workspace.runtime import DEFAULT_MAX_WRITE_BYTES, Workspace
 
+ACTIVE: Any = object()
+"""An episode's default judge: whichever is active when it finishes."""
+
+
+def _active_judge() -> Any:
+    from coworkenv.judge.endpoint import active_judge  # the endpoint's client loads only where an episode is graded
+
+    return active_judge()
+
 
 class EpisodeFinished(RuntimeError):
     """A step after `finish`: a bug in the caller, not bad agent behaviour."""
@@ -18,9 +27,17 @@ class EpisodeFinished(RuntimeError):
 
 class Episode:
     def __init__(
-        self, spec: TaskSpec, *, max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES, user: UserSimulator | None = None
+        self,
+        spec: TaskSpec,
+        *,
+        max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES,
+        user: UserSimulator | None = None,
+        judge: Any = ACTIVE,
     ):
-        """`user` answers the assistant's messages in a live episode (default: the spec's scripted user)."""
+        """`user` answers the assistant's messages in a live episode (default: the spec's scripted user); `judge`
+        goes with the evidence to the checks that need one (default: the judge active when the episode finishes,
+        `judge.endpoint.active_judge`; None: none)."""
+        self.judge = judge
         self.spec = spec
         self._prepared = prepared(spec)
         self.user: UserSimulator = ScriptedUser(spec.user) if user is None else user
@@ -88,6 +105,7 @@ class Episode:
                 final_json=partial(self._prepared.state_json, final),
                 # Read tools never mutate state, so only services a write touched can differ.
                 written=tuple(sorted(self.workspace.written)),
+                judge=self.judge if self.judge is not ACTIVE else _active_judge(),
             )
         return self._evidence
 

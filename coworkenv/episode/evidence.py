@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import InitVar, dataclass
+from dataclasses import InitVar, dataclass, field
 from typing import Any
 
 from coworkenv.canonical import canonical_json, content_hash
@@ -35,6 +35,9 @@ class Evidence:
     calls (empty ones left out) and the answer. Left empty, it is `(*says, answer)`."""
     written: InitVar[tuple[str, ...] | None] = None
     """The services that can differ (an episode's successful writes), in the order the diff lists them; None: all."""
+    judge: Any = field(default=None, compare=False, repr=False)
+    """The rubric judge the episode was played under (`checks.base.Judge`; None: none). Not part of what happened:
+    no hash or stored record includes it."""
     final_json: InitVar[Callable[[], str] | None] = None
     """Makes the final state's canonical JSON for `final_hash` (an episode's `Prepared.state_json` reuses the
     unwritten sections' text); None: `canonical_json(final_state)`."""

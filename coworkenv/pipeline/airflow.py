@@ -1,20 +1,23 @@
-"""What the DAGs need from Airflow and nothing else does: the trigger form generated from a config model, an LLM
-endpoint read from an Airflow connection, and the `extra` of the asset events a task emits. Airflow is imported
+"""What the DAGs need from Airflow and nothing else does: a job's DAG made from its declaration, the trigger form
+generated from a config model, an LLM endpoint read from an Airflow connection, and the `extra` of the asset events a
+task emits. Airflow is imported
 inside the functions only (the library must import without it); the API server's side is `ui/auth.py`."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, SecretStr
 
 from coworkenv.airflow_env import GPU_POOL, GPU_QUEUE
 from coworkenv.errors import CoworkEnvError, field_label
+from coworkenv.judge.endpoint import JudgeConfig
 from coworkenv.llm import LLMConfig
-from coworkenv.llm.judge import JudgeConfig
 from coworkenv.pipeline.config import JOB_CONFIGS, EndpointSettings, form_order
+from coworkenv.pipeline.job import ASSETS, Job, Stage, StageInputs
 from coworkenv.pipeline.kubernetes import TrainPodSettings, train_pod
 
 R = TypeVar("R")
@@ -163,7 +166,7 @@ def llm_config_from_connection(conn_id: str, *, default_model: str | None = None
 def judge_config_from_connection(conn_id: str, **overrides: Any) -> JudgeConfig:
     """The rubric judge (docs/design/contracts.md, "Judge") from an Airflow connection, read as `llm_config_from_connection`
     reads an LLM endpoint (host, password = key, extra `model`); `overrides` are other `JudgeConfig` fields. The key is
-    masked in the task's logs; install the judge with `coworkenv.llm.judge.using_judge(Judge(config))`."""
+    masked in the task's logs; install the judge with `coworkenv.judge.endpoint.using_judge(Judge(config))`."""
     from airflow.sdk.log import mask_secret
 
     llm = llm_config_from_connection(conn_id, default_model=overrides.pop("model", None))
@@ -184,7 +187,7 @@ def run_judge(config: EndpointSettings) -> Iterator[None]:
     if not conn_id:
         yield
         return
-    from coworkenv.llm.judge import Judge, using_judge
+    from coworkenv.judge.endpoint import Judge, using_judge
 
     with using_judge(Judge(judge_config_from_connection(conn_id))):
         yield
@@ -209,3 +212,77 @@ def train_pod_operator(settings: TrainPodSettings, **task_kwargs: Any) -> Any:
         on_finish_action="delete_succeeded_pod",  # a failed pod stays for `kubectl logs`
         **task_kwargs,
     )
+
+
+def job_dag(job: Job, *, operators: dict[str, Callable[..., Any]] | None = None, **dag_args: Any) -> Any:
+    """The DAG of a job (`pipeline.job.Job`): one task per stage, in the job's order, each running its stage over the
+    run directory `<data root>/runs/<Airflow run id>/`. A mapped stage maps one task over the previous task's result;
+    a stage's declaration gives its doc, retries, queue and pool (GPU stages), and the assets it updates (its result as
+    their events' extra). The first task checks the trigger's settings through the job's config model; the tasks of
+    stages that call an endpoint read it, and the rubric judge, from the run's recorded config. `operators` replaces a
+    stage's task with another operator made from the task's arguments (training in a pod of its own). `dag_args` are
+    `airflow.sdk.dag`'s (dag_id, schedule, …); the trigger form comes from the DAG's config model (`dag_params`)."""
+    from airflow.sdk import Asset, dag, task
+
+    def tasks() -> None:
+        upstream: Any = None
+        for position, stage in enumerate(job.stages):
+            args: dict[str, Any] = {"task_id": stage.name, "doc_md": stage.doc}
+            if stage.retries is not None:
+                args["retries"] = stage.retries
+            if stage.gpu:
+                args.update(GPU_TASK)
+            if stage.outlets:
+                args["outlets"] = [Asset(name, uri=ASSETS[name]) for name in stage.outlets]
+            if operators and stage.name in operators:
+                operator = operators[stage.name](**args)
+                upstream >> operator
+                upstream = operator.output
+                continue
+            if stage.shards is not None:
+                args["map_index_template"] = "shard {{ task.op_kwargs['previous']['shard'] }}"
+            call = _stage_task(job, stage, first=position == 0)
+            made = task(call, **args)
+            if position == 0:
+                upstream = made()
+            elif stage.shards is not None:
+                upstream = made.expand(previous=upstream)
+            else:
+                upstream = made(upstream)
+
+    dag_args.setdefault("params", dag_params(dag_args["dag_id"]))
+    return dag(**dag_args)(tasks)()
+
+
+def _stage_task(job: Job, stage: Stage, *, first: bool) -> Callable[..., Any]:
+    """The callable of a stage's task: the stage over the task's run, as `job_dag` describes."""
+
+    def call(previous: Any = None) -> Any:
+        from airflow.sdk import get_current_context
+
+        from coworkenv.pipeline.rundir import RunDir
+
+        context = get_current_context()
+        run = RunDir.open(context["run_id"])
+        if first:
+            config = without_retry(lambda: job.config(dict(context["params"]), "settings"), CoworkEnvError)
+            if job.begin is not None:
+                without_retry(lambda: job.begin(run, config), CoworkEnvError)
+        else:
+            config = job.recorded(run) if job.recorded is not None else None
+        inputs = StageInputs(config=config, previous=None if stage.shards is not None else previous)
+        with run_judge(config) if stage.endpoint else nullcontext():
+            if stage.endpoint:
+                inputs = replace(inputs, llm=llm_endpoint(config))
+            if stage.shards is None:
+                work = lambda: stage.run(run, inputs)  # noqa: E731
+            else:
+                (shard,) = stage.shards(run, [previous])
+                work = lambda: stage.run(run, inputs, shard)  # noqa: E731
+            result = without_retry(work, CoworkEnvError) if stage.final else work()
+        result = stage.xcom(result) if stage.xcom is not None else result
+        return outlet_extra(result) if stage.outlets else result
+
+    call.__name__ = call.__qualname__ = stage.name
+    call.__doc__ = stage.doc
+    return call

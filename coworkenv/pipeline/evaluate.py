@@ -29,13 +29,12 @@ from coworkenv.data.root import DataRoot
 from coworkenv.errors import CoworkEnvError, field_label
 from coworkenv.fileio import read_json
 from coworkenv.llm import LLMConfig
-from coworkenv.pipeline.config import EvaluationConfig, need_endpoint
-from coworkenv.pipeline.job import Job, Stage, StageInputs
+from coworkenv.pipeline.config import EvaluationConfig, evaluation_config, need_endpoint
+from coworkenv.pipeline.job import Job, Stage, StageInputs, release_event
 from coworkenv.pipeline.rundir import RunDir, StageHook, read_job_config, read_jsonl, write_json, write_jsonl
 from coworkenv.spec.task import TaskSpec
 
 if TYPE_CHECKING:
-    from coworkenv.rollout.pairs import PairSet
     from coworkenv.rollout.trial_record import TrialRecord
 
 log = logging.getLogger(__name__)
@@ -370,12 +369,41 @@ EVALUATION = Job(
                 f"{EVAL_DIR}/suite.jsonl",
                 f"{EVAL_DIR}/contamination.json",
             ),
+            doc="Validate the settings, resolve the suite, check it against the training releases for contamination.",
+            final=True,  # bad settings or a contaminated suite
         ),
-        Stage("trials", lambda run, i: run_trials_stage(run, i.llm, i.progress), (f"{EVAL_DIR}/trials.jsonl",)),
-        Stage("build", lambda run, i: build(run, i.out), ("tables", REPORT_DIR)),
-        Stage("gate", lambda run, i: gate(run), ("quality",)),
-        Stage("publish", lambda run, i: publish(run), ()),
+        Stage(
+            "trials",
+            lambda run, i: run_trials_stage(run, i.llm, i.progress),
+            (f"{EVAL_DIR}/trials.jsonl",),
+            doc="Every task × trial played by the agent (resumes the trials a failed attempt finished).",
+            endpoint=True,
+        ),
+        Stage(
+            "build",
+            lambda run, i: build(run, i.out),
+            ("tables", REPORT_DIR),
+            doc="eval_results, trajectories and capability_profile tables; the report and the profile.",
+        ),
+        Stage(
+            "gate",
+            lambda run, i: gate(run),
+            ("quality",),
+            doc="The `evaluated` Great Expectations gate; a failure stops the run here and nothing is published.",
+            final=True,
+            retries=0,
+        ),
+        Stage(
+            "publish",
+            lambda run, i: publish(run),
+            (),
+            doc="The gated tables as a release of kind `eval`; the report and the profile become visible as assets.",
+            outlets=("coworkenv-eval-report", "coworkenv-capability-profile"),
+            xcom=release_event,
+        ),
     ),
+    config=evaluation_config,
+    recorded=read_config,
 )
 """The evaluation job (docs/design/pipeline.md, "Pipeline"): `evaluate` runs it, the `coworkenv_evaluate` DAG one
 task a stage, the nightly loop in two parts (prepare to build, then gate and publish)."""
@@ -411,65 +439,3 @@ def eval_rows(ref: str, data_root: str | os.PathLike[str] | DataRoot | None = No
     if not rows:
         raise CoworkEnvError(f"{ref!r} holds no eval_results rows: is it an evaluation?")
     return rows
-
-
-def training_suite(run: RunDir) -> dict[str, Any]:
-    """The run's suite, refused when it is a benchmark: training on a held-out suite would contaminate it."""
-    from coworkenv.rollout.pairs import refuse_benchmark
-
-    suite = suite_info(run)
-    refuse_benchmark(suite.get("kind"), f"run {run.run_id!r} (suite {suite.get('name')!r})")
-    return suite
-
-
-def recorded_trials(run: RunDir) -> list[TrialRecord]:
-    """The run's trial records; a run that has none has not been played."""
-    from coworkenv.rollout import read_trials
-
-    records = read_trials(run.file(EVAL_DIR, "trials.jsonl"))
-    if not records:
-        raise CoworkEnvError(f"run {run.run_id!r} has no trials: run it first")
-    return records
-
-
-def sft_from_run(run: RunDir, dest: str | os.PathLike[str], *, threshold: float | None = None) -> dict[str, Any]:
-    """Rejection sampling (docs/design/agents-and-rollouts.md, "Rollouts"): the run's successful trials, deduplicated, as `sft` rows in
-    one Parquet file. Refused for a benchmark suite."""
-    from coworkenv.rollout.rejection import DEFAULT_THRESHOLD, write_sft
-
-    training_suite(run)
-    records = recorded_trials(run)
-    rows = write_sft(records, suite_tasks(run), dest, threshold=DEFAULT_THRESHOLD if threshold is None else threshold)
-    return {"trials": len(records), "sft_rows": rows, "path": str(dest)}
-
-
-def pairs_from_run(run: RunDir, *, min_score_gap: float) -> PairSet:
-    """Preference pairs (docs/design/agents-and-rollouts.md, "Rollouts") of an evaluation run, published or not: its trials, with the
-    oracle rollouts of the task release it evaluated (none for a suite file) as the fallback chosen side. Refused for a
-    benchmark suite."""
-    from coworkenv.rollout import trajectory_rows
-    from coworkenv.rollout.pairs import oracle_trajectories, preference_pairs
-
-    suite = training_suite(run)
-    specs = suite_tasks(run)
-    trials = trajectory_rows(recorded_trials(run), specs)
-    release = suite.get("release_id")
-    oracle = oracle_trajectories(run.data_root, release) if release else []
-    return preference_pairs(trials, specs, oracle=oracle, min_score_gap=min_score_gap, source=run.run_id)
-
-
-def eval_pairs(
-    ref: str, data_root: str | os.PathLike[str] | DataRoot | None = None, *, min_score_gap: float
-) -> PairSet:
-    """One evaluation's preference pairs: from its release (kind `eval`) or, before it is published, its run."""
-    from coworkenv.data.reader import complete_manifest
-    from coworkenv.data.root import open_root
-    from coworkenv.rollout.pairs import release_pairs
-
-    root = open_root(data_root)
-    if complete_manifest(root, ref) is not None:
-        return release_pairs(root, ref, min_score_gap=min_score_gap)
-    run = RunDir.open(ref, root)
-    if not run.file(EVAL_DIR, "config.json").exists():
-        raise CoworkEnvError(f"{ref!r} is neither an evaluation release nor an evaluation run under {root.url}")
-    return pairs_from_run(run, min_score_gap=min_score_gap)

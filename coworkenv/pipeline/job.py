@@ -1,8 +1,11 @@
-"""A job as one declaration: its stages in order, each a plain function over the run directory with the run-folder
-paths it writes (docs/design/pipeline.md, "Pipeline"). From the declaration come running the job in one process, or
-any consecutive part of it (the nightly loop runs the synthesis and evaluation jobs in parts, between its own
-stages), what a new start makes stale (`outputs_after`), and the checks that the DAGs and the CLI name the same
-stages in the same order (`tests/pipeline/test_jobs.py`)."""
+"""A job as one declaration: its config model and its stages in order, each a plain function over the run directory
+with the run-folder paths it writes (docs/design/pipeline.md, "Pipeline"). From the declaration come running the job
+in one process, or any consecutive part of it (the nightly loop runs the synthesis and evaluation jobs in parts,
+between its own stages), what a new start makes stale (`outputs_after`), the job's DAG (`pipeline.airflow.job_dag`:
+one task a stage, mapped, queued, retried and publishing assets as the stage declares) and its per-stage commands.
+
+A declaring module stays light (the DAG processor imports it): a stage's function imports the heavy stack when it
+runs."""
 
 from __future__ import annotations
 
@@ -28,6 +31,24 @@ class StageInputs:
     previous: Any = None
 
 
+ASSETS: dict[str, str] = {
+    "coworkenv-task-release": "coworkenv://releases/tasks",
+    "coworkenv-eval-report": "coworkenv://eval/report",
+    "coworkenv-capability-profile": "coworkenv://eval/capability-profile",
+    "coworkenv-training-release": "coworkenv://nightly/training-release",
+    "coworkenv-rollouts": "coworkenv://nightly/rollouts",
+    "coworkenv-candidate-model": "coworkenv://nightly/candidate-model",
+    "coworkenv-current-model": "coworkenv://nightly/current-model",
+}
+"""The Airflow assets a stage may update (`Stage.outlets`), by name: their URIs."""
+
+
+def release_event(manifest: Any) -> dict[str, Any]:
+    """A published release (its `Manifest`) as a task's result and its asset event's extra: which release, how many
+    rows."""
+    return {"release_id": manifest.release_id, "row_counts": manifest.row_counts}
+
+
 @dataclass(frozen=True)
 class Stage:
     name: str
@@ -36,14 +57,39 @@ class Stage:
     outputs: tuple[str, ...]
     """The run-folder paths the stage writes (files or folders): what its rerun replaces and a new start clears."""
     shards: Callable[[RunDir, Any], Iterable[Any]] | None = None
-    """For a stage mapped over shards (one Airflow task each): the shards, from the run and the previous result."""
+    """For a stage mapped over shards: the shards, from the run and the previous stage's result (a list), one shard
+    per item of it, so that the DAG maps one task over each item of the previous task's result."""
     doc: str = ""
+    """What the stage does, in a line (the task's doc in the Airflow UI, the command's help)."""
+    endpoint: bool = False
+    """The stage may call the run's LLM endpoint or its rubric judge: a DAG task reads both from the run's config."""
+    final: bool = False
+    """A `CoworkEnvError` (bad settings, a failed gate) fails the task at once: no retry can make bad input good."""
+    retries: int | None = None
+    """The task's retries, where not the DAG's default (a gate: 0)."""
+    gpu: bool = False
+    """The stage runs a local model: its task goes to the GPU queue and pool."""
+    outlets: tuple[str, ...] = ()
+    """The assets (`ASSETS`) whose events the task emits, its result as their extra."""
+    xcom: Callable[[Any], Any] | None = None
+    """The stage's result as its task returns it (JSON), where the result is not JSON already."""
+    summary: Callable[[RunDir, Any], str] | None = None
+    """What its command prints of the stage's result."""
+    total: Callable[[RunDir], int] | None = None
+    """How many `unit`s of work the stage does, known before it runs (its command's progress bar)."""
+    unit: str = "item"
 
 
 @dataclass(frozen=True)
 class Job:
     name: str
     stages: tuple[Stage, ...]
+    config: Callable[[dict[str, Any], str], Any] | None = None
+    """The first stage's config from a trigger's plain values (a one-line error names the field)."""
+    recorded: Callable[[RunDir], Any] | None = None
+    """The config a started run recorded (what a later stage's task reads its endpoint from)."""
+    begin: Callable[[RunDir, Any], None] | None = None
+    """What starting a run does before its first stage, if anything (the nightly loop records its config)."""
     _index: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -70,12 +116,18 @@ class Job:
         *,
         first: str | None = None,
         last: str | None = None,
+        before: str | None = None,
         on_stage: StageHook | None = None,
     ) -> Any:
-        """The stages from `first` to `last` (default: all), in order, each given the result of the one before; a
-        stage mapped over shards runs once per shard, reported once per shard. Returns the last stage's result."""
+        """The stages from `first` to `last`, or to the one `before` a stage (default: all), in order, each given the
+        result of the one before; a stage mapped over shards runs once per shard, reported once per shard. Returns
+        the last stage's result."""
         start = self.position(first) if first is not None else 0
-        stop = self.position(last) + 1 if last is not None else len(self.stages)
+        stop = len(self.stages)
+        if last is not None:
+            stop = self.position(last) + 1
+        elif before is not None:
+            stop = self.position(before)
         done = stage_reporter(on_stage)
         result = inputs.previous
         for stage in self.stages[start:stop]:

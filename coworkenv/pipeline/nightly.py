@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,91 +27,42 @@ from coworkenv.data.root import DataRoot
 from coworkenv.errors import CoworkEnvError
 from coworkenv.fileio import outermost_missing, remove_created
 from coworkenv.llm import LLMConfig
-from coworkenv.pipeline.config import EndpointSettings, EvaluationConfig, NightlyConfig, SynthesisConfig
-from coworkenv.pipeline.job import StageInputs
-from coworkenv.pipeline.rundir import RunDir, StageHook, stage_reporter, write_json
-from coworkenv.progress import Bars, logged
+from coworkenv.pipeline.config import NightlyConfig, SynthesisConfig, nightly_config
+from coworkenv.pipeline.job import Job, Stage, StageInputs
+from coworkenv.pipeline.rundir import RunDir, StageHook, write_json
+from coworkenv.progress import Bars
 from coworkenv.train.bases import BASES
 
 if TYPE_CHECKING:
     from coworkenv.models import ModelEntry
 
+from coworkenv.pipeline.nightly_evaluations import (
+    endpoint_settings,
+    eval_config,
+    evaluate_all,
+    evaluate_stage,
+    gate_eval_stage,
+    gate_rollouts_stage,
+    rollouts_stage,
+)
 from coworkenv.pipeline.nightly_state import finished, nightly_file, once, read_config, read_state, start, sub_run
 from coworkenv.pipeline.nightly_train import train_stage
 
-__all__ = ["STAGES", "nightly", "nightly_file", "read_config", "read_state", "run_stage", "start", "train_stage"]
+__all__ = [
+    "NIGHTLY",
+    "STAGES",
+    "nightly",
+    "nightly_file",
+    "read_config",
+    "read_state",
+    "run_stage",
+    "start",
+    "train_stage",
+]
 
 log = logging.getLogger(__name__)
 
-STAGES = (
-    "profile",
-    "synthesize",
-    "gate_tasks",
-    "rollouts",
-    "gate_rollouts",
-    "train",
-    "evaluate",
-    "gate_eval",
-    "promote",
-    "new_profile",
-)
-"""In order; the DAG runs one task per stage."""
-
-
 # --- helpers over the registry and evaluations ---------------------------------------------------------------------
-
-
-def _endpoint(config: NightlyConfig) -> dict[str, Any]:
-    return config.model_dump(include=set(EndpointSettings.model_fields))
-
-
-def _eval_config(config: NightlyConfig, agent: str, suite: str, **overrides: Any) -> EvaluationConfig:
-    recipe = BASES.get(config.base).recipe
-    settings = {
-        "trials": config.eval_trials,
-        "limit": config.eval_limit,
-        "max_new_tokens": config.max_new_tokens or recipe.max_new_tokens,
-        "max_turns": config.max_turns or recipe.max_turns,
-        "seed": config.seed,
-        "workers": config.workers,
-        "runtime": config.runtime,
-    }
-    return EvaluationConfig(**_endpoint(config), agent=agent, suite=suite, **{**settings, **overrides})
-
-
-def _evaluation(
-    run: RunDir,
-    config: EvaluationConfig | None,
-    llm: LLMConfig | None,
-    progress: Bars | None,
-    what: str,
-    *,
-    first: str | None = None,
-    last: str | None = None,
-) -> dict[str, Any]:
-    """The evaluation job's stages from `first` to `last` (`pipeline.evaluate.EVALUATION`) over `run`, its trials'
-    progress shown by `progress` (none: logged) once the prepare stage knows how many; each stage's result by name."""
-    from coworkenv.pipeline.evaluate import EVALUATION, trial_count
-
-    results: dict[str, Any] = {}
-    with (progress or logged())(what, None, unit="trial") as step:
-
-        def on_stage(stage: str, result: Any) -> None:
-            results[stage] = result
-            if stage == "prepare":
-                step(0, total=trial_count(run))
-
-        EVALUATION.run(
-            run, StageInputs(config=config, llm=llm, progress=step), first=first, last=last, on_stage=on_stage
-        )
-    return results
-
-
-def _evaluate_all(
-    run: RunDir, config: EvaluationConfig, llm: LLMConfig | None, progress: Bars | None = None, what: str = "trials"
-) -> str:
-    """The whole evaluation job over `run`; its release id."""
-    return _evaluation(run, config, llm, progress, what)["publish"].release_id
 
 
 def _profile_of(eval_ref: str, model: str, dest: Path, data_root: DataRoot) -> dict[str, Any]:
@@ -152,9 +102,9 @@ def profile_stage(
         entry = current_model(config.model_name, run.data_root) or _registered_base(run, config)
         evaluation = entry.newest_eval(suite_id)
         if evaluation is None:
-            release = _evaluate_all(
+            release = evaluate_all(
                 sub_run(run, "baseline"),
-                _eval_config(config, f"hf:{entry.path}", suite_id),
+                eval_config(config, f"hf:{entry.path}", suite_id),
                 llm,
                 progress,
                 "baseline trials",
@@ -214,10 +164,13 @@ def synthesize_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None =
             shards=config.workers,
             runtime=config.runtime,
             profile=profile["profile"] if config.plan == "guided" else None,
-            **_endpoint(config),
+            **endpoint_settings(config),
         )
-        rows = SYNTHESIS.run(synth, StageInputs(config=settings, llm=llm), last="build")  # gate and publish: gate_tasks
-        return {"run_id": synth.run_id, "plan": config.plan, "rows": rows}
+        results: dict[str, Any] = {}
+        SYNTHESIS.run(  # the gates and publication: gate_tasks
+            synth, StageInputs(config=settings, llm=llm), before="gate", on_stage=lambda s, r: results.update({s: r})
+        )
+        return {"run_id": synth.run_id, "plan": config.plan, "rows": results["build"]}
 
     return once(run, "synthesize", work)
 
@@ -237,92 +190,6 @@ def gate_tasks_stage(run: RunDir) -> dict[str, Any]:
         }
 
     return once(run, "gate_tasks", work)
-
-
-def rollouts_stage(
-    run: RunDir, config: NightlyConfig, llm: LLMConfig | None = None, progress: Bars | None = None
-) -> dict[str, Any]:
-    """The current model plays every training task `trials` times, sampling (rejection sampling's proposals)."""
-
-    def work() -> dict[str, Any]:
-        if config.trials == 0:
-            return {"run_id": None, "skipped": "trials 0: no rejection sampling"}
-        release = finished(run, "gate_tasks")["release_id"]
-        model = finished(run, "profile")["model_path"]
-        # the suite is the training release itself: LATEST, so no contamination check applies
-        settings = _eval_config(
-            config, f"hf:{model}", release, trials=config.trials, temperature=config.rollout_temperature, limit=None
-        )
-        rollout = sub_run(run, "rollouts")
-        played = _evaluation(rollout, settings, llm, progress, "rollout trials", last="build")["trials"]
-        return {"run_id": rollout.run_id, **played}  # gate and publish: gate_rollouts
-
-    return once(run, "rollouts", work)
-
-
-def gate_rollouts_stage(run: RunDir) -> dict[str, Any]:
-    """The rollouts' `evaluated` gate, their release, and the successes as `sft` rows."""
-
-    def work() -> dict[str, Any]:
-        from coworkenv.pipeline import evaluate as ev
-        from coworkenv.pipeline.evaluate import EVALUATION
-
-        if finished(run, "rollouts")["run_id"] is None:
-            return {"release_id": None, "own_sft_rows": 0, "own_sft": None}
-        rollout = RunDir.open(finished(run, "rollouts")["run_id"], run.data_root)
-        release = EVALUATION.run(rollout, StageInputs(), first="gate").release_id
-        own = ev.sft_from_run(rollout, nightly_file(run, "own_sft.parquet"))
-        return {
-            "release_id": release,
-            "own_sft_rows": own["sft_rows"],
-            "own_sft": own["path"] if own["sft_rows"] else None,
-        }
-
-    return once(run, "gate_rollouts", work)
-
-
-def evaluate_stage(
-    run: RunDir, config: NightlyConfig, llm: LLMConfig | None = None, progress: Bars | None = None
-) -> dict[str, Any]:
-    """The candidate on the held-out suite, checked against every release its lineage trained on (contamination)."""
-
-    def work() -> dict[str, Any]:
-        profile, trained = finished(run, "profile"), finished(run, "train")
-        lineage = _lineage_releases(run, trained["candidate"])
-        settings = _eval_config(config, f"hf:{trained['candidate_path']}", profile["suite"], train_releases=lineage)
-        evaluation = sub_run(run, "evaluate")
-        results = _evaluation(evaluation, settings, llm, progress, "evaluation trials", last="build")
-        return {"run_id": evaluation.run_id, **results["trials"], "report": results["build"]["report"]}
-
-    return once(run, "evaluate", work)
-
-
-def _lineage_releases(run: RunDir, ref: str) -> list[str]:
-    """The training releases of a model and of every model it descends from."""
-    from coworkenv.models import get_model
-
-    releases: list[str] = []
-    entry: Any = get_model(ref, run.data_root)
-    while entry is not None:
-        if entry.training_release and entry.training_release not in releases:
-            releases.append(entry.training_release)
-        entry = get_model(entry.parent, run.data_root) if entry.parent else None
-    return releases
-
-
-def gate_eval_stage(run: RunDir) -> dict[str, Any]:
-    """The evaluation's `evaluated` gate, its release, and the result on the candidate's registry entry."""
-
-    def work() -> dict[str, Any]:
-        from coworkenv.models import record_eval
-        from coworkenv.pipeline.evaluate import EVALUATION
-
-        evaluation = RunDir.open(finished(run, "evaluate")["run_id"], run.data_root)
-        release = EVALUATION.run(evaluation, StageInputs(), first="gate").release_id
-        record_eval(finished(run, "train")["candidate"], release, data_root=run.data_root)
-        return {"release_id": release}
-
-    return once(run, "gate_eval", work)
 
 
 def promote_stage(run: RunDir, config: NightlyConfig) -> dict[str, Any]:
@@ -376,20 +243,97 @@ def new_profile_stage(run: RunDir, config: NightlyConfig) -> dict[str, Any]:
     return once(run, "new_profile", work)
 
 
-Stage = Callable[[RunDir, NightlyConfig, "LLMConfig | None", "Bars | None"], dict[str, Any]]
-STAGE_RUNS: dict[str, Stage] = {
-    "profile": lambda run, config, llm, progress: profile_stage(run, config, llm, progress),
-    "synthesize": lambda run, config, llm, progress: synthesize_stage(run, config, llm),
-    "gate_tasks": lambda run, config, llm, progress: gate_tasks_stage(run),
-    "rollouts": lambda run, config, llm, progress: rollouts_stage(run, config, llm, progress),
-    "gate_rollouts": lambda run, config, llm, progress: gate_rollouts_stage(run),
-    "train": lambda run, config, llm, progress: train_stage(run, config, progress),
-    "evaluate": lambda run, config, llm, progress: evaluate_stage(run, config, llm, progress),
-    "gate_eval": lambda run, config, llm, progress: gate_eval_stage(run),
-    "promote": lambda run, config, llm, progress: promote_stage(run, config),
-    "new_profile": lambda run, config, llm, progress: new_profile_stage(run, config),
-}
-"""Each stage by name, called the same way (what it does not use, it ignores)."""
+NIGHTLY = Job(
+    "nightly",
+    (
+        Stage(
+            "profile",
+            lambda run, i: profile_stage(run, i.config, i.llm, i.progress),
+            (),
+            doc="Check the settings; the current model and its capability profile on the held-out suite.",
+            endpoint=True,
+            gpu=True,
+        ),
+        Stage(
+            "synthesize",
+            lambda run, i: synthesize_stage(run, i.config, i.llm),
+            (),
+            doc="Training tasks planned from the profile: plan → generate → validate → repair → rollout → build.",
+            endpoint=True,
+        ),
+        Stage(
+            "gate_tasks",
+            lambda run, i: gate_tasks_stage(run),
+            (),
+            doc="The `validated` and `rollouts` gates, then the training release.",
+            final=True,
+            retries=0,
+            outlets=("coworkenv-training-release",),
+        ),
+        Stage(
+            "rollouts",
+            lambda run, i: rollouts_stage(run, i.config, i.llm, i.progress),
+            (),
+            doc="The current model plays every training task (rejection sampling's proposals).",
+            endpoint=True,
+            gpu=True,
+        ),
+        Stage(
+            "gate_rollouts",
+            lambda run, i: gate_rollouts_stage(run),
+            (),
+            doc="The `evaluated` gate on the rollouts; their successes become training data.",
+            final=True,
+            retries=0,
+            outlets=("coworkenv-rollouts",),
+        ),
+        Stage(
+            "train",
+            lambda run, i: train_stage(run, i.config, i.progress),
+            (),
+            doc="SFT (then GRPO, GDPO or DPO); the checkpoint is registered as a candidate.",
+            gpu=True,
+            outlets=("coworkenv-candidate-model",),
+        ),
+        Stage(
+            "evaluate",
+            lambda run, i: evaluate_stage(run, i.config, i.llm, i.progress),
+            (),
+            doc="The candidate on the held-out suite.",
+            endpoint=True,
+            gpu=True,
+        ),
+        Stage(
+            "gate_eval",
+            lambda run, i: gate_eval_stage(run),
+            (),
+            doc="The `evaluated` gate on the candidate's evaluation, then its release.",
+            final=True,
+            retries=0,
+            outlets=("coworkenv-eval-report",),
+        ),
+        Stage(
+            "promote",
+            lambda run, i: promote_stage(run, i.config),
+            (),
+            doc="Promote the candidate, or keep the current model; the decision and its reason are recorded.",
+            outlets=("coworkenv-current-model",),
+        ),
+        Stage(
+            "new_profile",
+            lambda run, i: new_profile_stage(run, i.config),
+            (),
+            doc="The profile of the model that is current now: what tomorrow's plan reads.",
+            outlets=("coworkenv-capability-profile",),
+        ),
+    ),
+    config=nightly_config,
+    recorded=read_config,
+    begin=start,
+)
+"""One turn of the loop, in order; each stage records its result in `nightly/state.json` (and runs once), so its
+outputs are the state's, not paths of their own. The DAG runs one task per stage."""
+STAGES = NIGHTLY.names()
 
 
 def nightly(
@@ -408,9 +352,15 @@ def nightly(
     llm = llm if llm is not None else config.llm()
     created = outermost_missing(run.path)
     start(run, config)
-    done = stage_reporter(on_stage)
+    results: dict[str, Any] = {}
+
+    def done(stage: str, result: Any) -> None:
+        results[stage] = result
+        if on_stage is not None:
+            on_stage(stage, result)
+
     try:
-        results = {stage: done(stage, STAGE_RUNS[stage](run, config, llm, progress)) for stage in STAGES}
+        NIGHTLY.run(run, StageInputs(config=config, llm=llm, progress=progress), on_stage=done)
     except BaseException:
         recorded = nightly_file(run, "config.json")
         if created is not None and [p for p in run.path.rglob("*") if p.is_file()] == [recorded]:
@@ -430,8 +380,9 @@ def run_stage(
 ) -> dict[str, Any]:
     """One stage of a run that has started (its recorded config), e.g. training in a pod of its own; the stages
     before it must have finished, and a finished one is not run again. `progress`: as in `nightly`."""
-    if stage not in STAGE_RUNS:
+    if stage not in STAGES:
         raise CoworkEnvError(f"unknown nightly stage {stage!r}: one of {', '.join(STAGES)}")
     run = RunDir.open(run_id, data_root)
     config = read_config(run)
-    return STAGE_RUNS[stage](run, config, llm if llm is not None else config.llm(), progress)
+    inputs = StageInputs(config=config, llm=llm if llm is not None else config.llm(), progress=progress)
+    return NIGHTLY.run(run, inputs, first=stage, last=stage)

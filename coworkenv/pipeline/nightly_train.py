@@ -102,7 +102,7 @@ def _train_jobs(run: RunDir, config: NightlyConfig) -> list[tuple[str, Callable[
     elif (
         config.method == "dpo"
     ):  # pairs from the current model's rollouts: its failures against its own or the oracle's successes
-        from coworkenv.pipeline.evaluate import eval_pairs
+        from coworkenv.pipeline.training_data import eval_pairs
         from coworkenv.train.dpo import DPOJobConfig, train_dpo
 
         dpo = DPOJobConfig(

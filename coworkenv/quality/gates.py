@@ -106,6 +106,9 @@ class GateResult(BaseModel):
 class GateFailed(CoworkEnvError):
     """A stage's data broke its suite; `result` has the failed expectations and the report path."""
 
+    exit_code = 1
+    """A command that stops on it exits 1 with the whole summary: the data broke a rule, the input was not bad."""
+
     def __init__(self, result: GateResult):
         self.result = result
         super().__init__(result.summary())

@@ -251,8 +251,8 @@ def _run_local(
         local.AGENTS_MADE[(s.agent_spec, "")] = s.agent  # the forked workers use this very agent
         _process_pool(pending, payloads, workers, lambda i, out, err: keep(record_of(pending[i], out, err)))
         return
+    from coworkenv.judge.sandbox_jobs import run_jobs_judged
     from coworkenv.rollout import jobs  # noqa: F401  (registers the `trial` job)
-    from coworkenv.rollout.judged import run_jobs_judged
     from coworkenv.sandbox.limits import Limits
     from coworkenv.validate.judging import spec_pairs
 

@@ -4,7 +4,7 @@
 - `trial`: one trial of a `local` agent (`coworkenv.rollout.local.trial_payload`) in, its trial record out (the
   rollout engine).
 
-Both grade rubrics from the parent's verdicts when the payload carries them (`coworkenv.rollout.judged`).
+Both grade rubrics from the parent's verdicts when the payload carries them (`coworkenv.judge.sandbox_jobs`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from coworkenv.rollout.judged import judged_job
+from coworkenv.judge.sandbox_jobs import judged_job
 from coworkenv.sandbox.jobs import job
 
 

@@ -39,9 +39,9 @@ def sandboxed_rollouts(
     budget_s: float | None = None,
 ) -> list[Any]:
     """One `rollout` job per spec, in the sandbox: the JobResults (output: the `trajectories` row), in order. With a
-    judge active, rubrics are graded from its verdicts on the pairs the spec foresees (`rollout.judged`)."""
+    judge active, rubrics are graded from its verdicts on the pairs the spec foresees (`judge.sandbox_jobs`)."""
     import coworkenv.rollout.jobs  # noqa: F401  (registers the job)
-    from coworkenv.rollout.judged import run_jobs_judged
+    from coworkenv.judge.sandbox_jobs import run_jobs_judged
     from coworkenv.validate.judging import spec_pairs
 
     texts = [spec.to_json() for spec in specs]

@@ -176,7 +176,7 @@ def train_dpo(
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Train, save the checkpoint with its record and curves; returns the record (`training.json`). `pairs`: already
-    built (an evaluation run's, by `pipeline.evaluate.eval_pairs`); default: those of the evaluation release
+    built (an evaluation run's, by `pipeline.training_data.eval_pairs`); default: those of the evaluation release
     `config.release`."""
     from transformers import AutoModelForCausalLM, PrinterCallback
     from trl import DPOConfig, DPOTrainer

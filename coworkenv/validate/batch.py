@@ -20,8 +20,8 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from coworkenv.errors import CoworkEnvError
-from coworkenv.llm.judge import JudgeLike, active_judge
-from coworkenv.llm.judge_table import Pair, Report, TableRow, missed_from_json, rows_json, run_judged
+from coworkenv.judge.endpoint import JudgeLike, active_judge
+from coworkenv.judge.sandbox_jobs import run_jobs_judged
 from coworkenv.redact import safe_message
 from coworkenv.sandbox.choices import IN_PROCESS, RUNTIME_CHOICES
 from coworkenv.spec.task import TaskSpec
@@ -102,45 +102,29 @@ def _validation(output: Any, task_id: str) -> TaskValidation:
 # --- rubric verdicts for the sandbox (docs/design/contracts.md, "Judge") -------------------------------------------
 
 
-def _envelope(payload: str, rows: list[TableRow]) -> str:
-    return json.dumps({"task": payload, "verdicts": rows_json(rows)}, ensure_ascii=False)
-
-
-def _missed(result: Any) -> list[Pair]:
-    output = getattr(result, "output", None)
-    ok = result is not None and getattr(result, "ok", False) and isinstance(output, dict)
-    return missed_from_json(output.get("missed")) if ok else []
-
-
-def _judged(result: Any, payload: str) -> TaskValidation:
-    """A `validate_judged` job's validation."""
-    output = getattr(result, "output", None)
-    if result is None or not getattr(result, "ok", False) or not isinstance(output, dict):
-        return _from_job(result, payload)
-    return _validation(output.get("validation"), guess_task_id(payload))
-
-
 def _validate_judged(
     payloads: list[str], judge: JudgeLike, run: Callable[[str, list[str], Any], list[Any]], step: Any
 ) -> list[TaskValidation]:
-    """The sandboxed battery with the judge's verdicts on every pair the spec lets the parent foresee; a task whose
-    battery asked about another pair runs once more with that verdict too."""
-    out: list[TaskValidation | None] = [None] * len(payloads)
+    """The sandboxed battery with the judge's verdicts on every pair the spec lets the parent foresee
+    (`judge.sandbox_jobs`, the protocol rollouts use too); a task whose battery asked about another pair runs once
+    more with that verdict too."""
 
-    def jobs(indices: list[int], tables: list[list[TableRow]], report: Report) -> None:
-        results = run(
-            JUDGED_JOB_NAME, [_envelope(payloads[i], rows) for i, rows in zip(indices, tables, strict=True)], None
-        )
-        for i, result in zip(indices, results, strict=True):
-            report(i, result)
+    from coworkenv.sandbox.pool import JobResult
 
-    def done(i: int, result: Any) -> None:
-        out[i] = _judged(result, payloads[i])
-        if step is not None:
-            step()
+    def on_pool(job: str, texts: list[str], on_result: Callable[[Any], None]) -> None:
+        for index, result in enumerate(run(job, texts, None)):
+            missing = JobResult(index=index, ok=False, error_code="sandbox_error", error="no result")
+            on_result(result if result is not None else missing)
 
-    run_judged([spec_pairs(p) for p in payloads], judge, jobs, _missed, done)
-    return [v for v in out if v is not None]
+    results = run_jobs_judged(
+        JUDGED_JOB_NAME,
+        [json.dumps({"task": p}, ensure_ascii=False) for p in payloads],
+        [spec_pairs(p) for p in payloads],
+        judge=judge,
+        run=on_pool,
+        on_result=(lambda _: step()) if step is not None else None,
+    )
+    return [_from_job(result, payload) for result, payload in zip(results, payloads, strict=True)]
 
 
 def _with_name(validation: TaskValidation, name: str | None) -> TaskValidation:

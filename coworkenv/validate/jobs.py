@@ -32,14 +32,14 @@ def validate(payload: str) -> Any:
 
 @job(JUDGED_JOB_NAME, warmup=warm_validate, budget_s=BATTERY_BUDGET_S)
 def validate_judged(payload: str) -> Any:
-    """The battery with rubric verdicts from the parent: payload `{"task": <raw TaskSpec JSON text>, "verdicts":
-    [TableRow, ...]}`; output `{"validation": <TaskValidation JSON>, "missed": [[criteria, text], ...]}`, the pairs the
-    battery asked about that the table lacked (not graded here; the parent may ask its judge and run it again)."""
+    """The battery with rubric verdicts from the parent (`judge.sandbox_jobs`): payload `{"task": <raw TaskSpec JSON
+    text>, "verdicts": [TableRow, ...]}`; output `{"output": <TaskValidation JSON>, "missed": [[criteria, text], ...]}`,
+    the pairs the battery asked about that the table lacked (not graded here; the parent may ask its judge and run it
+    again)."""
     import json
 
-    from coworkenv.llm.judge_table import play_judged
+    from coworkenv.judge.sandbox_jobs import judged_job
     from coworkenv.validate.battery import validate_spec_json
 
-    envelope = json.loads(payload)  # written by the parent, not by the task's author
-    validation, missed = play_judged(envelope["verdicts"], lambda: validate_spec_json(envelope["task"]))
-    return {"validation": validation, "missed": missed}
+    request = json.loads(payload)  # written by the parent: the task's raw text is a string inside it
+    return judged_job(request, lambda: validate_spec_json(request["task"]))

@@ -17,7 +17,7 @@ from typing import Any
 from coworkenv.caps import CAPS
 from coworkenv.episode.user import scripted_reply
 from coworkenv.grading.play import ANSWER_ONLY_TEXT
-from coworkenv.llm.judge_table import Pair
+from coworkenv.judge.table import Pair
 from coworkenv.spec.task import UserSpec
 from coworkenv.workspace.tools import TOOLS
 

@@ -101,3 +101,65 @@ def test_the_documented_check_kind_tool_and_family_work_as_written(tmp_path):
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stdout + proc.stderr
     for section in ("a check kind", "a family"):  # the repo itself is untouched
         assert not (ROOT / _target(section)).exists()
+
+
+STAGE = textwrap.dedent("""
+    import json, sys
+    from pathlib import Path
+    from coworkenv.cli.app import main
+    from coworkenv.pipeline.synthesize import SYNTHESIS
+
+    root = Path(sys.argv[1])
+    assert SYNTHESIS.names()[-4:] == ("build", "tally", "gate", "publish") and "tally.json" in SYNTHESIS.outputs_after("plan")
+    args = ["--run-id", "t", "--data-root", str(root)]
+    try:
+        main(["synthesize", "--n", "6", "--seed", "3", "--runtime", "none", *args])
+    except SystemExit as exc:
+        assert exc.code == 0, exc.code
+    tally = json.loads((root / "runs" / "t" / "tally.json").read_text())
+    assert sum(tally.values()) == 6, tally
+    (root / "runs" / "t" / "tally.json").unlink()
+    try:
+        main(["tally", *args])
+    except SystemExit as exc:
+        assert exc.code == 0, exc.code
+    assert json.loads((root / "runs" / "t" / "tally.json").read_text()) == tally
+    print("ok")
+""")
+
+
+def _insert_before(text: str, anchor: str, lines: str) -> str:
+    assert text.count(anchor) == 1, anchor
+    return text.replace(anchor, lines + anchor)
+
+
+@pytest.mark.slow
+def test_the_documented_stage_runs_in_the_job_and_as_its_command(tmp_path):
+    """The stage's module and its line in `SYNTHESIS`, and nothing else: the whole synthesis runs it (its output in the
+    run) and `coworkenv tally` runs it alone; the DAG's task follows from the same declaration (tests/dags)."""
+    assert _target("a stage") == "coworkenv/pipeline/tally.py"
+    assert "One module in `coworkenv/pipeline/`" in RECIPES and "`SYNTHESIS` in `pipeline/synthesize.py`" in RECIPES
+    declaration = re.search(r"## a stage\n.*?```python\n.*?```.*?```python\n(.*?)```", PAGE.read_text(), re.S)
+    assert declaration, "docs/design/extending.md shows no line for the job's declaration"
+    import_line, stage_line = declaration.group(1).splitlines()
+    package = tmp_path / "pkg"
+    shutil.copytree(ROOT / "coworkenv", package / "coworkenv", ignore=shutil.ignore_patterns("__pycache__"))
+    before = {p.relative_to(package): p.read_bytes() for p in (package / "coworkenv").rglob("*.py")}
+    (package / _target("a stage")).write_text(_example("a stage"), encoding="utf-8")
+    job = package / "coworkenv" / "pipeline" / "synthesize.py"
+    text = _insert_before(job.read_text(encoding="utf-8"), "from coworkenv.pipeline.job import ", import_line + "\n")
+    job.write_text(_insert_before(text, '        Stage(\n            "gate",', stage_line + "\n"), encoding="utf-8")
+    after = {p.relative_to(package): p.read_bytes() for p in (package / "coworkenv").rglob("*.py")}
+    touched = {str(path) for path in after if before.get(path) != after[path]}
+    assert touched == {_target("a stage"), "coworkenv/pipeline/synthesize.py"}
+    proc = subprocess.run(
+        [sys.executable, "-P", "-c", STAGE, str(tmp_path / "data")],
+        cwd=ROOT,
+        env={"PYTHONPATH": str(package), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert not (ROOT / _target("a stage")).exists()

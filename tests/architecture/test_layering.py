@@ -27,7 +27,7 @@ LAYERS: list[set[str]] = [
         "caps",
         "progress",
     },
-    {"sandbox", "llm"},
+    {"sandbox", "llm", "judge"},
     {"workspace"},
     {"checks"},
     {"spec"},
@@ -137,11 +137,13 @@ SIDEWAYS: dict[str, tuple[str, ...]] = {
     "eval": ("coworkenv.synth.planner.CapabilityProfile", "coworkenv.synth.planner.ProfileRow"),
     "grading": ("coworkenv.agents",),
     "data": ("coworkenv.validate",),
+    "checks": ("coworkenv.llm",),
 }
 """Imports the layers allow but the structure does not want: the pages need the run folder's names (`pipeline.rundir`),
 not the nightly job; the capability profile an evaluation measures is a contract of `spec.capabilities`, not the
 planner's; releases store the battery's verdicts (`spec.verdict`) without importing the battery; grading plays the
-core's scripted policies and takes any other as a `Policy`, it does not look agents up. An entry forbids the module or
+core's scripted policies and takes any other as a `Policy`, it does not look agents up; a check that needs a judge
+gets the one its evidence carries (`checks.base.Judge`), never the endpoint's client. An entry forbids the module or
 name and everything under it."""
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from coworkenv.checks import CHECKS, evaluate
-from coworkenv.llm.judge import NO_JUDGE, using_judge
+from coworkenv.checks.kinds.rubric import NO_JUDGE
+from coworkenv.judge.endpoint import active_judge, using_judge
 from tests.support.builders import check
 from tests.support.checks import Row, assert_pass_fail, cases, episode, recompute, registered, with_answer
 from tests.support.judge_endpoint import judging
@@ -77,6 +78,7 @@ def test_messages_scope_reads_every_assistant_text_in_order(judge):
 def test_messages_scope_uses_evidence_texts_where_the_evidence_has_them(judge):
     class WithTexts:
         answer, says, texts = "final", (), ("called a tool and said budget", "final")
+        judge = active_judge()  # what the evidence of an episode finished now carries
 
     fields = {"kind": "rubric", "criteria": 'Mentions "budget".', "scope": "messages"}
     assert evaluate(check(**fields), WithTexts())[0] is True

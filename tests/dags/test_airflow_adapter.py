@@ -96,7 +96,7 @@ def test_a_connection_that_is_not_there_fails_the_task_at_once_in_the_forms_word
 def test_a_judge_from_a_connection_keeps_its_key_secret(monkeypatch):
     from airflow.sdk.log import redact as airflow_redact
 
-    from coworkenv.llm.judge import PROMPT_VERSION
+    from coworkenv.judge.endpoint import PROMPT_VERSION
     from coworkenv.pipeline.airflow import judge_config_from_connection
 
     key = "judge-held-secret-0003"
@@ -124,7 +124,7 @@ def test_a_run_s_judge_connection_is_installed_around_its_work(monkeypatch, tmp_
     """`run_judge` (what the DAG's validate, repair, rollout and evaluation tasks wrap their work in): the run's
     `judge_conn_id` as the active judge for the block, its verdicts from that endpoint; without one, whatever the
     COWORKENV_JUDGE_* variables configure stays in charge."""
-    from coworkenv.llm import judge as judge_module
+    from coworkenv.judge import endpoint as judge_module
     from coworkenv.pipeline.airflow import run_judge
     from coworkenv.pipeline.config import synthesis_config
     from tests.support.judge_endpoint import judge_endpoint

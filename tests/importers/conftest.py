@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from coworkenv.importers.claw_eval import Imported, import_claw_eval
-from coworkenv.llm.judge import using_judge
+from coworkenv.judge.endpoint import using_judge
 from tests.support import ROOT
 
 CLAW_EVAL = ROOT / "examples" / "claw-eval"

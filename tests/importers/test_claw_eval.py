@@ -11,7 +11,7 @@ import pytest
 from coworkenv.errors import CoworkEnvError
 from coworkenv.grading.consistency import consistency_gate
 from coworkenv.importers.claw_eval import import_claw_eval
-from coworkenv.llm.judge import using_judge
+from coworkenv.judge.endpoint import using_judge
 from tests.importers.conftest import CLAW_EVAL, reports, specs
 from tests.support.judge_endpoint import judging
 

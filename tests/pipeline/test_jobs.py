@@ -5,7 +5,6 @@ same order."""
 from __future__ import annotations
 
 import ast
-from graphlib import TopologicalSorter
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ import pytest
 from coworkenv.errors import CoworkEnvError
 from coworkenv.pipeline.evaluate import EVALUATION
 from coworkenv.pipeline.job import Job, Stage, StageInputs
+from coworkenv.pipeline.nightly import NIGHTLY, STAGES
 from coworkenv.pipeline.synthesize import SYNTHESIS
 from tests.support import ROOT
 
@@ -20,17 +20,19 @@ LIBRARY = ROOT / "coworkenv" / "pipeline"
 
 
 def _stage_functions(job: Job) -> set[str]:
-    """The names of the library functions a job's stages call (read off the lambdas of its `Stage(...)`s)."""
+    """The names of the library functions a job's stages call: the call a stage's lambda makes, or the call its named
+    stage function returns (read off the declaring module)."""
+    tree = ast.parse((LIBRARY / ("synthesize.py" if job is SYNTHESIS else "evaluate.py")).read_text())
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     names = set()
-    for node in ast.walk(ast.parse((LIBRARY / ("synthesize.py" if job is SYNTHESIS else "evaluate.py")).read_text())):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Stage":
-            for arg in node.args:
-                if (
-                    isinstance(arg, ast.Lambda)
-                    and isinstance(arg.body, ast.Call)
-                    and isinstance(arg.body.func, ast.Name)
-                ):
-                    names.add(arg.body.func.id)
+            run = node.args[1]
+            if isinstance(run, ast.Name) and run.id in functions:
+                run = functions[run.id].body[-1]
+            body = getattr(run, "body", None) if isinstance(run, ast.Lambda) else getattr(run, "value", None)
+            if isinstance(body, ast.Call) and isinstance(body.func, ast.Name):
+                names.add(body.func.id)
     return names
 
 
@@ -39,9 +41,25 @@ def test_the_jobs_stages():
     assert EVALUATION.names() == ("prepare", "trials", "build", "gate", "publish")
     assert SYNTHESIS.outputs_after("plan") == ("generated", "validated", "repaired", "rollouts", "tables", "quality")
     assert SYNTHESIS.outputs_after("publish") == ()
+    assert (
+        NIGHTLY.names()
+        == STAGES
+        == (
+            "profile",
+            "synthesize",
+            "gate_tasks",
+            "rollouts",
+            "gate_rollouts",
+            "train",
+            "evaluate",
+            "gate_eval",
+            "promote",
+            "new_profile",
+        )
+    )
 
 
-@pytest.mark.parametrize("module", ["nightly.py", "nightly_state.py", "nightly_train.py"])
+@pytest.mark.parametrize("module", ["nightly.py", "nightly_evaluations.py", "nightly_state.py", "nightly_train.py"])
 def test_the_nightly_loop_composes_the_jobs_and_copies_no_stage(module: str):
     """No stage function of synthesis or evaluation is called by the nightly loop's own code: it runs them through
     `SYNTHESIS.run` / `EVALUATION.run`, so a stage added to a job is a stage of the loop too."""
@@ -85,46 +103,54 @@ def test_a_job_runs_in_parts_each_stage_given_the_one_before(tmp_path: Path):
 
 
 def test_the_cli_has_a_command_for_every_synthesis_stage():
-    """`coworkenv generate` plans and generates (a new run); every later stage is a command of its own."""
-    from coworkenv.cli import pipeline as cli
+    """`coworkenv generate` plans and generates (a new run); every later stage is a command made from its
+    declaration (its doc is the command's help)."""
+    from coworkenv.cli.app import app
+    from coworkenv.cli.pipeline import generate
 
-    for name in SYNTHESIS.names()[1:]:
-        assert callable(getattr(cli, name, None)), f"coworkenv {name} is missing"
+    assert callable(generate)
+    commands = {c.name: c for c in app.registered_commands}
+    for stage in SYNTHESIS.stages[2:]:
+        assert stage.name in commands, f"coworkenv {stage.name} is missing"
+        assert commands[stage.name].callback.__doc__ == stage.doc
 
 
-@pytest.mark.parametrize(("dag_id", "job"), [("coworkenv_synthesize", SYNTHESIS), ("coworkenv_evaluate", EVALUATION)])
-def test_the_dag_runs_the_jobs_stages_in_order(dag_id: str, job: Job):
-    """The DAG's tasks, in dependency order, are the job's stages (read off the DAG file: each task is a function
-    named after its stage, wired by the calls at the end of the DAG function)."""
+@pytest.mark.parametrize("dag_id", ["coworkenv_synthesize", "coworkenv_evaluate", "coworkenv_nightly"])
+def test_a_dag_file_is_its_jobs_declaration(dag_id: str):
+    """A job's DAG file defines no task: it calls `job_dag` with the job, so the tasks are the declaration's stages
+    (their order, mapping, retries, queues and assets: tests/dags)."""
     tree = ast.parse((ROOT / "dags" / f"{dag_id}.py").read_text())
-    dag_fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == dag_id)
-    tasks = [n.name for n in dag_fn.body if isinstance(n, ast.FunctionDef)]
-    graph: dict[str, set[str]] = {t: set() for t in tasks}
-    assigned: dict[str, str] = {}
+    assert not [n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)], f"{dag_id} defines functions"
+    calls = [n for n in tree.body if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)]
+    assert [c.value.func.id for c in calls] == ["job_dag"], dag_id
+    assert {k.arg: getattr(k.value, "value", None) for k in calls[0].value.keywords}["dag_id"] == dag_id
 
-    def task_of(node: ast.AST) -> str | None:
-        """The task a wiring expression ends in: `f(...)`, `f.expand(...)` or a name assigned from one."""
-        if isinstance(node, ast.Name):
-            return assigned.get(node.id)
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = (
-                func.value.id
-                if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
-                else getattr(func, "id", None)
-            )
-            if name in graph:
-                for arg in [*node.args, *(k.value for k in node.keywords)]:
-                    upstream = task_of(arg)
-                    if upstream is not None:
-                        graph[name].add(upstream)
-                return name
-        return None
 
-    for statement in dag_fn.body:
-        if isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Name):
-            assigned[statement.targets[0].id] = task_of(statement.value) or ""
-        elif isinstance(statement, ast.Expr):
-            task_of(statement.value)
-    order = tuple(TopologicalSorter(graph).static_order())
-    assert order == job.names(), f"{dag_id}: tasks {order}, the job's stages {job.names()}"
+JOBS = {"synthesis": SYNTHESIS, "evaluation": EVALUATION, "nightly": NIGHTLY}
+
+
+def _written_stage_lists(path: Path) -> list[tuple[int, str]]:
+    """Literal sequences of three or more strings, all stage names of one job: a stage list written out."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Tuple | ast.List | ast.Set) and len(node.elts) >= 3:
+            values = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if len(values) == len(node.elts):
+                found += [(node.lineno, job) for job, j in JOBS.items() if set(values) <= set(j.names())]
+    return found
+
+
+def test_no_stage_list_is_written_twice():
+    """The declarations are the only stage lists of the library, the DAGs, the plugin and the benchmarks: everything
+    else asks the job (`names()`, `stages`, `outputs_after`)."""
+    declarations = {LIBRARY / "synthesize.py", LIBRARY / "evaluate.py", LIBRARY / "nightly.py"}
+    folders = [ROOT / "coworkenv", ROOT / "dags", ROOT / "plugins", ROOT / "bench"]
+    written = {
+        f"{path.relative_to(ROOT)}:{line} ({job})": job
+        for folder in folders
+        for path in sorted(folder.rglob("*.py"))
+        for line, job in _written_stage_lists(path)
+    }
+    assert not written, f"stage lists written outside the job declarations: {sorted(written)}"
+    for path in declarations:  # the declarations themselves list stages as Stage(...) calls, not as names
+        assert not _written_stage_lists(path), path

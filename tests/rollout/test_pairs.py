@@ -12,7 +12,7 @@ import pytest
 from coworkenv.data.build import messages_rows
 from coworkenv.episode.session import initial_messages
 from coworkenv.errors import CoworkEnvError
-from coworkenv.pipeline.evaluate import eval_pairs
+from coworkenv.pipeline.training_data import eval_pairs
 from coworkenv.rollout import run_trials, trajectory_rows
 from coworkenv.rollout.pairs import PAIRS, preference_pairs, release_pairs, write_pairs
 from coworkenv.rollout.trial_record import zero_score

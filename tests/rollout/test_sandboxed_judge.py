@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from coworkenv.llm.judge import using_judge
+from coworkenv.judge.endpoint import using_judge
 from coworkenv.rollout import run_trials
 from coworkenv.rollout.oracle_rollouts import sandboxed_rollouts
 from coworkenv.spec.task import TaskSpec
@@ -86,7 +86,7 @@ def test_without_a_judge_a_sandboxed_trial_leaves_the_rubric_not_graded(runtime:
 
 
 def test_a_job_reports_at_most_max_missed_pairs():
-    from coworkenv.llm.judge_table import MAX_MISSED, TableJudge, missed_from_json, missed_json
+    from coworkenv.judge.table import MAX_MISSED, TableJudge, missed_from_json, missed_json
 
     table = TableJudge([])
     for i in range(MAX_MISSED + 5):

@@ -258,7 +258,10 @@ def evidence(
     says: tuple[str, ...] = (),
     user_rounds: int = 0,
 ) -> Evidence:
-    """Evidence built by hand from a spec's initial state and a final state (a deep copy by default)."""
+    """Evidence built by hand from a spec's initial state and a final state (a deep copy by default), with the judge
+    active now, as an episode finishing now would have."""
+    from coworkenv.judge.endpoint import active_judge
+
     initial = spec.initial_state
     final = copy.deepcopy(initial) if final_state is None else final_state
     return Evidence(
@@ -271,6 +274,7 @@ def evidence(
         final_state=final,
         final_hash=content_hash(canonical_json(final)),
         diff=diff_states(initial, final),
+        judge=active_judge(),
     )
 
 

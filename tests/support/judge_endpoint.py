@@ -70,7 +70,7 @@ JUDGE_MODEL = "rule-judge-1"
 @contextmanager
 def judging(cache_dir: Any, **config: Any) -> Iterator[tuple[ThreadingHTTPServer, Any]]:
     """The rule judge at a live endpoint, installed as the active judge for the block: (server, Judge)."""
-    from coworkenv.llm.judge import Judge, JudgeConfig, using_judge
+    from coworkenv.judge.endpoint import Judge, JudgeConfig, using_judge
 
     with judge_endpoint() as server:
         fields = {"model": JUDGE_MODEL, "cache_dir": str(cache_dir), "max_retries": 0, "backoff_s": 0.0, **config}

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from coworkenv.checks.kinds.rubric import NO_JUDGE
 from coworkenv.grading.score import CheckResult
-from coworkenv.llm.judge import NO_JUDGE, using_judge
+from coworkenv.judge.endpoint import using_judge
 from coworkenv.repair.rules import REPAIRERS, RepairContext
 from coworkenv.validate.battery import validate_spec
 from tests.support.judge_endpoint import judging

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from coworkenv.llm.judge import JudgeLike, Verdict, using_judge
-from coworkenv.llm.judge_table import NO_VERDICT, TableJudge, TableRow, ask_all
+from coworkenv.judge.endpoint import JudgeLike, Verdict, using_judge
+from coworkenv.judge.table import NO_VERDICT, TableJudge, TableRow, ask_all
 from coworkenv.validate import batch
 from coworkenv.validate.batch import validate_tasks
 from coworkenv.validate.battery import validate_spec

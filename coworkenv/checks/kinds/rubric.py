@@ -1,10 +1,10 @@
 """`rubric`: a judge model decides whether the answer (or every assistant message) meets written criteria.
 
 For imported and LLM-generated tasks whose answers no exact check can grade; procedural families keep exact checks.
-The judge is `coworkenv.llm.judge.active_judge()` (docs/design/contracts.md, "Judge"); without one the check is not
-graded — `(None, reason)`, counted as not passed — never passed. `adversarial` holds wrong but plausible answers
-(keyword-stuffed, negated, another option) that the battery's `judge_calibration` proves the judge fails, next to
-the oracle's answer that it must pass.
+The judge comes with the evidence (`Evidence.judge`: the one its episode was played under, docs/design/contracts.md,
+"Judge"); without one the check is not graded — `(None, reason)`, counted as not passed — never passed.
+`adversarial` holds wrong but plausible answers (keyword-stuffed, negated, another option) that the battery's
+`judge_calibration` proves the judge fails, next to the oracle's answer that it must pass.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from typing import Any, Literal
 from pydantic import Field
 
 from coworkenv.checks.answers import Scope, ScopedCheck
-from coworkenv.checks.base import CheckKind, Evidence, register_kind
+from coworkenv.checks.base import CheckKind, Evidence, Judge, register_kind
 from coworkenv.frozen import EMPTY_LIST
-from coworkenv.llm.judge import NO_JUDGE, active_judge
+
+NO_JUDGE = "not graded: no judge configured"
 
 
 class Rubric(ScopedCheck):
@@ -38,7 +39,7 @@ def judged_text(scope: Scope, ev: Evidence) -> str:
     return "\n\n".join(t for t in ev.texts if t.strip())
 
 
-def judge_text(check: Rubric, text: str) -> tuple[bool | None, str]:
+def judge_text(check: Rubric, text: str, judge: Judge | None) -> tuple[bool | None, str]:
     """(passed or None for not graded, reason) of the criteria on one text; an empty text never meets them."""
     if not text.strip():
         return (
@@ -47,7 +48,6 @@ def judge_text(check: Rubric, text: str) -> tuple[bool | None, str]:
             if check.scope == "answer"
             else "nothing to judge: no assistant text",
         )
-    judge = active_judge()
     if judge is None:
         return None, NO_JUDGE
     verdict = judge.verdict(check.criteria, text)
@@ -57,7 +57,7 @@ def judge_text(check: Rubric, text: str) -> tuple[bool | None, str]:
 
 
 def evaluate(check: Rubric, ev: Evidence) -> tuple[bool | None, str]:
-    return judge_text(check, judged_text(check.scope, ev))
+    return judge_text(check, judged_text(check.scope, ev), ev.judge)
 
 
 def recompute(check: dict[str, Any], ev: Evidence, spec: Any) -> Any:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from coworkenv.checks.base import CheckBase
+from coworkenv.checks.base import CheckBase, Judge
 from coworkenv.checks.kinds.rubric import Rubric, judge_text, judged_text
 from coworkenv.episode.evidence import Evidence
 from coworkenv.validate.battery.context import CheckResultT, Context, battery_check
@@ -32,15 +32,15 @@ def rubrics(checks: Iterable[CheckBase]) -> Iterator[Rubric]:
             yield from rubrics(c for c in nested if isinstance(c, CheckBase))
 
 
-def _verdict(check: Rubric, text: str) -> dict[str, Any]:
-    passed, reason = judge_text(check, text)
+def _verdict(check: Rubric, text: str, judge: Judge | None) -> dict[str, Any]:
+    passed, reason = judge_text(check, text, judge)
     return {"passed": passed, "reason": reason[:REASON_CHARS]}
 
 
 def calibrate(check: Rubric, oracle: Evidence) -> dict[str, Any]:
-    """One rubric's calibration: the judge on the oracle's text and on each adversarial answer."""
-    mine = _verdict(check, judged_text(check.scope, oracle))
-    adversarial = [{"index": i, **_verdict(check, text)} for i, text in enumerate(check.adversarial)]
+    """One rubric's calibration: the judge the oracle was graded with, on its text and on each adversarial answer."""
+    mine = _verdict(check, judged_text(check.scope, oracle), oracle.judge)
+    adversarial = [{"index": i, **_verdict(check, text, oracle.judge)} for i, text in enumerate(check.adversarial)]
     ok = mine["passed"] is True and all(a["passed"] is False for a in adversarial)
     return {"check": check.id, "scope": check.scope, "ok": ok, "oracle": mine, "adversarial": adversarial}
 

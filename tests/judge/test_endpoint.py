@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from coworkenv.errors import CoworkEnvError
-from coworkenv.llm import judge as judge_module
-from coworkenv.llm.judge import (
+from coworkenv.judge import endpoint as judge_module
+from coworkenv.judge.cache import VerdictCache, default_cache_dir
+from coworkenv.judge.endpoint import (
     PROMPT_VERSION,
     PROMPTS,
     Judge,
@@ -25,7 +26,6 @@ from coworkenv.llm.judge import (
     parse_verdict,
     using_judge,
 )
-from coworkenv.llm.judge_cache import VerdictCache, default_cache_dir
 from tests.support.judge_endpoint import JUDGE_MODEL, judge_endpoint, judging
 
 CRITERIA = 'Names "Ana Ruiz" as the owner.'

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from coworkenv.llm.judge import JudgeLike, Verdict, using_judge
+from coworkenv.judge.endpoint import JudgeLike, Verdict, using_judge
 
 Pair = tuple[str, str]
 """(criteria, judged text)."""

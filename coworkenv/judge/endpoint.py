@@ -29,9 +29,9 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from coworkenv.canonical import canonical_json, content_hash
 from coworkenv.errors import CoworkEnvError
+from coworkenv.judge.cache import VerdictCache, default_cache_dir
 from coworkenv.llm.async_chat import AsyncChat, run_to_end
 from coworkenv.llm.client import LLMConfig, LLMError, extract_json
-from coworkenv.llm.judge_cache import VerdictCache, default_cache_dir
 from coworkenv.redact import redact
 
 PROMPT_VERSION = "rubric-v1"
@@ -53,7 +53,6 @@ REASON_CHARS = 500
 """How much of the judge's reason a verdict keeps."""
 MALFORMED_ATTEMPTS = 2
 """A reply that is no verdict is asked for once more, then the check is not graded."""
-NO_JUDGE = "not graded: no judge configured"
 
 ENV_BASE_URL = "COWORKENV_JUDGE_BASE_URL"
 ENV_MODEL = "COWORKENV_JUDGE_MODEL"
