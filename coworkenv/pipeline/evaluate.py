@@ -30,7 +30,7 @@ from coworkenv.errors import CoworkEnvError, field_label
 from coworkenv.fileio import read_json
 from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import EvaluationConfig, evaluation_config, need_endpoint
-from coworkenv.pipeline.job import Job, Stage, StageInputs, release_event
+from coworkenv.pipeline.job import Job, Stage, StageInputs, gate_stage, release_event
 from coworkenv.pipeline.rundir import RunDir, StageHook, read_job_config, read_jsonl, write_json, write_jsonl
 from coworkenv.spec.task import TaskSpec
 
@@ -385,13 +385,11 @@ EVALUATION = Job(
             ("tables", REPORT_DIR),
             doc="eval_results, trajectories and capability_profile tables; the report and the profile.",
         ),
-        Stage(
+        gate_stage(
             "gate",
             lambda run, i: gate(run),
             ("quality",),
             doc="The `evaluated` Great Expectations gate; a failure stops the run here and nothing is published.",
-            final=True,
-            retries=0,
         ),
         Stage(
             "publish",

@@ -80,6 +80,12 @@ class Stage:
     unit: str = "item"
 
 
+def gate_stage(name: str, run: Callable[..., Any], outputs: tuple[str, ...], **more: Any) -> Stage:
+    """A quality gate's stage: a failed gate fails its task at once and is never retried (retrying cannot make bad
+    data good)."""
+    return Stage(name, run, outputs, final=True, retries=0, **more)
+
+
 @dataclass(frozen=True)
 class Job:
     name: str
@@ -122,6 +128,20 @@ class Job:
         """The stages from `first` to `last`, or to the one `before` a stage (default: all), in order, each given the
         result of the one before; a stage mapped over shards runs once per shard, reported once per shard. Returns
         the last stage's result."""
+        results = self.results(run, inputs, first=first, last=last, before=before, on_stage=on_stage)
+        return [*results.values()][-1] if results else inputs.previous
+
+    def results(
+        self,
+        run: RunDir,
+        inputs: StageInputs,
+        *,
+        first: str | None = None,
+        last: str | None = None,
+        before: str | None = None,
+        on_stage: StageHook | None = None,
+    ) -> dict[str, Any]:
+        """As `run`, but every stage's result by name, in order (a mapped stage's: the list of its shards')."""
         start = self.position(first) if first is not None else 0
         stop = len(self.stages)
         if last is not None:
@@ -129,6 +149,7 @@ class Job:
         elif before is not None:
             stop = self.position(before)
         done = stage_reporter(on_stage)
+        out: dict[str, Any] = {}
         result = inputs.previous
         for stage in self.stages[start:stop]:
             here = replace(inputs, previous=result)
@@ -136,4 +157,5 @@ class Job:
                 result = done(stage.name, stage.run(run, here))
             else:
                 result = [done(stage.name, stage.run(run, here, shard)) for shard in list(stage.shards(run, result))]
-        return result
+            out[stage.name] = result
+        return out

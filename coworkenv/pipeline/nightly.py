@@ -28,7 +28,7 @@ from coworkenv.errors import CoworkEnvError
 from coworkenv.fileio import outermost_missing, remove_created
 from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import NightlyConfig, SynthesisConfig, nightly_config
-from coworkenv.pipeline.job import Job, Stage, StageInputs
+from coworkenv.pipeline.job import Job, Stage, StageInputs, gate_stage
 from coworkenv.pipeline.rundir import RunDir, StageHook, write_json
 from coworkenv.progress import Bars
 from coworkenv.train.bases import BASES
@@ -166,10 +166,7 @@ def synthesize_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None =
             profile=profile["profile"] if config.plan == "guided" else None,
             **endpoint_settings(config),
         )
-        results: dict[str, Any] = {}
-        SYNTHESIS.run(  # the gates and publication: gate_tasks
-            synth, StageInputs(config=settings, llm=llm), before="gate", on_stage=lambda s, r: results.update({s: r})
-        )
+        results = SYNTHESIS.results(synth, StageInputs(config=settings, llm=llm), before="gate")  # gates: gate_tasks
         return {"run_id": synth.run_id, "plan": config.plan, "rows": results["build"]}
 
     return once(run, "synthesize", work)
@@ -261,13 +258,11 @@ NIGHTLY = Job(
             doc="Training tasks planned from the profile: plan → generate → validate → repair → rollout → build.",
             endpoint=True,
         ),
-        Stage(
+        gate_stage(
             "gate_tasks",
             lambda run, i: gate_tasks_stage(run),
             (),
             doc="The `validated` and `rollouts` gates, then the training release.",
-            final=True,
-            retries=0,
             outlets=("coworkenv-training-release",),
         ),
         Stage(
@@ -278,13 +273,11 @@ NIGHTLY = Job(
             endpoint=True,
             gpu=True,
         ),
-        Stage(
+        gate_stage(
             "gate_rollouts",
             lambda run, i: gate_rollouts_stage(run),
             (),
             doc="The `evaluated` gate on the rollouts; their successes become training data.",
-            final=True,
-            retries=0,
             outlets=("coworkenv-rollouts",),
         ),
         Stage(
@@ -303,13 +296,11 @@ NIGHTLY = Job(
             endpoint=True,
             gpu=True,
         ),
-        Stage(
+        gate_stage(
             "gate_eval",
             lambda run, i: gate_eval_stage(run),
             (),
             doc="The `evaluated` gate on the candidate's evaluation, then its release.",
-            final=True,
-            retries=0,
             outlets=("coworkenv-eval-report",),
         ),
         Stage(
@@ -352,15 +343,8 @@ def nightly(
     llm = llm if llm is not None else config.llm()
     created = outermost_missing(run.path)
     start(run, config)
-    results: dict[str, Any] = {}
-
-    def done(stage: str, result: Any) -> None:
-        results[stage] = result
-        if on_stage is not None:
-            on_stage(stage, result)
-
     try:
-        NIGHTLY.run(run, StageInputs(config=config, llm=llm, progress=progress), on_stage=done)
+        results = NIGHTLY.results(run, StageInputs(config=config, llm=llm, progress=progress), on_stage=on_stage)
     except BaseException:
         recorded = nightly_file(run, "config.json")
         if created is not None and [p for p in run.path.rglob("*") if p.is_file()] == [recorded]:

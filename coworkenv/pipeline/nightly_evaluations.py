@@ -40,25 +40,21 @@ def _evaluation(
     progress: Bars | None,
     what: str,
     *,
-    first: str | None = None,
     before: str | None = None,
 ) -> dict[str, Any]:
-    """The evaluation job's stages from `first` to the one `before` a stage (`pipeline.evaluate.EVALUATION`) over `run`, its trials'
-    progress shown by `progress` (none: logged) once the prepare stage knows how many; each stage's result by name."""
+    """The evaluation job's stages (`pipeline.evaluate.EVALUATION`) over `run`, all or up to the one `before` a stage,
+    its trials' progress shown by `progress` (none: logged) once the prepare stage knows how many; each stage's result
+    by name."""
     from coworkenv.pipeline.evaluate import EVALUATION, trial_count
 
-    results: dict[str, Any] = {}
     with (progress or logged())(what, None, unit="trial") as step:
 
         def on_stage(stage: str, result: Any) -> None:
-            results[stage] = result
             if stage == "prepare":
                 step(0, total=trial_count(run))
 
-        EVALUATION.run(
-            run, StageInputs(config=config, llm=llm, progress=step), first=first, before=before, on_stage=on_stage
-        )
-    return results
+        inputs = StageInputs(config=config, llm=llm, progress=step)
+        return EVALUATION.results(run, inputs, before=before, on_stage=on_stage)
 
 
 def evaluate_all(

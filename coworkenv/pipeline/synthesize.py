@@ -13,7 +13,7 @@ from coworkenv.data.layout import Manifest
 from coworkenv.data.root import DataRoot
 from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import SynthesisConfig, synthesis_config
-from coworkenv.pipeline.job import Job, Stage, StageInputs, release_event
+from coworkenv.pipeline.job import Job, Stage, StageInputs, gate_stage, release_event
 from coworkenv.pipeline.rundir import RunDir, StageHook
 
 
@@ -164,13 +164,11 @@ SYNTHESIS = Job(
             doc="Release tables: tasks, verdicts, repairs, trajectories, SFT and RL rows (staged for the gates).",
             summary=lambda run, rows: f"run {run.run_id}: " + ", ".join(f"{t} {n}" for t, n in rows.items()),
         ),
-        Stage(
+        gate_stage(
             "gate",
             _gate,
             ("quality",),
             doc="Great Expectations gates; a failure stops the run here and nothing is published.",
-            final=True,
-            retries=0,
             summary=_gate_summary,
         ),
         Stage(

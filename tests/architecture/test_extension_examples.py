@@ -148,7 +148,9 @@ def test_the_documented_stage_runs_in_the_job_and_as_its_command(tmp_path):
     (package / _target("a stage")).write_text(_example("a stage"), encoding="utf-8")
     job = package / "coworkenv" / "pipeline" / "synthesize.py"
     text = _insert_before(job.read_text(encoding="utf-8"), "from coworkenv.pipeline.job import ", import_line + "\n")
-    job.write_text(_insert_before(text, '        Stage(\n            "gate",', stage_line + "\n"), encoding="utf-8")
+    job.write_text(
+        _insert_before(text, '        gate_stage(\n            "gate",', stage_line + "\n"), encoding="utf-8"
+    )
     after = {p.relative_to(package): p.read_bytes() for p in (package / "coworkenv").rglob("*.py")}
     touched = {str(path) for path in after if before.get(path) != after[path]}
     assert touched == {_target("a stage"), "coworkenv/pipeline/synthesize.py"}

@@ -10,21 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.dags.conftest import AirflowHome, asset_events
+from tests.pipeline.test_jobs import NIGHTLY_STAGES as STAGES
 
 pytestmark = [pytest.mark.airflow, pytest.mark.xdist_group("airflow")]
-
-STAGES = (
-    "profile",
-    "synthesize",
-    "gate_tasks",
-    "rollouts",
-    "gate_rollouts",
-    "train",
-    "evaluate",
-    "gate_eval",
-    "promote",
-    "new_profile",
-)
 
 
 def test_schedule_form_graph_pool_and_assets(nightly_dag):

@@ -26,7 +26,7 @@ def _stage_functions(job: Job) -> set[str]:
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     names = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Stage":
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("Stage", "gate_stage"):
             run = node.args[1]
             if isinstance(run, ast.Name) and run.id in functions:
                 run = functions[run.id].body[-1]
@@ -36,27 +36,27 @@ def _stage_functions(job: Job) -> set[str]:
     return names
 
 
+NIGHTLY_STAGES = (
+    "profile",
+    "synthesize",
+    "gate_tasks",
+    "rollouts",
+    "gate_rollouts",
+    "train",
+    "evaluate",
+    "gate_eval",
+    "promote",
+    "new_profile",
+)
+"""The nightly loop's stages, in order: what its declaration and its DAG (tests/dags/test_dags_nightly.py) must say."""
+
+
 def test_the_jobs_stages():
     assert SYNTHESIS.names() == ("plan", "generate", "validate", "repair", "rollout", "build", "gate", "publish")
     assert EVALUATION.names() == ("prepare", "trials", "build", "gate", "publish")
     assert SYNTHESIS.outputs_after("plan") == ("generated", "validated", "repaired", "rollouts", "tables", "quality")
     assert SYNTHESIS.outputs_after("publish") == ()
-    assert (
-        NIGHTLY.names()
-        == STAGES
-        == (
-            "profile",
-            "synthesize",
-            "gate_tasks",
-            "rollouts",
-            "gate_rollouts",
-            "train",
-            "evaluate",
-            "gate_eval",
-            "promote",
-            "new_profile",
-        )
-    )
+    assert NIGHTLY.names() == STAGES == NIGHTLY_STAGES
 
 
 @pytest.mark.parametrize("module", ["nightly.py", "nightly_evaluations.py", "nightly_state.py", "nightly_train.py"])
@@ -64,7 +64,16 @@ def test_the_nightly_loop_composes_the_jobs_and_copies_no_stage(module: str):
     """No stage function of synthesis or evaluation is called by the nightly loop's own code: it runs them through
     `SYNTHESIS.run` / `EVALUATION.run`, so a stage added to a job is a stage of the loop too."""
     stage_functions = _stage_functions(SYNTHESIS) | _stage_functions(EVALUATION)
-    assert {"plan_run", "generate_shard", "validate_shard", "prepare", "run_trials_stage", "publish"} <= stage_functions
+    assert {
+        "plan_run",
+        "generate_shard",
+        "validate_shard",
+        "prepare",
+        "run_trials_stage",
+        "publish",
+        "gate_tables",
+        "gate",
+    } <= stage_functions
     called = set()
     for node in ast.walk(ast.parse((LIBRARY / module).read_text())):
         if isinstance(node, ast.Call):  # f(...), or ev.f(...) on the evaluation module imported as `ev`
@@ -95,6 +104,7 @@ def test_a_job_runs_in_parts_each_stage_given_the_one_before(tmp_path: Path):
     assert reports == [("a", [1, 2]), ("b", 10), ("b", 20)]
     assert job.run(None, StageInputs(previous=[10, 20]), first="c") == "done"
     assert seen == [("a", None), ("c", [10, 20])]
+    assert job.results(None, StageInputs(), last="b") == {"a": [1, 2], "b": [10, 20]}
     assert job.outputs_after("a") == ("b", "c")
     with pytest.raises(CoworkEnvError, match="job toy has no stage 'd'"):
         job.run(None, StageInputs(), first="d")
