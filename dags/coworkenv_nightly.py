@@ -32,7 +32,7 @@ job_dag(
     NIGHTLY,
     dag_id="coworkenv_nightly",
     doc_md=__doc__,
-    description="One turn of the loop on the registry's current model: " + " → ".join(NIGHTLY.names()),
+    description="Profile → synthesize → rollouts → train → evaluate → promote, on the registry's current model.",
     schedule="@daily",
     catchup=False,
     max_active_runs=1,
