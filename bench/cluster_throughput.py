@@ -38,7 +38,7 @@ if str(REPO) not in sys.path:
 from _common import calibrated, calibration, calibration_line, machine_info  # noqa: E402
 
 from coworkenv.airflow_env import COMMANDS  # noqa: E402
-from coworkenv.pipeline.synthesize import SYNTHESIS  # noqa: E402
+from coworkenv.pipeline.synthesis import SYNTHESIS  # noqa: E402
 from tests.dags.cluster import Cluster, services_missing  # noqa: E402
 from tests.dags.standalone import Standalone, free_port  # noqa: E402
 

@@ -78,7 +78,7 @@ def loop(root: Path, run_id: str, config: dict[str, Any]) -> dict[str, Any]:
 
 
 def rows(root: Path, release: str) -> list[dict[str, Any]]:
-    from coworkenv.pipeline.evaluate import eval_rows
+    from coworkenv.pipeline.evaluation import eval_rows
 
     return eval_rows(release, root)
 
@@ -267,7 +267,7 @@ def _evaluate(
 ) -> tuple[str, list[dict[str, Any]]]:
     """`coworkenv eval` of a checkpoint on a suite, with the recipe's episode settings (resumed when it started)."""
     from coworkenv.pipeline.config import EvaluationConfig
-    from coworkenv.pipeline.evaluate import evaluate
+    from coworkenv.pipeline.evaluation import evaluate
     from coworkenv.train.bases import BASES
 
     recipe = BASES.get("smollm2").recipe

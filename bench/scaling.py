@@ -45,7 +45,7 @@ if str(BENCH) not in sys.path:
 
 from _common import calibrated, calibration, calibration_line, machine_info, merged_calibration  # noqa: E402
 
-from coworkenv.pipeline.synthesize import SYNTHESIS  # noqa: E402
+from coworkenv.pipeline.synthesis import SYNTHESIS  # noqa: E402
 
 STAGES = tuple(s for s in SYNTHESIS.names()[2:] if s != "repair")  # procedural tasks leave nothing to repair
 COMMANDS = ("generate", *STAGES)

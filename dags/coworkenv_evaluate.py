@@ -19,7 +19,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from coworkenv.pipeline.airflow import job_dag
-from coworkenv.pipeline.evaluate import EVALUATION
+from coworkenv.pipeline.evaluation import EVALUATION
 
 job_dag(
     EVALUATION,

@@ -18,7 +18,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from coworkenv.pipeline.airflow import job_dag
-from coworkenv.pipeline.synthesize import SYNTHESIS
+from coworkenv.pipeline.synthesis import SYNTHESIS
 
 job_dag(
     SYNTHESIS,

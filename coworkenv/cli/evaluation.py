@@ -98,8 +98,8 @@ def evaluate(
     if ctx.invoked_subcommand is not None:
         return
 
-    from coworkenv.pipeline.evaluate import evaluate as run_all
-    from coworkenv.pipeline.evaluate import summary_of
+    from coworkenv.pipeline.evaluation import evaluate as run_all
+    from coworkenv.pipeline.evaluation import summary_of
     from coworkenv.pipeline.rundir import RunDir
 
     config = evaluation_config(settings)
@@ -144,7 +144,7 @@ def compare(
     and the per-capability and per-group deltas."""
     from coworkenv.eval.compare import compare as compare_rows
     from coworkenv.eval.metrics import summarize
-    from coworkenv.pipeline.evaluate import eval_rows
+    from coworkenv.pipeline.evaluation import eval_rows
 
     a, b = eval_rows(base, data_root), eval_rows(candidate, data_root)
     result = compare_rows(a, b, seed=seed)

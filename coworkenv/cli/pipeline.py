@@ -19,7 +19,7 @@ from coworkenv.cli.options import with_config_options
 from coworkenv.errors import CoworkEnvError
 from coworkenv.pipeline.config import EndpointSettings, SynthesisConfig, synthesis_config
 from coworkenv.pipeline.job import Job, Stage, StageInputs
-from coworkenv.pipeline.synthesize import SYNTHESIS
+from coworkenv.pipeline.synthesis import SYNTHESIS
 
 RunIdOpt = Annotated[str, typer.Option("--run-id", help="The run (its directory is <data root>/runs/<run id>/).")]
 NewRunIdOpt = Annotated[
@@ -95,7 +95,7 @@ def endpoint_outside_airflow(config: EndpointSettings) -> Any:
 def synthesize(settings: dict[str, Any], run_id: NewRunIdOpt = None, data_root: DataRootOpt = None) -> None:
     """Run the whole factory to a published release, without Airflow: plan → generate → validate (sandboxed) → repair →
     rollout → build → gate → publish. The same settings and run id publish the same release as the DAG."""
-    from coworkenv.pipeline.synthesize import synthesize as run_all
+    from coworkenv.pipeline.synthesis import synthesize as run_all
 
     config = synthesis_config(settings)
     llm = endpoint_outside_airflow(config)
@@ -143,8 +143,8 @@ def generate(
     ] = None,
 ) -> None:
     """Start a run: plan it and generate its shards (or take its tasks from files) into generated/."""
-    from coworkenv.pipeline.generate import generate_run, import_tasks
-    from coworkenv.pipeline.plan import plan_run
+    from coworkenv.pipeline.synthesis.generate import generate_run, import_tasks
+    from coworkenv.pipeline.synthesis.plan import plan_run
     from coworkenv.spec.io import load_model
     from coworkenv.synth.planner import Plan
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from coworkenv.data.root import DataRoot
 from coworkenv.errors import CoworkEnvError
-from coworkenv.pipeline.evaluate import EVAL_DIR, suite_info, suite_tasks
+from coworkenv.pipeline.evaluation import EVAL_DIR, suite_info, suite_tasks
 from coworkenv.pipeline.rundir import RunDir
 
 if TYPE_CHECKING:

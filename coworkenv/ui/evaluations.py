@@ -18,7 +18,7 @@ from coworkenv.data.root import DataRoot, open_root
 from coworkenv.errors import CoworkEnvError
 from coworkenv.eval.compare import Comparison
 from coworkenv.eval.metrics import Summary
-from coworkenv.pipeline.evaluate import REPORT_DIR
+from coworkenv.pipeline.evaluation import REPORT_DIR
 from coworkenv.pipeline.rundir import NIGHTLY_DIR
 from coworkenv.ui.runs import RunInfo, list_runs
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from coworkenv.data.layout import Manifest
 from coworkenv.data.root import DataRoot, local_path
 from coworkenv.errors import CoworkEnvError
-from coworkenv.pipeline.evaluate import EVAL_DIR, REPORT_DIR
+from coworkenv.pipeline.evaluation import EVAL_DIR, REPORT_DIR
 from coworkenv.pipeline.rundir import GATES_PASSED, NIGHTLY_DIR, RUN_ID_CHARS, RUNS_DIR, safe_name
 
 QUALITY_DIR = GATES_PASSED[0]

@@ -107,7 +107,7 @@ STAGE = textwrap.dedent("""
     import json, sys
     from pathlib import Path
     from coworkenv.cli.app import main
-    from coworkenv.pipeline.synthesize import SYNTHESIS
+    from coworkenv.pipeline.synthesis import SYNTHESIS
 
     root = Path(sys.argv[1])
     assert SYNTHESIS.names()[-4:] == ("build", "tally", "gate", "publish") and "tally.json" in SYNTHESIS.outputs_after("plan")
@@ -137,8 +137,11 @@ def _insert_before(text: str, anchor: str, lines: str) -> str:
 def test_the_documented_stage_runs_in_the_job_and_as_its_command(tmp_path):
     """The stage's module and its line in `SYNTHESIS`, and nothing else: the whole synthesis runs it (its output in the
     run) and `coworkenv tally` runs it alone; the DAG's task follows from the same declaration (tests/dags)."""
-    assert _target("a stage") == "coworkenv/pipeline/tally.py"
-    assert "One module in `coworkenv/pipeline/`" in RECIPES and "`SYNTHESIS` in `pipeline/synthesize.py`" in RECIPES
+    assert _target("a stage") == "coworkenv/pipeline/synthesis/tally.py"
+    assert (
+        "One module in its job's folder (`coworkenv/pipeline/synthesis/`" in RECIPES
+        and "the folder's `__init__.py`" in RECIPES
+    )
     declaration = re.search(r"## a stage\n.*?```python\n.*?```.*?```python\n(.*?)```", PAGE.read_text(), re.S)
     assert declaration, "docs/design/extending.md shows no line for the job's declaration"
     import_line, stage_line = declaration.group(1).splitlines()
@@ -146,14 +149,14 @@ def test_the_documented_stage_runs_in_the_job_and_as_its_command(tmp_path):
     shutil.copytree(ROOT / "coworkenv", package / "coworkenv", ignore=shutil.ignore_patterns("__pycache__"))
     before = {p.relative_to(package): p.read_bytes() for p in (package / "coworkenv").rglob("*.py")}
     (package / _target("a stage")).write_text(_example("a stage"), encoding="utf-8")
-    job = package / "coworkenv" / "pipeline" / "synthesize.py"
+    job = package / "coworkenv" / "pipeline" / "synthesis" / "__init__.py"
     text = _insert_before(job.read_text(encoding="utf-8"), "from coworkenv.pipeline.job import ", import_line + "\n")
     job.write_text(
         _insert_before(text, '        gate_stage(\n            "gate",', stage_line + "\n"), encoding="utf-8"
     )
     after = {p.relative_to(package): p.read_bytes() for p in (package / "coworkenv").rglob("*.py")}
     touched = {str(path) for path in after if before.get(path) != after[path]}
-    assert touched == {_target("a stage"), "coworkenv/pipeline/synthesize.py"}
+    assert touched == {_target("a stage"), "coworkenv/pipeline/synthesis/__init__.py"}
     proc = subprocess.run(
         [sys.executable, "-P", "-c", STAGE, str(tmp_path / "data")],
         cwd=ROOT,

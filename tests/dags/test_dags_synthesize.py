@@ -143,10 +143,11 @@ def test_a_failing_gate_fails_the_run_and_publishes_nothing(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    import coworkenv.pipeline.build as build_stage
+    import coworkenv.pipeline.synthesis.build as build_stage
     from coworkenv.data.reader import latest_release, list_releases
-    from coworkenv.pipeline.gate import gate_tables
+    from coworkenv.pipeline.release_tables import gate_tables
     from coworkenv.pipeline.rundir import GATES_PASSED, RunDir
+    from coworkenv.pipeline.synthesis import GATES
     from coworkenv.quality.gates import GateFailed
 
     root = tmp_path / "data"
@@ -187,5 +188,5 @@ def test_a_failing_gate_fails_the_run_and_publishes_nothing(
     assert not run.file(*GATES_PASSED).exists()  # nothing recorded as gated
     assert (run.file("quality") / "data_docs" / "validated" / "index.html").exists()  # the failing gate's report
     with pytest.raises(GateFailed) as failed:  # the same gate again: it is GX's `oracle_scores_1` rule that failed
-        gate_tables(run)
+        gate_tables(run, GATES)
     assert "oracle_scores_1" in str(failed.value)

@@ -35,7 +35,7 @@ def trained(
 def evaluated(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     """(data root, agent → eval release id): each agent evaluated (and published) on one 8-task suite file."""
     from coworkenv.pipeline.config import EvaluationConfig
-    from coworkenv.pipeline.evaluate import evaluate
+    from coworkenv.pipeline.evaluation import evaluate
     from coworkenv.synth.generate import GenerateRequest, generate
     from tests.support.suites import write_suite
 

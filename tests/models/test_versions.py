@@ -180,7 +180,7 @@ def test_concurrent_registrations_get_distinct_versions(root, tiny_model_dir):
 
 
 def test_an_evaluation_is_recorded_with_the_summary_of_its_report(root, evals, tiny_model_dir):
-    from coworkenv.pipeline.evaluate import summary_of
+    from coworkenv.pipeline.evaluation import summary_of
     from coworkenv.pipeline.rundir import RunDir
 
     v1 = Path(register_model(tiny_model_dir, "cw", data_root=root).path)

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from coworkenv.pipeline.config import SynthesisConfig
-from coworkenv.pipeline.generate import generate_run, generate_shard, import_tasks
-from coworkenv.pipeline.plan import plan_run, start_run
 from coworkenv.pipeline.rundir import BATCH, RunDir, read_jsonl
-from coworkenv.pipeline.validate import validate_shard
+from coworkenv.pipeline.synthesis.generate import generate_run, generate_shard, import_tasks
+from coworkenv.pipeline.synthesis.plan import plan_run, start_run
+from coworkenv.pipeline.synthesis.validate import validate_shard
 from coworkenv.synth.generate import GenerateRequest, generate, iter_generate, plan_for
 from coworkenv.validate.batch import iter_validations, validate_tasks
 from tests.support import EXAMPLES, ROOT
@@ -87,7 +87,7 @@ def _validated(tmp_path: Path, runtime: str, sizes: tuple[int, ...], caplog: pyt
     for size in sizes:
         caplog.clear()
         result = validate_shard(run, 0, batch_size=size)
-        log = "\n".join(r.getMessage() for r in caplog.records if r.name == "coworkenv.pipeline.validate")
+        log = "\n".join(r.getMessage() for r in caplog.records if r.name == "coworkenv.pipeline.synthesis.validate")
         out.append((result, run.shard_file("validated", 0, "validations").read_bytes(), log))
     lines = read_jsonl(run.shard_file("generated", 0, "tasks"))
     names = [f"shard-0000.tasks.jsonl:{i}" for i in range(1, len(lines) + 1)]

@@ -1,4 +1,4 @@
-"""The evaluation run (`coworkenv.pipeline.evaluate`), stage by stage over the run directory: prepare (suite and
+"""The evaluation run (`coworkenv.pipeline.evaluation`), stage by stage over the run directory: prepare (suite and
 contamination check) → trials (resumable) → build (tables, report, profile) → gate (`evaluated`) → publish (kind
 `eval`). Real agents, real episodes (runtime `none`: the suites are trusted), real Parquet and Great Expectations."""
 
@@ -17,8 +17,13 @@ from coworkenv.data.reader import latest_release, list_releases, read_table
 from coworkenv.errors import CoworkEnvError
 from coworkenv.eval.contamination import ContaminationError
 from coworkenv.eval.suite import SUITE_NAME, build_bench
-from coworkenv.pipeline import evaluate as stages
+from coworkenv.pipeline import evaluation as stages
 from coworkenv.pipeline.config import EvaluationConfig, evaluation_config
+from coworkenv.pipeline.evaluation.build import build
+from coworkenv.pipeline.evaluation.prepare import prepare
+from coworkenv.pipeline.evaluation.publish import publish
+from coworkenv.pipeline.evaluation.trials import agent_options, run_trials_stage
+from coworkenv.pipeline.release_tables import gate_tables
 from coworkenv.pipeline.rundir import RunDir
 from coworkenv.quality.gates import GateFailed
 from coworkenv.rollout import read_trials
@@ -60,9 +65,9 @@ def staged_rows(run: RunDir, table: str = "eval_results") -> list[dict]:
 
 def play(run: RunDir, config: EvaluationConfig) -> RunDir:
     """prepare → trials → build."""
-    stages.prepare(run, config)
-    stages.run_trials_stage(run)
-    stages.build(run)
+    prepare(run, config)
+    run_trials_stage(run)
+    build(run)
     return run
 
 
@@ -75,7 +80,7 @@ def test_the_oracle_stage_by_stage(bench_root, caplog):
     run = RunDir.open("eval-oracle", root)
     config = settings(agent="oracle", suite="bench", trials=3)
 
-    prepared = stages.prepare(run, config)
+    prepared = prepare(run, config)
     assert (prepared["name"], prepared["kind"], prepared["release_id"], prepared["tasks"]) == (
         SUITE_NAME,
         "benchmark",
@@ -89,12 +94,12 @@ def test_the_oracle_stage_by_stage(bench_root, caplog):
     assert stages.read_config(run) == config and len(stages.suite_tasks(run)) == N_BENCH
     assert not run.file("eval", "trials.jsonl").exists()
 
-    assert stages.run_trials_stage(run) == {"trials": N_BENCH * 3, "failed": 0, "passed": N_BENCH * 3}
+    assert run_trials_stage(run) == {"trials": N_BENCH * 3, "failed": 0, "passed": N_BENCH * 3}
     records = read_trials(run.file("eval", "trials.jsonl"))
     assert len({r.key for r in records}) == len(records) == N_BENCH * 3
     assert all(r.audit and r.trace and r.grade.score == 1.0 for r in records)  # the evidence channels are kept
 
-    built = stages.build(run)
+    built = build(run)
     assert built["eval_results"] == N_BENCH * 3 and built["pass_rate"] == 1.0
     rows = staged_rows(run)
     assert {(r["score"], r["passed"], r["status"], r["agent"], r["suite"], r["eval_id"]) for r in rows} == {
@@ -107,8 +112,8 @@ def test_the_oracle_stage_by_stage(bench_root, caplog):
         assert summary["overall"][figure] == {"value": 1.0, "lo": 1.0, "hi": 1.0}, figure
     assert set(summary["groups"]) == {"general", "multi_step", "multi_turn"}
 
-    stages.gate(run)
-    manifest = stages.publish(run)
+    gate_tables(run, stages.GATES)
+    manifest = publish(run)
     assert manifest.kind == "eval" and manifest.parent == bench and manifest.run_id == "eval-oracle"
     assert manifest.row_counts["eval_results"] == N_BENCH * 3 and manifest.row_counts["tasks"] == 0
     assert latest_release(root) == training  # an eval release never moves LATEST
@@ -117,8 +122,10 @@ def test_the_oracle_stage_by_stage(bench_root, caplog):
         stages.eval_rows(manifest.release_id, root) == stages.eval_rows("eval-oracle", root) == rows
     )  # a release id or a run id
 
-    logged = [
-        r.getMessage() for r in caplog.records if r.name in ("coworkenv.pipeline.evaluate", "coworkenv.pipeline.gate")
+    logged = [  # the stages' lines and the gate's (not the staging of the tables)
+        r.getMessage()
+        for r in caplog.records
+        if r.name.startswith("coworkenv.pipeline.evaluation.") or r.getMessage().startswith("gate ")
     ]
     assert logged[:3] == [
         f"prepare: suite {SUITE_NAME} (benchmark, {N_BENCH} tasks) for agent oracle; contamination against {training}: 0 tasks similar, "
@@ -187,7 +194,7 @@ def test_a_contaminated_suite_is_refused_before_anything_is_played(tmp_path, exa
     allowed = settings(
         suite=str(examples_suite), train_releases=[training.release_id], max_contaminated_share=0.5, trials=1
     )
-    assert stages.prepare(run, allowed)["contaminated"] == 2
+    assert prepare(run, allowed)["contaminated"] == 2
 
 
 # --- resume and reproducibility ------------------------------------------------------------------------------------
@@ -199,28 +206,28 @@ def test_a_cut_trials_file_resumes_to_the_same_rows(tmp_path, examples_suite):
     config = settings(agent="random", suite=str(examples_suite), trials=3, seed=7)
     whole = play(RunDir.open("eval-r", tmp_path / "whole"), config)
     cut = RunDir.open("eval-r", tmp_path / "cut")
-    stages.prepare(cut, config)
-    stages.run_trials_stage(cut)
+    prepare(cut, config)
+    run_trials_stage(cut)
     path = cut.file("eval", "trials.jsonl")
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     path.write_text("".join(lines[:-4]) + lines[-4][:50], encoding="utf-8")  # three lines gone, one torn
     advanced: list[int] = []
-    assert stages.run_trials_stage(cut, progress=advanced.append)["trials"] == 12
+    assert run_trials_stage(cut, progress=advanced.append)["trials"] == 12
     assert sum(advanced) == 12  # the 8 kept trials count at once, then the 4 played again
     records = read_trials(path)
     assert len(records) == len({r.key for r in records}) == 12 and path.read_bytes().endswith(b"\n")
-    stages.build(cut)
+    build(cut)
     assert without(staged_rows(cut)) == without(staged_rows(whole))
-    stages.gate(cut)
-    assert stages.publish(cut).row_counts["eval_results"] == 12
+    gate_tables(cut, stages.GATES)
+    assert publish(cut).row_counts["eval_results"] == 12
 
 
 def test_a_run_resumed_with_fewer_trials_builds_only_those(tmp_path, examples_suite):
     run = RunDir.open("eval-fewer", tmp_path / "data")
     play(run, settings(suite=str(examples_suite), trials=3))
-    stages.prepare(run, settings(suite=str(examples_suite), trials=2, limit=3))
-    assert stages.run_trials_stage(run)["trials"] == 6
-    assert stages.build(run)["eval_results"] == 6
+    prepare(run, settings(suite=str(examples_suite), trials=2, limit=3))
+    assert run_trials_stage(run)["trials"] == 6
+    assert build(run)["eval_results"] == 6
     assert sorted((r["task_id"], r["trial"]) for r in staged_rows(run)) == sorted(
         (t.id, k) for t in example_tasks()[:3] for k in range(2)
     )
@@ -283,19 +290,19 @@ def test_the_gate_and_publish_refuse_edited_tables(tmp_path, examples_suite):
     run = play(RunDir.open("eval-edit", root), settings(suite=str(examples_suite), trials=1))
     _rewrite(run, lambda t: _set(t, "score", 0.5))  # off the scoring formula: what a grader bug would write
     with pytest.raises(GateFailed, match="score_formula"):
-        stages.gate(run)
+        gate_tables(run, stages.GATES)
     with pytest.raises(CoworkEnvError, match="not passed the gates"):
-        stages.publish(run)
+        publish(run)
 
-    stages.build(run)
-    stages.gate(run)
+    build(run)
+    gate_tables(run, stages.GATES)
     _rewrite(run, lambda t: t.slice(1))  # still valid rows, but not the ones the gate passed
     with pytest.raises(CoworkEnvError, match="not passed the gates"):
-        stages.publish(run)
+        publish(run)
     assert list_releases(root) == []
-    stages.build(run)
-    stages.gate(run)
-    assert stages.publish(run).kind == "eval" and latest_release(root) is None
+    build(run)
+    gate_tables(run, stages.GATES)
+    assert publish(run).kind == "eval" and latest_release(root) is None
 
 
 # --- settings refused before anything runs -------------------------------------------------------------------------
@@ -335,9 +342,9 @@ def test_an_openai_agent_takes_its_model_and_reply_limit_from_the_run(tmp_path, 
     with instant_endpoint(calls=1) as endpoint:
         config = config.model_copy(update={"llm_base_url": endpoint.base_url})
         assert config.llm() is not None and config.llm().model == "m1"
-        assert stages.agent_options(config, config.llm())["llm"].max_tokens == 32
+        assert agent_options(config, config.llm())["llm"].max_tokens == 32
         unset = config.model_copy(update={"max_new_tokens": None})
-        assert stages.agent_options(unset, unset.llm())["llm"].max_tokens == 6000  # the endpoint settings' own
+        assert agent_options(unset, unset.llm())["llm"].max_tokens == 6000  # the endpoint settings' own
         manifest = stages.evaluate(config, "eval-openai", tmp_path / "data")
         assert endpoint.stats()["requests"] == 4  # one call and one answer per task
     rows = read_table(tmp_path / "data", manifest.release_id, "eval_results").to_pylist()
@@ -349,10 +356,10 @@ def test_a_run_with_trials_resumes_only_with_the_same_trial_settings(tmp_path):
     suite = write_suite(tmp_path / "suite.jsonl", example_tasks()[:2])
     run = RunDir.open("resume-settings", tmp_path / "data")
     config = EvaluationConfig(agent="oracle", suite=str(suite), trials=1, runtime="none", workers=1)
-    stages.prepare(run, config)
-    stages.run_trials_stage(run)
+    prepare(run, config)
+    run_trials_stage(run)
     with pytest.raises(CoworkEnvError, match="already holds trials with agent 'oracle'"):
-        stages.prepare(run, config.model_copy(update={"agent": "random"}))
+        prepare(run, config.model_copy(update={"agent": "random"}))
     assert stages.read_config(run).agent == "oracle"  # nothing was overwritten
-    stages.prepare(run, config.model_copy(update={"trials": 2}))  # more trials of the same evaluation: a resume
+    prepare(run, config.model_copy(update={"trials": 2}))  # more trials of the same evaluation: a resume
     assert stages.read_config(run).trials == 2

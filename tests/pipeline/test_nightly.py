@@ -16,6 +16,8 @@ from coworkenv.errors import CoworkEnvError
 from coworkenv.eval.suite import build_bench
 from coworkenv.pipeline import nightly as loop
 from coworkenv.pipeline.config import NightlyConfig, nightly_config
+from coworkenv.pipeline.nightly.profile_stages import _registered_base
+from coworkenv.pipeline.nightly.run_state import finished
 from coworkenv.pipeline.rundir import RunDir
 from coworkenv.train.checkpoint import bf16_pays
 from tests.support.gguf_files import needs_smollm2
@@ -91,14 +93,14 @@ def test_a_finished_run_is_not_redone(finished_loop, monkeypatch, caplog):
         raise AssertionError("a finished stage ran again")
 
     monkeypatch.setattr("coworkenv.train.sft.train_sft", refuse)
-    monkeypatch.setattr("coworkenv.pipeline.plan.plan_run", refuse)
+    monkeypatch.setattr("coworkenv.pipeline.synthesis.plan.plan_run", refuse)
     results = []
     loop.nightly(config, "night-1", root, on_stage=lambda stage, result: results.append(result))
     assert len(results) == len(loop.STAGES) and all(r.get("resumed") for r in results)
-    logged = [r.getMessage() for r in caplog.records if r.name == "coworkenv.pipeline.nightly"]
+    logged = [r.getMessage() for r in caplog.records if r.name.startswith("coworkenv.pipeline.nightly")]
     assert [line.split(":")[0] for line in logged] == [f"nightly {stage}" for stage in loop.STAGES]
     assert all("finished by an earlier attempt, not run again: " in line for line in logged)
-    assert f"release_id {loop.finished(RunDir.open('night-1', root), 'gate_tasks')['release_id']}, tasks " in logged[2]
+    assert f"release_id {finished(RunDir.open('night-1', root), 'gate_tasks')['release_id']}, tasks " in logged[2]
 
 
 def test_other_settings_under_the_same_run_id_are_refused(finished_loop):
@@ -122,7 +124,7 @@ def test_a_run_stopped_in_training_resumes_there(finished_loop, tmp_path, monkey
     assert list(state) == ["profile", "synthesize", "gate_tasks", "rollouts", "gate_rollouts"]
     assert state["profile"]["model"] == "coworkenv-agent:v1" or state["profile"]["model"] == "coworkenv-agent:v2"
     monkeypatch.setattr(sft, "train_sft", real)
-    monkeypatch.setattr("coworkenv.pipeline.plan.plan_run", lambda *a, **k: pytest.fail("planned again"))
+    monkeypatch.setattr("coworkenv.pipeline.synthesis.plan.plan_run", lambda *a, **k: pytest.fail("planned again"))
     stages: list[tuple[str, bool]] = []
     loop.nightly(
         config, "night-2", copy, on_stage=lambda stage, result: stages.append((stage, bool(result.get("resumed"))))
@@ -252,8 +254,8 @@ def test_a_run_resumed_before_its_first_promotion_registers_the_base_once(tmp_pa
 
     run = RunDir.open("night-x", tmp_path)
     config = settings("bench", tiny_model_dir)
-    first = loop._registered_base(run, config)
-    again = loop._registered_base(run, config)
+    first = _registered_base(run, config)
+    again = _registered_base(run, config)
     assert first.ref == again.ref == "coworkenv-agent:v1" and [m.ref for m in list_models(tmp_path)] == [
         "coworkenv-agent:v1"
     ]

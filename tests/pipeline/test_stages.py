@@ -10,17 +10,17 @@ import pytest
 
 from coworkenv.data.reader import read_manifest, read_table
 from coworkenv.errors import CoworkEnvError
-from coworkenv.pipeline.build import build_tables
 from coworkenv.pipeline.config import SynthesisConfig
-from coworkenv.pipeline.gate import gate_tables
-from coworkenv.pipeline.generate import generate_shard, import_tasks
-from coworkenv.pipeline.plan import plan_run, start_run
-from coworkenv.pipeline.publish import publish
-from coworkenv.pipeline.repair import repair_run
-from coworkenv.pipeline.rollout import rollout_run
+from coworkenv.pipeline.release_tables import gate_tables
 from coworkenv.pipeline.rundir import RunDir, read_jsonl, safe_name, valid_tasks, validated, verdicts
-from coworkenv.pipeline.synthesize import synthesize
-from coworkenv.pipeline.validate import validate_shard
+from coworkenv.pipeline.synthesis import GATES, synthesize
+from coworkenv.pipeline.synthesis.build import build_tables
+from coworkenv.pipeline.synthesis.generate import generate_shard, import_tasks
+from coworkenv.pipeline.synthesis.plan import plan_run, start_run
+from coworkenv.pipeline.synthesis.publish import publish
+from coworkenv.pipeline.synthesis.repair import repair_run
+from coworkenv.pipeline.synthesis.rollout import rollout_run
+from coworkenv.pipeline.synthesis.validate import validate_shard
 from coworkenv.validate.codes import BATTERY_CODES
 from tests.support import EXAMPLES, ROOT
 
@@ -66,7 +66,7 @@ def test_stages_in_order_publish_a_release_and_every_file_is_where_the_layout_sa
     assert rows["tasks"] == 10 and rows["validations"] == 10 * len(BATTERY_CODES) and rows["sft"] == 10
     with pytest.raises(CoworkEnvError, match="not passed the gates"):
         publish(run)
-    gate_tables(run)
+    gate_tables(run, GATES)
     manifest = publish(run)
     assert manifest.run_id == run.run_id and read_manifest(tmp_path, "latest").release_id == manifest.release_id
     for path in (
@@ -83,37 +83,39 @@ def test_stages_in_order_publish_a_release_and_every_file_is_where_the_layout_sa
         assert run.file(path).exists(), path
 
     # each stage's summary, through its module's logger
-    assert logged(caplog, "coworkenv.pipeline.plan").startswith("plan: 10 tasks (generator procedural, seed 3) from ")
-    assert "by family: " in logged(caplog, "coworkenv.pipeline.plan")
-    assert logged(caplog, "coworkenv.pipeline.generate").count("generate shard ") == 2
+    assert logged(caplog, "coworkenv.pipeline.synthesis.plan").startswith(
+        "plan: 10 tasks (generator procedural, seed 3) from "
+    )
+    assert "by family: " in logged(caplog, "coworkenv.pipeline.synthesis.plan")
+    assert logged(caplog, "coworkenv.pipeline.synthesis.generate").count("generate shard ") == 2
     assert {
         r["shard"]: f"validate shard {r['shard']}: {r['tasks']} tasks, {r['tasks']} valid, 0 rejected" for r in results
     } == {
         r["shard"]: line
         for r in results
-        for line in logged(caplog, "coworkenv.pipeline.validate").splitlines()
+        for line in logged(caplog, "coworkenv.pipeline.synthesis.validate").splitlines()
         if f"shard {r['shard']}:" in line
     }
-    assert logged(caplog, "coworkenv.pipeline.repair") == "repair: nothing to repair (no task was rejected)"
+    assert logged(caplog, "coworkenv.pipeline.synthesis.repair") == "repair: nothing to repair (no task was rejected)"
     assert (
-        logged(caplog, "coworkenv.pipeline.rollout")
+        logged(caplog, "coworkenv.pipeline.synthesis.rollout")
         == "rollout: the oracle played 10 valid tasks: 10 passed, 0 did not"
     )
-    assert f"rows: tasks 10, validations {10 * len(BATTERY_CODES)}, " in logged(caplog, "coworkenv.pipeline.build")
-    gates = logged(caplog, "coworkenv.pipeline.gate")
+    tables = logged(caplog, "coworkenv.pipeline.release_tables")  # staged by build, then gated
+    assert f"rows: tasks 10, validations {10 * len(BATTERY_CODES)}, " in tables
     for stage in ("validated", "rollouts"):
         index = run.file("quality", "data_docs", stage, "index.html")
         assert (
-            f"gate {stage!r} passed: 0 of " in gates
-            and f"Data Docs: {index}" in gates
+            f"gate {stage!r} passed: 0 of " in tables
+            and f"Data Docs: {index}" in tables
             and index.is_file()
             and index.is_absolute()
         )
-    assert logged(caplog, "coworkenv.pipeline.publish").startswith(
+    assert logged(caplog, "coworkenv.pipeline.synthesis.publish").startswith(
         f"published release {manifest.release_id} (parent none) at {tmp_path}"
     )
     rows_line = f"rows: tasks 10, validations {10 * len(BATTERY_CODES)}, repairs 0, trajectories 10, sft 10"
-    assert rows_line in logged(caplog, "coworkenv.pipeline.publish")
+    assert rows_line in logged(caplog, "coworkenv.pipeline.synthesis.publish")
     assert not [
         r.getMessage() for r in caplog.records if r.name.startswith("great_expectations")
     ]  # the gates are quiet
@@ -125,7 +127,7 @@ def test_new_tables_need_the_gates_again(tmp_path):
     build_tables(run)  # the same tables, but built after the gates: not vouched for any more
     with pytest.raises(CoworkEnvError, match="not passed the gates"):
         publish(run)
-    gate_tables(run)
+    gate_tables(run, GATES)
     assert publish(run).release_id == manifest.release_id  # and a rerun of a run id is the same release
 
 
@@ -138,8 +140,9 @@ def test_a_new_plan_clears_what_an_earlier_start_left(tmp_path):
         generate_shard(run, shard)
     for shard in run.shard_ids():
         validate_shard(run, shard)
-    for stage in (repair_run, rollout_run, build_tables, gate_tables):
+    for stage in (repair_run, rollout_run, build_tables):
         stage(run)
+    gate_tables(run, GATES)
     plan_run(run, CONFIG.model_copy(update={"n": 4, "shards": 1}))
     for stage in STAGE_DIRS:
         assert not run.file(stage).exists(), stage
@@ -179,7 +182,7 @@ def test_tasks_from_files_are_validated_and_the_broken_one_repaired(tmp_path, ca
 
     # the validate log names the rejection reason with the rejected task and the battery's message
     failure = next(r for r in invalid[0].failures if r.severity == "mandatory")
-    validate_log = logged(caplog, "coworkenv.pipeline.validate")
+    validate_log = logged(caplog, "coworkenv.pipeline.synthesis.validate")
     assert (
         f"1 rejected; top rejection reasons:\n  {failure.code}: 1 task, e.g. {invalid[0].task_id}: {failure.message[:60]}"
         in validate_log
@@ -187,7 +190,7 @@ def test_tasks_from_files_are_validated_and_the_broken_one_repaired(tmp_path, ca
     [strategy] = {
         a["strategy"] for a in map(json.loads, read_jsonl(run.file("repaired", "attempts.jsonl"))) if a["kept"]
     }
-    assert logged(caplog, "coworkenv.pipeline.repair") == (
+    assert logged(caplog, "coworkenv.pipeline.synthesis.repair") == (
         "repair: 1 rejected tasks: 1 rescued (100% of those tried), 0 still rejected; by strategy:\n"
         f"  {strategy}: tried on 1 task, rescued 1, still rejected 0"
     )
@@ -205,11 +208,11 @@ def test_unparseable_lines_are_rejected_with_a_label_and_skipped_by_repair(tmp_p
     assert [v.valid for v in verdicts] == [False, False, False]
     assert [v.task_id for v in verdicts] == ["x", "shard-0000.tasks.jsonl:2", "shard-0000.tasks.jsonl:3"]
     assert repair_run(run)["invalid"] == 1  # only the JSON object can be repaired at all
-    validate_log = logged(caplog, "coworkenv.pipeline.validate")
+    validate_log = logged(caplog, "coworkenv.pipeline.synthesis.validate")
     assert validate_log.startswith(
         "validate shard 0: 3 tasks, 0 valid, 3 rejected; top rejection reasons:\n  schema: 3 tasks, e.g. x: "
     )
-    assert logged(caplog, "coworkenv.pipeline.repair").startswith(
+    assert logged(caplog, "coworkenv.pipeline.synthesis.repair").startswith(
         "repair: 3 rejected tasks (2 not a JSON object, not repairable): 0 rescued"
     )
 

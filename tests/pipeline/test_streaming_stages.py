@@ -14,17 +14,18 @@ import pytest
 from coworkenv.data import publisher, serialize
 from coworkenv.data.publisher import publish_release
 from coworkenv.data.schemas import TABLES
-from coworkenv.pipeline import build as build_module
-from coworkenv.pipeline.build import build_tables, staged_table_files, staged_tables
+from coworkenv.pipeline import release_tables as build_module
 from coworkenv.pipeline.config import SynthesisConfig
-from coworkenv.pipeline.gate import gate_tables
-from coworkenv.pipeline.generate import generate_shard, import_tasks
-from coworkenv.pipeline.plan import plan_run, start_run
-from coworkenv.pipeline.publish import publish
-from coworkenv.pipeline.repair import repair_run
-from coworkenv.pipeline.rollout import rollout_run
+from coworkenv.pipeline.release_tables import gate_tables, staged_table_files, staged_tables
 from coworkenv.pipeline.rundir import BATCH, RunDir
-from coworkenv.pipeline.validate import validate_shard
+from coworkenv.pipeline.synthesis import GATES
+from coworkenv.pipeline.synthesis.build import build_tables
+from coworkenv.pipeline.synthesis.generate import generate_shard, import_tasks
+from coworkenv.pipeline.synthesis.plan import plan_run, start_run
+from coworkenv.pipeline.synthesis.publish import publish
+from coworkenv.pipeline.synthesis.repair import repair_run
+from coworkenv.pipeline.synthesis.rollout import rollout_run
+from coworkenv.pipeline.synthesis.validate import validate_shard
 from tests.support import EXAMPLES, ROOT
 
 CONFIG = SynthesisConfig(n=10, seed=3, shards=2, runtime="none", repair_rounds=2)
@@ -74,7 +75,7 @@ def _stages(validated_root: Path, root: Path, batch_size: int, gated: bool = Fal
         "build": build_tables(run, batch_size=batch_size),
     }
     if gated:
-        gates = gate_tables(run, batch_size=batch_size)
+        gates = gate_tables(run, GATES, batch_size=batch_size)
         results["gate"] = {stage: {k: v for k, v in stats.items() if k != "seconds"} for stage, stats in gates.items()}
         manifest = publish(run)
     else:

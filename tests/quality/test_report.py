@@ -126,9 +126,10 @@ QUIET = textwrap.dedent("""
     logging.captureWarnings(True)  # as in a task: warnings are log lines
     warnings.simplefilter("default")
     assert "great_expectations" not in sys.modules
-    from coworkenv.pipeline.gate import gate_tables
+    from coworkenv.pipeline.release_tables import gate_tables
     from coworkenv.pipeline.rundir import RunDir
-    gate_tables(RunDir.open(sys.argv[1], sys.argv[2]))
+    from coworkenv.pipeline.synthesis import GATES
+    gate_tables(RunDir.open(sys.argv[1], sys.argv[2]), GATES)
     from coworkenv.quality.gates import _context
     _context(None)  # outside the gate: GX's INFO lines do reach this log
 """)
@@ -141,7 +142,7 @@ def test_a_gate_run_logs_its_verdict_and_where_the_report_is_and_nothing_of_gx(
     """A fresh process logging at INFO with warnings captured, as Airflow runs a task: the gate's log is its verdict
     and the report's path, where GX alone used to write some 220 lines."""
     from coworkenv.data.schemas import TABLES, conform_table
-    from coworkenv.pipeline.build import stage_tables
+    from coworkenv.pipeline.release_tables import stage_tables
     from coworkenv.pipeline.rundir import RunDir
 
     run = RunDir.open("manual__2026-12-03T06:32:06+00:00", tmp_path)
@@ -170,8 +171,8 @@ def test_a_gate_run_logs_its_verdict_and_where_the_report_is_and_nothing_of_gx(
         for stage in ("validated", "rollouts")
     }
     assert ours == [
-        f"coworkenv.pipeline.gate INFO gate 'validated' passed: 0 of {count['validated']} expectations failed",
+        f"coworkenv.pipeline.release_tables INFO gate 'validated' passed: 0 of {count['validated']} expectations failed",
         f"  Data Docs: {docs / 'validated' / 'index.html'}",
-        f"coworkenv.pipeline.gate INFO gate 'rollouts' passed: 0 of {count['rollouts']} expectations failed",
+        f"coworkenv.pipeline.release_tables INFO gate 'rollouts' passed: 0 of {count['rollouts']} expectations failed",
         f"  Data Docs: {docs / 'rollouts' / 'index.html'}",
     ]

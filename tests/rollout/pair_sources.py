@@ -10,7 +10,7 @@ from coworkenv.data.build import release_tables
 from coworkenv.data.layout import Manifest
 from coworkenv.data.publisher import publish_release
 from coworkenv.pipeline.config import EvaluationConfig
-from coworkenv.pipeline.evaluate import evaluate
+from coworkenv.pipeline.evaluation import evaluate
 from coworkenv.rollout import run_trials, trajectory_rows
 from coworkenv.spec.task import TaskSpec
 from tests.support.releases import passing_validation

@@ -41,17 +41,18 @@ def build_pipeline_root(root: Path) -> PipelineRoot:
     from coworkenv.eval.metrics import summarize
     from coworkenv.eval.report import write_report
     from coworkenv.models.promotion import decide
-    from coworkenv.pipeline import evaluate as ev
-    from coworkenv.pipeline.build import build_tables
+    from coworkenv.pipeline import evaluation as ev
     from coworkenv.pipeline.config import EvaluationConfig, SynthesisConfig
-    from coworkenv.pipeline.gate import gate_tables
-    from coworkenv.pipeline.generate import import_tasks
     from coworkenv.pipeline.nightly import nightly_file
-    from coworkenv.pipeline.publish import publish
-    from coworkenv.pipeline.repair import repair_run
-    from coworkenv.pipeline.rollout import rollout_run
+    from coworkenv.pipeline.release_tables import gate_tables
     from coworkenv.pipeline.rundir import RunDir, write_json
-    from coworkenv.pipeline.validate import validate_shard
+    from coworkenv.pipeline.synthesis import GATES
+    from coworkenv.pipeline.synthesis.build import build_tables
+    from coworkenv.pipeline.synthesis.generate import import_tasks
+    from coworkenv.pipeline.synthesis.publish import publish
+    from coworkenv.pipeline.synthesis.repair import repair_run
+    from coworkenv.pipeline.synthesis.rollout import rollout_run
+    from coworkenv.pipeline.synthesis.validate import validate_shard
     from coworkenv.quality.gates import GateFailed
     from coworkenv.synth.generate import GenerateRequest, generate
 
@@ -72,7 +73,7 @@ def build_pipeline_root(root: Path) -> PipelineRoot:
         return run
 
     run = synthesize_to_tables(SYNTHESIS, BROKEN)
-    gate_tables(run)
+    gate_tables(run, GATES)
     tasks = publish(run)
 
     def evaluation(run_id: str, agent: str) -> Manifest:
@@ -98,7 +99,7 @@ def build_pipeline_root(root: Path) -> PipelineRoot:
 
     failing = synthesize_to_tables(GATE_FAILS, (UNREGISTERED_FAMILY,))
     try:
-        gate_tables(failing)
+        gate_tables(failing, GATES)
     except GateFailed:
         pass
     else:

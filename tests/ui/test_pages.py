@@ -14,7 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from coworkenv.data.reader import read_table
-from coworkenv.pipeline import evaluate as ev
+from coworkenv.pipeline import evaluation as ev
 from coworkenv.pipeline.rundir import RunDir, safe_name, verdicts
 from coworkenv.ui.html import DOCS_POLICY, PAGE_POLICY, pct
 from tests.support.html_tables import links, table_with

@@ -17,7 +17,7 @@ from coworkenv.pipeline.summary import fields
 if TYPE_CHECKING:
     pass
 
-log = logging.getLogger("coworkenv.pipeline.nightly")  # the nightly job's log lines keep the one logger name
+log = logging.getLogger(__name__)
 
 
 def nightly_file(run: RunDir, *parts: str) -> Path:

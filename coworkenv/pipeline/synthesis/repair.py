@@ -15,7 +15,7 @@ from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import SynthesisConfig
 from coworkenv.pipeline.rundir import BATCH, RunDir, batched, jsonl_writer, validated, write_json
 from coworkenv.pipeline.summary import block, top_reasons
-from coworkenv.pipeline.validate import rejection_reasons
+from coworkenv.pipeline.synthesis.validate import rejection_reasons
 from coworkenv.progress import given_or_logged
 from coworkenv.repair.loop import RepairOutcome, metrics, repair_many
 from coworkenv.repair.sandboxed import repair_in_sandbox

@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 def start_run(run: RunDir, config: SynthesisConfig) -> None:
     """Record the run's config (every later stage reads it) and clear what an earlier start of this run left: the
     outputs the synthesis job declares for every stage after the plan."""
-    from coworkenv.pipeline.synthesize import SYNTHESIS
+    from coworkenv.pipeline.synthesis import SYNTHESIS
 
     _check_restartable(run, config)
     for output in SYNTHESIS.outputs_after("plan"):

@@ -1,8 +1,9 @@
-"""The synthesis job (docs/design/pipeline.md, "Pipeline"): its stages declared once, as `SYNTHESIS`. `synthesize`
-runs them in one process; the `coworkenv_synthesize` DAG (`pipeline.airflow.job_dag`) runs one task per stage
-(generate and validate mapped over the shards), `coworkenv generate | validate | …` one each, and the nightly loop
-runs them in two parts (plan to build, then gate and publish), all from this declaration. Each stage's function
-imports its stage module when it runs, so the DAG processor imports this module without the data stack."""
+"""The synthesis job (docs/design/pipeline.md, "Pipeline"): its stages declared once, as `SYNTHESIS`, each a module of
+this folder (`plan`, `generate`, …; the gate is `release_tables.gate_tables`). `synthesize` runs them in one process;
+the `coworkenv_synthesize` DAG (`pipeline.airflow.job_dag`) runs one task per stage (generate and validate mapped
+over the shards), `coworkenv generate | validate | …` one each, and the nightly loop runs them in two parts (plan to
+build, then gate and publish), all from this declaration. Each stage's function imports its stage module when it
+runs, so the DAG processor imports this package without the data stack."""
 
 from __future__ import annotations
 
@@ -16,21 +17,24 @@ from coworkenv.pipeline.config import SynthesisConfig, synthesis_config
 from coworkenv.pipeline.job import Job, Stage, StageInputs, gate_stage, release_event
 from coworkenv.pipeline.rundir import RunDir, StageHook
 
+GATES = ("validated", "rollouts")
+"""The Great Expectations suites a synthesis run's tables pass before they are published."""
+
 
 def _plan(run: RunDir, i: StageInputs) -> list[dict[str, Any]]:
-    from coworkenv.pipeline.plan import plan_run
+    from coworkenv.pipeline.synthesis.plan import plan_run
 
     return plan_run(run, i.config)
 
 
 def _generate(run: RunDir, i: StageInputs, shard: dict[str, Any]) -> dict[str, Any]:
-    from coworkenv.pipeline.generate import generate_shard
+    from coworkenv.pipeline.synthesis.generate import generate_shard
 
     return generate_shard(run, shard, i.llm, i.progress)
 
 
 def _validate(run: RunDir, i: StageInputs, shard: int) -> dict[str, Any]:
-    from coworkenv.pipeline.validate import validate_shard
+    from coworkenv.pipeline.synthesis.validate import validate_shard
 
     return validate_shard(run, shard, i.progress)
 
@@ -80,31 +84,31 @@ def published_summary(run: RunDir, manifest: Manifest) -> str:
 
 
 def _repair(run: RunDir, i: StageInputs) -> dict[str, Any]:
-    from coworkenv.pipeline.repair import repair_run
+    from coworkenv.pipeline.synthesis.repair import repair_run
 
     return repair_run(run, i.llm, i.progress)
 
 
 def _rollout(run: RunDir, i: StageInputs) -> dict[str, Any]:
-    from coworkenv.pipeline.rollout import rollout_run
+    from coworkenv.pipeline.synthesis.rollout import rollout_run
 
     return rollout_run(run, i.progress)
 
 
 def _build(run: RunDir, i: StageInputs) -> dict[str, int]:
-    from coworkenv.pipeline.build import build_tables
+    from coworkenv.pipeline.synthesis.build import build_tables
 
     return build_tables(run)
 
 
 def _gate(run: RunDir, i: StageInputs) -> dict[str, Any]:
-    from coworkenv.pipeline.gate import gate_tables
+    from coworkenv.pipeline.release_tables import gate_tables
 
-    return gate_tables(run)
+    return gate_tables(run, GATES)
 
 
 def _publish(run: RunDir, i: StageInputs) -> Manifest:
-    from coworkenv.pipeline.publish import publish
+    from coworkenv.pipeline.synthesis.publish import publish
 
     return publish(run)
 

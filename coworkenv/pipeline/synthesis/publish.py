@@ -9,10 +9,8 @@ import logging
 from coworkenv.data.layout import Manifest
 from coworkenv.data.publisher import publish_release
 from coworkenv.data.reader import latest_release
-from coworkenv.pipeline.build import staged_table_files
-from coworkenv.pipeline.gate import require_passed
+from coworkenv.pipeline.release_tables import published, require_passed, staged_table_files
 from coworkenv.pipeline.rundir import RunDir
-from coworkenv.pipeline.summary import counts
 
 log = logging.getLogger(__name__)
 
@@ -29,10 +27,3 @@ def publish(run: RunDir) -> Manifest:
     )
     log.info("%s", published(manifest, run))
     return manifest
-
-
-def published(manifest: Manifest, run: RunDir) -> str:
-    """`published release <id> (parent …) at <where>; rows: tasks 40, …`: what the publish task's log says."""
-    kind = "evaluation release" if manifest.kind == "eval" else "release"
-    where = run.data_root.url_of(run.data_root.join("releases", manifest.release_id))
-    return f"published {kind} {manifest.release_id} (parent {manifest.parent or 'none'}) at {where}; rows: {counts(manifest.row_counts)}"

@@ -15,9 +15,9 @@ from coworkenv.errors import CoworkEnvError
 from coworkenv.fileio import read_text, staged
 from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import SynthesisConfig
-from coworkenv.pipeline.plan import start_run
 from coworkenv.pipeline.rundir import BATCH, RunDir, batched, iter_jsonl, jsonl_writer
 from coworkenv.pipeline.summary import Reasons, block
+from coworkenv.pipeline.synthesis.plan import start_run
 from coworkenv.spec.task import TaskSpec
 from coworkenv.synth.generate import GenerateRequest, Rejection, iter_generate
 from coworkenv.synth.planner import Plan, PlanRow

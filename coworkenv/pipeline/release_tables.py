@@ -1,106 +1,77 @@
-"""Stage build: every release table from the run's valid and repaired tasks, their verdicts, the repair attempts and
-the rollouts, staged as Parquet under `tables/` for the gates.
-
-The tables are written batch by batch (docs/design/pipeline.md, "Bounded memory"): `batch_size` tasks (or rollout rows)
-are parsed at a time and become rows of each table they feed, and a table's rows are written out as a row group once
-they hold about `data.batches.BATCH_BYTES`; what stays in memory across batches is an index of the valid task ids with
-each task's family and tools (shared between tasks offering the same tools), which the `trajectories` and `sft`
-tables need.
-"""
+"""A run's release tables, as every job stages them under `tables/`: written whole or not at all (`staging`,
+`stage_tables`), checked against their schemas (`staged_table_files`), gated (`gate_tables`: what passed is recorded
+with the tables' digests) and handed to publication only if unchanged since (`require_passed`). The build, gate and
+publish stages of the synthesis and evaluation jobs are made of these."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from coworkenv.data.batches import BATCH_BYTES, UNREADABLE
-from coworkenv.data.build import (
-    repair_row,
-    rl_row,
-    rows_table,
-    sft_row,
-    task_row,
-    tools_json,
-    trajectories_table_row,
-    validation_rows,
-)
-from coworkenv.data.schemas import REPAIRS, TABLES
+from coworkenv.data.layout import Manifest
+from coworkenv.data.schemas import TABLES
 from coworkenv.errors import CoworkEnvError
-from coworkenv.fileio import staged
-from coworkenv.pipeline.rundir import GATES_PASSED, RunDir, batched, iter_rows, valid_tasks, verdicts
+from coworkenv.fileio import read_json, staged
+from coworkenv.pipeline.rundir import BATCH, GATES_PASSED, RunDir, write_json
 from coworkenv.pipeline.summary import counts
 
 log = logging.getLogger(__name__)
 
 WriteTable = Callable[[str, pa.Table], None]
 
-BUILD_BATCH = 100
-"""Tasks (or rollout rows) parsed at a time. A parsed task with its verdict holds some 100 KB of Python objects, and
-a batch's are all alive while its rows are made: 1,000 at a time took 460 MB, 100 at a time 250 MB, and less time."""
+
+def staged_digests(run: RunDir) -> dict[str, str]:
+    """sha256 of each staged table file: what the gates passed is what gets published."""
+    digests = {}
+    for name in TABLES:
+        path = run.file("tables", f"{name}.parquet")
+        try:
+            with path.open("rb") as f:
+                digests[name] = hashlib.file_digest(f, "sha256").hexdigest()
+        except OSError as exc:
+            raise CoworkEnvError(
+                f"{path}: cannot read ({exc.strerror or type(exc).__name__}): build the run again"
+            ) from None
+    return digests
 
 
-def build_tables(run: RunDir, batch_size: int = BUILD_BATCH) -> dict[str, int]:
-    try:
-        with staging(run) as write:
-            index = _write_tasks(run, write, batch_size)
-            _write_repairs(run, write, batch_size)
-            _write_rollouts(run, write, index, batch_size)
-    except (
-        pa.ArrowException,
-        KeyError,
-        TypeError,
-        ValueError,
-    ) as exc:  # the run's rows edited: fields missing or of other types
-        reason = f"no field {exc}" if isinstance(exc, KeyError) else str(exc).splitlines()[0][:300]
+def gate_tables(run: RunDir, stages: tuple[str, ...], batch_size: int = BATCH) -> dict[str, Any]:
+    """The Great Expectations gates of `stages` over the staged tables, read `batch_size` rows at a time
+    (`run_gate_files`). A failure raises `GateFailed` (Data Docs under the run's `quality/`); a pass is recorded with
+    the digests of the tables it checked."""
+    from coworkenv.quality.gates import GateFailed, run_gate_files  # Great Expectations takes seconds to import
+
+    run.file(*GATES_PASSED).unlink(missing_ok=True)
+    files = staged_table_files(run)
+    statistics = {}
+    for stage in stages:
+        try:
+            result = run_gate_files(stage, files, report_dir=run.file("quality"), batch_size=batch_size)
+        except GateFailed as failed:  # said here in full, before the traceback that stops the task
+            log.error("%s", failed.result.summary())
+            raise
+        log.info("%s", result.summary())
+        statistics[stage] = result.statistics
+    write_json(run.file(*GATES_PASSED), {"stages": list(stages), "tables": staged_digests(run)})
+    return statistics
+
+
+def require_passed(run: RunDir) -> None:
+    """Refuse tables that were not gated, or were rebuilt after the gates passed."""
+    passed = run.file(*GATES_PASSED)
+    record = read_json(passed) if passed.exists() else None
+    if not isinstance(record, dict) or record.get("tables") != staged_digests(run):
         raise CoworkEnvError(
-            f"run {run.run_id!r}: its rollouts or repair attempts do not fit the release tables: {reason}"
-        ) from None
-    return _staged_rows(run)
-
-
-def _write_tasks(run: RunDir, write: WriteTable, batch_size: int) -> dict[str, tuple[str, str]]:
-    """`tasks`, `rl` (valid tasks) and `validations` (every verdict: rejected and unparsable tasks too), in one read of
-    the run's verdicts; the index of the valid tasks: id → (family, tools JSON)."""
-    index: dict[str, tuple[str, str]] = {}
-    tools: dict[str, str] = {}  # one string per distinct tool set, however many tasks offer it
-    for batch in batched(verdicts(run), batch_size):
-        write("validations", rows_table("validations", [row for _, v in batch for row in validation_rows(v)]))
-        valid = list(valid_tasks(batch))
-        for spec, v in valid:
-            if spec.id in index:
-                raise CoworkEnvError(f"task id {spec.id!r} appears twice")
-            if spec.id != v.task_id:
-                raise CoworkEnvError(
-                    f"task {spec.id!r} has no validation: run the battery before building the tasks table"
-                )
-            text = tools_json(spec)
-            index[spec.id] = (spec.family, tools.setdefault(text, text))
-        write("tasks", rows_table("tasks", [task_row(spec, v) for spec, v in valid]))
-        write("rl", rows_table("rl", [rl_row(spec) for spec, _ in valid]))
-    return index
-
-
-def _write_repairs(run: RunDir, write: WriteTable, batch_size: int) -> None:
-    columns = set(REPAIRS.names)
-    attempts = iter_rows(run.file("repaired", "attempts.jsonl"))
-    for batch in batched(attempts, batch_size):
-        write(
-            "repairs",
-            rows_table("repairs", [repair_row({k: v for k, v in row.items() if k in columns}) for row in batch]),
+            f"run {run.run_id!r}: the staged tables have not passed the gates (coworkenv gate --run-id {run.run_id})"
         )
-
-
-def _write_rollouts(run: RunDir, write: WriteTable, index: Mapping[str, tuple[str, str]], batch_size: int) -> None:
-    """`trajectories`: the rollouts of valid tasks; `sft`: the passing ones as conversations."""
-    for batch in batched(iter_rows(run.file("rollouts", "trajectories.jsonl")), batch_size):
-        rows = [r for r in batch if r["task_id"] in index]
-        write("trajectories", rows_table("trajectories", [trajectories_table_row(r) for r in rows]))
-        write("sft", rows_table("sft", [sft_row(r, *index[r["task_id"]]) for r in rows if r["passed"]]))
 
 
 @contextmanager
@@ -146,10 +117,10 @@ def stage_tables(run: RunDir, tables: Mapping[str, pa.Table | Iterable[pa.Table]
         for name, parts in tables.items():
             for part in [parts] if isinstance(parts, pa.Table) else parts:
                 write(name, part)
-    return _staged_rows(run, list(tables))
+    return staged_rows(run, list(tables))
 
 
-def _staged_rows(run: RunDir, names: Iterable[str] = TABLES) -> dict[str, int]:
+def staged_rows(run: RunDir, names: Iterable[str] = TABLES) -> dict[str, int]:
     rows = {name: pq.ParquetFile(staged_path(run, name)).metadata.num_rows for name in names}
     log.info("build: tables staged for the gates under %s, rows: %s", run.file("tables"), counts(rows))
     return rows
@@ -187,3 +158,10 @@ def staged_tables(run: RunDir) -> dict[str, pa.Table]:
             reason = str(exc).splitlines()[0][:200]
             raise CoworkEnvError(f"{path}: not a staged table of this run ({reason}): build it again") from None
     return tables
+
+
+def published(manifest: Manifest, run: RunDir) -> str:
+    """`published release <id> (parent …) at <where>; rows: tasks 40, …`: what the publish task's log says."""
+    kind = "evaluation release" if manifest.kind == "eval" else "release"
+    where = run.data_root.url_of(run.data_root.join("releases", manifest.release_id))
+    return f"published {kind} {manifest.release_id} (parent {manifest.parent or 'none'}) at {where}; rows: {counts(manifest.row_counts)}"

@@ -1,6 +1,6 @@
 """The nightly loop's stages that run the evaluation job (docs/design/training.md, "Nightly loop"): the current
 model's rollouts on the training tasks and their gate, the candidate's evaluation on the held-out suite and its gate,
-and the evaluation settings a loop derives from its config. `pipeline/nightly.py` declares them in `NIGHTLY`."""
+and the evaluation settings a loop derives from its config. The package declares them in `NIGHTLY`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import EndpointSettings, EvaluationConfig, NightlyConfig
 from coworkenv.pipeline.job import StageInputs
-from coworkenv.pipeline.nightly_state import finished, nightly_file, once, sub_run
+from coworkenv.pipeline.nightly.run_state import finished, nightly_file, once, sub_run
 from coworkenv.pipeline.rundir import RunDir
 from coworkenv.progress import Bars, logged
 from coworkenv.train.bases import BASES
@@ -42,10 +42,11 @@ def _evaluation(
     *,
     before: str | None = None,
 ) -> dict[str, Any]:
-    """The evaluation job's stages (`pipeline.evaluate.EVALUATION`) over `run`, all or up to the one `before` a stage,
+    """The evaluation job's stages (`pipeline.evaluation.EVALUATION`) over `run`, all or up to the one `before` a stage,
     its trials' progress shown by `progress` (none: logged) once the prepare stage knows how many; each stage's result
     by name."""
-    from coworkenv.pipeline.evaluate import EVALUATION, trial_count
+    from coworkenv.pipeline.evaluation import EVALUATION
+    from coworkenv.pipeline.evaluation.trials import trial_count
 
     with (progress or logged())(what, None, unit="trial") as step:
 
@@ -89,7 +90,7 @@ def gate_rollouts_stage(run: RunDir) -> dict[str, Any]:
     """The rollouts' `evaluated` gate, their release, and the successes as `sft` rows."""
 
     def work() -> dict[str, Any]:
-        from coworkenv.pipeline.evaluate import EVALUATION
+        from coworkenv.pipeline.evaluation import EVALUATION
         from coworkenv.pipeline.training_data import sft_from_run
 
         if finished(run, "rollouts")["run_id"] is None:
@@ -140,7 +141,7 @@ def gate_eval_stage(run: RunDir) -> dict[str, Any]:
 
     def work() -> dict[str, Any]:
         from coworkenv.models import record_eval
-        from coworkenv.pipeline.evaluate import EVALUATION
+        from coworkenv.pipeline.evaluation import EVALUATION
 
         evaluation = RunDir.open(finished(run, "evaluate")["run_id"], run.data_root)
         release = EVALUATION.run(evaluation, StageInputs(), first="gate").release_id

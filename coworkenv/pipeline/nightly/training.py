@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from coworkenv.pipeline.config import NightlyConfig
-from coworkenv.pipeline.nightly_state import finished, nightly_file, once
+from coworkenv.pipeline.nightly.run_state import finished, nightly_file, once
 from coworkenv.pipeline.rundir import RunDir
 from coworkenv.progress import Bars, logged
 from coworkenv.train.bases import BASES
@@ -17,7 +17,7 @@ from coworkenv.train.bases import BASES
 if TYPE_CHECKING:
     pass
 
-log = logging.getLogger("coworkenv.pipeline.nightly")  # the nightly job's log lines keep the one logger name
+log = logging.getLogger(__name__)
 
 
 def train_stage(run: RunDir, config: NightlyConfig, progress: Bars | None = None) -> dict[str, Any]:
