@@ -12,8 +12,16 @@ import typer
 from coworkenv.cli.app import app
 from coworkenv.cli.options import with_config_options
 from coworkenv.cli.output import console as make_console
-from coworkenv.cli.pipeline import DataRootOpt, NewRunIdOpt, endpoint_outside_airflow, new_run_id, progress_bar
+from coworkenv.cli.pipeline import (
+    DataRootOpt,
+    NewRunIdOpt,
+    endpoint_outside_airflow,
+    new_run_id,
+    progress_bar,
+    stage_command,
+)
 from coworkenv.pipeline.config import EvaluationConfig, evaluation_config
+from coworkenv.pipeline.evaluation import EVALUATION
 from coworkenv.train.dpo import DPOJobConfig
 
 eval_app = typer.Typer(
@@ -241,3 +249,7 @@ def pairs(
         f"{written} pair(s) from {found.tasks} task(s) of {found.source} (chosen: {written - found.oracle_chosen} the model's own, "
         f"{found.oracle_chosen} the oracle's{gap})" + (f"; no pair: {skipped}" if skipped else "") + f" → {out}"
     )
+
+
+for _stage in EVALUATION.stages[1:]:  # prepare starts a run: `coworkenv eval`
+    eval_app.command(_stage.name)(stage_command(EVALUATION, _stage, f"eval {_stage.name}"))

@@ -163,9 +163,11 @@ def generate(
     )
 
 
-def stage_command(job: Job, stage: Stage) -> Callable[..., None]:
-    """The command that runs one stage of a started run (`coworkenv validate --run-id R`): the stage's doc as its
-    help, a progress bar when the stage counts its work, and the stage's summary of its result."""
+def stage_command(job: Job, stage: Stage, command_name: str | None = None) -> Callable[..., None]:
+    """The command that runs one stage of a started run (`coworkenv validate --run-id R`, `coworkenv eval trials
+    --run-id R`): the stage's doc as its help, a progress bar when the stage counts its work, and the stage's summary
+    of its result."""
+    name = command_name or stage.name
 
     def command(
         run_id: Annotated[str | None, typer.Option("--run-id", help="The run (<data root>/runs/<run id>/).")] = None,
@@ -176,7 +178,7 @@ def stage_command(job: Job, stage: Stage) -> Callable[..., None]:
             hint = (
                 f" (to check task files against the grading-consistency gate: coworkenv check {stray})" if stray else ""
             )
-            raise CoworkEnvError(f"`coworkenv {stage.name}` runs a stage of a started run: give --run-id" + hint)
+            raise CoworkEnvError(f"`coworkenv {name}` runs a stage of a started run: give --run-id" + hint)
         run = _open(run_id, data_root)
         config = job.recorded(run) if job.recorded is not None else None
         llm = endpoint_outside_airflow(config) if stage.endpoint else None

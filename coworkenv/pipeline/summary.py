@@ -7,9 +7,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coworkenv.redact import safe_message
+
+if TYPE_CHECKING:
+    from coworkenv.data.layout import Manifest
+    from coworkenv.pipeline.rundir import RunDir
 
 TOP = 5
 """Reasons a summary lists; the rest are counted."""
@@ -75,3 +79,17 @@ def fields(result: Mapping[str, Any]) -> str:
 
 def block(head: str, details: Iterable[str]) -> str:
     return "\n".join([head, *details])
+
+
+def gates_summary(run: RunDir, stats: Mapping[str, Any]) -> str:
+    """What a gate stage's command prints: each gate's expectations, and where its Data Docs are."""
+    lines = [
+        f"gate {stage}: {s.get('successful_expectations')}/{s.get('evaluated_expectations')} expectations hold"
+        for stage, s in stats.items()
+    ]
+    return "\n".join([*lines, f"Data Docs: {run.file('quality', 'data_docs')}"])
+
+
+def published_summary(run: RunDir, manifest: Manifest) -> str:
+    """What a publish stage's command prints: the release and its row counts."""
+    return f"published release {manifest.release_id}: " + ", ".join(f"{t} {n}" for t, n in manifest.row_counts.items())

@@ -98,6 +98,27 @@ def test_eval_bench_publishes_a_benchmark_release(home):
     assert bench.release_id in again  # deterministic: the same release again
 
 
+def test_each_stage_of_a_started_evaluation_is_a_command(home, oracle_report):
+    """`coworkenv eval trials | build | gate | publish --run-id R`, made from the evaluation job's declaration: a
+    finished run's trials are kept, its tables rebuilt, gated and published again as the same release."""
+    data = home / "data"
+    [before] = [m.release_id for m in list_releases(data) if m.run_id == "cli-oracle"]
+    assert (
+        ok(cli("eval", "trials", "--run-id", "cli-oracle", data_root=data))
+        .strip()
+        .endswith(f"run cli-oracle: {2 * N_BENCH} trials, {2 * N_BENCH} passed, 0 failed to run")
+    )
+    assert f"run cli-oracle: {2 * N_BENCH} rows, pass rate 1.000; report: " in ok(
+        cli("eval", "build", "--run-id", "cli-oracle", data_root=data)
+    )
+    assert re.search(
+        r"gate evaluated: (\d+)/\1 expectations hold", ok(cli("eval", "gate", "--run-id", "cli-oracle", data_root=data))
+    )
+    assert f"published release {before}: " in ok(cli("eval", "publish", "--run-id", "cli-oracle", data_root=data))
+    assert_one_line_error(cli("eval", "gate", "--run-id", "no-such-run", data_root=data), "no-such-run")
+    assert_one_line_error(cli("eval", "build", data_root=data), "coworkenv eval build", "--run-id")
+
+
 @pytest.mark.slow
 def test_the_oracle_report_summary_and_profile(home, oracle_report):
     html = (oracle_report / "report.html").read_text(encoding="utf-8")

@@ -124,6 +124,16 @@ def test_the_cli_has_a_command_for_every_synthesis_stage():
         assert commands[stage.name].callback.__doc__ == stage.doc
 
 
+def test_the_cli_has_a_command_for_every_evaluation_stage_after_prepare():
+    """`coworkenv eval` prepares (a new run or a resumed one); every later stage is `coworkenv eval <stage>`."""
+    from coworkenv.cli.evaluation import eval_app
+
+    commands = {c.name: c for c in eval_app.registered_commands}
+    for stage in EVALUATION.stages[1:]:
+        assert stage.name in commands, f"coworkenv eval {stage.name} is missing"
+        assert commands[stage.name].callback.__doc__ == stage.doc
+
+
 @pytest.mark.parametrize("dag_id", ["coworkenv_synthesize", "coworkenv_evaluate", "coworkenv_nightly"])
 def test_a_dag_file_is_its_jobs_declaration(dag_id: str):
     """A job's DAG file defines no task: it calls `job_dag` with the job, so the tasks are the declaration's stages

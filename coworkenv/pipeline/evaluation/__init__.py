@@ -37,6 +37,7 @@ from coworkenv.pipeline.evaluation.run_files import (
 )
 from coworkenv.pipeline.job import Job, Stage, StageInputs, gate_stage, release_event
 from coworkenv.pipeline.rundir import RunDir, StageHook
+from coworkenv.pipeline.summary import gates_summary, published_summary
 
 __all__ = [
     "EVALUATION",
@@ -64,6 +65,12 @@ def _trials(run: RunDir, i: StageInputs) -> dict[str, Any]:
     from coworkenv.pipeline.evaluation.trials import run_trials_stage
 
     return run_trials_stage(run, i.llm, i.progress)
+
+
+def _trial_count(run: RunDir) -> int:
+    from coworkenv.pipeline.evaluation.trials import trial_count
+
+    return trial_count(run)
 
 
 def _build(run: RunDir, i: StageInputs) -> dict[str, Any]:
@@ -105,18 +112,27 @@ EVALUATION = Job(
             (f"{EVAL_DIR}/trials.jsonl",),
             doc="Every task × trial played by the agent (resumes the trials a failed attempt finished).",
             endpoint=True,
+            summary=lambda run, r: (
+                f"run {run.run_id}: {r['trials']} trials, {r['passed']} passed, {r['failed']} failed to run"
+            ),
+            total=_trial_count,
+            unit="trial",
         ),
         Stage(
             "build",
             _build,
             ("tables", REPORT_DIR),
             doc="eval_results, trajectories and capability_profile tables; the report and the profile.",
+            summary=lambda run, r: (
+                f"run {run.run_id}: {r['eval_results']} rows, pass rate {r['pass_rate']:.3f}; report: {r['report']}"
+            ),
         ),
         gate_stage(
             "gate",
             _gate,
             ("quality",),
             doc="The `evaluated` Great Expectations gate; a failure stops the run here and nothing is published.",
+            summary=gates_summary,
         ),
         Stage(
             "publish",
@@ -125,6 +141,7 @@ EVALUATION = Job(
             doc="The gated tables as a release of kind `eval`; the report and the profile become visible as assets.",
             outlets=("coworkenv-eval-report", "coworkenv-capability-profile"),
             xcom=release_event,
+            summary=published_summary,
         ),
     ),
     config=evaluation_config,

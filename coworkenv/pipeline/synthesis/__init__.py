@@ -16,6 +16,7 @@ from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import SynthesisConfig, synthesis_config
 from coworkenv.pipeline.job import Job, Stage, StageInputs, gate_stage, release_event
 from coworkenv.pipeline.rundir import RunDir, StageHook
+from coworkenv.pipeline.summary import gates_summary, published_summary
 
 GATES = ("validated", "rollouts")
 """The Great Expectations suites a synthesis run's tables pass before they are published."""
@@ -69,18 +70,6 @@ def _repair_total(run: RunDir) -> int:
 def _repair_summary(run: RunDir, result: dict[str, Any]) -> str:
     rate = result["metrics"].get("rescue_rate", 0.0) if result["metrics"] else 0.0
     return f"run {run.run_id}: {result['repaired']} of {result['invalid']} invalid task(s) repaired (rescue rate {rate:.0%})"
-
-
-def _gate_summary(run: RunDir, stats: dict[str, Any]) -> str:
-    lines = [
-        f"gate {stage}: {s.get('successful_expectations')}/{s.get('evaluated_expectations')} expectations hold"
-        for stage, s in stats.items()
-    ]
-    return "\n".join([*lines, f"Data Docs: {run.file('quality', 'data_docs')}"])
-
-
-def published_summary(run: RunDir, manifest: Manifest) -> str:
-    return f"published release {manifest.release_id}: " + ", ".join(f"{t} {n}" for t, n in manifest.row_counts.items())
 
 
 def _repair(run: RunDir, i: StageInputs) -> dict[str, Any]:
@@ -173,7 +162,7 @@ SYNTHESIS = Job(
             _gate,
             ("quality",),
             doc="Great Expectations gates; a failure stops the run here and nothing is published.",
-            summary=_gate_summary,
+            summary=gates_summary,
         ),
         Stage(
             "publish",
