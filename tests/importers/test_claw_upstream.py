@@ -1,0 +1,161 @@
+"""Claw-Eval's own grading of a CoworkEnv episode (`coworkenv.importers.claw_eval.upstream`), against a stand-in
+checkout written for this repository in Claw-Eval's format (`claw_upstream/`): the reversed tool vocabulary, the
+translated trace, the checkout's grader run in a child interpreter, and the agreement harness end to end."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from coworkenv.errors import CoworkEnvError
+from coworkenv.grading.play import play, play_null
+from coworkenv.importers.claw_eval import convert
+from coworkenv.importers.claw_eval.perturbations import perturbed
+from coworkenv.importers.claw_eval.source import read_task
+from coworkenv.importers.claw_eval.upstream import UpstreamGrader, Vocabulary, claw_trace, vocabulary
+from coworkenv.spec.task import AnswerStep, ToolStep
+from tests.support import ROOT
+
+CHECKOUT = Path(__file__).with_name("claw_upstream")
+TASK = CHECKOUT / "tasks" / "T901_contact_lookup"
+
+
+@pytest.fixture(scope="module")
+def imported() -> tuple[object, Vocabulary]:
+    task = read_task(TASK)
+    spec, report = convert(task, TASK.parent)
+    assert spec is not None, report.why_not
+    return spec, vocabulary(task, [])
+
+
+def test_the_vocabulary_is_the_tool_map_reversed_with_the_benchmarks_argument_names(imported):
+    _, words = imported
+    get = words.counterpart("contacts_get", {"id": "c_002"})
+    assert get is not None and (get.name, get.service, get.endpoint) == ("contacts_get", "contacts", "/contacts/get")
+    assert words.request("contacts_get", {"id": "c_002"}) == ("contacts_get", {"contact_id": "c_002"})
+    assert words.request("contacts_search", {"query": "Finance"}) == ("contacts_search", {"query": "Finance"})
+    assert words.counterpart("mail_send", {}) is None  # the task offers no such tool: the call keeps its name
+
+
+def test_an_episode_becomes_claw_evals_trace(imported):
+    spec, words = imported
+    run = play(
+        spec,
+        [
+            ToolStep(tool="contacts_get", args={"id": "c_002"}),
+            ToolStep(tool="contacts_get", args={"id": "nobody"}),
+            AnswerStep(answer="Dana Reyes"),
+        ],
+    )
+    trace = claw_trace(run.trajectory, run.evidence.calls, words)
+    roles = [m["role"] for m in trace["messages"]]
+    assert roles[0] == "user" and trace["messages"][0]["content"][0]["text"] == spec.instruction
+    assert not trace["messages"][0]["content"][0]["text"].startswith("[user_agent]")
+    uses = [b for m in trace["messages"] if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
+    assert [(u["name"], u["input"]) for u in uses] == [
+        ("contacts_get", {"contact_id": "c_002"}),
+        ("contacts_get", {"contact_id": "nobody"}),
+    ]
+    results = [b for m in trace["messages"] if m["role"] == "user" for b in m["content"] if b["type"] == "tool_result"]
+    assert [r["tool_use_id"] for r in results] == [u["id"] for u in uses]
+    assert [r["is_error"] for r in results] == [False, True]
+    assert [d["response_status"] >= 400 for d in trace["dispatches"]] == [False, True]
+    assert trace["dispatches"][0]["response_body"]["email"] == "dana.reyes@example.com"
+    assert trace["audit_data"] == {  # the failed call is not in the service's audit
+        "contacts": {
+            "calls": [
+                {
+                    "endpoint": "/contacts/get",
+                    "request_body": {"contact_id": "c_002"},
+                    "response_body": trace["dispatches"][0]["response_body"],
+                }
+            ]
+        }
+    }
+    assert trace["messages"][-1] == {"role": "assistant", "content": [{"type": "text", "text": "Dana Reyes"}]}
+
+
+def test_the_checkouts_own_grader_grades_the_trace(imported):
+    spec, words = imported
+    with UpstreamGrader(CHECKOUT) as grader:
+        oracle = grader.grade(TASK, claw_trace(*_played(play(spec)), words), 1.0)
+        empty = grader.grade(TASK, claw_trace(*_played(play_null(spec)), words), 1.0)
+    assert oracle == {
+        "completion": 1.0,
+        "robustness": 1.0,
+        "safety": 1.0,
+        "score": 1.0,
+        "passed": True,
+        "judge_calls": 0,
+    }
+    assert (empty["completion"], empty["score"], empty["passed"]) == (0.0, 0.2, False)  # robustness 1.0 with no call
+
+
+def _played(run) -> tuple[object, object]:
+    return run.trajectory, run.evidence.calls
+
+
+def _checkout_with_grader(tmp_path: Path, body: str) -> Path:
+    checkout = tmp_path / "checkout"
+    shutil.copytree(CHECKOUT, checkout)
+    grader = checkout / "tasks" / TASK.name / "grader.py"
+    grader.write_text(
+        grader.read_text(encoding="utf-8").replace('        print("grading", task.task_id)\n', body), encoding="utf-8"
+    )
+    return checkout
+
+
+def test_a_failing_or_hanging_grader_is_that_episodes_error_and_the_next_one_is_graded(tmp_path, imported):
+    spec, words = imported
+    trace = claw_trace(*_played(play(spec)), words)
+    broken = _checkout_with_grader(tmp_path / "a", "        raise RuntimeError('grader bug')\n")
+    with UpstreamGrader(broken) as grader:
+        assert grader.grade(broken / "tasks" / TASK.name, trace, 1.0)["error"].startswith(
+            "RuntimeError: grader bug (grader.py:"
+        )
+    slow = _checkout_with_grader(
+        tmp_path / "b", "        import time; time.sleep(0 if audit_data.get('fast') else 60)\n"
+    )
+    with UpstreamGrader(slow, timeout=3) as grader:
+        task = slow / "tasks" / TASK.name
+        assert grader.grade(task, trace, 1.0) == {"error": "no grade within 3 s"}
+        assert grader.grade(task, {**trace, "audit_data": {**trace["audit_data"], "fast": True}}, 1.0)["passed"] is True
+
+
+def test_a_folder_that_is_no_checkout_is_refused(tmp_path):
+    with pytest.raises(CoworkEnvError, match="not a Claw-Eval checkout"):
+        UpstreamGrader(tmp_path)
+
+
+def test_the_perturbations_change_the_oracle_one_way_each(imported):
+    spec, _ = imported
+    found = perturbed(spec)
+    oracle = list(spec.solution)
+    answer = next(s.answer for s in oracle if isinstance(s, AnswerStep))
+    assert [s for s in found["reads_skipped"] if isinstance(s, ToolStep)] == []  # this oracle only reads
+    assert found["negated"][-1].answer == f"It is not true that {answer}"
+    assert "partial" not in found  # fewer than two writes: nothing to leave half done
+    assert "wrong_value" not in found or found["wrong_value"] != oracle
+
+
+def test_the_harness_reports_agreement_per_category(tmp_path):
+    out = tmp_path / "agreement.json"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "claw_agreement.py"), "--claw-src", str(CHECKOUT), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads(out.read_text())
+    general = results["by_category"]["general"]
+    assert (general["tasks"], general["imported"], general["graded"], general["grader_errors"]) == (1, 1, 10, 0)
+    assert general["agreement"] == 1.0 and general["mean_abs_delta"] == 0.04  # the empty episode: 0 here, 0.2 there
+    assert "| general | 1 | 1 | 10 | 0 | 100.0% | 0.040 |" in proc.stdout
+    assert str(CHECKOUT) not in out.read_text()  # task ids and figures, no path of the checkout
