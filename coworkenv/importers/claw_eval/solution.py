@@ -223,4 +223,7 @@ def derive_oracle(
     missing = sorted({s["tool"] for s in steps} - set(tools))
     if missing:
         raise NoOracle(f"the oracle needs {missing}, which the task does not offer")
-    return [*steps, {"answer": _answer(plan)}], plan.judged
+    answer = _answer(plan)
+    if answer == "Done." and plan.judged:  # "Done." proves nothing a judge is asked about: a person writes the answer
+        raise NoOracle(f"every answer criterion is judged ({', '.join(plan.judged)}): no answer can be derived")
+    return [*steps, {"answer": answer}], plan.judged
