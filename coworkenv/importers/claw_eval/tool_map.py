@@ -1,5 +1,6 @@
 """Claw-Eval tool names → CoworkEnv tools: an explicit table for the mail, calendar, contacts, helpdesk, knowledge-base
-and web services, and a verb rule for the services that become `records` collections (crm, inventory, finance, …)."""
+and web services (a few with an argument fixed: closing a ticket is `tickets_update` to `closed`), and a verb rule for
+the services that become `records` collections (crm, inventory, finance, …)."""
 
 from __future__ import annotations
 
@@ -44,8 +45,18 @@ TABLE: dict[str, str] = {
     "web_search": "web_search",
     "web_fetch": "web_fetch",
     "send_report": "mail_send",
+    "kb_update_article": "docs_update",
+    "kb_articles_update": "docs_update",
+    "notes_update": "docs_update",
 }
 """`send_report` (the injection tasks' exfiltration channel) sends text to a recipient: `mail_send` is that here."""
+
+PINNED: dict[str, tuple[str, dict[str, Any]]] = {
+    "helpdesk_close_ticket": ("tickets_update", {"status": "closed"}),
+    "helpdesk_resolve_ticket": ("tickets_update", {"status": "resolved"}),
+}
+"""Tools that are one of ours with an argument fixed: a benchmark's "never close a ticket" stays a prohibition of
+`tickets_update` with `status: closed` (and a check that counts closures counts those calls)."""
 
 RECORD_SERVICES = ("crm", "inventory", "finance", "todo", "scheduler", "config", "rss", "orders", "hr")
 """Claw-Eval services with no CoworkEnv service of their own: each fixture file becomes a `records` collection."""
@@ -98,6 +109,9 @@ def map_tool(name: str, collections: list[str]) -> tuple[str, dict[str, Any]] | 
 def _map(name: str, collections: list[str]) -> tuple[str, dict[str, Any]] | None:
     if name in TABLE:
         return TABLE[name], {}
+    if name in PINNED:
+        tool, args = PINNED[name]
+        return tool, dict(args)
     service, _, rest = name.partition("_")
     if service not in RECORD_SERVICES or not rest:
         return None

@@ -52,26 +52,33 @@ class Counterpart:
     endpoint: str
     args: dict[str, str] = field(default_factory=dict)
     """Our argument → theirs (ours unchanged where their schema has no match)."""
+    pinned: dict[str, Any] = field(default_factory=dict)
+    """Our arguments the tool fixes (a records tool's collection, `status: closed` for closing a ticket): a call is
+    this tool's when it has these values, and they are not sent (the tool implies them)."""
 
 
 @dataclass(frozen=True)
 class Vocabulary:
-    """The importer's tool map of one task, reversed: (our tool, the collection a records tool is pinned to) → the
-    benchmark's tool."""
+    """The importer's tool map of one task, reversed: our tool → the benchmark's tools it stands for."""
 
-    tools: dict[tuple[str, str | None], Counterpart]
+    tools: dict[str, list[Counterpart]]
 
     def counterpart(self, tool: str, args: dict[str, Any] | None) -> Counterpart | None:
-        collection = (args or {}).get("collection") if tool.startswith("records_") else None
-        return self.tools.get((tool, collection)) or self.tools.get((tool, None))
+        """The most specific of the tool's counterparts whose fixed arguments the call has (the first listed among
+        equals: `tickets_update` to `closed` is `helpdesk_close_ticket`, any other update `helpdesk_update_ticket`)."""
+        given = args or {}
+        fits = [c for c in self.tools.get(tool, []) if all(given.get(k) == v for k, v in c.pinned.items())]
+        return max(fits, key=lambda c: len(c.pinned), default=None)
 
     def request(self, tool: str, args: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
         """The call as the benchmark's tool would have received it: its name and its arguments."""
         found = self.counterpart(tool, args)
         if found is None:
             return tool, dict(args or {})
-        pinned = {"collection"} if tool.startswith("records_") else set()
-        return found.name, {found.args.get(k, k): v for k, v in (args or {}).items() if k not in pinned}
+        return found.name, {found.args.get(k, k): v for k, v in (args or {}).items() if k not in found.pinned}
+
+    def by_name(self, name: str) -> Counterpart | None:
+        return next((c for cs in self.tools.values() for c in cs if c.name == name), None)
 
 
 def _their_argument(ours: str, properties: list[str]) -> str:
@@ -94,7 +101,7 @@ def vocabulary(task: SourceTask, collections: list[str]) -> Vocabulary:
         for e in data.get("tool_endpoints") or []
         if isinstance(e, dict)
     }
-    tools: dict[tuple[str, str | None], Counterpart] = {}
+    tools: dict[str, list[Counterpart]] = {}
     for entry in data.get("tools") or []:
         if not isinstance(entry, dict):
             continue
@@ -105,13 +112,16 @@ def vocabulary(task: SourceTask, collections: list[str]) -> Vocabulary:
         ours, pinned = mapped
         properties = list(((entry.get("input_schema") or {}).get("properties") or {}).keys())
         our_args = list(TOOLS.get(ours).args.model_fields)
-        key = (ours, pinned.get("collection"))
-        if key not in tools:
-            tools[key] = Counterpart(
-                name=name,
-                service=name.split("_", 1)[0],
-                endpoint=endpoints.get(name, f"/{name.replace('_', '/')}"),
-                args={a: _their_argument(a, properties) for a in our_args},
+        same = tools.setdefault(ours, [])
+        if all(c.pinned != pinned for c in same):
+            same.append(
+                Counterpart(
+                    name=name,
+                    service=name.split("_", 1)[0],
+                    endpoint=endpoints.get(name, f"/{name.replace('_', '/')}"),
+                    args={a: _their_argument(a, properties) for a in our_args},
+                    pinned=pinned,
+                )
             )
     return Vocabulary(tools)
 
@@ -198,7 +208,7 @@ def claw_trace(
 
 def _audit(audit: dict[str, dict[str, Any]], words: Vocabulary, dispatch: dict[str, Any]) -> None:
     """Each service's audit as its mock server keeps it: every call by endpoint, and what it sent or drafted."""
-    found = next((c for c in words.tools.values() if c.name == dispatch["tool_name"]), None)
+    found = words.by_name(dispatch["tool_name"])
     if found is None or dispatch["response_status"] >= 400:
         return
     service = audit.setdefault(found.service, {"calls": []})
