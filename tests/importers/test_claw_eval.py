@@ -215,3 +215,26 @@ def test_a_broken_fixture_is_refused(task_copy):
     (folder / "fixtures" / "gmail" / "inbox.json").write_text("[{", encoding="utf-8")
     with pytest.raises(CoworkEnvError, match="inbox.json"):
         import_claw_eval(folder.parent)
+
+
+def test_nested_fixture_fields_are_json_fields_and_an_untitled_page_is_titled_by_its_address():
+    """A scheduler job's run history (a list of objects) and a customer's address (an object) keep their values as
+    `json` record fields, which a TaskSpec accepts; a web page with an empty title is titled by its URL."""
+    from coworkenv.importers.claw_eval.workspace import build_workspace
+    from coworkenv.spec.task import WorkspaceSpec
+
+    jobs = [
+        {"job_id": "JOB-1", "tags": ["nightly"], "history": [{"run_at": "2026-03-25T02:00:00Z", "status": "failed"}]},
+        {"job_id": "JOB-2", "tags": [], "owner": {"name": "Ana", "team": "ops"}},
+    ]
+    ws, notes = build_workspace(
+        {
+            "scheduler/jobs.json": jobs,
+            "web/pages.json": [{"url": "https://example.com/a", "title": " ", "content": "x"}],
+        }
+    )
+    fields = ws["records"]["collections"]["scheduler.jobs"]["fields"]
+    assert {k: v["type"] for k, v in fields.items()} == {"tags": "list", "history": "json", "owner": "json"}
+    assert ws["web"]["pages"][0]["title"] == "https://example.com/a"
+    WorkspaceSpec.model_validate(ws)  # the records fit their schema
+    assert not [n for n in notes if "dropped" in n]

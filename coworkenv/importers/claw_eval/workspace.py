@@ -67,7 +67,9 @@ def _field_type(values: list[Any]) -> str | None:
     if kinds <= {int, float} and bool not in kinds:
         return "number"
     if kinds <= {list}:
-        return "list"
+        return "list" if all(isinstance(x, str) for v in values for x in v) else "json"
+    if kinds <= {list, dict}:
+        return "json"
     if kinds <= {str}:
         return "date" if all(DATE.fullmatch(v) for v in values) else "string"
     return None
@@ -95,7 +97,7 @@ def _collection(stem: str, rows: list[dict[str, Any]], notes: list[str], where: 
         values = [r[name] for r in records if r.get(name) is not None]
         kind = _field_type(values) if values else "string"
         if kind is None:
-            notes.append(f"fixture {where}: field {name!r} mixes types or nests objects, dropped")
+            notes.append(f"fixture {where}: field {name!r} mixes types, dropped")
             records = [{k: v for k, v in r.items() if k != name} for r in records]
             continue
         fields[name] = {"type": kind, "required": False}  # a fixture shows what is, not what a new record must hold
@@ -122,7 +124,7 @@ def _web(name: str, data: Any, pages: list[dict[str, Any]], notes: list[str]) ->
             pages.append(
                 {
                     "url": item["url"],
-                    "title": str(item.get("title", "")),
+                    "title": str(item.get("title") or "").strip() or item["url"],  # an untitled page: its address
                     "text": str(text),
                     "injected": bool(item.get("injected", injected)),
                 }

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 COLLECTION_NAME = r"^[a-z][a-z0-9_]{0,31}(\.[a-z][a-z0-9_]{0,31}){0,3}$"
 """Lower-case words joined by dots: `crm.customers`, `inventory.items`, `todo`."""
 FIELD_NAME = r"^[a-z][a-z0-9_]{0,63}$"
-FieldType = Literal["string", "number", "integer", "boolean", "date", "list"]
+FieldType = Literal["string", "number", "integer", "boolean", "date", "list", "json"]
 TYPE_WORDS = {
     "string": "a string",
     "number": "a number",
@@ -37,6 +37,7 @@ TYPE_WORDS = {
     "boolean": "true or false",
     "date": "an ISO 8601 date or date-time",
     "list": "a list of strings",
+    "json": "any JSON value",
 }
 
 
@@ -51,6 +52,8 @@ def _type_ok(kind: str, value: Any) -> bool:
         return isinstance(value, bool)
     if kind == "list":
         return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if kind == "json":  # a nested value (a job's run history, a customer's orders): the record is JSON already
+        return True
     try:
         parse_instant(value)
     except ValueError:
@@ -99,7 +102,7 @@ class FieldSpec(Record):
     def _enum_fits(self) -> Self:
         if self.enum is not None:
             kind = "string" if self.type == "list" else self.type
-            if kind in ("boolean", "date"):
+            if kind in ("boolean", "date", "json"):
                 raise ValueError(f"a {self.type} field takes no enum")
             if not all(_type_ok(kind, v) for v in self.enum):
                 raise ValueError(f"enum values of a {self.type} field must be {TYPE_WORDS[kind]}")
@@ -189,7 +192,7 @@ SERVICE = register_service(
 def _describe(name: str, collection: dict[str, Any]) -> str:
     parts = ["id (string)"]
     for field, spec in collection["fields"].items():
-        kind = "list of strings" if spec["type"] == "list" else spec["type"]
+        kind = {"list": "list of strings", "json": "any JSON value"}.get(spec["type"], spec["type"])
         extra = (
             [kind]
             + (["required"] if spec.get("required") else [])
