@@ -10,6 +10,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -93,22 +94,53 @@ def check_chat_template(tokenizer: Any, where: Path, *, assistant_mask: bool = T
         )
 
 
+BF16_GAIN = 0.9
+"""bfloat16 autocast is used on a CPU when it takes at most this share of float32's time on the probe."""
+
+
+@cache
 def bf16_pays() -> bool:
-    """Whether bfloat16 autocast speeds training here: a GPU that supports it, or a CPU with native bfloat16
-    instructions (AVX512-BF16 or AMX). Elsewhere PyTorch emulates it: one SmolLM2 step of 1,024 tokens took 209 s
-    against 8.7 s in float32 on a 2-core AVX2 machine (docs/benchmarks.md)."""
+    """Whether bfloat16 autocast speeds training here: a GPU that supports it; on a CPU, native bfloat16 instructions
+    (AVX512-BF16 or AMX) and a measured gain (`bf16_speed_ratio`, once per process). Without the instructions PyTorch
+    emulates it: one SmolLM2 step of 1,024 tokens took 209 s against 8.7 s in float32 on a 2-core AVX2 machine. With
+    them it may still lose: 9.0 s against 5.7 s on a 2-core Xeon with AVX512-BF16, where a 2-core EPYC with it gains
+    1.6× (docs/benchmarks.md)."""
     import torch
 
     if torch.cuda.is_available():
         return bool(torch.cuda.is_bf16_supported())
     try:
         flags = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+        native = "avx512_bf16" in flags or "amx_bf16" in flags
     except OSError:  # not Linux: PyTorch's own view of the CPU
-        return (
-            torch.backends.cpu.get_cpu_capability().startswith("AVX512")
-            and "BF16" in torch.backends.cpu.get_cpu_capability()
-        )
-    return "avx512_bf16" in flags or "amx_bf16" in flags
+        capability = torch.backends.cpu.get_cpu_capability()
+        native = capability.startswith("AVX512") and "BF16" in capability
+    return native and bf16_speed_ratio() <= BF16_GAIN
+
+
+def bf16_speed_ratio(tokens: int = 512, repeats: int = 5) -> float:
+    """bf16 autocast's time over float32's for the forward and backward of a SmolLM2-sized MLP block (576 → 1,536 →
+    576) on `tokens` rows, best of `repeats` each (about half a second on 2 cores). It tracks a whole training step:
+    1.55 against 1.58 on the Xeon above."""
+    import time
+
+    import torch
+
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(tokens, 576, generator=generator, requires_grad=True)
+    block = torch.nn.Sequential(torch.nn.Linear(576, 1536), torch.nn.SiLU(), torch.nn.Linear(1536, 576))
+
+    def best(bf16: bool) -> float:
+        times = []
+        for _ in range(repeats + 1):  # the first warms up
+            began = time.perf_counter()
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+                out = block(x).float().sum()
+            out.backward()
+            times.append(time.perf_counter() - began)
+        return min(times[1:])
+
+    return best(True) / best(False)
 
 
 class TuningFields(BaseModel):
