@@ -114,6 +114,8 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "grader_errors": len(rows) - len(graded),
         "agreement": round(sum(r["agree"] for r in graded) / len(graded), 4) if graded else None,
         "mean_abs_delta": round(statistics.fmean(r["delta"] for r in graded), 4) if graded else None,
+        "ours_pass": sum(1 for r in graded if r["ours"]["passed"]),
+        "theirs_pass": sum(1 for r in graded if r["theirs"]["passed"]),
         "ours_pass_theirs_fail": sum(1 for r in graded if r["ours"]["passed"] and not r["theirs"]["passed"]),
         "ours_fail_theirs_pass": sum(1 for r in graded if not r["ours"]["passed"] and r["theirs"]["passed"]),
         "perturbations_passing_where_original_fails": sum(
@@ -139,12 +141,26 @@ def tables(results: dict[str, Any]) -> str:
             f"| {name} | {s['tasks']} | {s['imported']} | {s['graded']} | {s['grader_errors']} | {agreement} | {delta} | "
             f"{s['ours_pass_theirs_fail']} | {s['ours_fail_theirs_pass']} |"
         )
-    lines += ["", "| episode | judge score | graded | pass agreement | mean abs Δ score |", "|---|---|---|---|---|"]
+    lines += [
+        "",
+        "| episode | judge score | graded | ours pass | Claw-Eval passes | pass agreement | mean abs Δ score |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for key, s in results["by_episode"].items():
         agreement = f"{s['agreement']:.1%}" if s["agreement"] is not None else "–"
         delta = f"{s['mean_abs_delta']:.3f}" if s["mean_abs_delta"] is not None else "–"
-        lines.append(f"| {key.replace('@', ' | ')} | {s['graded']} | {agreement} | {delta} |")
+        lines.append(
+            f"| {key.replace('@', ' | ')} | {s['graded']} | {s.get('ours_pass', '–')} | {s.get('theirs_pass', '–')} | "
+            f"{agreement} | {delta} |"
+        )
     return "\n".join(lines)
+
+
+def dump(results: dict[str, Any]) -> str:
+    """The results as JSON, the summaries indented and one row a line (a diff of two runs stays readable)."""
+    head = json.dumps({k: v for k, v in results.items() if k != "rows"}, indent=1)
+    rows = ",\n".join(json.dumps(r, ensure_ascii=False) for r in results["rows"])
+    return head[:-2] + ',\n "rows": [\n' + rows + "\n ]\n}\n"
 
 
 def main() -> None:
@@ -206,7 +222,7 @@ def main() -> None:
     }
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(results, indent=1) + "\n")
+        args.out.write_text(dump(results))
     print(tables(results))
 
 

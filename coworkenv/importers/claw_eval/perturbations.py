@@ -57,12 +57,15 @@ def wrong_value(spec: TaskSpec) -> Steps | None:
 
 
 def prohibited(spec: TaskSpec) -> Steps | None:
-    """The oracle's steps and, before its answer, a call the first prohibited rule with a concrete tool names (its
-    argument values where they are plain, a glob's literal part otherwise)."""
+    """The oracle's steps and, before its answer, a call the first prohibited rule on an offered tool names (its
+    argument values where they are plain, a glob's literal part otherwise), on top of the arguments of the oracle's
+    first call of that tool, if any (so that the call can succeed: some graders refuse only a call that did)."""
     for rule in spec.prohibited:
-        if rule.tool not in TOOLS or any(c in rule.tool for c in "*?["):
+        if rule.tool not in spec.tools:  # a tool the agent is not offered cannot be called (nor checked against)
             continue
-        args = {k: (re.sub(r"[*?\[\]]", "", v) if isinstance(v, str) else v) for k, v in (rule.args or {}).items()}
+        same = next((s.args for s in spec.solution if isinstance(s, ToolStep) and s.tool == rule.tool), {})
+        pinned = {k: (re.sub(r"[*?\[\]]", "", v) if isinstance(v, str) else v) for k, v in (rule.args or {}).items()}
+        args = {**same, **pinned}
         steps = list(spec.solution)
         at = next((i for i, s in enumerate(steps) if isinstance(s, AnswerStep)), len(steps))
         return [*steps[:at], ToolStep(tool=rule.tool, args=args), *steps[at:]]
