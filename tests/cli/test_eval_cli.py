@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -98,10 +99,11 @@ def test_eval_bench_publishes_a_benchmark_release(home):
     assert bench.release_id in again  # deterministic: the same release again
 
 
-def test_each_stage_of_a_started_evaluation_is_a_command(home, oracle_report):
+def test_each_stage_of_a_started_evaluation_is_a_command(home, oracle_report, tmp_path):
     """`coworkenv eval trials | build | gate | publish --run-id R`, made from the evaluation job's declaration: a
-    finished run's trials are kept, its tables rebuilt, gated and published again as the same release."""
-    data = home / "data"
+    finished run's trials are kept, its tables rebuilt, gated and published again as the same release (in a copy of
+    the data root: the other tests read the run as `coworkenv eval` left it)."""
+    data = shutil.copytree(home / "data", tmp_path / "data")
     [before] = [m.release_id for m in list_releases(data) if m.run_id == "cli-oracle"]
     assert (
         ok(cli("eval", "trials", "--run-id", "cli-oracle", data_root=data))

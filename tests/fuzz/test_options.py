@@ -40,6 +40,10 @@ BASE: dict[str, list[str]] = {
         stage: ["--run-id", "z", "--data-root", "{root}"]
         for stage in ("validate", "repair", "rollout", "build", "gate", "publish")
     },
+    **{
+        f"eval {stage}": ["--run-id", "z", "--data-root", "{root}"]
+        for stage in ("trials", "build", "gate", "publish")  # a run that does not exist: no case plays a trial
+    },
     # Two invalid settings each (fuzzing one leaves the other): no case builds a suite or a model.
     "eval bench": ["--n", "2", "--workers", "0", "--data-root", "{root}"],
     "eval compare": ["no-such-eval", "no-such-eval", "--data-root", "{root}"],
@@ -87,7 +91,7 @@ BASE: dict[str, list[str]] = {
         "{root}",
     ],
 }
-ALLOWED = {"check": (0, 1, 2), "demo": (0, 1, 2), "gate": (0, 1, 2)}
+ALLOWED = {"check": (0, 1, 2), "demo": (0, 1, 2), "gate": (0, 1, 2), "eval gate": (0, 1, 2)}
 
 
 def _commands() -> dict[str, list]:
