@@ -128,6 +128,13 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _figures(s: dict[str, Any]) -> str:
+    """A summary's pass agreement and mean |Δ score| as two table cells (– where nothing was graded)."""
+    agreement = f"{s['agreement']:.1%}" if s["agreement"] is not None else "–"
+    delta = f"{s['mean_abs_delta']:.3f}" if s["mean_abs_delta"] is not None else "–"
+    return f"{agreement} | {delta}"
+
+
 def tables(results: dict[str, Any]) -> str:
     lines = [
         "| category | tasks | imported | episodes graded | grader errors | pass agreement | mean abs Δ score "
@@ -135,10 +142,8 @@ def tables(results: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for name, s in results["by_category"].items():
-        agreement = f"{s['agreement']:.1%}" if s["agreement"] is not None else "–"
-        delta = f"{s['mean_abs_delta']:.3f}" if s["mean_abs_delta"] is not None else "–"
         lines.append(
-            f"| {name} | {s['tasks']} | {s['imported']} | {s['graded']} | {s['grader_errors']} | {agreement} | {delta} | "
+            f"| {name} | {s['tasks']} | {s['imported']} | {s['graded']} | {s['grader_errors']} | {_figures(s)} | "
             f"{s['ours_pass_theirs_fail']} | {s['ours_fail_theirs_pass']} |"
         )
     lines += [
@@ -147,11 +152,9 @@ def tables(results: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for key, s in results["by_episode"].items():
-        agreement = f"{s['agreement']:.1%}" if s["agreement"] is not None else "–"
-        delta = f"{s['mean_abs_delta']:.3f}" if s["mean_abs_delta"] is not None else "–"
         lines.append(
             f"| {key.replace('@', ' | ')} | {s['graded']} | {s.get('ours_pass', '–')} | {s.get('theirs_pass', '–')} | "
-            f"{agreement} | {delta} |"
+            f"{_figures(s)} |"
         )
     return "\n".join(lines)
 
