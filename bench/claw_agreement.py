@@ -23,6 +23,7 @@ import json
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -52,12 +53,13 @@ def category(task_id: str) -> str:
     return CATEGORIES.get(task_id[:1], "other")
 
 
-def _episodes(spec: Any, score: float) -> dict[str, Any]:
+def _episodes(spec: Any) -> dict[str, Any]:
+    """Each episode played once, with no judge: its grade under each stub score is taken from its evidence."""
     from coworkenv.grading.play import play, play_answer_only, play_null
     from coworkenv.importers.claw_eval.perturbations import perturbed
     from coworkenv.judge.endpoint import using_judge
 
-    with using_judge(StubVerdicts(score)):
+    with using_judge(None):
         runs = {"oracle": play(spec), "empty": play_null(spec), "answer_only": play_answer_only(spec)}
         return {**runs, **{name: play(spec, steps) for name, steps in perturbed(spec).items()}}
 
@@ -65,6 +67,7 @@ def _episodes(spec: Any, score: float) -> dict[str, Any]:
 def task_rows(
     folder: Path, root: Path, grader: Any, scores: list[float]
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    from coworkenv.grading.score import grade
     from coworkenv.importers.claw_eval import convert
     from coworkenv.importers.claw_eval.source import read_task
     from coworkenv.importers.claw_eval.upstream import claw_trace, vocabulary
@@ -81,11 +84,13 @@ def task_rows(
         return info, []
     records = spec.workspace.model_dump().get("records") or {}
     words = vocabulary(task, list(records.get("collections") or {}))
+    runs = _episodes(spec)
+    traces = {kind: claw_trace(run.trajectory, run.evidence.calls, words) for kind, run in runs.items()}
     rows = []
     for score in scores:
-        for kind, run in _episodes(spec, score).items():
-            theirs = grader.grade(folder, claw_trace(run.trajectory, run.evidence.calls, words), score)
-            ours = run.grade
+        for kind, run in runs.items():
+            theirs = grader.grade(folder, traces[kind], score)
+            ours = grade(spec, replace(run.evidence, judge=StubVerdicts(score)))
             row = {
                 "task": folder.name,
                 "category": info["category"],

@@ -92,4 +92,4 @@ def gates_summary(run: RunDir, stats: Mapping[str, Any]) -> str:
 
 def published_summary(run: RunDir, manifest: Manifest) -> str:
     """What a publish stage's command prints: the release and its row counts."""
-    return f"published release {manifest.release_id}: " + ", ".join(f"{t} {n}" for t, n in manifest.row_counts.items())
+    return f"published release {manifest.release_id}: {counts(manifest.row_counts)}"

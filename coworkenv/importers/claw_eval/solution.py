@@ -209,7 +209,7 @@ def _answer(plan: Plan) -> str:
         hit = next((p for p in phrases if phrase_find(p, text)), None)
         if hit:
             raise NoOracle(f"{cid}: the answer must say {hit!r} for one check and must not for another")
-    return text or "Done."
+    return text
 
 
 def derive_oracle(
@@ -224,6 +224,6 @@ def derive_oracle(
     if missing:
         raise NoOracle(f"the oracle needs {missing}, which the task does not offer")
     answer = _answer(plan)
-    if answer == "Done." and plan.judged:  # "Done." proves nothing a judge is asked about: a person writes the answer
+    if not answer and plan.judged:  # nothing to say but "Done.", which proves nothing a judge is asked about
         raise NoOracle(f"every answer criterion is judged ({', '.join(plan.judged)}): no answer can be derived")
-    return [*steps, {"answer": answer}], plan.judged
+    return [*steps, {"answer": answer or "Done."}], plan.judged

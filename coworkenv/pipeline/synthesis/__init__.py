@@ -16,7 +16,7 @@ from coworkenv.llm import LLMConfig
 from coworkenv.pipeline.config import SynthesisConfig, synthesis_config
 from coworkenv.pipeline.job import Job, Stage, StageInputs, gate_stage, release_event
 from coworkenv.pipeline.rundir import RunDir, StageHook
-from coworkenv.pipeline.summary import gates_summary, published_summary
+from coworkenv.pipeline.summary import counts, gates_summary, published_summary
 
 GATES = ("validated", "rollouts")
 """The Great Expectations suites a synthesis run's tables pass before they are published."""
@@ -155,7 +155,7 @@ SYNTHESIS = Job(
             _build,
             ("tables",),
             doc="Release tables: tasks, verdicts, repairs, trajectories, SFT and RL rows (staged for the gates).",
-            summary=lambda run, rows: f"run {run.run_id}: " + ", ".join(f"{t} {n}" for t, n in rows.items()),
+            summary=lambda run, rows: f"run {run.run_id}: {counts(rows)}",
         ),
         gate_stage(
             "gate",
