@@ -23,7 +23,6 @@ from coworkenv.pipeline.evaluation import EVALUATION
 
 job_dag(
     EVALUATION,
-    dag_id="coworkenv_evaluate",
     doc_md=__doc__,
     description="An agent on a suite, k trials per task → scores, report and capability profile, gated and published.",
     schedule=None,

@@ -30,7 +30,6 @@ TRAIN_POD = train_pod_settings()  # COWORKENV_TRAIN_ON=kubernetes: training in a
 
 job_dag(
     NIGHTLY,
-    dag_id="coworkenv_nightly",
     doc_md=__doc__,
     description="Profile → synthesize → rollouts → train → evaluate → promote, on the registry's current model.",
     schedule="@daily",

@@ -22,7 +22,6 @@ from coworkenv.pipeline.synthesis import SYNTHESIS
 
 job_dag(
     SYNTHESIS,
-    dag_id="coworkenv_synthesize",
     doc_md=__doc__,
     description="A new task release: " + " → ".join(SYNTHESIS.names()),
     schedule=None,

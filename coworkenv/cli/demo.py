@@ -15,7 +15,7 @@ import typer
 
 from coworkenv.cli.app import app
 from coworkenv.cli.core import check_with_progress, reports_table
-from coworkenv.cli.nightly import STAGE_LINES
+from coworkenv.cli.nightly import stage_line
 from coworkenv.cli.output import console as make_console
 from coworkenv.cli.output import rule
 
@@ -145,7 +145,7 @@ def evaluate_demo(console: Any, env: dict[str, str], log: Path, root: str) -> No
     from coworkenv.cli.evaluation import comparison_table
     from coworkenv.eval.compare import Comparison
     from coworkenv.eval.suite import build_bench
-    from coworkenv.pipeline.nightly import nightly_file
+    from coworkenv.pipeline.nightly import NIGHTLY, nightly_file
     from coworkenv.pipeline.rundir import RunDir
 
     rule(console, f"[bold]5. A held-out suite (coworkenv eval bench --n {DEMO_BENCH_N})")
@@ -175,8 +175,8 @@ def evaluate_demo(console: Any, env: dict[str, str], log: Path, root: str) -> No
     state = made[reported[-1]]
     run_id = state["evaluate"]["run_id"].removesuffix(".evaluate")
     run = RunDir.open(run_id, root)
-    for stage, line in STAGE_LINES.items():
-        console.print(f"  {stage}: {line(state[stage])}")
+    for stage in NIGHTLY.names():
+        console.print(f"  {stage}: {stage_line(stage, state[stage])}")
     rule(console, "[bold]7. Before and after, on the held-out suite (paired by task)")
     comparison = Comparison.model_validate_json(
         nightly_file(run, "report", "comparison.json").read_text(encoding="utf-8")

@@ -19,32 +19,14 @@ from coworkenv.cli.pipeline import (
     new_run_id,
     progress_bar,
 )
-from coworkenv.errors import CoworkEnvError
 from coworkenv.pipeline.config import NightlyConfig, nightly_config
+from coworkenv.pipeline.nightly import NIGHTLY
 
-STAGE_LINES = {
-    "profile": lambda r: f"current model {r['model']} on {r['suite']}: weakest capabilities {', '.join(r['weakest'])}",
-    "synthesize": lambda r: f"{r['plan']} plan: {r['rows'].get('tasks', 0)} valid training task(s) built",
-    "gate_tasks": lambda r: (
-        f"gates validated + rollouts passed; release {r['release_id']} ({r['sft']} oracle conversations)"
-    ),
-    "rollouts": lambda r: r.get("skipped") or f"rejection sampling: {r['trials']} trial(s), {r['passed']} passed",
-    "gate_rollouts": lambda r: (
-        f"gate evaluated passed; {r['own_sft_rows']} own success(es) join the training data"
-        if r["release_id"]
-        else "no rollouts to gate"
-    ),
-    "train": lambda r: (
-        f"trained {' → '.join(r['jobs'])}: candidate {r['candidate']} "
-        + "; ".join(
-            f"{x['job']} loss {x['first']:.3f} → {x['last']:.3f}" for x in r["losses"] if x["first"] is not None
-        )
-    ),
-    "evaluate": lambda r: f"held-out evaluation: {r['trials']} trial(s), {r['passed']} passed",
-    "gate_eval": lambda r: f"gate evaluated passed; release {r['release_id']}",
-    "promote": lambda r: ("promoted: " if r["promoted"] else "kept the current model: ") + r["reason"],
-    "new_profile": lambda r: f"next loop plans from {r['model']}'s profile: weakest {', '.join(r['weakest'])}",
-}
+
+def stage_line(stage: str, result: dict[str, Any]) -> str:
+    """What a nightly stage's command prints of its result: the stage's summary in the job's declaration."""
+    summary = NIGHTLY.stage(stage).summary
+    return summary(None, result) if summary is not None else str(result)
 
 
 @app.command()
@@ -69,7 +51,7 @@ def nightly(settings: dict[str, Any], run_id: NewRunIdOpt = None, data_root: Dat
 
     def on_stage(stage: str, result: Any) -> None:
         resumed = " (finished earlier)" if result.get("resumed") else ""
-        console.print(f"  {stage}{resumed}: {STAGE_LINES[stage](result)}")
+        console.print(f"  {stage}{resumed}: {stage_line(stage, result)}")
 
     decision = run_all(
         config, run_id, data_root, llm=llm, on_stage=on_stage, progress=progress_bar
@@ -84,7 +66,7 @@ def nightly(settings: dict[str, Any], run_id: NewRunIdOpt = None, data_root: Dat
 
 @app.command("nightly-stage")
 def nightly_stage(
-    stage: Annotated[str, typer.Argument(help=f"The stage: {', '.join(STAGE_LINES)}.")],
+    stage: Annotated[str, typer.Argument(help=f"The stage: {', '.join(NIGHTLY.names())}.")],
     run_id: RunIdOpt,
     data_root: DataRootOpt = None,
 ) -> None:
@@ -95,12 +77,11 @@ def nightly_stage(
     from coworkenv.pipeline.nightly import read_config, run_stage
     from coworkenv.pipeline.rundir import RunDir, write_json
 
-    if stage not in STAGE_LINES:
-        raise CoworkEnvError(f"unknown nightly stage {stage!r}: one of {', '.join(STAGE_LINES)}")
+    NIGHTLY.position(stage)  # an unknown stage is refused before the run is read
     llm = endpoint_outside_airflow(read_config(RunDir.open(run_id, data_root)))
     result = run_stage(run_id, stage, data_root, llm=llm, progress=progress_bar)  # in a pod: lines in its log
     result_file = os.environ.get(RESULT_FILE_ENV)
     if result_file:  # in a pod, the operator's sidecar reads it as the task's XCom
         write_json(Path(result_file), result)
     resumed = " (finished earlier)" if result.get("resumed") else ""
-    typer.echo(f"nightly {run_id} {stage}{resumed}: {STAGE_LINES[stage](result)}")
+    typer.echo(f"nightly {run_id} {stage}{resumed}: {stage_line(stage, result)}")

@@ -130,11 +130,11 @@ def families_page() -> str:
 
 
 def configs_page() -> str:
-    from coworkenv.pipeline.config import JOB_CONFIGS
+    from coworkenv.pipeline.all_jobs import job_configs
 
     lines = [GENERATED, "", "# Job settings", ""]
     lines += ["One config model per job: the CLI's options, a YAML config file and the DAG's trigger form all read it."]
-    for dag, model in JOB_CONFIGS.items():
+    for dag, model in job_configs().items():
         lines += [
             "",
             f"## `{dag}` (`{model.__name__}`)",

@@ -16,7 +16,7 @@ from coworkenv.airflow_env import GPU_POOL, GPU_QUEUE
 from coworkenv.errors import CoworkEnvError, field_label
 from coworkenv.judge.endpoint import JudgeConfig
 from coworkenv.llm import LLMConfig
-from coworkenv.pipeline.config import JOB_CONFIGS, EndpointSettings, form_order
+from coworkenv.pipeline.config import EndpointSettings, form_order
 from coworkenv.pipeline.job import ASSETS, Job, Stage, StageInputs
 from coworkenv.pipeline.kubernetes import TrainPodSettings, train_pod
 
@@ -87,12 +87,6 @@ def params_from(model: type[BaseModel]) -> dict[str, Any]:
 
     props = model.model_json_schema()["properties"]
     return {name: Param(model.model_fields[name].default, **_param_schema(props[name])) for name in form_order(model)}
-
-
-def dag_params(dag_id: str) -> dict[str, Any]:
-    """The trigger form of a CoworkEnv DAG, from its config model in `JOB_CONFIGS` (the map the plugin checks
-    triggers against)."""
-    return params_from(JOB_CONFIGS[dag_id])
 
 
 def without_retry(work: Callable[[], R], *errors: type[Exception]) -> R:
@@ -221,7 +215,7 @@ def job_dag(job: Job, *, operators: dict[str, Callable[..., Any]] | None = None,
     their events' extra). The first task checks the trigger's settings through the job's config model; the tasks of
     stages that call an endpoint read it, and the rubric judge, from the run's recorded config. `operators` replaces a
     stage's task with another operator made from the task's arguments (training in a pod of its own). `dag_args` are
-    `airflow.sdk.dag`'s (dag_id, schedule, …); the trigger form comes from the DAG's config model (`dag_params`)."""
+    `airflow.sdk.dag`'s (dag_id, schedule, …); the DAG id and the trigger form come from the job (`dag_id`, `params_from(config)`)."""
     from airflow.sdk import Asset, dag, task
 
     def tasks() -> None:
@@ -250,7 +244,10 @@ def job_dag(job: Job, *, operators: dict[str, Callable[..., Any]] | None = None,
             else:
                 upstream = made(upstream)
 
-    dag_args.setdefault("params", dag_params(dag_args["dag_id"]))
+    if job.dag_id is not None:
+        dag_args.setdefault("dag_id", job.dag_id)
+    if job.config is not None:
+        dag_args.setdefault("params", params_from(job.config))
     return dag(**dag_args)(tasks)()
 
 
@@ -265,7 +262,7 @@ def _stage_task(job: Job, stage: Stage, *, first: bool) -> Callable[..., Any]:
         context = get_current_context()
         run = RunDir.open(context["run_id"])
         if first:
-            config = without_retry(lambda: job.config(dict(context["params"]), "settings"), CoworkEnvError)
+            config = without_retry(lambda: job.settings(dict(context["params"]), "settings"), CoworkEnvError)
             if job.begin is not None:
                 without_retry(lambda: job.begin(run, config), CoworkEnvError)
         else:

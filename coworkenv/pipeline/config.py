@@ -30,7 +30,6 @@ from coworkenv.sandbox.choices import RuntimeChoice
 from coworkenv.synth.generate import GENERATION, WHAT_TO_MAKE, GenerateRequest
 
 __all__ = [
-    "JOB_CONFIGS",
     "LLM_ENDPOINT",
     "RECORDED",
     "VALIDATION",
@@ -301,15 +300,6 @@ class EvaluationConfig(EndpointSettings):
         if self.user == "llm" and not (self.llm_conn_id or (self.llm_base_url and self.endpoint_model())):
             raise ValueError(need_endpoint(cls, f"{field_label(cls, 'user')} 'llm'"))
         return self
-
-
-JOB_CONFIGS: dict[str, type[BaseModel]] = {
-    "coworkenv_synthesize": SynthesisConfig,
-    "coworkenv_evaluate": EvaluationConfig,
-    "coworkenv_nightly": NightlyConfig,
-}
-"""DAG id → the config model of its runs: the one map from which a DAG's Params are made (`pipeline.airflow.dag_params`)
-and against which a trigger's `conf` is checked before the run exists (`coworkenv.ui.refusal`)."""
 
 
 def form_order(model: type[BaseModel]) -> list[str]:

@@ -13,8 +13,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pydantic import BaseModel
+
 from coworkenv.errors import CoworkEnvError
 from coworkenv.llm import LLMConfig
+from coworkenv.pipeline.config import validated_config
 from coworkenv.pipeline.rundir import RunDir, StageHook, stage_reporter
 
 
@@ -90,8 +93,11 @@ def gate_stage(name: str, run: Callable[..., Any], outputs: tuple[str, ...], **m
 class Job:
     name: str
     stages: tuple[Stage, ...]
-    config: Callable[[dict[str, Any], str], Any] | None = None
-    """The first stage's config from a trigger's plain values (a one-line error names the field)."""
+    config: type[BaseModel] | None = None
+    """The config model of its runs: the CLI's options, a YAML file and the DAG's trigger form all read it."""
+    dag_id: str | None = None
+    """The job's DAG (`pipeline.airflow.job_dag`); its trigger form and the refusal of bad settings come from
+    `config`."""
     recorded: Callable[[RunDir], Any] | None = None
     """The config a started run recorded (what a later stage's task reads its endpoint from)."""
     begin: Callable[[RunDir, Any], None] | None = None
@@ -103,6 +109,12 @@ class Job:
         if len(self._index) != len(self.stages):
             raise ValueError(f"job {self.name}: two stages share a name")
 
+    def settings(self, values: dict[str, Any], where: str = "") -> Any:
+        """The first stage's config from a trigger's plain values (a one-line error names the field)."""
+        if self.config is None:
+            raise CoworkEnvError(f"job {self.name} takes no settings")
+        return validated_config(self.config, values, where)
+
     def names(self) -> tuple[str, ...]:
         return tuple(stage.name for stage in self.stages)
 
@@ -110,6 +122,9 @@ class Job:
         if name not in self._index:
             raise CoworkEnvError(f"job {self.name} has no stage {name!r} (it has {', '.join(self.names())})")
         return self._index[name]
+
+    def stage(self, name: str) -> Stage:
+        return self.stages[self.position(name)]
 
     def outputs_after(self, name: str) -> tuple[str, ...]:
         """What every stage after `name` writes: the outputs a new run of `name` makes stale."""

@@ -4,7 +4,7 @@ by plugins/coworkenv_plugin.py through `fastapi_root_middlewares`).
 Airflow checks a trigger's `conf` one Param at a time (JSON Schema); a rule across fields (lowest difficulty above
 the highest), an unknown key or a capability profile that is not there passes that check and fails in the first
 task. For `POST /api/v2/dags/<dag_id>/dagRuns` (the REST API and the UI's trigger form alike) and
-`POST /api/v2/backfills` of a DAG in `JOB_CONFIGS`, this reads the body, checks its `conf` with the DAG's config model
+`POST /api/v2/backfills` of a DAG in `pipeline.all_jobs.JOBS`, this reads the body, checks its `conf` with the DAG's config model
 (pydantic fills in the defaults, as the Params would) and answers 400 `{"detail": "<one line>"}` in the form's words,
 which the form shows as it shows Airflow's own refusals. Anything else, and every body it cannot judge (not JSON,
 too large, no `conf` object), goes on to Airflow unchanged: the same bytes, replayed.
@@ -39,7 +39,7 @@ Authorize = Callable[[Scope, str], Awaitable[bool]]
 
 class RefuseBadSettings:
     """The middleware. `configs` (dag id → config model) and `authorize(scope, dag_id)` default to the library's
-    `JOB_CONFIGS` and Airflow's own check (`ui.auth.may_trigger`), both imported on first use."""
+    `pipeline.all_jobs.JOBS` and Airflow's own check (`ui.auth.may_trigger`), both imported on first use."""
 
     def __init__(
         self,
@@ -70,9 +70,9 @@ class RefuseBadSettings:
         dag_id, conf = asked
         configs = self._configs
         if configs is None:
-            from coworkenv.pipeline.config import JOB_CONFIGS
+            from coworkenv.pipeline.all_jobs import job_configs
 
-            configs = self._configs = JOB_CONFIGS
+            configs = self._configs = job_configs()
         model = configs.get(dag_id)
         if model is None:
             return None

@@ -1,5 +1,5 @@
 """The trigger forms of CoworkEnv's DAGs as Airflow's React form renders them: Params generated from each DAG's config
-model in `JOB_CONFIGS` (titles, sections, pick-lists, bounds it refuses rather than clamps), a description on every
+model in `pipeline.all_jobs.JOBS` (titles, sections, pick-lists, bounds it refuses rather than clamps), a description on every
 DAG, and bad settings that still reach a run failing its first task at once, in the form's words."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ pytestmark = [pytest.mark.airflow, pytest.mark.xdist_group("airflow")]
 
 
 def _job_dags() -> list[str]:
-    from coworkenv.pipeline.config import JOB_CONFIGS
+    from coworkenv.pipeline.all_jobs import job_configs
 
-    return list(JOB_CONFIGS)
+    return list(job_configs())
 
 
 @pytest.mark.parametrize("dag_id", sorted(p.stem for p in DAGS_FOLDER.glob("coworkenv_*.py")))
@@ -25,9 +25,10 @@ def test_every_dag_says_what_it_does_in_one_short_line(airflow_home, dag_id):
 
 @pytest.mark.parametrize("dag_id", _job_dags())
 def test_the_form_is_the_config_model_section_by_section(airflow_home, dag_id):
-    from coworkenv.pipeline.config import JOB_CONFIGS, form_order
+    from coworkenv.pipeline.all_jobs import job_configs
+    from coworkenv.pipeline.config import form_order
 
-    model = JOB_CONFIGS[dag_id]
+    model = job_configs()[dag_id]
     params = load_dag(dag_id).params
     assert list(params.keys()) == form_order(model)
     seen: list[str] = []

@@ -10,8 +10,8 @@ import pytest
 
 from coworkenv.errors import CoworkEnvError
 from coworkenv.pipeline.airflow import _param_schema
+from coworkenv.pipeline.all_jobs import job_configs
 from coworkenv.pipeline.config import (
-    JOB_CONFIGS,
     EvaluationConfig,
     NightlyConfig,
     SynthesisConfig,
@@ -161,7 +161,7 @@ def test_an_llm_endpoint_by_url_or_by_connection():
     assert by_connection.llm() is None  # resolved by the Airflow adapter, not here
 
 
-@pytest.mark.parametrize("model", JOB_CONFIGS.values(), ids=lambda m: m.__name__)
+@pytest.mark.parametrize("model", job_configs().values(), ids=lambda m: m.__name__)
 def test_every_field_has_a_title_a_description_and_a_section_of_its_form(model):
     props = model.model_json_schema()["properties"]
     for name, field in model.model_fields.items():
@@ -169,7 +169,7 @@ def test_every_field_has_a_title_a_description_and_a_section_of_its_form(model):
         assert props[name].get("section") in model.form_sections, name
 
 
-@pytest.mark.parametrize("model", JOB_CONFIGS.values(), ids=lambda m: m.__name__)
+@pytest.mark.parametrize("model", job_configs().values(), ids=lambda m: m.__name__)
 def test_the_form_shows_one_section_after_another(model):
     props = model.model_json_schema()["properties"]
     order = form_order(model)
@@ -209,7 +209,7 @@ def test_form_fields_from_the_json_schema():
 
 def test_integer_bounds_keep_the_same_integers_without_the_inclusive_keys():
     """The form clamps into `minimum`/`maximum`; the exclusive bounds it ignores refuse exactly the same integers."""
-    for model in JOB_CONFIGS.values():
+    for model in job_configs().values():
         props = model.model_json_schema()["properties"]
         for name, prop in props.items():
             schema = _param_schema(prop)

@@ -142,19 +142,24 @@ def test_a_dag_file_is_its_jobs_declaration(dag_id: str):
     assert not [n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)], f"{dag_id} defines functions"
     calls = [n for n in tree.body if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)]
     assert [c.value.func.id for c in calls] == ["job_dag"], dag_id
-    assert {k.arg: getattr(k.value, "value", None) for k in calls[0].value.keywords}["dag_id"] == dag_id
+    job = calls[0].value.args[0].id  # the DAG's id and trigger form are the job's own
+    assert {name: j.dag_id for name, j in JOBS_BY_CONSTANT.items()}[job] == dag_id
+    assert "dag_id" not in {k.arg for k in calls[0].value.keywords}, dag_id
 
 
 JOBS = {"synthesis": SYNTHESIS, "evaluation": EVALUATION, "nightly": NIGHTLY}
+JOBS_BY_CONSTANT = {"SYNTHESIS": SYNTHESIS, "EVALUATION": EVALUATION, "NIGHTLY": NIGHTLY}
 
 
 def _written_stage_lists(path: Path) -> list[tuple[int, str]]:
-    """Literal sequences of three or more strings, all stage names of one job: a stage list written out."""
+    """Literal sequences of three or more strings, or dicts keyed by as many, all stage names of one job: a stage list
+    written out (a table of per-stage lines beside the declaration is one too)."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Tuple | ast.List | ast.Set) and len(node.elts) >= 3:
-            values = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-            if len(values) == len(node.elts):
+        elts = node.keys if isinstance(node, ast.Dict) else getattr(node, "elts", [])
+        if isinstance(node, ast.Tuple | ast.List | ast.Set | ast.Dict) and len(elts) >= 3:
+            values = [e.value for e in elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if len(values) == len(elts):
                 found += [(node.lineno, job) for job, j in JOBS.items() if set(values) <= set(j.names())]
     return found
 

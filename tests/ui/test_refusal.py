@@ -15,7 +15,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from coworkenv.pipeline.config import JOB_CONFIGS, SynthesisConfig
+from coworkenv.pipeline.all_jobs import job_configs
+from coworkenv.pipeline.config import SynthesisConfig
 from coworkenv.ui.refusal import MAX_BODY_BYTES, RefuseBadSettings
 
 TRIGGER = "/api/v2/dags/coworkenv_synthesize/dagRuns"
@@ -150,8 +151,8 @@ def test_under_a_root_path(seen):
 
 
 def test_every_job_dag_has_its_model():
-    assert set(JOB_CONFIGS) == {"coworkenv_synthesize", "coworkenv_evaluate", "coworkenv_nightly"}
-    for dag_id in JOB_CONFIGS:
+    assert set(job_configs()) == {"coworkenv_synthesize", "coworkenv_evaluate", "coworkenv_nightly"}
+    for dag_id in job_configs():
         reply = client([]).post(f"/api/v2/dags/{dag_id}/dagRuns", json={"conf": {"no_such_setting": 1}})
         assert (
             reply.status_code == 400 and "'no_such_setting' is not a setting of this run" in reply.json()["detail"]

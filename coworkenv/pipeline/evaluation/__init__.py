@@ -25,7 +25,7 @@ from typing import Any
 from coworkenv.data.layout import Manifest
 from coworkenv.data.root import DataRoot
 from coworkenv.llm import LLMConfig
-from coworkenv.pipeline.config import EvaluationConfig, evaluation_config
+from coworkenv.pipeline.config import EvaluationConfig
 from coworkenv.pipeline.evaluation.run_files import (
     EVAL_DIR,
     REPORT_DIR,
@@ -144,7 +144,8 @@ EVALUATION = Job(
             summary=published_summary,
         ),
     ),
-    config=evaluation_config,
+    config=EvaluationConfig,
+    dag_id="coworkenv_evaluate",
     recorded=read_config,
 )
 """The evaluation job (docs/design/pipeline.md, "Pipeline"): `evaluate` runs it, the `coworkenv_evaluate` DAG one

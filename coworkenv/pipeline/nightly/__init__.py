@@ -25,7 +25,7 @@ from coworkenv.data.root import DataRoot
 from coworkenv.errors import CoworkEnvError
 from coworkenv.fileio import outermost_missing, remove_created
 from coworkenv.llm import LLMConfig
-from coworkenv.pipeline.config import NightlyConfig, nightly_config
+from coworkenv.pipeline.config import NightlyConfig
 from coworkenv.pipeline.job import Job, Stage, StageInputs, gate_stage
 from coworkenv.pipeline.nightly.evaluate import evaluate_stage, gate_eval_stage, gate_rollouts_stage, rollouts_stage
 from coworkenv.pipeline.nightly.profile_stages import new_profile_stage, profile_stage
@@ -48,6 +48,9 @@ NIGHTLY = Job(
             doc="Check the settings; the current model and its capability profile on the held-out suite.",
             endpoint=True,
             gpu=True,
+            summary=lambda run, r: (
+                f"current model {r['model']} on {r['suite']}: weakest capabilities {', '.join(r['weakest'])}"
+            ),
         ),
         Stage(
             "synthesize",
@@ -55,6 +58,7 @@ NIGHTLY = Job(
             (),
             doc="Training tasks planned from the profile: plan → generate → validate → repair → rollout → build.",
             endpoint=True,
+            summary=lambda run, r: f"{r['plan']} plan: {r['rows'].get('tasks', 0)} valid training task(s) built",
         ),
         gate_stage(
             "gate_tasks",
@@ -62,6 +66,9 @@ NIGHTLY = Job(
             (),
             doc="The `validated` and `rollouts` gates, then the training release.",
             outlets=("coworkenv-training-release",),
+            summary=lambda run, r: (
+                f"gates validated + rollouts passed; release {r['release_id']} ({r['sft']} oracle conversations)"
+            ),
         ),
         Stage(
             "rollouts",
@@ -70,6 +77,9 @@ NIGHTLY = Job(
             doc="The current model plays every training task (rejection sampling's proposals).",
             endpoint=True,
             gpu=True,
+            summary=lambda run, r: (
+                r.get("skipped") or f"rejection sampling: {r['trials']} trial(s), {r['passed']} passed"
+            ),
         ),
         gate_stage(
             "gate_rollouts",
@@ -77,6 +87,11 @@ NIGHTLY = Job(
             (),
             doc="The `evaluated` gate on the rollouts; their successes become training data.",
             outlets=("coworkenv-rollouts",),
+            summary=lambda run, r: (
+                f"gate evaluated passed; {r['own_sft_rows']} own success(es) join the training data"
+                if r["release_id"]
+                else "no rollouts to gate"
+            ),
         ),
         Stage(
             "train",
@@ -85,6 +100,12 @@ NIGHTLY = Job(
             doc="SFT (then GRPO, GDPO or DPO); the checkpoint is registered as a candidate.",
             gpu=True,
             outlets=("coworkenv-candidate-model",),
+            summary=lambda run, r: (
+                f"trained {' → '.join(r['jobs'])}: candidate {r['candidate']} "
+                + "; ".join(
+                    f"{x['job']} loss {x['first']:.3f} → {x['last']:.3f}" for x in r["losses"] if x["first"] is not None
+                )
+            ),
         ),
         Stage(
             "evaluate",
@@ -93,6 +114,7 @@ NIGHTLY = Job(
             doc="The candidate on the held-out suite.",
             endpoint=True,
             gpu=True,
+            summary=lambda run, r: f"held-out evaluation: {r['trials']} trial(s), {r['passed']} passed",
         ),
         gate_stage(
             "gate_eval",
@@ -100,6 +122,7 @@ NIGHTLY = Job(
             (),
             doc="The `evaluated` gate on the candidate's evaluation, then its release.",
             outlets=("coworkenv-eval-report",),
+            summary=lambda run, r: f"gate evaluated passed; release {r['release_id']}",
         ),
         Stage(
             "promote",
@@ -107,6 +130,7 @@ NIGHTLY = Job(
             (),
             doc="Promote the candidate, or keep the current model; the decision and its reason are recorded.",
             outlets=("coworkenv-current-model",),
+            summary=lambda run, r: ("promoted: " if r["promoted"] else "kept the current model: ") + r["reason"],
         ),
         Stage(
             "new_profile",
@@ -114,9 +138,11 @@ NIGHTLY = Job(
             (),
             doc="The profile of the model that is current now: what tomorrow's plan reads.",
             outlets=("coworkenv-capability-profile",),
+            summary=lambda run, r: f"next loop plans from {r['model']}'s profile: weakest {', '.join(r['weakest'])}",
         ),
     ),
-    config=nightly_config,
+    config=NightlyConfig,
+    dag_id="coworkenv_nightly",
     recorded=read_config,
     begin=start,
 )

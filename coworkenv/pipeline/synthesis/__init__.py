@@ -13,7 +13,7 @@ from typing import Any
 from coworkenv.data.layout import Manifest
 from coworkenv.data.root import DataRoot
 from coworkenv.llm import LLMConfig
-from coworkenv.pipeline.config import SynthesisConfig, synthesis_config
+from coworkenv.pipeline.config import SynthesisConfig
 from coworkenv.pipeline.job import Job, Stage, StageInputs, gate_stage, release_event
 from coworkenv.pipeline.rundir import RunDir, StageHook
 from coworkenv.pipeline.summary import counts, gates_summary, published_summary
@@ -174,7 +174,8 @@ SYNTHESIS = Job(
             summary=published_summary,
         ),
     ),
-    config=synthesis_config,
+    config=SynthesisConfig,
+    dag_id="coworkenv_synthesize",
     recorded=RunDir.config,
 )
 
