@@ -23,6 +23,7 @@ import json
 import statistics
 import sys
 import time
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -38,15 +39,19 @@ EPISODES = ("oracle", "empty", "answer_only", "reads_skipped", "partial", "negat
 
 
 class StubVerdicts:
-    """CoworkEnv's side of the stub judge: a rubric passes when the fixed score is 0.5 or more."""
+    """CoworkEnv's side of the stub judge: a rubric passes when the fixed score is 0.5 or more; a code check's program
+    (the task's own grader, with --own-grader) is given the score itself."""
 
     def __init__(self, score: float) -> None:
-        self.score = score
+        self.fixed = score
 
     def verdict(self, criteria: str, text: str) -> Any:
         from coworkenv.judge.endpoint import Verdict
 
-        return Verdict(passed=self.score >= 0.5, reason=f"stub judge: {self.score}")
+        return Verdict(passed=self.fixed >= 0.5, reason=f"stub judge: {self.fixed}")
+
+    def score(self, criteria: str, text: str) -> float:
+        return self.fixed
 
 
 def category(task_id: str) -> str:
@@ -65,7 +70,7 @@ def _episodes(spec: Any) -> dict[str, Any]:
 
 
 def task_rows(
-    folder: Path, root: Path, grader: Any, scores: list[float]
+    folder: Path, root: Path, grader: Any, scores: list[float], own_grader: bool = False
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     from coworkenv.grading.score import grade
     from coworkenv.importers.claw_eval import convert
@@ -73,13 +78,19 @@ def task_rows(
     from coworkenv.importers.claw_eval.upstream import claw_trace, vocabulary
 
     task = read_task(folder)
-    spec, report = convert(task, root)
+    spec, report = convert(task, root, own_grader=own_grader)
     info = {
         "task": folder.name,
         "category": category(folder.name),
         "imported": spec is not None,
         "why_not": report.why_not,
+        "measured": spec is not None,
     }
+    if spec is None and own_grader and report.why_not in ("no oracle", "the oracle fails the gate"):
+        # graded by its own grader, a task whose derived answer is not proven is still measured: its episodes are
+        # graded by the same program on both sides, so it says how faithfully the translation grades
+        spec, _ = convert(task, root, keep_without_oracle=True, own_grader=True)
+        info["measured"] = spec is not None
     if spec is None:
         return info, []
     records = spec.workspace.model_dump().get("records") or {}
@@ -142,14 +153,14 @@ def _figures(s: dict[str, Any]) -> str:
 
 def tables(results: dict[str, Any]) -> str:
     lines = [
-        "| category | tasks | imported | episodes graded | grader errors | pass agreement | mean abs Δ score "
+        "| category | tasks | imported | measured | episodes graded | grader errors | pass agreement | mean abs Δ score "
         "| ours pass, theirs fail | ours fail, theirs pass |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, s in results["by_category"].items():
         lines.append(
-            f"| {name} | {s['tasks']} | {s['imported']} | {s['graded']} | {s['grader_errors']} | {_figures(s)} | "
-            f"{s['ours_pass_theirs_fail']} | {s['ours_fail_theirs_pass']} |"
+            f"| {name} | {s['tasks']} | {s['imported']} | {s.get('measured', s['imported'])} | {s['graded']} "
+            f"| {s['grader_errors']} | {_figures(s)} | {s['ours_pass_theirs_fail']} | {s['ours_fail_theirs_pass']} |"
         )
     lines += [
         "",
@@ -180,6 +191,11 @@ def main() -> None:
     )
     parser.add_argument("--judge-scores", type=float, nargs="+", default=[0.0, 1.0])
     parser.add_argument("--timeout", type=float, default=60.0, help="Seconds a grader may take for one episode.")
+    parser.add_argument(
+        "--own-grader",
+        action="store_true",
+        help="Import each task with its own grader.py as a sandboxed code check (coworkenv import claw-eval --own-grader).",
+    )
     parser.add_argument("--out", type=Path, help="Write every row and the summaries here (JSON).")
     parser.add_argument("--tables", action="store_true", help="Print the Markdown tables of --out and stop.")
     args = parser.parse_args()
@@ -191,6 +207,7 @@ def main() -> None:
 
     from tqdm import tqdm
 
+    from coworkenv.importers.claw_eval.graded import checkout_named
     from coworkenv.importers.claw_eval.upstream import UpstreamGrader
 
     root = args.claw_src / "tasks"
@@ -201,9 +218,10 @@ def main() -> None:
     ]
     began = time.perf_counter()
     infos, rows = [], []
-    with UpstreamGrader(args.claw_src, timeout=args.timeout) as grader:
+    named = checkout_named(args.claw_src) if args.own_grader else nullcontext()
+    with UpstreamGrader(args.claw_src, timeout=args.timeout) as grader, named:
         for folder in tqdm(folders, unit="task", file=sys.stderr):
-            info, task_rows_ = task_rows(folder, root, grader, args.judge_scores)
+            info, task_rows_ = task_rows(folder, root, grader, args.judge_scores, args.own_grader)
             infos.append(info)
             rows += task_rows_
     by_category = {}
@@ -212,6 +230,7 @@ def main() -> None:
         by_category[name] = {
             "tasks": len(tasks),
             "imported": sum(i["imported"] for i in tasks),
+            "measured": sum(i.get("measured", i["imported"]) for i in tasks),
             **summary([r for r in rows if name in ("all", r["category"])]),
         }
     by_episode = {
@@ -221,7 +240,12 @@ def main() -> None:
     }
     results = {
         "machine": machine_info(None),
-        "settings": {"tasks": args.tasks, "categories": args.categories, "judge_scores": args.judge_scores},
+        "settings": {
+            "tasks": args.tasks,
+            "categories": args.categories,
+            "judge_scores": args.judge_scores,
+            "own_grader": args.own_grader,
+        },
         "seconds": round(time.perf_counter() - began, 1),
         "by_category": by_category,
         "by_episode": by_episode,

@@ -23,6 +23,19 @@ Outcome = tuple[bool | None, str]
 """(passed, reason): the reason says what was found, for people reading a grade. `passed` None means "not graded"
 (e.g. a rubric without a judge): it counts as not passed, and the grade lists it."""
 
+
+class Credited(tuple):
+    """An outcome with partial credit: it unpacks as any `Outcome`, (passed, reason), and `credit` in [0, 1] is the
+    share of the check's weight it earns (a `code` check's graded score; docs/design/contracts.md, "Scoring")."""
+
+    credit: float
+
+    def __new__(cls, passed: bool | None, reason: str, credit: float) -> Credited:
+        made = super().__new__(cls, (passed, reason))
+        made.credit = min(1.0, max(0.0, float(credit)))
+        return made
+
+
 DROP = object()
 """A repair hook's answer meaning "this check cannot be kept; drop it"."""
 

@@ -29,10 +29,18 @@ def claw_eval_command(
             "--keep-without-oracle", help="Also write tasks with no derivable oracle, or whose oracle fails the gate."
         ),
     ] = False,
+    own_grader: Annotated[
+        bool,
+        typer.Option(
+            "--own-grader",
+            help="SOURCE is a Claw-Eval checkout: grade each task with its own grader.py from there (a sandboxed code "
+            "check; later grading finds the checkout through COWORKENV_CLAW_EVAL_SRC).",
+        ),
+    ] = False,
 ) -> None:
     """Convert Claw-Eval tasks (task.yaml, fixtures, tools, safety checks, scoring) into TaskSpecs with a derived oracle
     proven by the grading-consistency gate. Only tasks with such an oracle are written, unless --keep-without-oracle.
-    grader.py is read for literal constants, never run."""
+    grader.py is read for literal constants and, with --own-grader, run only in the sandbox."""
     from rich.table import Table
 
     from coworkenv.cli.output import console as make_console
@@ -43,6 +51,7 @@ def claw_eval_command(
             result = import_claw_eval(
                 source,
                 keep_without_oracle=keep_without_oracle,
+                own_grader=own_grader,
                 progress=lambda done, total: step(total=total) if done == 0 else step(),
             )
         lines = "".join(spec.to_json() + "\n" for spec in result.specs)

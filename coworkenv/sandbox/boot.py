@@ -22,6 +22,9 @@ EXIT_PROCESSES = 87
 EXIT_FILE_SIZE = 88
 
 SECCOMP_ENV = "COWORKENV_SANDBOX_SECCOMP"  # "1" once the filter is installed (the worker reports it)
+INSIDE_ENV = "COWORKENV_SANDBOXED"
+"""Set to "1" in every sandboxed process: untrusted code it runs goes to a forked child of its own there, since a
+sandbox starts no further sandbox (`checks.program`)."""
 
 _PR_SET_SECCOMP = 22
 _PR_SET_NO_NEW_PRIVS = 38
@@ -105,6 +108,7 @@ def main(argv: list) -> None:
     apply_rlimits(cfg["rlimits"], bool(cfg.get("nproc_relative")))
     lock_down(cfg.get("seccomp", ""))
     os.umask(0o077)
+    os.environ[INSIDE_ENV] = "1"
     os.chdir(cfg["cwd"])
     import site
 

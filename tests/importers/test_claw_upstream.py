@@ -196,5 +196,44 @@ def test_the_harness_reports_agreement_per_category(tmp_path):
         "wrong_value",
         "prohibited",
     }
-    assert "| general | 2 | 2 | 24 | 0 | 100.0% | 0.033 |" in proc.stdout
+    assert "| general | 2 | 2 | 2 | 24 | 0 | 100.0% | 0.033 |" in proc.stdout
     assert str(CHECKOUT) not in out.read_text()  # task ids and figures, no path of the checkout
+
+
+def test_an_own_grader_import_grades_as_the_original_grader(monkeypatch):
+    """`--own-grader`: one sandboxed code check runs the task's grader.py from the checkout, so partial credit is
+    the original's to the hundredth, where the mapped checks could not say it."""
+    from coworkenv.grading.score import grade
+    from coworkenv.importers.claw_eval.graded import CHECKOUT_VARIABLE, checkout_named
+
+    monkeypatch.delenv(CHECKOUT_VARIABLE, raising=False)
+    with checkout_named(CHECKOUT):
+        spec, report = convert(read_task(TASK), TASK.parent, own_grader=True)
+        assert spec is not None and report.gate == "pass", report.gate_failures
+        assert [c.kind for c in spec.checks] == ["code"] and str(CHECKOUT) not in spec.to_json()
+        run = play(spec, [ToolStep(tool="contacts_search", args={"query": "Finance"}), AnswerStep(answer="Dana Reyes")])
+        ours = grade(spec, run.evidence)
+    with UpstreamGrader(CHECKOUT) as grader:
+        theirs = grader.grade(TASK, claw_trace(run.trajectory, run.evidence.calls, vocabulary(read_task(TASK), [])), 0)
+    assert (ours.completion, ours.score, ours.passed) == (theirs["completion"], theirs["score"], theirs["passed"])
+    assert ours.checks[0].credit == pytest.approx(0.6)
+    assert grade(spec, run.evidence).ungraded == ["claw_grader"]  # the checkout is not named outside the block
+
+
+def test_import_own_grader_refuses_a_folder_that_is_not_a_checkout(tmp_path):
+    from tests.importers.test_import_cli import cli
+
+    result = cli("import", "claw-eval", TASK.parent, "--own-grader", "--out", tmp_path / "t.jsonl")
+    assert result.returncode == 2 and "not a Claw-Eval checkout (no src/claw_eval/ and tasks/ in it)" in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "t.jsonl").exists()
+
+
+def test_import_own_grader_through_the_console_script(tmp_path):
+    from tests.importers.test_import_cli import cli
+
+    out, report = tmp_path / "t.jsonl", tmp_path / "r.json"
+    result = cli("import", "claw-eval", CHECKOUT, "--own-grader", "--out", out, "--report", report)
+    assert result.returncode == 0, result.stderr
+    tasks = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [[c["kind"] for c in t["checks"]] for t in tasks] == [["code"], ["code"]]
+    assert [t["gate"] for t in json.loads(report.read_text())["tasks"]] == ["pass", "pass"]

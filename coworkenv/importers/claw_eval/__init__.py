@@ -5,6 +5,7 @@ loader, JSON fixtures, grader.py parsed for literal constants and never run."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from pydantic import ValidationError
 from coworkenv.errors import format_validation_error
 from coworkenv.grading.consistency import consistency_gate
 from coworkenv.importers.claw_eval.criteria import map_criteria, slug
+from coworkenv.importers.claw_eval.graded import checkout_named, grader_check
 from coworkenv.importers.claw_eval.report import CriterionReport, ImportReport, TaskReport, count, summarize
 from coworkenv.importers.claw_eval.solution import NoOracle, derive_oracle
 from coworkenv.importers.claw_eval.source import SourceTask, read_task, task_folders
@@ -52,7 +54,12 @@ def _gate(spec: TaskSpec) -> tuple[str, list[str]]:
     return ("not graded" if judged_only else "fail"), list(verdict.failures)
 
 
-def convert(task: SourceTask, root: Path, keep_without_oracle: bool = False) -> tuple[TaskSpec | None, TaskReport]:
+def convert(
+    task: SourceTask, root: Path, keep_without_oracle: bool = False, own_grader: bool = False
+) -> tuple[TaskSpec | None, TaskReport]:
+    """One task folder as a TaskSpec (None where it is not imported) and its report. `own_grader`: the task is graded
+    by its own grader.py from the checkout (one `code` check, `graded.grader_check`) instead of the mapped checks,
+    which then only derive the oracle."""
     data = task.data
     folder = task.folder.relative_to(root).as_posix() or "."
     if task.problem:  # task.yaml may be unread: the folder names the task
@@ -109,7 +116,7 @@ def convert(task: SourceTask, root: Path, keep_without_oracle: bool = False) -> 
         "workspace": ws,
         "tools": tools,
         "prohibited": mapped_criteria.prohibited,
-        "checks": checks,
+        "checks": [grader_check(task.folder.name)] if own_grader else checks,
         "solution": solution,
         "meta": {
             "generator": "import:claw-eval",
@@ -143,20 +150,27 @@ def convert(task: SourceTask, root: Path, keep_without_oracle: bool = False) -> 
 
 
 def import_claw_eval(
-    root: str | Path, *, keep_without_oracle: bool = False, progress: Callable[[int, int], Any] | None = None
+    root: str | Path,
+    *,
+    keep_without_oracle: bool = False,
+    own_grader: bool = False,
+    progress: Callable[[int, int], Any] | None = None,
 ) -> Imported:
     """Every task folder under `root` (a folder with task.yaml), in name order; `progress(done, total)` before the
-    first task and after each one."""
+    first task and after each one. `own_grader`: `root` is a Claw-Eval checkout and each task is graded by its own
+    grader.py (`convert`); the gate runs it from there, and so does any later grading where `CHECKOUT_VARIABLE`
+    names the checkout."""
     root = Path(root)
     folders = task_folders(root)
     specs, reports = [], []
-    for done, folder in enumerate(folders):
-        if progress:
-            progress(done, len(folders))
-        spec, report = convert(read_task(folder), root, keep_without_oracle)
-        if spec is not None:
-            specs.append(spec)
-        reports.append(report)
+    with checkout_named(root) if own_grader else nullcontext():
+        for done, folder in enumerate(folders):
+            if progress:
+                progress(done, len(folders))
+            spec, report = convert(read_task(folder), root, keep_without_oracle, own_grader)
+            if spec is not None:
+                specs.append(spec)
+            reports.append(report)
     if progress:
         progress(len(folders), len(folders))
     ids = [s.id for s in specs]
