@@ -76,9 +76,11 @@ def task_rows(
     from coworkenv.importers.claw_eval import convert
     from coworkenv.importers.claw_eval.source import read_task
     from coworkenv.importers.claw_eval.upstream import claw_trace, vocabulary
+    from coworkenv.judge.endpoint import using_judge
 
     task = read_task(folder)
-    spec, report = convert(task, root, own_grader=own_grader)
+    with using_judge(StubVerdicts(1.0) if own_grader else None):  # the import's gate: a judge that approves all
+        spec, report = convert(task, root, own_grader=own_grader)
     info = {
         "task": folder.name,
         "category": category(folder.name),
@@ -89,7 +91,8 @@ def task_rows(
     if spec is None and own_grader and report.why_not in ("no oracle", "the oracle fails the gate"):
         # graded by its own grader, a task whose derived answer is not proven is still measured: its episodes are
         # graded by the same program on both sides, so it says how faithfully the translation grades
-        spec, _ = convert(task, root, keep_without_oracle=True, own_grader=True)
+        with using_judge(StubVerdicts(1.0)):
+            spec, _ = convert(task, root, keep_without_oracle=True, own_grader=True)
         info["measured"] = spec is not None
     if spec is None:
         return info, []

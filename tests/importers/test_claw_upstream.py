@@ -172,10 +172,30 @@ def test_the_perturbations_change_the_oracle_one_way_each(imported):
     assert "wrong_value" not in found or found["wrong_value"] != oracle
 
 
-def test_the_harness_reports_agreement_per_category(tmp_path):
+@pytest.mark.parametrize(
+    ("mode", "figures", "line"),
+    [
+        # T903's grader also wants three notes read, which its task.yaml never says: the mapped checks pass its
+        # oracle (and its denied answer) where the grader does not
+        ([], (3, 3, 34, 0, 0.8824, 0.0824, 2), "| general | 3 | 3 | 3 | 34 | 0 | 88.2% | 0.082 |"),
+        # graded by their own grader.py, only the empty episode differs (0 here by contract, 0.2 there); T903's
+        # oracle reads every note first, so it passes the grader too
+        (["--own-grader"], (3, 3, 36, 0, 1.0, 0.0333, 0), "| general | 3 | 3 | 3 | 36 | 0 | 100.0% | 0.033 |"),
+    ],
+    ids=["mapped", "own-grader"],
+)
+def test_the_harness_reports_agreement_per_category(tmp_path, mode, figures, line):
     out = tmp_path / "agreement.json"
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "claw_agreement.py"), "--claw-src", str(CHECKOUT), "--out", str(out)],
+        [
+            sys.executable,
+            str(ROOT / "bench" / "claw_agreement.py"),
+            "--claw-src",
+            str(CHECKOUT),
+            "--out",
+            str(out),
+            *mode,
+        ],
         capture_output=True,
         text=True,
         timeout=600,
@@ -184,9 +204,15 @@ def test_the_harness_reports_agreement_per_category(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads(out.read_text())
     general = results["by_category"]["general"]
-    assert (general["tasks"], general["imported"], general["graded"], general["grader_errors"]) == (2, 2, 24, 0)
-    assert general["agreement"] == 1.0 and general["mean_abs_delta"] == 0.0333  # the empty episode: 0 here, 0.2 there
-    assert general["perturbations_passing_where_original_fails"] == 0
+    assert (
+        general["tasks"],
+        general["imported"],
+        general["graded"],
+        general["grader_errors"],
+        general["agreement"],
+        general["mean_abs_delta"],
+        general["perturbations_passing_where_original_fails"],
+    ) == figures
     assert {r["episode"] for r in results["rows"]} == {
         "oracle",
         "empty",
@@ -196,7 +222,7 @@ def test_the_harness_reports_agreement_per_category(tmp_path):
         "wrong_value",
         "prohibited",
     }
-    assert "| general | 2 | 2 | 2 | 24 | 0 | 100.0% | 0.033 |" in proc.stdout
+    assert line in proc.stdout
     assert str(CHECKOUT) not in out.read_text()  # task ids and figures, no path of the checkout
 
 
@@ -235,5 +261,8 @@ def test_import_own_grader_through_the_console_script(tmp_path):
     result = cli("import", "claw-eval", CHECKOUT, "--own-grader", "--out", out, "--report", report)
     assert result.returncode == 0, result.stderr
     tasks = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [[c["kind"] for c in t["checks"]] for t in tasks] == [["code"], ["code"]]
-    assert [t["gate"] for t in json.loads(report.read_text())["tasks"]] == ["pass", "pass"]
+    assert [[c["kind"] for c in t["checks"]] for t in tasks] == [["code"]] * 3
+    reports = json.loads(report.read_text())["tasks"]
+    assert [t["gate"] for t in reports] == ["pass"] * 3
+    assert reports[2]["oracle_note"] == "the oracle reads every record its tools reach first"  # T903: three reads
+    assert [s.get("tool") for s in tasks[2]["solution"]] == ["docs_search", *["docs_read"] * 4, None]

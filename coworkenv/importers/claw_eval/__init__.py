@@ -17,7 +17,7 @@ from coworkenv.grading.consistency import consistency_gate
 from coworkenv.importers.claw_eval.criteria import map_criteria, slug
 from coworkenv.importers.claw_eval.graded import checkout_named, grader_check
 from coworkenv.importers.claw_eval.report import CriterionReport, ImportReport, TaskReport, count, summarize
-from coworkenv.importers.claw_eval.solution import NoOracle, derive_oracle
+from coworkenv.importers.claw_eval.solution import NoOracle, derive_oracle, thorough_reads
 from coworkenv.importers.claw_eval.source import SourceTask, read_task, task_folders
 from coworkenv.importers.claw_eval.tool_map import map_tool
 from coworkenv.importers.claw_eval.workspace import build_workspace
@@ -52,6 +52,27 @@ def _gate(spec: TaskSpec) -> tuple[str, list[str]]:
         return "pass", []
     judged_only = all("not graded" in f for f in verdict.failures)
     return ("not graded" if judged_only else "fail"), list(verdict.failures)
+
+
+def _read_thoroughly(
+    spec_data: dict[str, Any], ws: dict[str, Any], tools: list[str], before: tuple[TaskSpec, str, list[str], str]
+) -> tuple[TaskSpec, str, list[str], str]:
+    """The derived oracle with every record the offered read tools reach read first (`thorough_reads`), kept when
+    that passes the gate (or leaves only what a judge must decide); else what it was."""
+    solution = spec_data["solution"]
+    reads = thorough_reads(ws, tools)
+    steps = [*reads, *(s for s in solution if s not in reads)]
+    if steps == solution:
+        return before
+    try:
+        spec = TaskSpec.model_validate({**spec_data, "solution": steps})
+    except ValidationError:  # more reads than a trajectory may hold
+        return before
+    gate, failures = _gate(spec)
+    if gate == "fail":
+        return before
+    note = "; ".join(n for n in (before[3], "the oracle reads every record its tools reach first") if n)
+    return spec, gate, failures, note
 
 
 def convert(
@@ -136,6 +157,8 @@ def convert(
             **base, imported=keep, why_not="" if keep else "no oracle", oracle_note=oracle_note
         )
     gate, failures = _gate(spec)
+    if gate == "fail" and own_grader:  # the grader may ask for reads the checks never name
+        spec, gate, failures, oracle_note = _read_thoroughly(spec_data, ws, tools, (spec, gate, failures, oracle_note))
     imported = gate != "fail" or keep_without_oracle
     report = TaskReport(
         **base,
@@ -178,4 +201,4 @@ def import_claw_eval(
         from coworkenv.errors import CoworkEnvError
 
         raise CoworkEnvError(f"{root}: two tasks share an id ({sorted({i for i in ids if ids.count(i) > 1})[0]})")
-    return Imported(specs, summarize(str(root), reports))
+    return Imported(specs, summarize(str(root), reports, own_grader))

@@ -59,13 +59,20 @@ class Summary(Frozen):
     criteria: Counts
     exact_share: float
     """Exact criteria over all criteria, 0..1."""
+    own_grader: bool = False
+    """Each task is graded by its own grader.py (a sandboxed `code` check); the mapped criteria only derive oracles."""
 
     def line(self) -> str:
         c = self.criteria
-        return (
+        mapped = (
             f"{c.exact} of {c.total} criteria exact ({self.exact_share:.0%}), {c.approximate} approximate, {c.rubric} as rubric, "
-            f"{c.unexpressible} not expressible; {self.imported} of {self.tasks} tasks imported, {self.with_oracle} with an oracle, "
-            f"{self.gate_passed} pass the gate"
+            f"{c.unexpressible} not expressible"
+        )
+        tasks = f"{self.imported} of {self.tasks} tasks imported, {self.with_oracle} with an oracle, {self.gate_passed} pass the gate"
+        if self.own_grader:
+            return f"{tasks}; each graded by its own grader.py (the mapped criteria, {mapped}, only derive the oracles)"
+        return (
+            f"{mapped}; {tasks} (how the mapped checks agree with the benchmark's own graders: bench/claw_agreement.py)"
         )
 
 
@@ -82,7 +89,7 @@ def count(criteria: list[CriterionReport]) -> Counts:
     )
 
 
-def summarize(source: str, tasks: list[TaskReport]) -> ImportReport:
+def summarize(source: str, tasks: list[TaskReport], own_grader: bool = False) -> ImportReport:
     every = count([c for t in tasks for c in t.criteria])
     summary = Summary(
         tasks=len(tasks),
@@ -91,5 +98,6 @@ def summarize(source: str, tasks: list[TaskReport]) -> ImportReport:
         gate_passed=sum(t.gate == "pass" for t in tasks),
         criteria=every,
         exact_share=round(every.exact / every.total, 4) if every.total else 0.0,
+        own_grader=own_grader,
     )
     return ImportReport(source=source, summary=summary, tasks=tasks)

@@ -16,6 +16,15 @@ FILLER = "Prepared from the workspace records named above."
 GLOB = set("*?[")
 
 
+BY_ID = {
+    "mail_read": ("mail", "messages"),
+    "contacts_get": ("contacts", "people"),
+    "docs_read": ("docs", "docs"),
+    "tickets_get": ("tickets", "tickets"),
+}
+"""The read tools that take a record's id: the service and list they read."""
+
+
 class NoOracle(Exception):
     """The checks do not determine an oracle; the message says which one and why."""
 
@@ -58,14 +67,8 @@ def read_args(tool: str, pin: dict[str, Any], ws: dict[str, Any], n: int) -> lis
         return [{"query": "", **pin}] * n
     if tool == "calendar_list":
         return [dict(pin)] * n
-    by_id = {
-        "mail_read": ("mail", "messages"),
-        "contacts_get": ("contacts", "people"),
-        "docs_read": ("docs", "docs"),
-        "tickets_get": ("tickets", "tickets"),
-    }
-    if tool in by_id:
-        return over(_ids(ws, *by_id[tool]), lambda i: {"id": i})
+    if tool in BY_ID:
+        return over(_ids(ws, *BY_ID[tool]), lambda i: {"id": i})
     pages = [p for p in ws.get("web", {}).get("pages", []) if not p.get("injected")]
     if tool == "web_search":
         return over([p["title"] or p["url"] for p in pages], lambda t: {"query": " ".join(str(t).split()[:3])})
@@ -227,3 +230,33 @@ def derive_oracle(
     if not answer and plan.judged:  # nothing to say but "Done.", which proves nothing a judge is asked about
         raise NoOracle(f"every answer criterion is judged ({', '.join(plan.judged)}): no answer can be derived")
     return [*steps, {"answer": answer or "Done."}], plan.judged
+
+
+def _how_many(tool: str, pin: dict[str, Any], ws: dict[str, Any]) -> int:
+    """How many distinct reads a tool has in the workspace (a search or a listing: one)."""
+    if tool in BY_ID:
+        return len(_ids(ws, *BY_ID[tool]))
+    if tool == "web_fetch":
+        return len([p for p in ws.get("web", {}).get("pages", []) if not p.get("injected")])
+    if tool == "records_get":
+        return len(ws["records"]["collections"][pin["collection"]]["records"])
+    return 1
+
+
+def thorough_reads(ws: dict[str, Any], tools: list[str]) -> list[dict[str, Any]]:
+    """Every record the offered read tools reach, each read once (a search or a listing once per tool, or per
+    collection): what a careful person does before answering, and what a benchmark grader that counts reads or
+    requires a particular one asks for. Tools with nothing to read are left out."""
+    collections = list(ws.get("records", {}).get("collections", {}))
+    steps: list[dict[str, Any]] = []
+    for tool in tools:
+        if TOOLS.get(tool).kind != "read":
+            continue
+        for pin in [{"collection": c} for c in collections] if tool.startswith("records_") else [{}]:
+            n = _how_many(tool, pin, ws)
+            try:
+                found = read_args(tool, pin, ws, n) if n else []
+            except NoOracle:
+                continue
+            steps += [{"tool": tool, "args": args} for args in found]
+    return steps
