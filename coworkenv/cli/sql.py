@@ -141,7 +141,8 @@ def sql(
     """Query releases with DuckDB: src_* tables, staging (stg_*), intermediate and mart views from sql/ (`SHOW TABLES` lists them).
 
     The release is checked against its manifest first; the SQL runs read-only, under the limits below."""
-    from coworkenv.data.catalog import close, connect, run_query
+    from coworkenv.data.catalog import run_query
+    from coworkenv.data.engine import catalog_connection, engine
 
     if fmt not in FORMATS:
         raise CoworkEnvError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
@@ -157,11 +158,8 @@ def sql(
         raise CoworkEnvError("give either a SQL statement or --file FILE (not both)")
     if file is not None:
         statement = read_text(file)
-    con = connect(data_root, release, limits=limits, verify=verify)
-    try:
+    with catalog_connection(engine(release, data_root, limits=limits, verify=verify)) as con:
         result = run_query(con, statement or "", limits)
-    finally:
-        close(con)
     if fmt == "csv":
         write_csv(result)
     elif fmt == "json":
@@ -198,15 +196,12 @@ def run_column_tests(
     data_root: str | None, release: str, *, limits: QueryLimits | None = None, verify: bool = False
 ) -> None:
     """`--test`: each failing test on one stderr line and exit code 1, else a one-line summary (None: the default root)."""
-    from coworkenv.data.catalog import close, connect
+    from coworkenv.data.engine import catalog_connection, engine
     from coworkenv.data.sql_tests import load_tests, run_tests
 
     tests = load_tests()  # a broken schema file is reported before any release is read
-    con = connect(data_root, release, limits=limits, verify=verify)
-    try:
+    with catalog_connection(engine(release, data_root, limits=limits, verify=verify)) as con:
         failures = run_tests(con, tests)
-    finally:
-        close(con)
     for failure in failures:
         typer.echo(failure.line(), err=True)
     views = len({t.view for t in tests})

@@ -243,6 +243,31 @@ string (`''` when absent); `tools` is the JSON text of the OpenAI tool schemas, 
 chat template. An `rl` row holds the prompt messages, the tools and `spec_json`: a reward function rebuilds the
 environment with `TaskSpec.model_validate_json(row["spec_json"])` and grades a completion by replay.
 
+### SQL from Python
+
+`coworkenv.data.engine(release="latest", data_root=None, *, limits=None, verify=False)` is a SQLAlchemy engine
+(duckdb-engine's dialect) whose every connection is the catalog `coworkenv sql` uses — `src_*`, staging,
+intermediate and mart views, the release checked against its manifest when the connection opens — so pandas,
+notebooks and BI tools that speak SQLAlchemy query the same views with the same answers. `coworkenv sql` itself runs
+through it. It is read-only as the command is ("SQL limits": `COPY`/`EXPORT` refused, no file but the release's
+parts, the configuration locked); the statement timeout and result caps are the command's, since a client that pages
+through a result decides how much it reads.
+
+```python
+import pandas
+from sqlalchemy import inspect, text
+
+import coworkenv.data
+
+engine = coworkenv.data.engine()                          # the latest release; "all" or a release id
+pandas.read_sql("select * from valid_share_by_family", engine)
+pandas.read_sql(text("select family, count(*) n from stg_tasks where difficulty >= :d group by 1"), engine,
+                params={"d": 3})
+inspect(engine).get_view_names()                           # stg_*, int_*, marts
+with engine.connect() as con:                              # SQLAlchemy Core, as with any database
+    con.execute(text("select release_id from src_releases where is_latest")).scalar()
+```
+
 Export for use outside CoworkEnv:
 
 ```

@@ -70,7 +70,7 @@ def seal(con: duckdb.DuckDBPyConnection, allowed_paths: list[str]) -> None:
     con.execute("set lock_configuration = true")
 
 
-def _refuse_writes(sql: str) -> None:
+def refuse_file_writes(sql: str) -> None:
     """COPY and EXPORT write files, even to the allowed (release) paths; they are refused by DuckDB's own parser."""
     import duckdb
 
@@ -84,7 +84,7 @@ def _refuse_writes(sql: str) -> None:
             kind in (duckdb.StatementType.EXPLAIN, duckdb.StatementType.PREPARE) and _WRITES.search(statement.query)
         ):
             word = statement.query.strip().split(None, 1)[0].upper() if statement.query.strip() else kind.name
-            raise CoworkEnvError(f"SQL: {word} statements that write files are refused: coworkenv sql is read-only")
+            raise CoworkEnvError(f"SQL: {word} statements that write files are refused: SQL over releases is read-only")
 
 
 def _fetch(con: duckdb.DuckDBPyConnection, sql: str, limits: QueryLimits, stop: threading.Event) -> pa.Table:
@@ -115,7 +115,7 @@ def run_limited(con: duckdb.DuckDBPyConnection, sql: str, limits: QueryLimits, o
     """Run SQL under `limits`; the last statement's result (empty table for a statement without rows)."""
     import duckdb
 
-    _refuse_writes(sql)
+    refuse_file_writes(sql)
     box: dict[str, Any] = {}
     stop = threading.Event()
 
