@@ -18,6 +18,56 @@ PLAIN_NUMBER = re.compile(r"^[$€£]?[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$
 """A whole string that is a number (a fact like "$1,200")."""
 
 
+SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+SCALE_ABBREVIATIONS = {"k": 1e3, "m": 1e6, "mn": 1e6, "b": 1e9, "bn": 1e9}
+"""An amount's scale: a word after it always counts ("3.25 billion"); an abbreviation only on an amount of money
+("$3.25B", "€40k"), since "5m" alone may be metres."""
+
+AMOUNT_TOKEN = re.compile(
+    r"(?<![\w.,:/-])(?P<currency>[$€£])?(?P<number>[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)"
+    r"(?:(?P<abbreviation>k|K|mn|bn|M|B)(?![\w]))?(?![\w:/]|[.,-]\d)"
+)
+"""`MONEY_TOKEN` that may carry a scale abbreviation: how an answer writes one amount many ways."""
+
+_SCALE_WORD = re.compile(r"[ \t]?(thousand|million|billion|trillion)\b", re.IGNORECASE)
+
+
+def amount_value(text: str, match: re.Match[str]) -> float:
+    """The value of an `AMOUNT_TOKEN` match in `text`, its scale applied: $3.25B = $3.25 billion = 3,250,000,000."""
+    value = float(match.group("number").replace(",", ""))
+    word = _SCALE_WORD.match(text, match.end())
+    if word is not None:
+        return value * SCALE_WORDS[word.group(1).lower()]
+    if match.group("abbreviation") and match.group("currency"):
+        return value * SCALE_ABBREVIATIONS[match.group("abbreviation").lower()]
+    return value
+
+
+def amounts_in(text: str) -> list[float]:
+    """The numbers standing on their own in `text` (as `numbers_in`), each with its scale applied."""
+    return [
+        amount_value(text, m) for m in AMOUNT_TOKEN.finditer(text) if m.group("currency") or not m.group("abbreviation")
+    ]
+
+
+_ABBREVIATION = re.compile(r"(k|K|mn|bn|M|B)(?!\w)")
+
+
+def first_amount(text: str) -> float | None:
+    """The first number of `text` (`FIRST_NUMBER`), its scale applied as `amount_value` applies it."""
+    match = FIRST_NUMBER.search(text)
+    if match is None:
+        return None
+    value = float(match.group().replace(",", ""))
+    word = _SCALE_WORD.match(text, match.end())
+    if word is not None:
+        return value * SCALE_WORDS[word.group(1).lower()]
+    abbreviation = _ABBREVIATION.match(text, match.end())
+    if abbreviation is not None and match.start() > 0 and text[match.start() - 1] in "$€£":
+        return value * SCALE_ABBREVIATIONS[abbreviation.group(1).lower()]
+    return value
+
+
 def first_number(text: str) -> float | None:
     match = FIRST_NUMBER.search(text)
     return float(match.group().replace(",", "")) if match else None

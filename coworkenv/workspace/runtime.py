@@ -12,7 +12,7 @@ from coworkenv.errors import format_validation_error
 from coworkenv.timeutil import add_seconds
 from coworkenv.workspace.audit import AuditEntry
 from coworkenv.workspace.faults import FAULT_MESSAGES, fault_for
-from coworkenv.workspace.tool_errors import ToolError, error_result
+from coworkenv.workspace.tool_errors import ToolError, error_of, error_result
 from coworkenv.workspace.tools import TOOLS
 
 DEFAULT_MAX_WRITE_BYTES = 1_000_000
@@ -55,7 +55,7 @@ class Workspace:
         args = _parse_arguments(arguments, 2 * self.max_write_bytes + 4096)
         asked = args if type(args) is dict else None
         result, fault = self._dispatch(name, args, index)
-        err = result.get("error") if type(result) is dict else None
+        err = error_of(result)
         if err is None:
             self.audit.append(AuditEntry(index, name, asked, "ok"))
         else:
@@ -91,7 +91,7 @@ class Workspace:
             result = spec.fn(self, parsed)
         except ToolError as exc:
             return exc.result(), False
-        if type(result) is not dict or result.get("error") is None:
+        if error_of(result) is None:
             self.written.add(spec.service)
         return result, False
 

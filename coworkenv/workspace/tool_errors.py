@@ -15,3 +15,10 @@ class ToolError(Exception):
 
 def error_result(code: int, message: str) -> dict:
     return {"error": {"code": code, "message": message}}
+
+
+def error_of(result: object) -> dict | None:
+    """The error of a tool's result, or None for a success: only `error_result`'s shape is an error (a record may have
+    a field named `error` of its own, which a read returns as it is)."""
+    err = result.get("error") if type(result) is dict else None
+    return err if type(err) is dict and "code" in err and "message" in err else None

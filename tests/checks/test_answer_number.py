@@ -142,3 +142,26 @@ def test_recompute_takes_the_number_after_the_label():
     ev = episode(answer="Tax 90, total: 1,250.50 EUR")
     assert recompute(number(1, label="total"), ev) == {"id": "chk-answer_number", **number(1250.5, label="total")}
     assert recompute(number(1, label="grand total"), ev) is None
+
+
+@pytest.mark.parametrize(
+    ("answer", "value", "holds"),
+    [
+        # one amount, however it is written: a scale word always counts, an abbreviation on money only
+        ("Globex paid $3.25 billion.", 3.25e9, True),
+        ("Globex paid $3.25B.", 3.25e9, True),
+        ("Globex paid 3,250,000,000 dollars.", 3.25e9, True),
+        ("Globex paid 3.25 Billion dollars.", 3.25e9, True),
+        ("The budget is €40k.", 40_000, True),
+        ("Globex paid $3.25 million.", 3.25e9, False),
+        ("Globex paid $3.25.", 3.25e9, False),
+        ("We laid 5m of cable.", 5e6, False),  # no currency: metres, not millions
+    ],
+)
+def test_an_amount_is_read_with_its_scale(answer, value, holds):
+    for match in ("first", "any"):
+        fields = {"kind": "answer_number", "value": value, "match": match}
+        assert evaluate(check(**fields), episode(answer=answer))[0] is holds, (match, answer)
+    labelled = {"kind": "answer_number", "value": value, "label": "paid"}
+    if "paid" in answer:
+        assert evaluate(check(**labelled), episode(answer=answer))[0] is holds, answer

@@ -852,3 +852,18 @@ def test_schema_and_tool_agree_on_invalid_arguments(name, args):
     assert list(validator.iter_errors(args)), f"schema accepts {args}"
     ep = Episode(rich_spec())
     assert is_error(ep.step(name, args), 400)
+
+
+def test_a_result_with_an_error_field_of_its_own_is_a_success():
+    """Only `error_result`'s shape is a tool error: a record with a field named `error` (a scheduler job's last error,
+    in Claw-Eval's fixtures) is read as it is, and the call is audited ok."""
+    from coworkenv.workspace.runtime import Workspace
+    from coworkenv.workspace.tool_errors import error_of, error_result
+
+    job = {"id": "job-1", "status": "failed", "error": "timeout after 30 s"}
+    collection = {"fields": {"status": {"type": "string"}, "error": {"type": "string"}}, "records": [job]}
+    ws = Workspace({"records": {"collections": {"scheduler.jobs": collection}}})
+    result = ws.call("records_get", {"collection": "scheduler.jobs", "id": "job-1"})
+    assert result["error"] == "timeout after 30 s" and ws.audit[-1].ok
+    assert error_of(error_result(404, "no such record")) == {"code": 404, "message": "no such record"}
+    assert error_of({"error": {"detail": "not ours"}}) is None and error_of([1]) is None

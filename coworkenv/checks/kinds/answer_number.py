@@ -1,5 +1,6 @@
 """`answer_number`: a number in the final answer is the expected value (within `tol`): the first one, or any one; and
-optionally the one a label introduces ("Total: $1,234", "total revenue was 1234")."""
+optionally the one a label introduces ("Total: $1,234", "total revenue was 1234"). An amount is read with its scale,
+so one value passes however it is written: $3.25 billion, $3.25B and 3,250,000,000 (`checks.text.amount_value`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pydantic import Field
 
 from coworkenv.checks.answers import ScopedCheck, text_of
 from coworkenv.checks.base import CheckKind, Evidence, Outcome, outcome, register_kind
-from coworkenv.checks.text import FIRST_NUMBER, MONEY_TOKEN, number_find, numbers_in, phrase_pattern
+from coworkenv.checks.text import AMOUNT_TOKEN, amount_value, amounts_in, first_amount, number_find, phrase_pattern
 
 LABEL_WORDS = 5
 """At most this many words between a label and its number ("total revenue for the quarter was 1234")."""
@@ -38,9 +39,9 @@ def labelled_numbers(label: str, text: str) -> list[float]:
         reach = text[hit.end() : hit.end() + _LABEL_REACH]
         stop = _CLAUSE_END.search(reach)
         reach = reach[: stop.start()] if stop else reach
-        number = MONEY_TOKEN.search(reach)
+        number = AMOUNT_TOKEN.search(reach)
         if number is not None and len(reach[: number.start()].split()) <= LABEL_WORDS:
-            found.append(float(number.group().lstrip("$€£").replace(",", "")))
+            found.append(amount_value(reach, number))
     return found
 
 
@@ -49,10 +50,10 @@ def read(check: AnswerNumber, text: str) -> list[float]:
     if check.label is not None:
         numbers = labelled_numbers(check.label, text)
     elif check.match == "first":
-        first = FIRST_NUMBER.search(text)
-        numbers = [float(first.group().replace(",", ""))] if first else []
+        first = first_amount(text)
+        numbers = [first] if first is not None else []
     else:
-        numbers = numbers_in(text)
+        numbers = amounts_in(text)
     return numbers[:1] if check.match == "first" else numbers
 
 
@@ -79,8 +80,7 @@ def recompute(check: dict[str, Any], ev: Evidence, spec: Any) -> Any:
         numbers = labelled_numbers(model.label, text)
         number = numbers[0] if numbers else None
     else:
-        first, figures = FIRST_NUMBER.search(text), numbers_in(text)
-        number = float(first.group().replace(",", "")) if first else None
+        number, figures = first_amount(text), amounts_in(text)
         if number is None or not figures or figures[0] != number:
             return None
     if number is None:
