@@ -167,7 +167,20 @@ def embedded_env(root: Path | None = None, home: Path | None = None, port: int |
     return airflow_env("embedded", root=root, home=home, port=port)
 
 
+SECRET_FILES = {"AIRFLOW__API_AUTH__JWT_SECRET": "jwt_secret"}
+"""Variables whose value is a secret kept in a file under AIRFLOW_HOME: printed as a reference to that file."""
+
+
 def shell_exports(env: dict[str, str]) -> str:
+    """`export` lines for a shell; a secret (`SECRET_FILES`) is read from its file when the shell runs them, never
+    printed (the lines end up in terminals, logs and CI output)."""
     import shlex
 
-    return "\n".join(f"export {key}={shlex.quote(value)}" for key, value in env.items())
+    lines = []
+    for key, value in env.items():
+        secret = Path(env.get("AIRFLOW_HOME", ""), SECRET_FILES[key]) if key in SECRET_FILES else None
+        if secret is not None and secret.is_file() and secret.read_text().strip() == value:
+            lines.append(f'export {key}="$(cat {shlex.quote(str(secret))})"')
+        else:
+            lines.append(f"export {key}={shlex.quote(value)}")
+    return "\n".join(lines)

@@ -124,3 +124,16 @@ def test_several_workers_on_one_machine_are_told_apart_by_their_name(monkeypatch
 
 def test_an_object_store_data_root_is_kept_as_a_url() -> None:
     assert shell("echo $COWORKENV_DATA_ROOT", COWORKENV_DATA_ROOT="s3://bucket/coworkenv") == "s3://bucket/coworkenv"
+
+
+def test_the_jwt_secret_is_set_from_its_file_and_never_printed(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "COWORKENV"))}
+    for profile in ("embedded", "cluster"):
+        env = {**base, "COWORKENV_AIRFLOW_HOME": str(home)}
+        printed = subprocess.run(
+            [str(COWORKENV), "airflow-env", "--profile", profile], env=env, capture_output=True, text=True, check=True
+        ).stdout
+        secret = (home / "jwt_secret").read_text().strip()
+        assert len(secret) >= 64 and secret not in printed
+        assert shell('echo "$AIRFLOW__API_AUTH__JWT_SECRET"', profile, COWORKENV_AIRFLOW_HOME=str(home)) == secret
