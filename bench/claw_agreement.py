@@ -165,6 +165,12 @@ def tables(results: dict[str, Any]) -> str:
             f"| {name} | {s['tasks']} | {s['imported']} | {s.get('measured', s['imported'])} | {s['graded']} "
             f"| {s['grader_errors']} | {_figures(s)} | {s['ours_pass_theirs_fail']} | {s['ours_fail_theirs_pass']} |"
         )
+    rows = [r for r in results["rows"] if r["episode"] != "empty"]
+    lines += ["", "Without the empty episode (0 here by contract, Claw-Eval's robustness alone there):", ""]
+    lines += ["| category | episodes graded | pass agreement | mean abs Δ score |", "|---|---|---|---|"]
+    for name in results["by_category"]:
+        s = summary([r for r in rows if name in ("all", r["category"])])
+        lines.append(f"| {name} | {s['graded']} | {_figures(s)} |")
     lines += [
         "",
         "| episode | judge score | graded | ours pass | Claw-Eval passes | pass agreement | mean abs Δ score |",
