@@ -142,7 +142,7 @@ def sql(
 
     The release is checked against its manifest first; the SQL runs read-only, under the limits below."""
     from coworkenv.data.catalog import run_query
-    from coworkenv.data.engine import catalog_connection, engine
+    from coworkenv.data.sql_engine import catalog_connection, engine
 
     if fmt not in FORMATS:
         raise CoworkEnvError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
@@ -196,7 +196,7 @@ def run_column_tests(
     data_root: str | None, release: str, *, limits: QueryLimits | None = None, verify: bool = False
 ) -> None:
     """`--test`: each failing test on one stderr line and exit code 1, else a one-line summary (None: the default root)."""
-    from coworkenv.data.engine import catalog_connection, engine
+    from coworkenv.data.sql_engine import catalog_connection, engine
     from coworkenv.data.sql_tests import load_tests, run_tests
 
     tests = load_tests()  # a broken schema file is reported before any release is read
