@@ -80,6 +80,10 @@ COMMANDS: dict[str, list[str]] = {
 pool); the rest are one process each. A GPU worker runs one task at a time: the pool and the queue keep training
 and local-model stages off the CPU workers, and CPU shards off the GPU."""
 
+HOMES: dict[str, str] = {"embedded": ".airflow", "cluster": ".airflow-cluster"}
+"""Each profile's Airflow home under the checkout (its secret, logs and, embedded, its SQLite DB), unless
+`COWORKENV_AIRFLOW_HOME` moves it: the two profiles never share a secret or a log folder."""
+
 _VARIABLE = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}")
 
 
@@ -139,7 +143,7 @@ def airflow_env(
     if name not in PROFILES:
         raise CoworkEnvError(f"Airflow profile {name!r}: unknown; the profiles are {', '.join(PROFILES)}")
     root = (root or project_root()).resolve()
-    home = (home or Path(environ.get("COWORKENV_AIRFLOW_HOME") or root / ".airflow")).resolve()
+    home = (home or Path(environ.get("COWORKENV_AIRFLOW_HOME") or root / HOMES[name])).resolve()
     port = port or int(environ.get("COWORKENV_AIRFLOW_PORT") or 8080)
     shared = {
         "PATH": os.pathsep.join([str(scripts_dir()), environ.get("PATH", "")]),
@@ -184,3 +188,40 @@ def shell_exports(env: dict[str, str]) -> str:
         else:
             lines.append(f"export {key}={shlex.quote(value)}")
     return "\n".join(lines)
+
+
+def create_database(url: str) -> bool:
+    """The metadata DB of a profile made where it is missing: a Postgres database (through the server's `postgres`
+    database), or a SQLite file's folder. True when there was none."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+    try:
+        target = make_url(url)
+    except ArgumentError as exc:
+        raise CoworkEnvError(f"metadata database URL: {exc}") from None
+    if target.get_backend_name() == "sqlite":
+        path = Path(target.database or "")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return not path.exists()  # `airflow db migrate` makes the file
+    if target.get_backend_name() != "postgresql":
+        raise CoworkEnvError(
+            f"metadata database {target.render_as_string()}: only Postgres and SQLite are created here"
+        )
+    name = target.database
+    server = create_engine(target.set(database="postgres"), isolation_level="AUTOCOMMIT", pool_pre_ping=False)
+    try:
+        with server.connect() as connection:
+            if connection.execute(text("SELECT 1 FROM pg_database WHERE datname = :name"), {"name": name}).first():
+                return False
+            quoted = server.dialect.identifier_preparer.quote(name)
+            connection.execute(text(f"CREATE DATABASE {quoted}"))
+            return True
+    except SQLAlchemyError as exc:
+        reason = " ".join(str(getattr(exc, "orig", exc)).split())
+        raise CoworkEnvError(
+            f"cannot create the metadata database {name!r} at {target.render_as_string()}: {reason}"
+        ) from None
+    finally:
+        server.dispose()

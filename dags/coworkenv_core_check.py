@@ -18,23 +18,12 @@ Only task references and report dicts travel through XCom. A relative `tasks_pat
 
 from __future__ import annotations
 
-import os
 from datetime import timedelta
-from pathlib import Path
 
-from airflow.sdk import Param, dag, task
+from airflow.sdk import dag, task
 
-DEFAULT_TASKS_PATH = "examples/tasks"
-
-
-def _root() -> Path:
-    """COWORKENV_ROOT, else the checkout that holds this dags/ folder."""
-    return Path(os.environ.get("COWORKENV_ROOT") or Path(__file__).resolve().parents[1])
-
-
-def _resolve(path: str) -> Path:
-    candidate = Path(path).expanduser()
-    return candidate if candidate.is_absolute() else _root() / candidate
+from coworkenv.pipeline.airflow import params_from
+from coworkenv.pipeline.core_check import CoreCheckConfig
 
 
 @dag(
@@ -46,30 +35,7 @@ def _resolve(path: str) -> Path:
     max_active_runs=4,
     tags=["coworkenv", "core", "gate"],
     default_args={"owner": "coworkenv", "retries": 1, "retry_delay": timedelta(seconds=30)},
-    params={
-        "tasks_path": Param(
-            DEFAULT_TASKS_PATH,
-            type="string",
-            minLength=1,
-            title="Tasks",
-            description="A .json or .jsonl task file, or a folder of them. Relative paths are resolved "
-            "against COWORKENV_ROOT (the repository root by default).",
-        ),
-        "fail_on_gate": Param(
-            True,
-            type="boolean",
-            title="Fail on gate",
-            description="Fail the run when any task fails the grading-consistency gate.",
-        ),
-        "shard_size": Param(
-            8,
-            type="integer",
-            minimum=1,
-            maximum=10000,
-            title="Shard size",
-            description="Tasks per mapped check_shard task instance.",
-        ),
-    },
+    params=params_from(CoreCheckConfig),
 )
 def coworkenv_core_check():
     @task
@@ -78,12 +44,14 @@ def coworkenv_core_check():
         from airflow.sdk.exceptions import AirflowFailException
 
         from coworkenv.errors import CoworkEnvError
+        from coworkenv.pipeline.config import validated_config
         from coworkenv.pipeline.core_check import shard_task_refs
 
-        try:
-            shards = shard_task_refs(_resolve(params["tasks_path"]), int(params["shard_size"]))
+        try:  # bad input: retrying cannot help
+            config = validated_config(CoreCheckConfig, dict(params), "settings")
+            shards = shard_task_refs(config.tasks(), config.shard_size)
         except CoworkEnvError as exc:
-            raise AirflowFailException(str(exc)) from None  # bad input: retrying cannot help
+            raise AirflowFailException(str(exc)) from None
         print(f"{sum(map(len, shards))} tasks under {params['tasks_path']}, {len(shards)} shard(s)")
         return shards
 

@@ -29,22 +29,48 @@ def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
 
 
+ProfileOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--profile",
+        help="embedded (SQLite, LocalExecutor) or cluster (Postgres, CeleryExecutor with Redis, `default` and `gpu` "
+        "queues). Default: $COWORKENV_AIRFLOW_PROFILE, else embedded.",
+    ),
+]
+
+
 @app.command("airflow-env")
-def airflow_env(
-    profile: Annotated[
-        str | None,
-        typer.Option(
-            "--profile",
-            help="embedded (SQLite, LocalExecutor) or cluster (Postgres, CeleryExecutor with Redis, `default` and `gpu` "
-            "queues). Default: $COWORKENV_AIRFLOW_PROFILE, else embedded.",
-        ),
-    ] = None,
-) -> None:
+def airflow_env(profile: ProfileOpt = None) -> None:
     """Print `export` lines for Airflow in one profile (this repo's dags/ and plugins/)."""
     from coworkenv.airflow_env import airflow_env as profile_env
     from coworkenv.airflow_env import shell_exports
 
     typer.echo(shell_exports(profile_env(profile)))
+
+
+@app.command("airflow-init")
+def airflow_init(profile: ProfileOpt = None) -> None:
+    """Make a profile's Airflow ready to start: its metadata database created where missing (Postgres: through the
+    server's `postgres` database), migrated, and the `gpu` pool sized. Safe to run again."""
+    import os
+    import subprocess
+
+    from coworkenv.airflow_env import COMMANDS, create_database
+    from coworkenv.airflow_env import airflow_env as profile_env
+
+    env = profile_env(profile)
+    url = env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
+    made = create_database(url)
+    typer.echo(f"metadata database: {'created' if made else 'already there'}", err=True)
+    for line in COMMANDS["init"]:
+        typer.echo(f"+ {line}", err=True)
+        done = subprocess.run(
+            ["bash", "-c", line], env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        if done.returncode != 0:
+            tail = [text for text in done.stdout.splitlines() if text.strip()][-1:] or ["no output"]
+            fail(f"{' '.join(line.split()[:3])}: exit code {done.returncode}: {tail[0]}")
+    typer.echo(f"Airflow ({env['AIRFLOW__CORE__EXECUTOR']}) is ready: home {env['AIRFLOW_HOME']}", err=True)
 
 
 def one_line(text: str) -> str:

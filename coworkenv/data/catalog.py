@@ -27,7 +27,6 @@ The column tests beside the views (`sql/<stage>/schema.yml`) run over this conne
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,7 +40,7 @@ from coworkenv.data.integrity import check_release
 from coworkenv.data.integrity import table_files as listed_files
 from coworkenv.data.layout import LATEST_FILE, RELEASE_NAME, Manifest
 from coworkenv.data.reader import complete_manifest, latest_release, list_releases, release_path
-from coworkenv.data.root import DataRoot, open_root
+from coworkenv.data.root import Root, open_root
 from coworkenv.data.schemas import PARTITIONS, TABLES
 from coworkenv.data.sql_limits import QueryLimits, connection_config, run_limited, seal
 from coworkenv.errors import CoworkEnvError
@@ -53,8 +52,6 @@ STAGES = ("staging", "intermediate", "marts")
 """The view folders of `sql/`, in creation order: staging views read `src_*`, intermediate views the staging ones
 and each other, marts any of them."""
 INTERNAL_SCHEMA = "coworkenv_internal"
-
-Root = str | os.PathLike[str] | DataRoot | None
 
 
 @dataclass(frozen=True)

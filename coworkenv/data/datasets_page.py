@@ -95,7 +95,7 @@ Table files are deterministic: the same tables give byte-identical Parquet files
 | `release_id` | The release id. |
 | `run_id` | The run id it was derived from. |
 | `kind` | `tasks` (the default; training data), `benchmark` (a held-out suite, `coworkenv-bench`) or `eval`; only tasks move `LATEST`. |
-| `parent` | The release this one builds on (usually the previous `LATEST`), or null. |
+| `parent` | The release it builds on, or null: a task release's is the newest earlier one of its `lineage`; an eval's, its suite. |
 | `created_at` | UTC time of publication. |
 | `code_version` | `coworkenv.__version__` + `+g<commit>[.dirty]` from a git checkout (no paths); `$COWORKENV_CODE_VERSION` overrides. |
 | `config` | The run's configuration (JSON). |
@@ -355,12 +355,16 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    check = "--check" in args
-    paths = [a for a in args if a != "--check"]
-    path = Path(paths[0]) if paths else DEFAULT_PATH
-    text = render()
-    if check:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Write docs/datasets.md from the table schemas (or check it).")
+    parser.add_argument(
+        "path", nargs="?", type=Path, default=DEFAULT_PATH, help="The page to write (default: %(default)s)."
+    )
+    parser.add_argument("--check", action="store_true", help="Exit 1 when the page is out of date; write nothing.")
+    args = parser.parse_args(argv)
+    path, text = args.path, render()
+    if args.check:
         current = path.read_text(encoding="utf-8") if path.exists() else ""
         if current != text:
             sys.stderr.write(f"{path} is out of date: run `python -m coworkenv.data.datasets_page`\n")

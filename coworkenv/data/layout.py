@@ -32,6 +32,8 @@ LOCK_FILE = ".lock"
 FORMAT_VERSION = 1
 RELEASE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 ReleaseKind = Literal["tasks", "benchmark", "eval"]
+DEFAULT_LINEAGE = "synthesis"
+"""The release line of a task release whose config names none (`lineage`): the synthesis job's own runs."""
 RELEASE_KINDS: tuple[str, ...] = get_args(ReleaseKind)
 TASKS_KIND: ReleaseKind = "tasks"
 """The kind `LATEST` follows: training reads the newest task release."""

@@ -5,7 +5,6 @@ Only complete releases (ones with a `manifest.json`) are ever read; `.tmp-*` dir
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,12 +15,10 @@ from pydantic import ValidationError
 from coworkenv.data.batches import UNREADABLE, parquet_batches
 from coworkenv.data.integrity import arrow_fs, check_release, release_problems
 from coworkenv.data.integrity import table_files as listed_files
-from coworkenv.data.layout import LATEST_FILE, MANIFEST_FILE, RELEASE_NAME, Manifest
-from coworkenv.data.root import RELEASES_DIR, DataRoot, open_root
+from coworkenv.data.layout import DEFAULT_LINEAGE, LATEST_FILE, MANIFEST_FILE, RELEASE_NAME, TASKS_KIND, Manifest
+from coworkenv.data.root import RELEASES_DIR, DataRoot, Root, open_root
 from coworkenv.data.schemas import TABLES, fingerprint
 from coworkenv.errors import CoworkEnvError, first_line, format_validation_error
-
-Root = str | os.PathLike[str] | DataRoot | None
 
 
 def _restore_schema(table: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -101,6 +98,17 @@ def resolve_release(data_root: Root, release: str) -> str:
     if not RELEASE_NAME.match(release):
         raise CoworkEnvError(f"invalid release id {release!r}")
     return release
+
+
+def previous_in_line(data_root: Root, lineage: str, run_id: str) -> str | None:
+    """The newest task release of line `lineage` (its config's `lineage`; none: the synthesis job's) that another run
+    published: the parent of the release `run_id` publishes, whatever LATEST names."""
+    line = [
+        m
+        for m in list_releases(data_root)
+        if m.kind == TASKS_KIND and m.run_id != run_id and m.config.get("lineage", DEFAULT_LINEAGE) == lineage
+    ]
+    return max(line, key=lambda m: m.created_at).release_id if line else None
 
 
 def read_manifest(data_root: Root, release: str = "latest") -> Manifest:

@@ -43,11 +43,15 @@ class DataRoot:
         return self.join(RELEASES_DIR)
 
 
+Root = str | os.PathLike[str] | DataRoot | None
+"""What every function that reads the data root accepts: a path, a URL, an opened root, or None (the default)."""
+
+
 def default_data_root() -> str:
     return os.environ.get(DATA_ROOT_ENV) or "./data"
 
 
-def open_root(data_root: str | os.PathLike[str] | DataRoot | None = None) -> DataRoot:
+def open_root(data_root: Root = None) -> DataRoot:
     """Resolve a data root: a local path, a `file://` URL or any fsspec URL (`s3://bucket/prefix`, `memory://x`)."""
     if isinstance(data_root, DataRoot):
         return data_root
@@ -76,7 +80,7 @@ def _check_local(root: DataRoot, url: str) -> None:
         raise CoworkEnvError(f"data root {url!r}: {where} is not a directory")
 
 
-def local_path(data_root: str | os.PathLike[str] | DataRoot | None, what: str) -> Path:
+def local_path(data_root: Root, what: str) -> Path:
     """The data root as a local directory, for what needs one (`what`: run work directories, the model registry)."""
     if not isinstance(data_root, DataRoot):
         from fsspec.core import split_protocol

@@ -13,13 +13,12 @@ The rule, over the tasks both evaluations ran (`eval.compare`: a task's value is
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from coworkenv.data.root import DataRoot, open_root
+from coworkenv.data.root import Root, open_root
 from coworkenv.errors import CoworkEnvError, format_validation_error
 from coworkenv.eval.per_task import as_rows
 from coworkenv.models import store
@@ -28,7 +27,6 @@ from coworkenv.models.evals import release_rows, task_safety
 from coworkenv.models.versions import current_model, get_model
 from coworkenv.timeutil import format_instant
 
-Root = str | os.PathLike[str] | DataRoot | None
 EPSILON = 1e-9
 """Slack in the threshold comparisons, so that a gain of exactly the margin (in floating point) counts as reaching it."""
 SHOWN_TASKS = 5

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from coworkenv.agents.base import parse_agent
-from coworkenv.data.root import DataRoot, open_root
+from coworkenv.data.root import DataRoot, Root, open_root
 from coworkenv.errors import CoworkEnvError
 from coworkenv.fileio import staged
 from coworkenv.models import store
@@ -22,8 +22,6 @@ from coworkenv.models.evals import eval_manifest, eval_record
 from coworkenv.models.lineage import check_checkpoint, read_lineage
 from coworkenv.models.verify import MODEL_SHA256, weights_digest
 from coworkenv.timeutil import format_instant
-
-Root = str | os.PathLike[str] | DataRoot | None
 
 
 def _entries(root: DataRoot, name: str) -> list[ModelEntry]:

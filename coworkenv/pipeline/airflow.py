@@ -82,11 +82,22 @@ def _unclamped(schema: dict[str, Any]) -> dict[str, Any]:
 
 def params_from(model: type[BaseModel]) -> dict[str, Any]:
     """One `Param` per field of the model, section by section (`form_order`): type, bounds, choices, title,
-    description, form section and pick-list from the model."""
+    description, form section and pick-list from the model; a field that names a list of `form_choices` suggests
+    what exists under the data root as the file is parsed."""
     from airflow.sdk import Param
 
+    from coworkenv.pipeline.form_choices import suggestions
+
     props = model.model_json_schema()["properties"]
-    return {name: Param(model.model_fields[name].default, **_param_schema(props[name])) for name in form_order(model)}
+    params = {}
+    for name in form_order(model):
+        schema = _param_schema(props[name])
+        # What exists now (`form_choices`) as the form's pick-list; none at all leaves the plain box, where any value
+        # can still be typed (an empty list would give a list field a select with nothing to pick).
+        if (choices := props[name].get("choices")) and (values := suggestions(choices)):
+            schema["examples"] = values
+        params[name] = Param(model.model_fields[name].default, **schema)
+    return params
 
 
 def without_retry(work: Callable[[], R], *errors: type[Exception]) -> R:
@@ -262,7 +273,9 @@ def _stage_task(job: Job, stage: Stage, *, first: bool) -> Callable[..., Any]:
         context = get_current_context()
         run = RunDir.open(context["run_id"])
         if first:
-            config = without_retry(lambda: job.settings(dict(context["params"]), "settings"), CoworkEnvError)
+            config = without_retry(
+                lambda: job.settings(dict(context["params"]), "settings", run.data_root), CoworkEnvError
+            )
             if job.begin is not None:
                 without_retry(lambda: job.begin(run, config), CoworkEnvError)
         else:

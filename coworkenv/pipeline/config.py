@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Literal, Self, TypeVar
 from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from coworkenv.caps import CAPS
+from coworkenv.data.layout import DEFAULT_LINEAGE
 from coworkenv.errors import CoworkEnvError, field_label, format_settings_error
 from coworkenv.fileio import parse_yaml, read_text
 from coworkenv.pipeline.nightly_config import NightlyConfig
@@ -24,6 +25,7 @@ from coworkenv.pipeline.settings import (
     checks_files,
     form_section,
     need_endpoint,
+    published_suite_exists,
     runtime_field,
 )
 from coworkenv.sandbox.choices import RuntimeChoice
@@ -56,6 +58,16 @@ class SynthesisConfig(EndpointSettings, GenerateRequest):
 
     form_sections: ClassVar[tuple[str, ...]] = (WHAT_TO_MAKE, GENERATION, VALIDATION, LLM_ENDPOINT)
 
+    lineage: str = Field(
+        DEFAULT_LINEAGE,
+        min_length=1,
+        max_length=100,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
+        title="Release line",
+        description="The line of releases this run's release continues: its parent is the newest release of the same "
+        "line (the nightly loop's training releases are the line nightly-<model name>).",
+        json_schema_extra=form_section(WHAT_TO_MAKE),
+    )
     repair_rounds: int = Field(
         3,
         ge=0,
@@ -137,14 +149,14 @@ class EvaluationConfig(EndpointSettings):
         "oracle",
         title="Agent",
         min_length=1,
-        json_schema_extra=form_section(WHAT_TO_EVALUATE),
+        json_schema_extra=form_section(WHAT_TO_EVALUATE, choices="agents"),
         description="The agent: oracle, null, random, hf:<model dir>, or openai:<model> (at the endpoint below).",
     )
     suite: str = Field(
         "bench",
         title="Suite",
         min_length=1,
-        json_schema_extra=form_section(WHAT_TO_EVALUATE),
+        json_schema_extra=form_section(WHAT_TO_EVALUATE, choices="suites"),
         description="What to evaluate on: a release id, `bench` (the newest coworkenv-bench release), or a .jsonl file of TaskSpecs.",
     )
     trials: int = Field(
@@ -240,7 +252,7 @@ class EvaluationConfig(EndpointSettings):
     train_releases: list[str] | None = Field(
         None,
         title="Training releases",
-        json_schema_extra=form_section(CONTAMINATION),
+        json_schema_extra=form_section(CONTAMINATION, choices="task_releases"),
         description="Task releases the model was trained on, for the contamination check (default: the LATEST task release, if any).",
     )
     contamination_threshold: float = Field(
@@ -284,10 +296,16 @@ class EvaluationConfig(EndpointSettings):
     @field_validator("suite")
     @classmethod
     def _suite_file(cls, suite: str, info: ValidationInfo) -> str:
-        """A suite file must be there (a release id is looked up under the data root when the run starts)."""
+        """A suite file must be there (a published suite: `_suite_is_published`)."""
         if suite.endswith(".jsonl") and checks_files(info) and not Path(suite).is_file():
             raise ValueError(f"{suite}: no such file")
         return suite
+
+    @model_validator(mode="after")
+    def _suite_is_published(self, info: ValidationInfo) -> Self:
+        """After the fields (the default `bench` too, which a field validator never sees)."""
+        published_suite_exists(field_label(type(self), "suite"), self.suite, info)
+        return self
 
     @model_validator(mode="after")
     def _endpoint_for_llm_roles(self) -> Self:
@@ -317,11 +335,15 @@ def form_order(model: type[BaseModel]) -> list[str]:
 C = TypeVar("C", bound=BaseModel)
 
 
-def validated_config(model: type[C], values: dict[str, Any], where: str = "", recorded: bool = False) -> C:
+def validated_config(
+    model: type[C], values: dict[str, Any], where: str = "", recorded: bool = False, data_root: Any = None
+) -> C:
     """A job's config from plain values, or a one-line error in the words of its trigger form (the field's title and
-    key). `recorded`: the config a run wrote when it started (the files it names are not checked again)."""
+    key). `recorded`: the config a run wrote when it started (the files it names are not checked again). `data_root`:
+    the data root the run will read, where the releases a setting names are looked up (a suite)."""
+    context = RECORDED if recorded else ({"data_root": data_root} if data_root is not None else None)
     try:
-        return model.model_validate(values, context=RECORDED if recorded else None)
+        return model.model_validate(values, context=context)
     except ValidationError as exc:
         raise CoworkEnvError(format_settings_error(model, exc, where)) from None
 

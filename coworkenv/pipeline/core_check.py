@@ -3,17 +3,82 @@ grading-consistency gate, then the oracle and null trajectories graded by replay
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from coworkenv.grading.consistency import consistency_gate
 from coworkenv.grading.play import play, play_null
 from coworkenv.grading.score import grade_trajectory
+from coworkenv.pipeline.settings import form_section
 from coworkenv.sandbox.budget import BudgetExceeded, wall_budget
 from coworkenv.spec.io import load_tasks
 from coworkenv.spec.task import TaskSpec
+
+ROOT_VARIABLE = "COWORKENV_ROOT"
+
+
+def tasks_root() -> Path:
+    """What a relative tasks path is read against: `COWORKENV_ROOT` (the profiles set it), else the checkout that
+    holds the package."""
+    return Path(os.environ.get(ROOT_VARIABLE) or Path(__file__).resolve().parents[2])
+
+
+def resolve_tasks_path(path: str) -> Path:
+    candidate = Path(path).expanduser()
+    return candidate if candidate.is_absolute() else tasks_root() / candidate
+
+
+WHAT_TO_CHECK = "What to check"
+SHARDS = "Shards"
+
+
+class CoreCheckConfig(BaseModel):
+    """What a core check proves (the `coworkenv_core_check` DAG): every task of a task file or folder."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    form_sections: ClassVar[tuple[str, ...]] = (WHAT_TO_CHECK, SHARDS)
+
+    tasks_path: str = Field(
+        "examples/tasks",
+        min_length=1,
+        title="Tasks",
+        description="A .json or .jsonl task file, or a folder of them. Relative paths are resolved against "
+        "COWORKENV_ROOT (the repository root by default).",
+        json_schema_extra=form_section(WHAT_TO_CHECK),
+    )
+    fail_on_gate: bool = Field(
+        True,
+        title="Fail on gate",
+        description="Fail the run when any task fails the grading-consistency gate.",
+        json_schema_extra=form_section(WHAT_TO_CHECK),
+    )
+    shard_size: int = Field(
+        8,
+        ge=1,
+        le=10000,
+        title="Shard size",
+        description="Tasks per mapped check_shard task.",
+        json_schema_extra=form_section(SHARDS),
+    )
+
+    @field_validator("tasks_path")
+    @classmethod
+    def _tasks_are_there(cls, path: str) -> str:
+        resolved = resolve_tasks_path(path)
+        if resolved.is_dir():
+            return path
+        if not resolved.is_file():
+            raise ValueError(f"{path}: no such task file or folder")
+        if resolved.suffix not in (".json", ".jsonl"):
+            raise ValueError(f"{path}: a task file is .json or .jsonl")
+        return path
+
+    def tasks(self) -> Path:
+        return resolve_tasks_path(self.tasks_path)
 
 
 class TaskReport(BaseModel):

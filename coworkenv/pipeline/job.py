@@ -109,11 +109,12 @@ class Job:
         if len(self._index) != len(self.stages):
             raise ValueError(f"job {self.name}: two stages share a name")
 
-    def settings(self, values: dict[str, Any], where: str = "") -> Any:
-        """The first stage's config from a trigger's plain values (a one-line error names the field)."""
+    def settings(self, values: dict[str, Any], where: str = "", data_root: Any = None) -> Any:
+        """The first stage's config from a trigger's plain values (a one-line error names the field); `data_root`:
+        where the releases its settings name must be published."""
         if self.config is None:
             raise CoworkEnvError(f"job {self.name} takes no settings")
-        return validated_config(self.config, values, where)
+        return validated_config(self.config, values, where, data_root=data_root)
 
     def names(self) -> tuple[str, ...]:
         return tuple(stage.name for stage in self.stages)

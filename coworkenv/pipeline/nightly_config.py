@@ -9,7 +9,15 @@ from typing import ClassVar, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from coworkenv.caps import CAPS
-from coworkenv.pipeline.settings import LLM_ENDPOINT, EndpointSettings, checks_files, form_section, runtime_field
+from coworkenv.errors import field_label
+from coworkenv.pipeline.settings import (
+    LLM_ENDPOINT,
+    EndpointSettings,
+    checks_files,
+    form_section,
+    published_suite_exists,
+    runtime_field,
+)
 from coworkenv.sandbox.choices import RuntimeChoice
 
 MODEL_AND_PLAN = "Model and plan"
@@ -43,7 +51,7 @@ class NightlyConfig(EndpointSettings):
     base_model: str | None = Field(
         None,
         title="Base model",
-        json_schema_extra=form_section(MODEL_AND_PLAN),
+        json_schema_extra=form_section(MODEL_AND_PLAN, choices="model_dirs"),
         description="Checkpoint the registry starts from when it has no model of that name (default: the base, built offline).",
     )
     budget: int = Field(
@@ -87,7 +95,7 @@ class NightlyConfig(EndpointSettings):
         min_length=1,
         title="Held-out suite",
         description="Suite of the before/after evaluation (`bench`: the newest benchmark).",
-        json_schema_extra=form_section(PROMOTION),
+        json_schema_extra=form_section(PROMOTION, choices="suites"),
     )
     eval_trials: int = Field(
         3,
@@ -222,3 +230,9 @@ class NightlyConfig(EndpointSettings):
                 f"{suite}: the nightly loop evaluates on a published suite (a release id or bench), not a file"
             )
         return suite
+
+    @model_validator(mode="after")
+    def _suite_is_published(self, info: ValidationInfo) -> NightlyConfig:
+        """After the fields (the default `bench` too, which a field validator never sees)."""
+        published_suite_exists(field_label(type(self), "suite"), self.suite, info)
+        return self

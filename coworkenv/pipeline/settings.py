@@ -29,6 +29,23 @@ def checks_files(info: ValidationInfo) -> bool:
     return not (isinstance(info.context, dict) and info.context.get("recorded"))
 
 
+def published_suite_exists(label: str, suite: str, info: ValidationInfo) -> None:
+    """A suite named by release (`bench` or a release id) must be published under the data root the run will read,
+    where the check was given one (`validated_config(..., data_root=...)`: a trigger refused before its run exists);
+    without it the run's first stage looks it up."""
+    data_root = info.context.get("data_root") if isinstance(info.context, dict) else None
+    if data_root is None or suite.endswith(".jsonl") or not checks_files(info):
+        return
+    from coworkenv.data.reader import read_manifest
+    from coworkenv.errors import CoworkEnvError
+    from coworkenv.eval.suite import BENCH_REF, newest_benchmark
+
+    try:
+        newest_benchmark(data_root) if suite == BENCH_REF else read_manifest(data_root, suite)
+    except CoworkEnvError as exc:
+        raise ValueError(f"{label}: {exc}") from None
+
+
 def need_endpoint(model: type[BaseModel], what: str, with_model: bool = True) -> str:
     """The message of a setting that needs an LLM endpoint, in the form's words."""
     url = field_label(model, "llm_base_url") + (f" and an {field_label(model, 'llm_model')}" if with_model else "")

@@ -11,19 +11,17 @@ here; the readers (pyarrow, DuckDB, the pipeline's layout) load on the first req
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
-from coworkenv.data.root import DataRoot
+from coworkenv.data.root import Root
 from coworkenv.errors import CoworkEnvError
 from coworkenv.ui.html import DOCS_POLICY, PAGE_POLICY, Links, render
 
 Authenticate = Callable[[Request], Awaitable[Any]]
-Root = str | os.PathLike[str] | DataRoot | None
 HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin", "Cache-Control": "no-store"}
 
 

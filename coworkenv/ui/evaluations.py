@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from coworkenv.data.layout import Manifest
 from coworkenv.data.reader import list_releases
-from coworkenv.data.root import DataRoot, open_root
+from coworkenv.data.root import Root, open_root
 from coworkenv.errors import CoworkEnvError
 from coworkenv.eval.compare import Comparison
 from coworkenv.eval.metrics import Summary
@@ -22,7 +22,6 @@ from coworkenv.pipeline.evaluation import REPORT_DIR
 from coworkenv.pipeline.rundir import NIGHTLY_DIR
 from coworkenv.ui.runs import RunInfo, list_runs
 
-Root = str | os.PathLike[str] | DataRoot | None
 GROUPS = ("general", "multi_step", "multi_turn")
 """The Claw-Eval benchmark groups, in the order reports show them."""
 

@@ -131,11 +131,12 @@ async def _check(model: type, conf: dict[str, Any]) -> str | None:
     """The config model's one-line verdict on `conf`, in a worker thread (it may read a profile file)."""
     from starlette.concurrency import run_in_threadpool
 
+    from coworkenv.data.root import default_data_root
     from coworkenv.errors import CoworkEnvError
     from coworkenv.pipeline.config import validated_config
 
-    try:
-        await run_in_threadpool(validated_config, model, conf)
+    try:  # the data root the run will read: a suite that is not published there is refused now, not in the run
+        await run_in_threadpool(lambda: validated_config(model, conf, data_root=default_data_root()))
     except CoworkEnvError as exc:
         return str(exc)
     except Exception:  # noqa: BLE001 — a bug in a check must not stop triggering: the first task checks again

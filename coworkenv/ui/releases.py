@@ -9,7 +9,6 @@ so its figures are computed once per process and kept (keyed by release id and c
 from __future__ import annotations
 
 import json
-import os
 from functools import lru_cache
 from typing import Any
 
@@ -17,12 +16,11 @@ from pydantic import BaseModel, ConfigDict
 
 from coworkenv.data.layout import Manifest
 from coworkenv.data.reader import latest_release, list_releases, read_manifest, read_table
-from coworkenv.data.root import DataRoot, open_root
+from coworkenv.data.root import Root, open_root
 from coworkenv.errors import CoworkEnvError
 from coworkenv.pipeline.rundir import safe_name
 from coworkenv.ui.runs import NotFound, RunInfo, by_directory
 
-Root = str | os.PathLike[str] | DataRoot | None
 DIFFICULTIES = (1, 2, 3, 4, 5)
 MAX_TASK_IDS = 500
 """Task ids a release page lists for picking the sample (the first ones by id)."""

@@ -8,7 +8,6 @@ Data Docs are found by globbing for `index.html` under `quality/`, so the layout
 
 from __future__ import annotations
 
-import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from coworkenv.data.layout import Manifest
-from coworkenv.data.root import DataRoot, local_path
+from coworkenv.data.root import Root, local_path
 from coworkenv.errors import CoworkEnvError
 from coworkenv.pipeline.evaluation import EVAL_DIR, REPORT_DIR
 from coworkenv.pipeline.rundir import GATES_PASSED, NIGHTLY_DIR, RUN_ID_CHARS, RUNS_DIR, safe_name
@@ -44,7 +43,6 @@ CONTENT_TYPES = {
 RUN_NAME = re.compile(rf"^[A-Za-z0-9{re.escape(RUN_ID_CHARS)}]{{1,255}}$")
 """A run directory's name: `safe_name` leaves only these characters."""
 
-Root = str | os.PathLike[str] | DataRoot | None
 RunKind = Literal["synthesis", "evaluation", "nightly", "other"]
 GateStatus = Literal["passed", "failed", "not gated"]
 

@@ -137,3 +137,42 @@ def test_the_jwt_secret_is_set_from_its_file_and_never_printed(tmp_path: Path) -
         secret = (home / "jwt_secret").read_text().strip()
         assert len(secret) >= 64 and secret not in printed
         assert shell('echo "$AIRFLOW__API_AUTH__JWT_SECRET"', profile, COWORKENV_AIRFLOW_HOME=str(home)) == secret
+
+
+def test_each_profile_has_its_own_home_unless_one_is_given(tmp_path: Path) -> None:
+    assert shell('echo "$AIRFLOW_HOME"') == str(ROOT / ".airflow")
+    assert shell('echo "$AIRFLOW_HOME"', profile="cluster") == str(ROOT / ".airflow-cluster")
+    assert shell('echo "$AIRFLOW_HOME"', profile="cluster", COWORKENV_AIRFLOW_HOME=str(tmp_path)) == str(tmp_path)
+
+
+def init(home: Path, *options: str, **env: str) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "COWORKENV"))}
+    return subprocess.run(
+        [str(COWORKENV), "airflow-init", *options],
+        env={**base, "PATH": user_path(), "COWORKENV_AIRFLOW_HOME": str(home), **env},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_init_makes_the_embedded_database_migrates_it_and_sizes_the_pool_and_may_run_again(tmp_path: Path) -> None:
+    home = tmp_path / "a" / "home"
+    first = init(home)
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert "metadata database: created" in first.stderr and (home / "airflow.db").is_file()
+    assert first.stderr.rstrip().endswith(f"Airflow (LocalExecutor) is ready: home {home}")
+    again = init(home)
+    assert again.returncode == 0 and "metadata database: already there" in again.stderr
+    pools = shell("airflow pools list", COWORKENV_AIRFLOW_HOME=str(home))
+    assert "gpu" in pools
+
+
+def test_init_of_a_database_it_cannot_reach_is_one_line(tmp_path: Path) -> None:
+    result = init(
+        tmp_path, "--profile", "cluster", COWORKENV_DATABASE_URL="postgresql+psycopg2://af:hunter2@127.0.0.1:1/af"
+    )
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("error: cannot create the metadata database 'af' at postgresql+psycopg2://af:***@")
+    assert "hunter2" not in result.stderr

@@ -91,9 +91,8 @@ class Cluster(Rest):
         raise AssertionError("no empty Redis DB among 1-15")
 
     def create(self) -> None:
-        """The database, the Redis DB, the profile's variables for them, the migrated metadata DB and the `gpu` pool."""
-        with admin_cursor() as cursor:
-            cursor.execute(f'CREATE DATABASE "{self.database}"')
+        """The Redis DB, the profile's variables, then `coworkenv airflow-init --profile cluster` as the docs have an
+        operator run it: the database created, migrated, the `gpu` pool; run twice, the second time a no-op."""
         self.redis_db = self._claim_redis_db()
         port = int(self.base.rsplit(":", 1)[1])
         keep = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "COWORKENV"))}
@@ -115,8 +114,17 @@ class Cluster(Rest):
             "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT_DETECTION_INTERVAL": "2",
             "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
         }
-        for line in COMMANDS["init"]:
-            self.shell(line)
+        for attempt in ("created", "already there"):
+            init = subprocess.run(
+                [str(scripts_dir() / "coworkenv"), "airflow-init", "--profile", "cluster"],
+                env={**keep, **chosen, "COWORKENV_AIRFLOW_HOME": str(self.home), "COWORKENV_AIRFLOW_PORT": str(port)},
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            assert init.returncode == 0 and f"metadata database: {attempt}" in init.stderr, init.stderr[-3000:]
+        assert "gpu" in self.shell("airflow pools list")
 
     def shell(self, line: str, timeout: float = 300) -> str:
         """One of the profile's shell lines (`airflow ...`) with this cluster's variables; its output."""

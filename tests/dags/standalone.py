@@ -114,6 +114,22 @@ class Rest:
         raise AssertionError(f"run {run_id} of {dag_id} did not finish in {RUN_S} s")
 
 
+def error_lines(home: Path, dag_id: str, run_id: str) -> list[str]:
+    """The error-level lines of every task log of a run (Airflow 3 writes one JSON object a line)."""
+    folder = home / "logs" / f"dag_id={dag_id}" / f"run_id={run_id}"
+    found = []
+    for log in sorted(folder.rglob("*.log")):
+        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and record.get("level") in ("error", "critical"):
+                found.append(f"{log.relative_to(folder)}: {record.get('event')} {record.get('task_id', '')}")
+    assert list(folder.rglob("*.log")), f"no task logs under {folder}"
+    return found
+
+
 class Standalone(Rest):
     def __init__(self, home: Path, port: int, log: Path):
         super().__init__(f"http://127.0.0.1:{port}", home, log)

@@ -108,3 +108,29 @@ def test_bad_settings_that_reach_a_run_fail_its_first_task_at_once(airflow_home,
     assert str(tis["plan"].state) == "failed" and tis["plan"].try_number == 1 and dag.default_args["retries"] == 2
     assert all(str(tis[t].state) == "upstream_failed" for t in ("generate", "gate", "publish"))
     assert f"AirflowFailException: {message}" in capfd.readouterr().out  # the task's log
+
+
+def test_free_text_settings_suggest_what_exists(airflow_home, tiny_model_dir, tmp_path, monkeypatch):
+    """Agent, suite, base model and training releases offer, as the DAG file is parsed, what the data root holds:
+    a text box with a pick-list (a list field: a multi-select), where nothing exists, the plain box."""
+    from coworkenv.eval.suite import build_bench
+    from coworkenv.models.versions import register_model
+    from tests.support.suites import example_tasks, publish_task_release
+
+    data = tmp_path / "data"
+    monkeypatch.setenv("COWORKENV_DATA_ROOT", str(data))
+    params = load_dag("coworkenv_evaluate").params
+    assert "examples" not in params.get_param("suite").schema  # nothing published yet
+    assert params.get_param("agent").schema["examples"] == ["random", "oracle", "null"]
+    bench = build_bench(n=2, data_root=data).release_id
+    tasks = publish_task_release(data, example_tasks()[:2]).release_id
+    entry = register_model(tiny_model_dir, "agent", data_root=data)
+
+    params = load_dag("coworkenv_evaluate").params
+    assert params.get_param("suite").schema["examples"] == ["bench", tasks, bench]
+    assert params.get_param("agent").schema["examples"] == ["random", "oracle", "null", f"hf:{entry.path}"]
+    assert params.get_param("train_releases").schema["examples"] == [tasks]
+    nightly = load_dag("coworkenv_nightly").params
+    assert nightly.get_param("suite").schema["examples"] == ["bench", tasks, bench]
+    assert nightly.get_param("base_model").schema["examples"] == [entry.path]
+    params["suite"] = "a-release-published-after-the-parse"  # a suggestion, not a constraint

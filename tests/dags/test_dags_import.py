@@ -113,14 +113,12 @@ def test_core_check_structure(core_check_dag):
 @pytest.mark.xdist_group("airflow")
 def test_core_check_tasks_path_resolution(airflow_home, monkeypatch, tmp_path):
     """The default tasks_path is the repo's examples/tasks; relative paths follow COWORKENV_ROOT."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("_coworkenv_core_check_dag", DAGS_FOLDER / "coworkenv_core_check.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    from coworkenv.pipeline.core_check import CoreCheckConfig
 
     monkeypatch.delenv("COWORKENV_ROOT", raising=False)
-    assert module._resolve(module.DEFAULT_TASKS_PATH) == ROOT / "examples" / "tasks"
+    assert CoreCheckConfig().tasks() == ROOT / "examples" / "tasks"
+    (tmp_path / "examples" / "tasks").mkdir(parents=True)
     monkeypatch.setenv("COWORKENV_ROOT", str(tmp_path))
-    assert module._resolve("examples/tasks") == tmp_path / "examples" / "tasks"
-    assert module._resolve("/abs/tasks.jsonl") == Path("/abs/tasks.jsonl")
+    assert CoreCheckConfig(tasks_path="examples/tasks").tasks() == tmp_path / "examples" / "tasks"
+    (tmp_path / "t.jsonl").write_text("")
+    assert CoreCheckConfig(tasks_path=str(tmp_path / "t.jsonl")).tasks() == tmp_path / "t.jsonl"

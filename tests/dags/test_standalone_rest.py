@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.dags.standalone import Standalone
+from tests.dags.standalone import Standalone, error_lines
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow, pytest.mark.integration, pytest.mark.xdist_group("airflow")]
 
@@ -55,6 +55,20 @@ def test_synthesis_triggered_over_rest_publishes_a_gated_release(standalone: Sta
     )
     value = xcom["value"] if isinstance(xcom["value"], dict) else json.loads(xcom["value"])
     assert value["release_id"] == manifest.release_id
+    assert error_lines(standalone.home, "coworkenv_synthesize", run_id) == []
+
+
+def test_an_evaluation_triggered_over_rest_logs_no_error(standalone: Standalone) -> None:
+    """A successful run says nothing at error level (an operator reads an error line as something to fix)."""
+    from coworkenv.data.reader import list_releases
+    from coworkenv.eval.suite import build_bench
+
+    bench = build_bench(n=3, data_root=standalone.data_root).release_id
+    run_id = standalone.trigger("coworkenv_evaluate", {"trials": 1, "workers": 1})
+    assert standalone.wait_for_run("coworkenv_evaluate", run_id) == "success", standalone.tail()
+    (evaluation,) = [m for m in list_releases(standalone.data_root) if m.kind == "eval" and m.run_id == run_id]
+    assert evaluation.parent == bench
+    assert error_lines(standalone.home, "coworkenv_evaluate", run_id) == []
 
 
 def test_bad_settings_are_refused_over_rest_before_a_run_exists(standalone: Standalone) -> None:

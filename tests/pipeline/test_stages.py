@@ -249,3 +249,23 @@ def test_the_release_reads_back(tmp_path):
     manifest = synthesize(CONFIG, "read", tmp_path)
     tasks = read_table(tmp_path, manifest.release_id, "tasks").to_pylist()
     assert len(tasks) == 10 and all(t["oracle_score"] == 1.0 for t in tasks)
+
+
+def test_a_release_continues_its_own_line_not_whatever_is_latest(tmp_path):
+    """A synthesis release's parent is the newest release of its line (`lineage`); a nightly's training release in
+    between (another line, now LATEST) is not it, and publishing the same run again keeps the same parent."""
+    from coworkenv.data.reader import latest_release
+
+    def made(run_id: str, **settings) -> str:
+        config = SynthesisConfig(n=2, seed=len(run_id), shards=1, workers=1, runtime="none", **settings)
+        return synthesize(config, run_id, tmp_path).release_id
+
+    first = made("synth-1")
+    nightly = made("nightly-1.synthesize", lineage="nightly-agent")
+    second = made("synth-2")
+    parents = {m.release_id: m.parent for m in (read_manifest(tmp_path, r) for r in (first, nightly, second))}
+    assert parents == {first: None, nightly: None, second: first}
+    assert latest_release(tmp_path) == second
+    assert made("nightly-2.synthesize", lineage="nightly-agent") != nightly
+    assert read_manifest(tmp_path, "latest").parent == nightly
+    assert read_manifest(tmp_path, made("synth-2")).parent == first  # the same run again: the same release

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import pytest
 from starlette.applications import Starlette
@@ -18,6 +19,8 @@ from starlette.testclient import TestClient
 from coworkenv.pipeline.all_jobs import job_configs
 from coworkenv.pipeline.config import SynthesisConfig
 from coworkenv.ui.refusal import MAX_BODY_BYTES, RefuseBadSettings
+
+ROOT = Path(__file__).resolve().parents[2]
 
 TRIGGER = "/api/v2/dags/coworkenv_synthesize/dagRuns"
 
@@ -131,7 +134,16 @@ def test_only_a_user_airflow_lets_trigger_is_checked(seen, authorize):
     assert reply.status_code == 200 and seen == [raw]
 
 
-def test_backfills_are_checked_too(seen):
+@pytest.fixture
+def published_bench(tmp_path, monkeypatch) -> str:
+    """A data root with a benchmark release, as the runs will read it (`COWORKENV_DATA_ROOT`): its release id."""
+    from coworkenv.eval.suite import build_bench
+
+    monkeypatch.setenv("COWORKENV_DATA_ROOT", str(tmp_path / "data"))
+    return build_bench(n=2, data_root=tmp_path / "data").release_id
+
+
+def test_backfills_are_checked_too(seen, published_bench):
     body = {
         "dag_id": "coworkenv_nightly",
         "from_date": "2026-01-01T00:00:00Z",
@@ -144,6 +156,45 @@ def test_backfills_are_checked_too(seen):
     assert client(seen).post("/api/v2/backfills", json=body).status_code == 200 and len(seen) == 1
 
 
+@pytest.mark.parametrize("dag_id", ["coworkenv_evaluate", "coworkenv_nightly"])
+def test_a_suite_that_is_not_published_is_refused(seen, tmp_path, monkeypatch, dag_id):
+    """The suite is looked up under the data root the run will read, the default `bench` too: no run is made to
+    fail in its first stage."""
+    from coworkenv.eval.suite import build_bench
+
+    monkeypatch.setenv("COWORKENV_DATA_ROOT", str(tmp_path / "data"))
+    route = f"/api/v2/dags/{dag_id}/dagRuns"
+    reply = client(seen).post(route, json={"conf": {}})
+    assert reply.status_code == 400 and "no benchmark release under" in reply.json()["detail"]
+    assert reply.json()["detail"].endswith("build one with `coworkenv eval bench`")
+    reply = client(seen).post(route, json={"conf": {"suite": "r-no-such-release"}})
+    assert reply.status_code == 400 and "no complete release 'r-no-such-release'" in reply.json()["detail"]
+    published = build_bench(n=2, data_root=tmp_path / "data").release_id
+    for conf in ({}, {"suite": published}):
+        assert client(seen).post(route, json={"conf": conf}).status_code == 200
+    assert len(seen) == 2
+
+
+@pytest.mark.parametrize(
+    ("conf", "detail"),
+    [
+        (
+            {"tasks_pth": "examples/tasks"},
+            "'tasks_pth' is not a setting of this run (did you mean Tasks (tasks_path)?)",
+        ),
+        ({"tasks_path": "no/such/tasks"}, "Tasks (tasks_path): no/such/tasks: no such task file or folder"),
+        ({"tasks_path": "README.md"}, "Tasks (tasks_path): README.md: a task file is .json or .jsonl"),
+        ({"shard_size": 0}, "Shard size (shard_size): Input should be greater than or equal to 1"),
+    ],
+)
+def test_a_core_check_is_checked_like_the_jobs(seen, monkeypatch, conf, detail):
+    monkeypatch.setenv("COWORKENV_ROOT", str(ROOT))
+    route = "/api/v2/dags/coworkenv_core_check/dagRuns"
+    reply = client(seen).post(route, json={"conf": conf})
+    assert reply.status_code == 400 and reply.json()["detail"] == detail and seen == []
+    assert client(seen).post(route, json={"conf": {"tasks_path": "examples/tasks"}}).status_code == 200
+
+
 def test_under_a_root_path(seen):
     """An API server under a path prefix (`[api] base_url` with a path): the route is matched below it."""
     reply = client(seen, root_path="/airflow").post("/airflow" + TRIGGER, json={"conf": {"nn": 1}})
@@ -151,7 +202,7 @@ def test_under_a_root_path(seen):
 
 
 def test_every_job_dag_has_its_model():
-    assert set(job_configs()) == {"coworkenv_synthesize", "coworkenv_evaluate", "coworkenv_nightly"}
+    assert set(job_configs()) == {p.stem for p in (ROOT / "dags").glob("coworkenv_*.py")}
     for dag_id in job_configs():
         reply = client([]).post(f"/api/v2/dags/{dag_id}/dagRuns", json={"conf": {"no_such_setting": 1}})
         assert (

@@ -28,6 +28,7 @@ def synthesize_stage(run: RunDir, config: NightlyConfig, llm: LLMConfig | None =
             shards=config.workers,
             runtime=config.runtime,
             profile=profile["profile"] if config.plan == "guided" else None,
+            lineage=f"nightly-{config.model_name}",
             **endpoint_settings(config),
         )
         results = SYNTHESIS.results(synth, StageInputs(config=settings, llm=llm), before="gate")  # gates: gate_tasks

@@ -8,7 +8,7 @@ import logging
 
 from coworkenv.data.layout import Manifest
 from coworkenv.data.publisher import publish_release
-from coworkenv.data.reader import latest_release
+from coworkenv.data.reader import previous_in_line
 from coworkenv.pipeline.release_tables import published, require_passed, staged_table_files
 from coworkenv.pipeline.rundir import RunDir
 
@@ -22,7 +22,7 @@ def publish(run: RunDir) -> Manifest:
         staged_table_files(run),
         data_root=run.data_root,
         run_id=run.run_id,
-        parent=latest_release(run.data_root),
+        parent=previous_in_line(run.data_root, config.lineage, run.run_id),
         config=config.model_dump(mode="json"),
     )
     log.info("%s", published(manifest, run))
