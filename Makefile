@@ -106,8 +106,10 @@ mutation: setup
 	OMP_NUM_THREADS=1 $(BIN)/mutmut run --max-children $(MUTATION_CHILDREN)
 	@$(BIN)/mutmut results --all true | awk -F': ' '$(MUTATION_SUMMARY)'
 
+# The metadata DB migrated and the gpu pool made first (coworkenv airflow-init): without the pool, the scheduler never
+# queues the nightly's GPU stages.
 airflow-standalone: setup
-	@$(AIRFLOW_ENV) && $(BIN)/airflow standalone
+	@$(AIRFLOW_ENV) && $(BIN)/coworkenv airflow-init && $(BIN)/airflow standalone
 
 # Re-resolve the stack from pyproject's pins into a scratch venv and write the lock; the smollm2 extra without its
 # dependencies (see NO_DEPS).
