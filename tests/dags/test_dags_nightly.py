@@ -76,6 +76,21 @@ def test_bad_settings_fail_the_first_task_without_retries(nightly_dag):
     assert all(states[t] in ("upstream_failed", "None") for t in STAGES[1:])
 
 
+def reduced_turn(suite: str, model_name: str, budget: int) -> dict:
+    """A nightly turn small enough for a test: the tiny model, two SFT steps, one trial per task, no sandbox."""
+    return {
+        "suite": suite,
+        "budget": budget,
+        "trials": 1,
+        "eval_trials": 1,
+        "sft_steps": 2,
+        "max_new_tokens": 16,
+        "runtime": "none",
+        "workers": 1,
+        "model_name": model_name,
+    }
+
+
 @pytest.mark.slow
 def test_dag_test_runs_one_turn_on_a_reduced_budget(nightly_dag, airflow_home: AirflowHome):
     from coworkenv.eval.suite import build_bench
@@ -85,17 +100,7 @@ def test_dag_test_runs_one_turn_on_a_reduced_budget(nightly_dag, airflow_home: A
 
     root = Path(airflow_home.env["COWORKENV_DATA_ROOT"])
     bench = build_bench(6, seed=7, data_root=root, runtime="none", workers=1)
-    conf = {
-        "suite": bench.release_id,
-        "budget": 8,
-        "trials": 1,
-        "eval_trials": 1,
-        "sft_steps": 2,
-        "max_new_tokens": 16,
-        "runtime": "none",
-        "workers": 1,
-        "model_name": "dag-test",
-    }
+    conf = reduced_turn(bench.release_id, "dag-test", budget=8)
     run = nightly_dag.test(run_conf=conf)
     assert str(run.state) == "success"
     assert {ti.task_id: str(ti.state) for ti in run.get_task_instances()} == dict.fromkeys(STAGES, "success")

@@ -93,19 +93,9 @@ def test_a_nightly_turn_triggered_over_rest_logs_no_error(standalone: Standalone
     """One turn of the loop on a reduced budget, every stage a task of the real scheduler: success, and no line at
     error level in any of its task logs."""
     from coworkenv.eval.suite import build_bench
+    from tests.dags.test_dags_nightly import reduced_turn
 
     bench = build_bench(4, seed=7, data_root=standalone.data_root, runtime="none", workers=1)
-    conf = {
-        "suite": bench.release_id,
-        "budget": 6,
-        "trials": 1,
-        "eval_trials": 1,
-        "sft_steps": 2,
-        "max_new_tokens": 16,
-        "runtime": "none",
-        "workers": 1,
-        "model_name": "rest-turn",
-    }
-    run_id = standalone.trigger("coworkenv_nightly", conf)
+    run_id = standalone.trigger("coworkenv_nightly", reduced_turn(bench.release_id, "rest-turn", budget=6))
     assert standalone.wait_for_run("coworkenv_nightly", run_id) == "success", standalone.tail()
     assert error_lines(standalone.home, "coworkenv_nightly", run_id) == []
