@@ -139,7 +139,8 @@ def airflow_env(
     default). `COWORKENV_AIRFLOW_HOME`, `COWORKENV_AIRFLOW_PORT` and `COWORKENV_DATA_ROOT`, when set, move the metadata DB
     (embedded) and logs, the UI's port and the data (a second instance beside the first, a test)."""
     environ = os.environ if environ is None else environ
-    name = profile or environ.get("COWORKENV_AIRFLOW_PROFILE") or "embedded"
+    # An empty --profile is a mistake, not "the default": only an absent one falls back.
+    name = profile if profile is not None else (environ.get("COWORKENV_AIRFLOW_PROFILE") or "embedded")
     if name not in PROFILES:
         raise CoworkEnvError(f"Airflow profile {name!r}: unknown; the profiles are {', '.join(PROFILES)}")
     root = (root or project_root()).resolve()

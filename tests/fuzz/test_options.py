@@ -22,6 +22,7 @@ POISON = ["--workers", "0", "--repair-rounds", "99"]
 """Two invalid settings, so that no `synthesize` case runs a whole synthesis (fuzzing one of them leaves the other)."""
 BASE: dict[str, list[str]] = {
     "airflow-env": ["--profile", "embedded"],
+    "airflow-init": [],  # every fuzzed --profile is bad: nothing is ever migrated
     "tools": [],
     "families": [],
     "schema task": [],
