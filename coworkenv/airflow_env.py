@@ -26,6 +26,9 @@ GPU_POOL = "gpu"
 """Where GPU stages go (training, local-model rollouts and evaluation): the `gpu` queue, which only GPU workers
 listen on, and the `gpu` pool, whose slots cap how many run at once (`COWORKENV_GPU_POOL_SLOTS`)."""
 
+ROOT_ENV = "COWORKENV_ROOT"
+"""The checkout the workers read dags/, examples/ and relative task paths from (every profile sets it)."""
+
 POSTGRES_URL = "postgresql+psycopg2://postgres@127.0.0.1:5432/airflow"
 REDIS_URL = "redis://127.0.0.1:6379/0"
 
@@ -159,7 +162,7 @@ def airflow_env(
         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
         "AIRFLOW__API_AUTH__JWT_SECRET": _jwt_secret(home),
         "AIRFLOW__LOGGING__BASE_LOG_FOLDER": str(home / "logs"),
-        "COWORKENV_ROOT": str(root),
+        ROOT_ENV: str(root),
         "COWORKENV_DATA_ROOT": _data_root(environ.get("COWORKENV_DATA_ROOT"), root),
         **HF_OFFLINE,
     }

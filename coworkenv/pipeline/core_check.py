@@ -10,6 +10,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from coworkenv.airflow_env import ROOT_ENV, project_root
 from coworkenv.grading.consistency import consistency_gate
 from coworkenv.grading.play import play, play_null
 from coworkenv.grading.score import grade_trajectory
@@ -18,18 +19,12 @@ from coworkenv.sandbox.budget import BudgetExceeded, wall_budget
 from coworkenv.spec.io import load_tasks
 from coworkenv.spec.task import TaskSpec
 
-ROOT_VARIABLE = "COWORKENV_ROOT"
-
-
-def tasks_root() -> Path:
-    """What a relative tasks path is read against: `COWORKENV_ROOT` (the profiles set it), else the checkout that
-    holds the package."""
-    return Path(os.environ.get(ROOT_VARIABLE) or Path(__file__).resolve().parents[2])
-
 
 def resolve_tasks_path(path: str) -> Path:
+    """A relative tasks path read against `COWORKENV_ROOT` (the profiles set it), else the checkout the package runs
+    from (`airflow_env.project_root`)."""
     candidate = Path(path).expanduser()
-    return candidate if candidate.is_absolute() else tasks_root() / candidate
+    return candidate if candidate.is_absolute() else Path(os.environ.get(ROOT_ENV) or project_root()) / candidate
 
 
 WHAT_TO_CHECK = "What to check"

@@ -21,12 +21,12 @@ MAX_SUGGESTIONS = 30
 CHOICES: Registry[Callable[[DataRoot], list[str]]] = Registry("form choices")
 
 
-def _releases(root: DataRoot, *kinds: str) -> list[str]:
-    """The ids of the complete releases of these kinds, newest first."""
+def _releases(root: DataRoot, *kinds: str) -> list[tuple[str, str]]:
+    """(kind, id) of the complete releases of these kinds, newest first: their manifests read once."""
     from coworkenv.data.reader import list_releases
 
     releases = sorted((m for m in list_releases(root) if m.kind in kinds), key=lambda m: m.created_at, reverse=True)
-    return [m.release_id for m in releases]
+    return [(m.kind, m.release_id) for m in releases]
 
 
 @CHOICES.register("suites")
@@ -34,14 +34,15 @@ def published_suites(root: DataRoot) -> list[str]:
     """`bench` (the newest benchmark) where there is one, then every benchmark and task release, newest first."""
     from coworkenv.eval.suite import BENCH_REF
 
-    bench = [BENCH_REF] if _releases(root, "benchmark") else []
-    return [*bench, *_releases(root, "benchmark", "tasks")]
+    releases = _releases(root, "benchmark", "tasks")
+    bench = [BENCH_REF] if any(kind == "benchmark" for kind, _ in releases) else []
+    return [*bench, *(release_id for _, release_id in releases)]
 
 
 @CHOICES.register("task_releases")
 def task_releases(root: DataRoot) -> list[str]:
     """Every task release, newest first (what a model may have been trained on)."""
-    return _releases(root, "tasks")
+    return [release_id for _, release_id in _releases(root, "tasks")]
 
 
 @CHOICES.register("model_dirs")
